@@ -1,0 +1,94 @@
+//! Kernel signatures: what a kernel takes, as reflected from its SPIR-V.
+
+use crate::ElementType;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// OpenCL address spaces, as SPIR-V storage classes map onto them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AddressSpace {
+    Private,
+    Global,
+    Constant,
+    Local,
+    Generic,
+}
+
+impl AddressSpace {
+    /// The OpenCL C qualifier, as a user writes it.
+    pub fn qualifier(self) -> &'static str {
+        match self {
+            AddressSpace::Private => "__private",
+            AddressSpace::Global => "__global",
+            AddressSpace::Constant => "__constant",
+            AddressSpace::Local => "__local",
+            AddressSpace::Generic => "__generic",
+        }
+    }
+}
+
+impl fmt::Display for AddressSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.qualifier())
+    }
+}
+
+/// What one kernel parameter is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ParamKind {
+    /// A value passed by copy: `uint n`, `float4 scale`.
+    Scalar { ty: ElementType },
+    /// A pointer into an address space. `pointee` is `None` where the
+    /// pointee is not a plain element (a struct, or an opaque `i8*`).
+    Pointer {
+        space: AddressSpace,
+        pointee: Option<ElementType>,
+    },
+    /// A struct passed by value; only its size is known.
+    Aggregate { size_bytes: usize },
+    /// Images, samplers, pipes, queues: clflow does not launch these.
+    Unsupported { what: String },
+}
+
+impl fmt::Display for ParamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamKind::Scalar { ty } => write!(f, "{ty}"),
+            ParamKind::Pointer { space, pointee: Some(ty) } => write!(f, "{space} {ty}*"),
+            ParamKind::Pointer { space, pointee: None } => write!(f, "{space} void*"),
+            ParamKind::Aggregate { size_bytes } => write!(f, "struct ({size_bytes} bytes)"),
+            ParamKind::Unsupported { what } => f.write_str(what),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelParam {
+    /// The parameter's name where the module keeps it (`OpName`).
+    pub name: Option<String>,
+    pub kind: ParamKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelSignature {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+}
+
+impl fmt::Display for KernelSignature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "__kernel void {}(", self.name)?;
+        for (index, param) in self.params.iter().enumerate() {
+            if index > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", param.kind)?;
+            if let Some(name) = &param.name {
+                write!(f, " {name}")?;
+            }
+        }
+        f.write_str(")")
+    }
+}
