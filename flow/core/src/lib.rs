@@ -5,9 +5,11 @@
 //! both lay out buffers by element type. They meet here so that none of them
 //! depends on another just to name an `int4`.
 
+mod launch;
 mod signature;
 mod types;
 
+pub use launch::{Access, ArgValue, Launch, LaunchArg, NdRange};
 pub use signature::{AddressSpace, KernelParam, KernelSignature, ParamKind};
 pub use types::{ElementType, ParseTypeError, ScalarType};
 
