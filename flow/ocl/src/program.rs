@@ -1,0 +1,90 @@
+//! OpenCL C source and its build on a device.
+//!
+//! Programs are built from source on the device: not every runtime takes
+//! SPIR-V (PoCL 3.1 on CPU does not), and every runtime takes OpenCL C.
+
+use crate::discovery::OclDevice;
+use crate::error::{OclError, Result, Step};
+use opencl3::context::Context;
+use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS};
+use opencl3::kernel::Kernel;
+use opencl3::program::Program;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// OpenCL C source text, where it came from, and the options to build it with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramSource {
+    /// A path or a short label; names the program in error messages.
+    pub origin: String,
+    pub text: String,
+    pub build_options: String,
+}
+
+impl ProgramSource {
+    pub fn from_file(path: &Path, build_options: &str) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| OclError::io(path.display(), e))?;
+        Ok(ProgramSource {
+            origin: path.display().to_string(),
+            text,
+            build_options: build_options.to_string(),
+        })
+    }
+
+    pub fn from_text(origin: &str, text: &str, build_options: &str) -> Self {
+        ProgramSource {
+            origin: origin.to_string(),
+            text: text.to_string(),
+            build_options: build_options.to_string(),
+        }
+    }
+}
+
+/// Builds `source` for `device` in `context` and creates the kernel `name`.
+pub(crate) fn build_kernel(
+    context: &Context,
+    device: &OclDevice,
+    source: &ProgramSource,
+    name: &str,
+) -> Result<(Program, Kernel)> {
+    let mut program = Program::create_from_source(context, &source.text)
+        .step(|| format!("{}: creating the program", source.origin))?;
+    if let Err(err) = program.build(&[device.device.id()], &source.build_options) {
+        let log = program
+            .get_build_log(device.device.id())
+            .unwrap_or_default();
+        return Err(match err.0 {
+            CL_BUILD_PROGRAM_FAILURE | CL_INVALID_BUILD_OPTIONS => OclError::Build {
+                origin: source.origin.clone(),
+                device: device.info.label(),
+                code: err.0,
+                log: if log.trim().is_empty() {
+                    format!(
+                        "{} with options '{}'",
+                        opencl3::error_codes::error_text(err.0),
+                        source.build_options
+                    )
+                } else {
+                    log
+                },
+            },
+            code => OclError::Cl {
+                step: format!("{}: building the program", source.origin),
+                code,
+            },
+        });
+    }
+    let kernel =
+        Kernel::create(&program, name).map_err(|err| match program.get_kernel_names() {
+            Ok(available) if !available.split(';').any(|k| k == name) => OclError::NoSuchKernel {
+                origin: source.origin.clone(),
+                kernel: name.to_string(),
+                available: available.replace(';', ", "),
+            },
+            _ => OclError::Cl {
+                step: format!("{}: creating kernel '{name}'", source.origin),
+                code: err.0,
+            },
+        })?;
+    Ok((program, kernel))
+}
