@@ -1,11 +1,249 @@
-//! `clflow compile` (being written).
+//! `clflow compile`: OpenCL C → validated SPIR-V, with a summary of what the
+//! module holds.
 
-use crate::output::Verbosity;
+use crate::failure::Failure;
+use crate::output::{print_json, Verbosity};
 use clap::Args;
+use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use clflow_core::KernelSignature;
+use clflow_spirv::{ModuleSummary, ReflectedKernel, SpirvError};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
+const EXAMPLES: &str = "\
+Examples:
+  clflow compile kernels/vadd/vadd.cl
+      the kernels' signatures, SPIR-V version and size
+  clflow compile kernels/sgemm/sgemm.cl --build-options \"-D TILE=16 -cl-mad-enable\" -o sgemm.spv
+      write the module for other SPIR-V tools
+  clflow compile kernels/lookup3/lookup3.cl --json --no-cache -v
+      rebuild from scratch, show each command run, print the summary as JSON
+
+Tools: clang-15, llvm-spirv-15, spirv-val and opt-15 on PATH, or set CLFLOW_CLANG,
+CLFLOW_LLVM_SPIRV, CLFLOW_SPIRV_VAL, CLFLOW_OPT. Modules are cached in CLFLOW_CACHE_DIR,
+else $XDG_CACHE_HOME/clflow, else ~/.cache/clflow.";
+
+/// Compile an OpenCL C kernel to SPIR-V and summarise it.
 #[derive(Args)]
-pub struct CompileArgs {}
+#[command(
+    long_about = "Compile an OpenCL C kernel to SPIR-V (clang-15, then llvm-spirv-15), validate \
+    it with spirv-val and cache it. Without -o, print each kernel's signature as clflow reads it \
+    and the module's SPIR-V version and size.",
+    after_help = EXAMPLES
+)]
+pub struct CompileArgs {
+    /// The OpenCL C source file.
+    #[arg(value_name = "KERNEL.cl")]
+    kernel: PathBuf,
+    /// OpenCL build options, as clBuildProgram takes them: -D NAME[=VALUE], -I DIR,
+    /// -cl-std=CLx.y (default CL1.2), -cl-mad-enable and the other -cl-* options, -w, -Werror.
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    build_options: String,
+    /// Write the SPIR-V module to this file.
+    #[arg(short, long, value_name = "OUT.spv")]
+    output: Option<PathBuf>,
+    /// Rebuild even if the cache holds the module, and leave the cache as it is.
+    #[arg(long)]
+    no_cache: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_args: CompileArgs, _verbosity: Verbosity) -> crate::Result<()> {
-    Err(crate::failure::Failure::analysis(" is being written"))
+pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
+    // Where the kernel comes from; a manifest would supply both.
+    let (source, build_options) = (args.kernel.clone(), args.build_options.clone());
+    compile_and_report(&source, &build_options, &args, verbosity)
+}
+
+fn compile_and_report(
+    source: &Path,
+    build_options: &str,
+    args: &CompileArgs,
+    verbosity: Verbosity,
+) -> crate::Result<()> {
+    let compiler = Compiler::discover()
+        .map_err(compile_failure)?
+        .with_trace(move |line| verbosity.detail(format!("  {line}")));
+    if args.no_cache {
+        verbosity.detail("compile cache: bypassed (--no-cache)");
+    } else {
+        match compiler.cache_dir() {
+            Some(dir) => verbosity.detail(format!("compile cache: {}", dir.display())),
+            None => {
+                verbosity.detail("compile cache: off (no CLFLOW_CACHE_DIR, XDG_CACHE_HOME or HOME)")
+            }
+        }
+    }
+    let request = CompileRequest {
+        use_cache: !args.no_cache,
+        ..CompileRequest::new(source, build_options)
+    };
+    let compiled = compiler.compile(&request).map_err(compile_failure)?;
+    if !compiled.warnings.is_empty() {
+        verbosity.note(&compiled.warnings);
+    }
+    for note in &compiled.notes {
+        verbosity.note(format!("clflow: note: {note}"));
+    }
+    if compiled.fallback_used {
+        verbosity.detail(
+            "built through the -O0 + opt-15 fallback: llvm-spirv-15 cannot translate the narrowed switch -O2 makes",
+        );
+    }
+
+    let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
+    let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
+    let report = Report::new(
+        source,
+        build_options,
+        &compiled,
+        &kernels,
+        clflow_spirv::summary(&module),
+        args,
+    );
+
+    if let Some(output) = &args.output {
+        std::fs::write(output, &compiled.spirv)
+            .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", output.display())))?;
+        verbosity.note(format!(
+            "wrote {} ({} bytes)",
+            output.display(),
+            compiled.spirv.len()
+        ));
+    }
+    if args.json {
+        print_json(&report)
+    } else if args.output.is_none() {
+        print!("{}", report.table());
+        Ok(())
+    } else {
+        Ok(())
+    }
+}
+
+/// What `clflow compile` tells about a module, for people and for `--json`.
+#[derive(Serialize)]
+struct Report {
+    source: String,
+    build_options: String,
+    kernels: Vec<KernelReport>,
+    module: ModuleSummary,
+    cache: CacheReport,
+    /// Whether the -O0 + opt-15 pipeline built the module.
+    fallback_used: bool,
+    output: Option<String>,
+}
+
+#[derive(Serialize)]
+struct KernelReport {
+    #[serde(flatten)]
+    signature: KernelSignature,
+    /// The declaration as the source spelled it.
+    declaration: String,
+    /// Each parameter's type as the source spelled it, where known.
+    source_types: Vec<Option<String>>,
+}
+
+#[derive(Serialize)]
+struct CacheReport {
+    used: bool,
+    hit: bool,
+    key: String,
+}
+
+impl Report {
+    fn new(
+        source: &Path,
+        build_options: &str,
+        compiled: &Compiled,
+        kernels: &[ReflectedKernel],
+        module: ModuleSummary,
+        args: &CompileArgs,
+    ) -> Self {
+        Report {
+            source: source.display().to_string(),
+            build_options: build_options.to_string(),
+            kernels: kernels
+                .iter()
+                .map(|k| KernelReport {
+                    signature: k.signature.clone(),
+                    declaration: k.declaration(),
+                    source_types: k.source_types.clone(),
+                })
+                .collect(),
+            module,
+            cache: CacheReport {
+                used: !args.no_cache,
+                hit: compiled.from_cache,
+                key: compiled.cache_key.clone(),
+            },
+            fallback_used: compiled.fallback_used,
+            output: args.output.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+
+    fn table(&self) -> String {
+        let m = &self.module;
+        let plural = if self.kernels.len() == 1 { "" } else { "s" };
+        let mut text = format!("{}: {} kernel{plural}\n", self.source, self.kernels.len());
+        for kernel in &self.kernels {
+            text.push_str(&format!("  {}\n", kernel.declaration));
+        }
+        let cache = match (self.cache.used, self.cache.hit) {
+            (false, _) => "not used (--no-cache)",
+            (true, true) => "hit",
+            (true, false) => "miss (now cached)",
+        };
+        let rows = [
+            ("SPIR-V", format!("{} ({})", m.spirv_version, m.generator)),
+            (
+                "size",
+                format!(
+                    "{} bytes ({} words, id bound {})",
+                    m.size_bytes, m.size_words, m.id_bound
+                ),
+            ),
+            ("capabilities", m.capabilities.join(" ")),
+            ("imports", m.ext_inst_imports.join(" ")),
+            (
+                "build",
+                if self.fallback_used {
+                    "-O0 + opt-15 fallback"
+                } else {
+                    "-O2"
+                }
+                .to_string(),
+            ),
+            ("cache", cache.to_string()),
+        ];
+        for (label, value) in rows {
+            text.push_str(&format!("{label:<13}{value}\n"));
+        }
+        text
+    }
+}
+
+fn compile_failure(err: CompileError) -> Failure {
+    if let CompileError::Diagnostics { diagnostics, .. } = &err {
+        // Clang's own output, carets and notes included, comes first; the
+        // error line below repeats its first error.
+        eprintln!("{diagnostics}");
+    }
+    Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: err.hint(),
+    }
+}
+
+fn spirv_failure(err: SpirvError) -> Failure {
+    // The module came from our own pipeline, so whatever is wrong with it
+    // stops the analysis rather than blaming the user's input.
+    Failure::analysis(format!("compiled module: {err}"))
 }

@@ -1,0 +1,79 @@
+//! What can go wrong compiling a kernel, and whose fault it is.
+
+use clflow_core::FailureKind;
+use std::path::PathBuf;
+
+/// The set-up command that installs every tool the compile stage runs.
+pub const SETUP_HINT: &str = "run ci/setup (installs clang-15 llvm-spirv-15 llvm-15 spirv-tools)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("cannot read kernel source `{}`: {reason}", path.display())]
+    SourceUnreadable { path: PathBuf, reason: String },
+
+    #[error("build option `{option}`: {reason}")]
+    BadBuildOption { option: String, reason: String },
+
+    /// The compiler rejected the kernel. `first_error` is clang's first
+    /// `file:line:col: error: ...` line; `diagnostics` all it said.
+    #[error("{first_error}")]
+    Diagnostics {
+        first_error: String,
+        diagnostics: String,
+    },
+
+    #[error("{tool} not found (looked for `{looked_for}` on PATH; set {variable} to its path)")]
+    ToolMissing {
+        tool: &'static str,
+        looked_for: String,
+        variable: &'static str,
+    },
+
+    #[error("{tool} failed ({status}) on `{}`: {message}", kernel.display())]
+    ToolFailed {
+        tool: String,
+        status: String,
+        kernel: PathBuf,
+        message: String,
+    },
+
+    #[error("the SPIR-V compiled from `{}` does not validate: {message}", kernel.display())]
+    Invalid { kernel: PathBuf, message: String },
+
+    #[error("{what}: {reason}")]
+    Io { what: String, reason: String },
+}
+
+impl CompileError {
+    /// The kernel and its options are the user's input; a tool that is
+    /// missing or fails on valid input stops the analysis instead.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            CompileError::SourceUnreadable { .. }
+            | CompileError::BadBuildOption { .. }
+            | CompileError::Diagnostics { .. } => FailureKind::Input,
+            CompileError::ToolMissing { .. }
+            | CompileError::ToolFailed { .. }
+            | CompileError::Invalid { .. }
+            | CompileError::Io { .. } => FailureKind::Analysis,
+        }
+    }
+
+    /// What the user can do about it, where clflow knows.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            // The message says all: which file, and why it cannot be read.
+            CompileError::SourceUnreadable { .. } => None,
+            CompileError::BadBuildOption { .. } => Some(
+                "build options take the OpenCL forms -D NAME[=VALUE], -I DIR, -cl-std=CLx.y, -cl-<math option>, -w, -Werror"
+                    .into(),
+            ),
+            CompileError::Diagnostics { .. } => Some("fix the kernel source; the compiler's full diagnostics are above".into()),
+            CompileError::ToolMissing { .. } => Some(SETUP_HINT.into()),
+            CompileError::ToolFailed { .. } | CompileError::Invalid { .. } => {
+                Some("run with -v to see each command; `--no-cache` rebuilds from scratch".into())
+            }
+            CompileError::Io { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The compile stage of clflow: OpenCL C → validated SPIR-V.
+//!
+//! ```no_run
+//! use clflow_compile::{CompileRequest, Compiler};
+//! use std::path::Path;
+//!
+//! let compiler = Compiler::discover()?;
+//! let compiled = compiler.compile(&CompileRequest::new(Path::new("vadd.cl"), "-D N=4"))?;
+//! let module = clflow_spirv::load(&compiled.spirv).unwrap();
+//! # Ok::<(), clflow_compile::CompileError>(())
+//! ```
+//!
+//! The tools (clang-15, llvm-spirv-15, spirv-val, and opt-15 for the
+//! fallback described in [`pipeline`](crate::pipeline)) are found on PATH or
+//! through `CLFLOW_CLANG`, `CLFLOW_LLVM_SPIRV`, `CLFLOW_SPIRV_VAL`,
+//! `CLFLOW_OPT`. Results are cached (see [`cache`](crate::cache)).
+
+pub mod cache;
+mod error;
+mod options;
+pub mod pipeline;
+mod tools;
+
+pub use error::{CompileError, SETUP_HINT};
+pub use options::{BuildOptions, DEFAULT_STD};
+pub use tools::{Tool, ToolSpec, CLANG, LLVM_SPIRV, OPT, SPIRV_VAL};
+
+use cache::{Cache, Entry, KeyInputs};
+use pipeline::Pipeline;
+use std::path::{Path, PathBuf};
+
+/// One kernel source to compile.
+#[derive(Debug, Clone, Copy)]
+pub struct CompileRequest<'a> {
+    /// The `.cl` file, as the user named it (diagnostics repeat it).
+    pub source: &'a Path,
+    /// OpenCL build options: `-D`, `-I`, `-cl-std=`, `-cl-*`, `-w`, `-Werror`.
+    pub build_options: &'a str,
+    /// `false` rebuilds even where the cache holds the module (and does not
+    /// store the result).
+    pub use_cache: bool,
+}
+
+impl<'a> CompileRequest<'a> {
+    pub fn new(source: &'a Path, build_options: &'a str) -> Self {
+        CompileRequest {
+            source,
+            build_options,
+            use_cache: true,
+        }
+    }
+}
+
+/// A compiled, validated module.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub spirv: Vec<u8>,
+    pub from_cache: bool,
+    /// Whether the -O0 + opt-15 pipeline built it (see [`pipeline`]).
+    pub fallback_used: bool,
+    /// The cache key: a SHA-256 of the preprocessed source, options and
+    /// tool versions.
+    pub cache_key: String,
+    /// Compiler warnings on a fresh build (empty when none or cached).
+    pub warnings: String,
+    /// Things worth telling the user that are not failures (a cache that
+    /// could not be written).
+    pub notes: Vec<String>,
+}
+
+/// The discovered tool set, ready to compile.
+pub struct Compiler {
+    clang: Tool,
+    llvm_spirv: Tool,
+    spirv_val: Tool,
+    tool_versions: Vec<String>,
+    cache_dir: Option<PathBuf>,
+    trace: Box<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Compiler {
+    /// Finds the tools and the cache directory ([`cache::default_dir`]).
+    pub fn discover() -> Result<Self, CompileError> {
+        let clang = CLANG.find()?;
+        let llvm_spirv = LLVM_SPIRV.find()?;
+        let spirv_val = SPIRV_VAL.find()?;
+        // opt-15 only matters to the fallback, yet its version decides what
+        // the fallback builds, so it belongs in the key where present.
+        let opt = OPT.find().ok();
+        // LLVM tools take tens of milliseconds to start; ask them at once.
+        let tool_versions = std::thread::scope(|scope| {
+            let clang_version = scope.spawn(|| clang.version());
+            let llvm_spirv_version = scope.spawn(|| llvm_spirv.version());
+            let opt_version = match &opt {
+                Some(opt) => opt.version()?,
+                None => "opt-15 absent".to_string(),
+            };
+            let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(CompileError::Io {
+                        what: "cannot ask the tools for their versions".into(),
+                        reason: "a worker thread failed".into(),
+                    })
+                })
+            };
+            Ok::<_, CompileError>(vec![
+                joined(clang_version)?,
+                joined(llvm_spirv_version)?,
+                opt_version,
+            ])
+        })?;
+        Ok(Compiler {
+            clang,
+            llvm_spirv,
+            spirv_val,
+            tool_versions,
+            cache_dir: cache::default_dir(),
+            trace: Box::new(|_| {}),
+        })
+    }
+
+    /// Uses `dir` for the cache, or no cache at all.
+    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// Receives each command line run and each decision taken (for `-v`).
+    pub fn with_trace(mut self, trace: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.trace = Box::new(trace);
+        self
+    }
+
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
+    }
+
+    pub fn compile(&self, request: &CompileRequest) -> Result<Compiled, CompileError> {
+        check_readable(request.source)?;
+        let options = BuildOptions::parse(request.build_options)?.clang_args();
+        let find_opt = || OPT.find();
+        let pipeline = Pipeline {
+            clang: &self.clang,
+            llvm_spirv: &self.llvm_spirv,
+            spirv_val: &self.spirv_val,
+            opt: &find_opt,
+            trace: &*self.trace,
+            source: request.source,
+            options: &options,
+        };
+        let preprocessed = pipeline.preprocess()?;
+        let key = cache::key(&KeyInputs {
+            preprocessed: &preprocessed,
+            options: &options,
+            tool_versions: &self.tool_versions,
+        });
+        let cache = self
+            .cache_dir
+            .clone()
+            .filter(|_| request.use_cache)
+            .map(Cache::new);
+
+        if let Some((cache, entry)) = cache.as_ref().and_then(|c| Some((c, c.get(&key)?))) {
+            (self.trace)(&format!("cache hit: {}", cache.path(&key).display()));
+            return Ok(Compiled {
+                spirv: entry.spirv,
+                from_cache: true,
+                fallback_used: entry.fallback_used,
+                cache_key: key,
+                warnings: String::new(),
+                notes: Vec::new(),
+            });
+        }
+
+        let built = pipeline.build()?;
+        let mut notes = Vec::new();
+        if let Some(cache) = &cache {
+            let entry = Entry {
+                spirv: built.spirv.clone(),
+                fallback_used: built.fallback_used,
+            };
+            match cache.put(&key, &entry) {
+                Ok(()) => (self.trace)(&format!("cached as {}", cache.path(&key).display())),
+                Err(message) => notes.push(message),
+            }
+        }
+        Ok(Compiled {
+            spirv: built.spirv,
+            from_cache: false,
+            fallback_used: built.fallback_used,
+            cache_key: key,
+            warnings: built.warnings,
+            notes,
+        })
+    }
+}
+
+/// A missing or unreadable source is the user's to fix, and clearer said
+/// by us than by clang.
+fn check_readable(source: &Path) -> Result<(), CompileError> {
+    let unreadable = |reason: String| CompileError::SourceUnreadable {
+        path: source.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::metadata(source).map_err(|e| unreadable(io_reason(&e)))?;
+    if meta.is_dir() {
+        return Err(unreadable("it is a directory".into()));
+    }
+    std::fs::File::open(source).map_err(|e| unreadable(io_reason(&e)))?;
+    Ok(())
+}
+
+/// `No such file or directory`, without Rust's `(os error 2)` suffix.
+fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}

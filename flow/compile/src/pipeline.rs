@@ -1,0 +1,266 @@
+//! The tool invocations that turn OpenCL C into validated SPIR-V.
+//!
+//! ```text
+//! clang-15 -E -P                          preprocessed source (for the cache key)
+//! clang-15 -target spir64 -O2 -emit-llvm  LLVM bitcode
+//! llvm-spirv-15 --spirv-max-version=1.0   SPIR-V
+//! spirv-val                               validation
+//! ```
+//!
+//! llvm-spirv-15 cannot translate the `i2` switches LLVM's -O2 makes of
+//! `switch (x & 3)` ("InvalidBitWidth", exit 10, an empty file). When it
+//! says so, the bitcode is rebuilt at -O0 (without `optnone`) and optimised
+//! by an `opt-15` pass list that does not narrow switches.
+
+use crate::tools::{render, Tool};
+use crate::CompileError;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// What llvm-spirv-15 prints when it meets a narrowed integer type.
+const NARROWED_TYPE_MARKER: &str = "InvalidBitWidth";
+
+/// The optimisations the fallback applies: the scalar clean-ups and loop
+/// transforms that matter for counting, without switch narrowing.
+pub const FALLBACK_PASSES: &str = "sroa,early-cse,simplifycfg,loop-rotate,licm,indvars,loop-unroll";
+
+/// Arguments every clang invocation shares.
+fn clang_base(clang: &Tool, options: &[String]) -> Command {
+    let mut command = clang.command();
+    command.args(["-target", "spir64"]).args(options);
+    command
+}
+
+pub struct Pipeline<'a> {
+    pub clang: &'a Tool,
+    pub llvm_spirv: &'a Tool,
+    pub spirv_val: &'a Tool,
+    /// Needed only by the fallback, so looked up only then.
+    pub opt: &'a dyn Fn() -> Result<Tool, CompileError>,
+    pub trace: &'a dyn Fn(&str),
+    pub source: &'a Path,
+    pub options: &'a [String],
+}
+
+/// A module built from source.
+pub struct Built {
+    pub spirv: Vec<u8>,
+    pub fallback_used: bool,
+    /// What clang said about a kernel it compiled (warnings), if anything.
+    pub warnings: String,
+}
+
+impl Pipeline<'_> {
+    /// The source after the preprocessor, which the cache key hashes.
+    pub fn preprocess(&self) -> Result<Vec<u8>, CompileError> {
+        let mut command = clang_base(self.clang, self.options);
+        command
+            .args(["-E", "-P"])
+            .arg(self.source)
+            .args(["-o", "-"]);
+        let output = self.run(self.clang, &mut command)?;
+        if !output.status.success() {
+            return Err(diagnostics(&output));
+        }
+        Ok(output.stdout)
+    }
+
+    pub fn build(&self) -> Result<Built, CompileError> {
+        let work = tempfile::Builder::new()
+            .prefix("clflow-compile-")
+            .tempdir()
+            .map_err(|e| CompileError::Io {
+                what: "cannot create a temporary directory".into(),
+                reason: e.to_string(),
+            })?;
+        let bitcode = work.path().join("kernel.bc");
+        let mut command = clang_base(self.clang, self.options);
+        command.args(["-O2", "-cl-kernel-arg-info", "-emit-llvm", "-c"]);
+        command.arg(self.source).arg("-o").arg(&bitcode);
+        let warnings = self.compile_to_bitcode(&mut command, &bitcode)?;
+
+        let spirv_path = work.path().join("kernel.spv");
+        let (spirv, fallback_used) = match self.to_spirv(&bitcode, &spirv_path)? {
+            Translation::Done(spirv) => (spirv, false),
+            Translation::NarrowedType(message) => {
+                (self.trace)(&format!(
+                    "llvm-spirv-15 cannot translate the -O2 bitcode ({message}); rebuilding at -O0 and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
+                ));
+                (self.fallback(work.path(), &spirv_path)?, true)
+            }
+        };
+        self.validate(&spirv_path)?;
+        Ok(Built {
+            spirv,
+            fallback_used,
+            warnings,
+        })
+    }
+
+    fn fallback(&self, work: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
+        let unoptimised = work.join("kernel-O0.bc");
+        let mut command = clang_base(self.clang, self.options);
+        command.args([
+            "-O0",
+            "-Xclang",
+            "-disable-O0-optnone",
+            "-cl-kernel-arg-info",
+            "-emit-llvm",
+            "-c",
+        ]);
+        command.arg(self.source).arg("-o").arg(&unoptimised);
+        self.compile_to_bitcode(&mut command, &unoptimised)?;
+
+        let opt = (self.opt)()?;
+        let optimised = work.join("kernel-opt.bc");
+        let mut command = opt.command();
+        command
+            .arg(format!("-passes={FALLBACK_PASSES}"))
+            .arg(&unoptimised)
+            .arg("-o")
+            .arg(&optimised);
+        let output = self.run(&opt, &mut command)?;
+        self.check_output(&opt, &output, &optimised)?;
+
+        match self.to_spirv(&optimised, spirv_path)? {
+            Translation::Done(spirv) => Ok(spirv),
+            Translation::NarrowedType(message) => {
+                Err(self.failed(self.llvm_spirv, "exit status 10", message))
+            }
+        }
+    }
+
+    /// Runs a clang compile whose failure is the kernel's fault; returns
+    /// clang's warnings.
+    fn compile_to_bitcode(
+        &self,
+        command: &mut Command,
+        bitcode: &Path,
+    ) -> Result<String, CompileError> {
+        let output = self.run(self.clang, command)?;
+        if !output.status.success() {
+            return Err(diagnostics(&output));
+        }
+        self.check_output(self.clang, &output, bitcode)?;
+        Ok(String::from_utf8_lossy(&output.stderr)
+            .trim_end()
+            .to_string())
+    }
+
+    fn to_spirv(&self, bitcode: &Path, spirv_path: &Path) -> Result<Translation, CompileError> {
+        let mut command = self.llvm_spirv.command();
+        command
+            .args([
+                "--spirv-max-version=1.0",
+                "--preserve-ocl-kernel-arg-type-metadata-through-string",
+            ])
+            .arg(bitcode)
+            .arg("-o")
+            .arg(spirv_path);
+        let output = self.run(self.llvm_spirv, &mut command)?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() && stderr.contains(NARROWED_TYPE_MARKER) {
+            return Ok(Translation::NarrowedType(first_line(&stderr)));
+        }
+        self.check_output(self.llvm_spirv, &output, spirv_path)?;
+        let spirv = std::fs::read(spirv_path).map_err(|e| CompileError::Io {
+            what: format!("cannot read {}", spirv_path.display()),
+            reason: e.to_string(),
+        })?;
+        if !spirv.len().is_multiple_of(4) || clflow_spirv::load(&spirv).is_err() {
+            let reason = clflow_spirv::load(&spirv).err().map(|e| e.to_string());
+            return Err(self.failed(
+                self.llvm_spirv,
+                "exit status 0",
+                reason.unwrap_or_else(|| format!("wrote {} bytes, not whole words", spirv.len())),
+            ));
+        }
+        Ok(Translation::Done(spirv))
+    }
+
+    fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
+        let mut command = self.spirv_val.command();
+        command.arg(spirv_path);
+        let output = self.run(self.spirv_val, &mut command)?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let mut message = String::from_utf8_lossy(&output.stderr).into_owned();
+        message.push_str(&String::from_utf8_lossy(&output.stdout));
+        Err(CompileError::Invalid {
+            kernel: self.source.to_path_buf(),
+            message: message.split_whitespace().collect::<Vec<_>>().join(" "),
+        })
+    }
+
+    fn run(&self, tool: &Tool, command: &mut Command) -> Result<Output, CompileError> {
+        (self.trace)(&render(command));
+        tool.run(command)
+    }
+
+    /// A tool must exit 0 and leave a non-empty output file.
+    fn check_output(&self, tool: &Tool, output: &Output, path: &Path) -> Result<(), CompileError> {
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(self.failed(tool, &output.status.to_string(), first_line(&stderr)));
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > 0 => Ok(()),
+            _ => Err(self.failed(
+                tool,
+                "exit status 0",
+                format!("left no output in {}", path.display()),
+            )),
+        }
+    }
+
+    fn failed(&self, tool: &Tool, status: &str, message: impl Into<String>) -> CompileError {
+        let message = message.into();
+        CompileError::ToolFailed {
+            tool: tool.spec.label.to_string(),
+            status: status.to_string(),
+            kernel: PathBuf::from(self.source),
+            message: if message.is_empty() {
+                "no message".into()
+            } else {
+                message
+            },
+        }
+    }
+}
+
+enum Translation {
+    Done(Vec<u8>),
+    /// llvm-spirv refused a narrowed integer type; its message.
+    NarrowedType(String),
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Clang refused the kernel: its diagnostics, led by the first error.
+fn diagnostics(output: &Output) -> CompileError {
+    let text = String::from_utf8_lossy(&output.stderr)
+        .trim_end()
+        .to_string();
+    let first_error = text
+        .lines()
+        .find(|line| line.contains("error: "))
+        .map(str::trim)
+        .map(str::to_string)
+        .unwrap_or_else(|| match first_line(&text) {
+            line if line.is_empty() => {
+                format!("clang-15 failed ({}) with no message", output.status)
+            }
+            line => line,
+        });
+    CompileError::Diagnostics {
+        first_error,
+        diagnostics: text,
+    }
+}

@@ -1,0 +1,308 @@
+//! The compile stage against the real toolchain (clang-15, llvm-spirv-15,
+//! opt-15, spirv-val; `ci/test` installs them).
+
+use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use clflow_core::{AddressSpace, ElementType, KernelParam, ParamKind};
+use std::path::{Path, PathBuf};
+
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new() -> Self {
+        Workspace {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn compiler(&self) -> Compiler {
+        Compiler::discover()
+            .expect("the compile toolchain (run ci/setup)")
+            .with_cache_dir(Some(self.dir.path().join("cache")))
+    }
+
+    fn compile(&self, source: &Path, options: &str) -> Result<Compiled, CompileError> {
+        self.compiler()
+            .compile(&CompileRequest::new(source, options))
+    }
+}
+
+const SIGNATURE_KERNEL: &str = "\
+typedef uint hash_t;
+typedef struct { float x; int y; } pair_t;
+__kernel void scale(__global const uint *in, __global float4 *out, __local int *scratch,
+                    __constant float *coef, hash_t n, int m, float4 s, char c,
+                    __global pair_t *pairs, ulong big) {
+  size_t i = get_global_id(0);
+  scratch[get_local_id(0)] = in[i] + m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[i] = s * coef[0] + (float)scratch[0] + n + c + pairs[i].x + big;
+}
+__kernel void fill(__global short *a) { a[get_global_id(0)] = -1; }
+";
+
+fn param(name: &str, kind: ParamKind) -> KernelParam {
+    KernelParam {
+        name: Some(name.into()),
+        kind,
+    }
+}
+
+fn global(ty: &str) -> ParamKind {
+    pointer(AddressSpace::Global, Some(ty))
+}
+
+fn pointer(space: AddressSpace, ty: Option<&str>) -> ParamKind {
+    ParamKind::Pointer {
+        space,
+        pointee: ty.map(|t| t.parse::<ElementType>().unwrap()),
+    }
+}
+
+fn value(ty: &str) -> ParamKind {
+    ParamKind::Scalar {
+        ty: ty.parse().unwrap(),
+    }
+}
+
+#[test]
+fn reflection_recovers_the_source_signature() {
+    let ws = Workspace::new();
+    let source = ws.write("scale.cl", SIGNATURE_KERNEL);
+    let compiled = ws.compile(&source, "").unwrap();
+    assert!(!compiled.from_cache && !compiled.fallback_used);
+    assert_eq!(&compiled.spirv[..4], &0x0723_0203u32.to_le_bytes());
+
+    let module = clflow_spirv::load(&compiled.spirv).unwrap();
+    let kernels = clflow_spirv::reflect_kernels(&module).unwrap();
+    let names: Vec<&str> = kernels.iter().map(|k| k.signature.name.as_str()).collect();
+    assert_eq!(names, ["scale", "fill"]);
+    assert_eq!(
+        kernels[0].signature.params,
+        [
+            param("in", global("uint")),
+            param("out", global("float4")),
+            param("scratch", pointer(AddressSpace::Local, Some("int"))),
+            param("coef", pointer(AddressSpace::Constant, Some("float"))),
+            param("n", value("uint")),
+            param("m", value("int")),
+            param("s", value("float4")),
+            param("c", value("char")),
+            param("pairs", pointer(AddressSpace::Global, None)),
+            param("big", value("ulong")),
+        ]
+    );
+    assert_eq!(kernels[1].signature.params, [param("a", global("short"))]);
+    assert_eq!(
+        kernels[0].declaration(),
+        "__kernel void scale(__global const uint* in, __global float4* out, __local int* scratch, \
+         __constant const float* coef, hash_t n /* uint */, int m, float4 s, char c, \
+         __global pair_t* pairs, ulong big)"
+    );
+
+    let summary = clflow_spirv::summary(&module);
+    assert_eq!(summary.spirv_version, "1.0");
+    assert_eq!(summary.size_bytes, compiled.spirv.len());
+    assert_eq!(summary.ext_inst_imports, ["OpenCL.std"]);
+    assert!(summary.capabilities.iter().any(|c| c == "Kernel"));
+}
+
+#[test]
+fn narrowed_switch_compiles_through_the_fallback() {
+    let ws = Workspace::new();
+    let source = ws.write(
+        "switch.cl",
+        "__kernel void pick(__global uint *out) {
+           size_t i = get_global_id(0);
+           uint v;
+           switch (get_global_id(0) & 3) {
+             case 0: v = 10; break;
+             case 1: v = 20; break;
+             case 2: v = 35; break;
+             default: v = 47; break;
+           }
+           out[i] = v * (uint)i;
+         }",
+    );
+    let compiled = ws.compile(&source, "").unwrap();
+    assert!(
+        compiled.fallback_used,
+        "-O2 narrows this switch; the fallback must have built it"
+    );
+    let module = clflow_spirv::load(&compiled.spirv).unwrap();
+    let kernels = clflow_spirv::kernels(&module).unwrap();
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(
+        kernels[0].to_string(),
+        "__kernel void pick(__global uint* out)"
+    );
+
+    // The cache remembers how it was built.
+    let again = ws.compile(&source, "").unwrap();
+    assert!(again.from_cache && again.fallback_used);
+    assert_eq!(again.spirv, compiled.spirv);
+}
+
+#[test]
+fn cache_follows_source_headers_and_options() {
+    let ws = Workspace::new();
+    ws.write("scale.h", "#define SCALE 2\n");
+    let source = ws.write(
+        "k.cl",
+        "#include \"scale.h\"\n__kernel void k(__global int *a) { a[get_global_id(0)] *= SCALE * FACTOR; }\n",
+    );
+    let first = ws.compile(&source, "-D FACTOR=3").unwrap();
+    assert!(!first.from_cache);
+    let second = ws.compile(&source, "-D FACTOR=3").unwrap();
+    assert!(second.from_cache);
+    assert_eq!(
+        (second.cache_key.as_str(), &second.spirv),
+        (first.cache_key.as_str(), &first.spirv)
+    );
+
+    let other_option = ws.compile(&source, "-D FACTOR=5").unwrap();
+    assert!(!other_option.from_cache);
+    assert_ne!(other_option.cache_key, first.cache_key);
+
+    ws.write("scale.h", "#define SCALE 7\n");
+    let new_header = ws.compile(&source, "-D FACTOR=3").unwrap();
+    assert!(!new_header.from_cache, "an edited header must rebuild");
+    assert_ne!(new_header.cache_key, first.cache_key);
+
+    let bypass = ws
+        .compiler()
+        .compile(&CompileRequest {
+            use_cache: false,
+            ..CompileRequest::new(&source, "-D FACTOR=3")
+        })
+        .unwrap();
+    assert!(!bypass.from_cache);
+    assert_eq!(bypass.cache_key, new_header.cache_key);
+}
+
+#[test]
+fn a_corrupt_cache_entry_is_rebuilt() {
+    let ws = Workspace::new();
+    let source = ws.write("k.cl", "__kernel void k(__global int *a) { a[0] = 1; }\n");
+    let first = ws.compile(&source, "").unwrap();
+    let entry = ws
+        .dir
+        .path()
+        .join("cache")
+        .join(format!("{}.spv-entry", first.cache_key));
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, &bytes[..bytes.len() - 8]).unwrap();
+    let rebuilt = ws.compile(&source, "").unwrap();
+    assert!(!rebuilt.from_cache);
+    assert_eq!(rebuilt.spirv, first.spirv);
+    assert_eq!(
+        std::fs::read(&entry).unwrap(),
+        bytes,
+        "the entry is whole again"
+    );
+}
+
+#[test]
+fn clang_diagnostics_name_the_file_as_given() {
+    let ws = Workspace::new();
+    let source = ws.write(
+        "broken.cl",
+        "__kernel void k(__global int *a) {\n  a[0] = 1\n}\n",
+    );
+    match ws.compile(&source, "") {
+        Err(err @ CompileError::Diagnostics { .. }) => {
+            let expected = format!(
+                "{}:2:11: error: expected ';' after expression",
+                source.display()
+            );
+            assert_eq!(err.to_string(), expected);
+            assert_eq!(err.kind().exit_code(), 2);
+        }
+        other => panic!("expected diagnostics, got {other:?}"),
+    }
+}
+
+#[test]
+fn input_mistakes_are_input_errors() {
+    let ws = Workspace::new();
+    let missing = ws.dir.path().join("nope.cl");
+    let err = ws.compile(&missing, "").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot read kernel source `{}`: No such file or directory",
+            missing.display()
+        )
+    );
+    assert_eq!(err.kind().exit_code(), 2);
+
+    let source = ws.write("k.cl", "__kernel void k(__global int *a) { a[0] = 1; }\n");
+    let err = ws.compile(&source, "-O3").unwrap_err();
+    assert!(
+        matches!(&err, CompileError::BadBuildOption { option, .. } if option == "-O3"),
+        "{err:?}"
+    );
+    assert_eq!(err.kind().exit_code(), 2);
+
+    let err = ws.compile(&source, "-cl-std=CL9.9").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "error: invalid value 'CL9.9' in '-cl-std=CL9.9'"
+    );
+}
+
+#[test]
+fn concurrent_compiles_share_the_cache_safely() {
+    let ws = Workspace::new();
+    let source = ws.write(
+        "k.cl",
+        "__kernel void k(__global float *a) { a[get_global_id(0)] *= 2.0f; }\n",
+    );
+    let compiler = ws.compiler();
+    let results: Vec<Compiled> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| compiler.compile(&CompileRequest::new(&source, "")).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(results.iter().all(|r| r.spirv == results[0].spirv));
+    let cached = compiler.compile(&CompileRequest::new(&source, "")).unwrap();
+    assert!(cached.from_cache);
+    assert_eq!(cached.spirv, results[0].spirv);
+    let entries = std::fs::read_dir(ws.dir.path().join("cache"))
+        .unwrap()
+        .count();
+    assert_eq!(entries, 1, "one entry, no temporary files left behind");
+}
+
+/// Every word of a real module overwritten in turn: loading, reflecting and
+/// summarising give a result or an error, never a panic.
+#[test]
+fn corrupted_real_modules_never_panic() {
+    let ws = Workspace::new();
+    let source = ws.write("scale.cl", SIGNATURE_KERNEL);
+    let spirv = ws.compile(&source, "").unwrap().spirv;
+    let patterns = [0u32, 0xffff_ffff, 0x0001_0000, 0x0004_0047];
+    let mut failures = 0;
+    for at in (5..spirv.len() / 4).map(|w| w * 4) {
+        for pattern in patterns {
+            let mut corrupt = spirv.clone();
+            corrupt[at..at + 4].copy_from_slice(&pattern.to_le_bytes());
+            match clflow_spirv::load(&corrupt) {
+                Ok(module) => {
+                    let _ = clflow_spirv::reflect_kernels(&module);
+                    let _ = clflow_spirv::summary(&module);
+                }
+                Err(_) => failures += 1,
+            }
+        }
+    }
+    assert!(failures > 0, "some corruptions must be caught");
+}

@@ -1,0 +1,37 @@
+//! The SPIR-V front end of clflow.
+//!
+//! Three jobs, one module each:
+//! - [`load`]: bytes → [`Module`], with a typed error (never a panic) for
+//!   anything that is not a well-formed little-endian SPIR-V module;
+//! - [`kernels`]: every `Kernel` entry point → [`KernelSignature`], with
+//!   exact OpenCL C types where the module keeps them;
+//! - [`summary`]: the facts a user wants to see about a module.
+//!
+//! ```no_run
+//! let bytes = std::fs::read("vadd.spv").unwrap();
+//! let module = clflow_spirv::load(&bytes).unwrap();
+//! for kernel in clflow_spirv::kernels(&module).unwrap() {
+//!     println!("{kernel}");
+//! }
+//! ```
+
+mod arg_types;
+mod error;
+mod load;
+mod reflect;
+mod summary;
+mod types;
+
+#[cfg(test)]
+mod test_modules;
+
+pub use clflow_core::KernelSignature;
+pub use error::SpirvError;
+pub use load::{load, SPIRV_MAGIC};
+pub use reflect::{kernels, reflect_kernels, ReflectedKernel};
+pub use rspirv::dr::Module;
+pub use summary::{summary, ModuleSummary};
+
+/// The rspirv version this crate loads with, so that dependents name the
+/// very same `Module` type.
+pub use rspirv;
