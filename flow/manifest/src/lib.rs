@@ -1,0 +1,120 @@
+//! Kernel manifests: one kernel launch and the inputs it runs on.
+//!
+//! W and Q depend on the inputs, so a manifest names them exactly: the
+//! kernel, its NDRange and the value of every argument. [`Manifest::load`]
+//! reads a TOML manifest or an Oclgrind `.sim` file;
+//! [`Manifest::check_signature`] checks it against the kernel's real
+//! signature; [`Manifest::materialize`] builds the [`clflow_core::Launch`]
+//! that the interpreter and every device runner share.
+//!
+//! # The TOML manifest
+//!
+//! ```toml
+//! name = "lookup3"                 # optional: the case's name in reports
+//! description = "Bob Jenkins' lookup3, one work-item per key"   # optional
+//! source = "lookup3.cl"            # OpenCL C, relative to the manifest
+//! kernel = "hash"
+//! build_options = "-DKEY_MAX=60"   # optional, passed to every compiler
+//! global_size = [8388608]          # 1 to 3 dimensions
+//! local_size = [256]               # optional; must divide global_size in every dimension
+//! global_offset = [0]              # optional, same dimensions as global_size
+//!
+//! [[arg]]                          # one per kernel parameter, in order
+//! name = "keys"                    # optional, used in reports and errors
+//! description = "key bytes"        # optional
+//! type = "uchar"                   # OpenCL element type; vectors too: float4, int3 ...
+//! file = "data/keys.bin"           # one initialiser (see below), or none for zeros
+//! access = "ro"                    # ro | wo | rw (default rw)
+//! dump = true                      # optional: show the contents after the run (true, false or "hex")
+//!
+//! [[arg]]
+//! name = "hashes"
+//! type = "uint"
+//! count = 8388608                  # elements (not bytes); implied by `file`
+//! access = "wo"
+//!
+//! [[arg]]
+//! type = "uint"
+//! value = 0                        # a scalar; vector types take an array: value = [1.0, 2.0, 0.5, 0.0]
+//!
+//! [[arg]]
+//! local_bytes = 4096               # a __local pointer: the size of the block
+//! type = "float"                   # optional: checked against the pointee
+//!
+//! [[arg]]
+//! null = true                      # a NULL __global/__constant pointer
+//! ```
+//!
+//! Unknown keys are errors (naming the key, its line and the closest known
+//! key). Argument errors name the argument as `arg 2 (keys)`, counting from
+//! 0 as `clSetKernelArg` does.
+//!
+//! ## Buffer initialisers (at most one per buffer)
+//!
+//! - `file = "path"`: a raw file is the buffer's exact little-endian image
+//!   (3-lane vectors take 4 lanes of room, as in OpenCL); its size must be a
+//!   whole number of elements. A `.npy` file must hold the element's dtype
+//!   (`<u4` for `uint`, `<f4` for `float`, `|u1` for `uchar` ...),
+//!   little-endian, in C order; for vector types its last dimension is the
+//!   lane count (3 for 3-lane vectors, which clflow pads to 4). `count` is
+//!   implied; if given it must agree.
+//! - `fill = v`: every lane holds v; for vectors, `fill = [a, b, c, d]` gives
+//!   each lane its own value.
+//! - `range = [start, step]`: lane k holds start + k·step, counting lanes in
+//!   memory order and skipping the padding lane of 3-lane vectors. Integers
+//!   are exact and every value must fit the type; floats are computed in
+//!   double precision and rounded once (as `numpy.arange`).
+//! - `random = { min = 0, max = 60, seed = 1 }`: lanes drawn from PCG64
+//!   (the `pcg64` XSL-RR 128/64 generator of the PCG reference, as
+//!   `rand_pcg::Pcg64::new(seed, 0xa02bdbf7bb3c0a7ac28fa16a64abf96)`: state
+//!   = seed, the reference default stream), one 64-bit draw x per lane:
+//!   integer types take values in [min, max] as min + x mod span where span
+//!   = max − min + 1, drawing again while x ≥ 2⁶⁴ − (2⁶⁴ mod span) so
+//!   every value is equally likely (a span of 2⁶⁴ takes x as is); float
+//!   types take min + u·(max − min) with u = (x >> 11) / 2⁵³, computed in
+//!   double precision and rounded to the type. A seed gives the same bytes
+//!   on every platform, for good.
+//! - none: zeros.
+//!
+//! Scalar values, fills and ranges are checked against their type: 300 is an
+//! error for a `uchar`, 1.5 for an `int`.
+//!
+//! # Oclgrind `.sim` files
+//!
+//! A file ending in `.sim` (or any file whose first statement is not TOML)
+//! is read as `oclgrind-kernel` reads it: the kernel file (OpenCL C,
+//! relative to the `.sim` file), the kernel name, the global size and the
+//! local size (3 numbers each; the launch has 3 dimensions, as Oclgrind's
+//! does), then one `<...>` argument header per parameter with its data
+//! after it; `#` comments. Header options: `size=N` (bytes), a data type
+//! (`char` … `double`; by default the parameter's), `fill=V`,
+//! `range=START:STEP:END` (END included; floats accumulate in their own
+//! precision, as Oclgrind does), `noinit` (clflow zeroes the buffer so runs
+//! repeat), `null`, `dump`, `hex`, `ro`, `wo`. The header's data type is
+//! only the format of the data, as in Oclgrind: it is not checked against
+//! the pointee. Options clflow does not know, and kernels given as LLVM
+//! bitcode, are errors that say so.
+//!
+//! A `.sim` argument's kind (buffer, scalar or `__local` size) comes from the
+//! kernel, so `.sim` manifests must pass [`Manifest::check_signature`]
+//! before [`Manifest::materialize`].
+
+mod error;
+mod init;
+mod manifest;
+mod npy;
+mod number;
+mod signature;
+mod sim_format;
+#[cfg(test)]
+mod testing;
+mod toml_format;
+
+pub use error::{ArgRef, ManifestError};
+pub use init::{FileLayout, Initialiser, RANDOM_STREAM};
+pub use manifest::{
+    ArgSpec, BufferSpec, DumpFormat, LocalSpec, Manifest, ManifestArg, ManifestFormat, ScalarSpec,
+};
+pub use number::Number;
+pub use signature::IntegerSigns;
+pub use sim_format::PendingSimArg;
