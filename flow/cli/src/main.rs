@@ -6,6 +6,7 @@
 
 mod commands;
 mod failure;
+mod kernel_input;
 mod output;
 
 use clap::Parser;

@@ -230,3 +230,79 @@ fn help_teaches_by_example() {
         "{help}"
     );
 }
+
+const VADD_MANIFEST: &str = "\
+source = \"vadd.cl\"
+kernel = \"vadd\"
+global_size = [16]
+[[arg]]
+name = \"a\"
+type = \"float\"
+range = [0.0, 1.0]
+count = 16
+access = \"ro\"
+[[arg]]
+type = \"float\"
+fill = 2.0
+count = 16
+access = \"ro\"
+[[arg]]
+type = \"float\"
+count = 16
+access = \"wo\"
+";
+
+#[test]
+fn a_manifest_is_compiled_and_checked_against_the_kernel() {
+    let case = Case::new();
+    case.write("vadd.cl", VADD);
+    let good = format!("{VADD_MANIFEST}[[arg]]\ntype = \"uint\"\nvalue = 16\n");
+    case.write("vadd.toml", &good);
+    let out = case.clflow(&["compile", "vadd.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("vadd.cl: 1 kernel"));
+    assert!(
+        text(&out.stderr).contains("launches `vadd` over 16 work-items; its 4 arguments match"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_manifest_that_does_not_fit_the_kernel_is_an_input_error_naming_the_line() {
+    let case = Case::new();
+    case.write("vadd.cl", VADD);
+    // Three [[arg]] entries for a kernel of four parameters.
+    case.write("short.toml", VADD_MANIFEST);
+    let out = case.clflow(&["compile", "short.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("short.toml:")
+            && stderr.contains("kernel `vadd` takes 4 parameters, the manifest gives 3"),
+        "{stderr}"
+    );
+
+    // A float where the kernel takes a uint by value.
+    let wrong = format!("{VADD_MANIFEST}[[arg]]\ntype = \"float\"\nvalue = 16.0\n");
+    case.write("wrong.toml", &wrong);
+    let out = case.clflow(&["compile", "wrong.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("wrong.toml:19: arg 3 (n): the kernel declares `uint n`"), "{stderr}");
+
+    // A kernel name the source does not define.
+    case.write("other.toml", &good_with_kernel("vsub"));
+    let out = case.clflow(&["compile", "other.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("kernel `vsub` is not in vadd.cl (it has: vadd)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn good_with_kernel(kernel: &str) -> String {
+    format!("{VADD_MANIFEST}[[arg]]\ntype = \"uint\"\nvalue = 16\n")
+        .replace("kernel = \"vadd\"", &format!("kernel = \"{kernel}\""))
+}

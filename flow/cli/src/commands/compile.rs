@@ -2,11 +2,12 @@
 //! module holds.
 
 use crate::failure::Failure;
+use crate::kernel_input;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use clflow_compile::Compiled;
 use clflow_core::KernelSignature;
-use clflow_spirv::{ModuleSummary, ReflectedKernel, SpirvError};
+use clflow_spirv::{ModuleSummary, ReflectedKernel};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,8 @@ const EXAMPLES: &str = "\
 Examples:
   clflow compile kernels/vadd/vadd.cl
       the kernels' signatures, SPIR-V version and size
+  clflow compile kernels/lookup3/lookup3.toml
+      compile the manifest's kernel and check the launch against its signature
   clflow compile kernels/sgemm/sgemm.cl --build-options \"-D TILE=16 -cl-mad-enable\" -o sgemm.spv
       write the module for other SPIR-V tools
   clflow compile kernels/lookup3/lookup3.cl --json --no-cache -v
@@ -32,8 +35,9 @@ else $XDG_CACHE_HOME/clflow, else ~/.cache/clflow.";
     after_help = EXAMPLES
 )]
 pub struct CompileArgs {
-    /// The OpenCL C source file.
-    #[arg(value_name = "KERNEL.cl")]
+    /// The OpenCL C source file, or a kernel manifest (.toml or Oclgrind .sim): then its
+    /// source and build options are compiled and the launch is checked against the kernel.
+    #[arg(value_name = "KERNEL.cl|MANIFEST")]
     kernel: PathBuf,
     /// OpenCL build options, as clBuildProgram takes them: -D NAME[=VALUE], -I DIR,
     /// -cl-std=CLx.y (default CL1.2), -cl-mad-enable and the other -cl-* options, -w, -Werror.
@@ -56,56 +60,31 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
-    // Where the kernel comes from; a manifest would supply both.
-    let (source, build_options) = (args.kernel.clone(), args.build_options.clone());
-    compile_and_report(&source, &build_options, &args, verbosity)
-}
-
-fn compile_and_report(
-    source: &Path,
-    build_options: &str,
-    args: &CompileArgs,
-    verbosity: Verbosity,
-) -> crate::Result<()> {
-    let compiler = Compiler::discover()
-        .map_err(compile_failure)?
-        .with_trace(move |line| verbosity.detail(format!("  {line}")));
-    if args.no_cache {
-        verbosity.detail("compile cache: bypassed (--no-cache)");
-    } else {
-        match compiler.cache_dir() {
-            Some(dir) => verbosity.detail(format!("compile cache: {}", dir.display())),
-            None => {
-                verbosity.detail("compile cache: off (no CLFLOW_CACHE_DIR, XDG_CACHE_HOME or HOME)")
-            }
-        }
+    let input =
+        kernel_input::prepare(&args.kernel, &args.build_options, !args.no_cache, verbosity)?;
+    if let (Some(manifest), Some(kernel)) = (&input.manifest, input.launched_kernel()) {
+        verbosity.note(format!(
+            "{}: launches `{}` over {} work-items; its {} arguments match the kernel",
+            args.kernel.display(),
+            kernel.signature.name,
+            manifest.range.work_items(),
+            manifest.args.len()
+        ));
     }
-    let request = CompileRequest {
-        use_cache: !args.no_cache,
-        ..CompileRequest::new(source, build_options)
-    };
-    let compiled = compiler.compile(&request).map_err(compile_failure)?;
-    if !compiled.warnings.is_empty() {
-        verbosity.note(&compiled.warnings);
-    }
-    for note in &compiled.notes {
-        verbosity.note(format!("clflow: note: {note}"));
-    }
-    if compiled.fallback_used {
-        verbosity.detail(
-            "built through the -O0 + opt-15 fallback: llvm-spirv-15 cannot translate the narrowed switch -O2 makes",
-        );
-    }
-
-    let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
-    let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
+    let (source, build_options, compiled, module) = (
+        &input.source,
+        input.build_options.as_str(),
+        &input.compiled,
+        &input.module,
+    );
+    let kernels = &input.kernels;
     let report = Report::new(
         source,
         build_options,
-        &compiled,
-        &kernels,
-        clflow_spirv::summary(&module),
-        args,
+        compiled,
+        kernels,
+        clflow_spirv::summary(module),
+        &args,
     );
 
     if let Some(output) = &args.output {
@@ -227,23 +206,4 @@ impl Report {
         }
         text
     }
-}
-
-fn compile_failure(err: CompileError) -> Failure {
-    if let CompileError::Diagnostics { diagnostics, .. } = &err {
-        // Clang's own output, carets and notes included, comes first; the
-        // error line below repeats its first error.
-        eprintln!("{diagnostics}");
-    }
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: err.hint(),
-    }
-}
-
-fn spirv_failure(err: SpirvError) -> Failure {
-    // The module came from our own pipeline, so whatever is wrong with it
-    // stops the analysis rather than blaming the user's input.
-    Failure::analysis(format!("compiled module: {err}"))
 }

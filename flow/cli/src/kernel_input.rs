@@ -1,0 +1,160 @@
+//! The first step every kernel command shares: from what the user named (an
+//! OpenCL C file, or a manifest that names one) to a compiled, reflected
+//! module, with the manifest checked against the kernel's real signature.
+
+use crate::failure::Failure;
+use crate::output::Verbosity;
+use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use clflow_manifest::{IntegerSigns, Manifest, ManifestError};
+use clflow_spirv::{Module, ReflectedKernel, SpirvError};
+use std::path::{Path, PathBuf};
+
+/// A kernel ready for the later stages.
+pub struct KernelInput {
+    /// Present when the user named a manifest; checked against `kernel()`.
+    pub manifest: Option<Manifest>,
+    pub source: PathBuf,
+    pub build_options: String,
+    pub compiled: Compiled,
+    pub module: Module,
+    pub kernels: Vec<ReflectedKernel>,
+}
+
+impl KernelInput {
+    /// The kernel the manifest launches.
+    pub fn launched_kernel(&self) -> Option<&ReflectedKernel> {
+        let manifest = self.manifest.as_ref()?;
+        self.kernels
+            .iter()
+            .find(|k| k.signature.name == manifest.kernel)
+    }
+}
+
+/// Whether a path names a manifest rather than OpenCL C.
+pub fn is_manifest(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("toml") | Some("sim")
+    )
+}
+
+/// Loads the manifest (if `path` is one), compiles its kernel and checks the
+/// launch against the kernel's signature. `extra_options` come after the
+/// manifest's build options, so they win where both set the same thing.
+pub fn prepare(
+    path: &Path,
+    extra_options: &str,
+    use_cache: bool,
+    verbosity: Verbosity,
+) -> crate::Result<KernelInput> {
+    let mut manifest = if is_manifest(path) {
+        verbosity.detail(format!("manifest: {}", path.display()));
+        Some(Manifest::load(path).map_err(manifest_failure)?)
+    } else {
+        None
+    };
+    let (source, build_options) = match &manifest {
+        Some(m) => (
+            m.source.clone(),
+            join_options(&m.build_options, extra_options),
+        ),
+        None => (path.to_path_buf(), extra_options.to_string()),
+    };
+
+    let compiler = Compiler::discover()
+        .map_err(compile_failure)?
+        .with_trace(move |line| verbosity.detail(format!("  {line}")));
+    if !use_cache {
+        verbosity.detail("compile cache: bypassed (--no-cache)");
+    } else if let Some(dir) = compiler.cache_dir() {
+        verbosity.detail(format!("compile cache: {}", dir.display()));
+    }
+    let request = CompileRequest {
+        use_cache,
+        ..CompileRequest::new(&source, &build_options)
+    };
+    let compiled = compiler.compile(&request).map_err(compile_failure)?;
+    if !compiled.warnings.is_empty() {
+        verbosity.note(&compiled.warnings);
+    }
+    for note in &compiled.notes {
+        verbosity.note(format!("clflow: note: {note}"));
+    }
+    if compiled.fallback_used {
+        verbosity.detail(
+            "built through the -O0 + opt-15 fallback: llvm-spirv-15 cannot translate the narrowed switch -O2 makes",
+        );
+    }
+
+    let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
+    let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
+
+    if let Some(manifest) = &mut manifest {
+        let Some(kernel) = kernels.iter().find(|k| k.signature.name == manifest.kernel) else {
+            let names: Vec<&str> = kernels.iter().map(|k| k.signature.name.as_str()).collect();
+            return Err(Failure::input(format!(
+                "{}: kernel `{}` is not in {} (it has: {})",
+                path.display(),
+                manifest.kernel,
+                source.display(),
+                names.join(", ")
+            ))
+            .with_hint("set `kernel` in the manifest to one of those names"));
+        };
+        // Where the source spelled every parameter's type, `int` and `uint`
+        // can be told apart; SPIR-V alone knows only widths.
+        let signs = if kernel.source_types.iter().all(Option::is_some) {
+            IntegerSigns::Declared
+        } else {
+            IntegerSigns::WidthOnly
+        };
+        manifest
+            .check_signature_with(&kernel.signature, signs)
+            .map_err(manifest_failure)?;
+        verbosity.detail(format!("manifest matches {}", kernel.declaration()));
+    }
+
+    Ok(KernelInput {
+        manifest,
+        source,
+        build_options,
+        compiled,
+        module,
+        kernels,
+    })
+}
+
+fn join_options(first: &str, second: &str) -> String {
+    [first.trim(), second.trim()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn manifest_failure(err: ManifestError) -> Failure {
+    Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: err.hint().map(str::to_string),
+    }
+}
+
+fn compile_failure(err: CompileError) -> Failure {
+    if let CompileError::Diagnostics { diagnostics, .. } = &err {
+        // Clang's own output, carets and notes included, comes first; the
+        // error line below repeats its first error.
+        eprintln!("{diagnostics}");
+    }
+    Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: err.hint(),
+    }
+}
+
+fn spirv_failure(err: SpirvError) -> Failure {
+    // The module came from our own pipeline, so whatever is wrong with it
+    // stops the analysis rather than blaming the user's input.
+    Failure::analysis(format!("compiled module: {err}"))
+}
