@@ -12,6 +12,9 @@ pub struct LaterArgs {
 }
 
 pub fn not_yet(command: &str, stage: &str) -> crate::Result<()> {
-    Err(Failure::analysis(format!("`clflow {command}` is not yet implemented"))
-        .with_hint(format!("{stage} is still being built; `clflow compile` and `clflow count` work today")))
+    Err(
+        Failure::analysis(format!("`clflow {command}` is not yet implemented")).with_hint(format!(
+            "{stage} is still being built; `clflow compile` and `clflow count` work today"
+        )),
+    )
 }
