@@ -82,7 +82,7 @@ pub fn prepare(
     }
     if compiled.fallback_used {
         verbosity.detail(
-            "built through the -O0 + opt-15 fallback: llvm-spirv-15 cannot translate the narrowed switch -O2 makes",
+            "built through the -O0 + opt-15 fallback (the -O2 module failed translation or validation)",
         );
     }
 

@@ -59,6 +59,31 @@ impl CompileError {
         }
     }
 
+    /// The fallback build's failure, saying also why the -O2 build was
+    /// abandoned: both are needed to report the toolchain problem.
+    pub(crate) fn after_failed_primary(self, primary: &CompileError) -> CompileError {
+        let both =
+            |message: String| format!("{message} (the -O2 build had failed first: {primary})");
+        match self {
+            CompileError::ToolFailed {
+                tool,
+                status,
+                kernel,
+                message,
+            } => CompileError::ToolFailed {
+                tool,
+                status,
+                kernel,
+                message: both(message),
+            },
+            CompileError::Invalid { kernel, message } => CompileError::Invalid {
+                kernel,
+                message: both(message),
+            },
+            other => other,
+        }
+    }
+
     /// What the user can do about it, where clflow knows.
     pub fn hint(&self) -> Option<String> {
         match self {

@@ -7,22 +7,28 @@
 //! spirv-val                               validation
 //! ```
 //!
-//! llvm-spirv-15 cannot translate the `i2` switches LLVM's -O2 makes of
-//! `switch (x & 3)` ("InvalidBitWidth", exit 10, an empty file). When it
-//! says so, the bitcode is rebuilt at -O0 (without `optnone`) and optimised
-//! by an `opt-15` pass list that does not narrow switches.
+//! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
+//! - the `i2` switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
+//!   exit 10, an empty file);
+//! - `freeze` instructions, e.g. of `x == 0 || y == 0 || ...` on vectors
+//!   ("Can't translate llvm instruction", exit 15);
+//! - loops behind a guard (`if (i < n) for (...)`), whose blocks it writes
+//!   before their dominators, which spirv-val rejects.
+//!
+//! When the -O2 module fails translation or validation, the kernel is rebuilt
+//! at -O0 (without `optnone`) and optimised by an `opt-15` pass list that
+//! keeps what matters for counting and makes none of those forms.
 
 use crate::tools::{render, Tool};
 use crate::CompileError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// What llvm-spirv-15 prints when it meets a narrowed integer type.
-const NARROWED_TYPE_MARKER: &str = "InvalidBitWidth";
-
 /// The optimisations the fallback applies: the scalar clean-ups and loop
 /// transforms that matter for counting, without switch narrowing.
-pub const FALLBACK_PASSES: &str = "sroa,early-cse,simplifycfg,loop-rotate,licm,indvars,loop-unroll";
+/// (`licm` runs inside `loop-mssa`: opt-15 aborts on a bare `licm`.)
+pub const FALLBACK_PASSES: &str =
+    "sroa,early-cse,simplifycfg,loop-rotate,loop-mssa(licm),indvars,loop-unroll";
 
 /// Arguments every clang invocation shares.
 fn clang_base(clang: &Tool, options: &[String]) -> Command {
@@ -80,21 +86,35 @@ impl Pipeline<'_> {
         let warnings = self.compile_to_bitcode(&mut command, &bitcode)?;
 
         let spirv_path = work.path().join("kernel.spv");
-        let (spirv, fallback_used) = match self.to_spirv(&bitcode, &spirv_path)? {
-            Translation::Done(spirv) => (spirv, false),
-            Translation::NarrowedType(message) => {
+        let (spirv, fallback_used) = match self.translate_and_validate(&bitcode, &spirv_path) {
+            Ok(spirv) => (spirv, false),
+            Err(primary) => {
                 (self.trace)(&format!(
-                    "llvm-spirv-15 cannot translate the -O2 bitcode ({message}); rebuilding at -O0 and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
+                    "the -O2 module failed ({primary}); rebuilding at -O0 and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
                 ));
-                (self.fallback(work.path(), &spirv_path)?, true)
+                let spirv = self
+                    .fallback(work.path(), &spirv_path)
+                    .map_err(|fallback| fallback.after_failed_primary(&primary))?;
+                (spirv, true)
             }
         };
-        self.validate(&spirv_path)?;
         Ok(Built {
             spirv,
             fallback_used,
             warnings,
         })
+    }
+
+    /// llvm-spirv then spirv-val: the two steps whose failures on valid
+    /// kernels the fallback exists for.
+    fn translate_and_validate(
+        &self,
+        bitcode: &Path,
+        spirv_path: &Path,
+    ) -> Result<Vec<u8>, CompileError> {
+        let spirv = self.to_spirv(bitcode, spirv_path)?;
+        self.validate(spirv_path)?;
+        Ok(spirv)
     }
 
     fn fallback(&self, work: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
@@ -122,12 +142,7 @@ impl Pipeline<'_> {
         let output = self.run(&opt, &mut command)?;
         self.check_output(&opt, &output, &optimised)?;
 
-        match self.to_spirv(&optimised, spirv_path)? {
-            Translation::Done(spirv) => Ok(spirv),
-            Translation::NarrowedType(message) => {
-                Err(self.failed(self.llvm_spirv, "exit status 10", message))
-            }
-        }
+        self.translate_and_validate(&optimised, spirv_path)
     }
 
     /// Runs a clang compile whose failure is the kernel's fault; returns
@@ -147,7 +162,7 @@ impl Pipeline<'_> {
             .to_string())
     }
 
-    fn to_spirv(&self, bitcode: &Path, spirv_path: &Path) -> Result<Translation, CompileError> {
+    fn to_spirv(&self, bitcode: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
         let mut command = self.llvm_spirv.command();
         command
             .args([
@@ -158,10 +173,6 @@ impl Pipeline<'_> {
             .arg("-o")
             .arg(spirv_path);
         let output = self.run(self.llvm_spirv, &mut command)?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if !output.status.success() && stderr.contains(NARROWED_TYPE_MARKER) {
-            return Ok(Translation::NarrowedType(first_line(&stderr)));
-        }
         self.check_output(self.llvm_spirv, &output, spirv_path)?;
         let spirv = std::fs::read(spirv_path).map_err(|e| CompileError::Io {
             what: format!("cannot read {}", spirv_path.display()),
@@ -175,7 +186,7 @@ impl Pipeline<'_> {
                 reason.unwrap_or_else(|| format!("wrote {} bytes, not whole words", spirv.len())),
             ));
         }
-        Ok(Translation::Done(spirv))
+        Ok(spirv)
     }
 
     fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
@@ -227,12 +238,6 @@ impl Pipeline<'_> {
             },
         }
     }
-}
-
-enum Translation {
-    Done(Vec<u8>),
-    /// llvm-spirv refused a narrowed integer type; its message.
-    NarrowedType(String),
 }
 
 fn first_line(text: &str) -> String {

@@ -150,6 +150,42 @@ fn narrowed_switch_compiles_through_the_fallback() {
     assert_eq!(again.spirv, compiled.spirv);
 }
 
+/// -O2 forms of valid kernels that llvm-spirv-15 gets wrong: a loop behind a
+/// guard (blocks written before their dominators, which spirv-val rejects)
+/// and a `freeze` of a vector compare (which it cannot translate at all).
+#[test]
+fn mistranslated_o2_modules_compile_through_the_fallback() {
+    let ws = Workspace::new();
+    let guarded_loop = ws.write(
+        "guard.cl",
+        "__kernel void mm(__global const float *a, __global const float *b, __global float *c, uint n) {
+           uint row = get_global_id(1), col = get_global_id(0);
+           if (row < n && col < n) {
+             float acc = 0.0f;
+             for (uint k = 0; k < n; ++k) acc += a[row * n + k] * b[k * n + col];
+             c[row * n + col] = acc;
+           }
+         }",
+    );
+    let freeze = ws.write(
+        "freeze.cl",
+        "__kernel void st(__global const float *in, __global float *out, uint w, uint h) {
+           uint x = get_global_id(0), y = get_global_id(1);
+           if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[y*w+x] = in[y*w+x]; return; }
+           out[y*w+x] = 0.2f*(in[y*w+x] + in[y*w+x-1] + in[y*w+x+1] + in[(y-1)*w+x] + in[(y+1)*w+x]);
+         }",
+    );
+    for (source, kernel) in [(&guarded_loop, "mm"), (&freeze, "st")] {
+        let compiled = ws.compile(source, "").unwrap();
+        assert!(
+            compiled.fallback_used,
+            "{kernel}: -O2 output is invalid here"
+        );
+        let module = clflow_spirv::load(&compiled.spirv).unwrap();
+        assert_eq!(clflow_spirv::kernels(&module).unwrap()[0].name, kernel);
+    }
+}
+
 #[test]
 fn cache_follows_source_headers_and_options() {
     let ws = Workspace::new();
