@@ -1,0 +1,26 @@
+//! clflow's device knowledge for the paper's stage 1 (§4.1): datasheet
+//! profiles and the OpenCL devices they match, the store of measured peaks,
+//! and the power sensors that serve each device.
+//!
+//! - [`ProfileCatalog`]: the profiles of `devices/` (built in) plus a user
+//!   directory; [`ProfileCatalog::match_name`] finds a device's profile.
+//! - [`MeasuredStore`] / [`MeasuredProfile`]: what `clflow bench` measured,
+//!   one JSON file per device identity.
+//! - [`power`]: the [`power::PowerSensor`] trait, its NVML, RAPL, hwmon,
+//!   CSV-import and spec implementations, and [`power::choose_sensor`].
+
+mod catalog;
+mod error;
+mod measured;
+pub mod power;
+mod profile;
+
+pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
+pub use error::{DevicesError, Result};
+pub use measured::{
+    rfc3339_utc, BandwidthPeak, ComputePeak, ComputeType, DeviceIdentity, MeasuredProfile,
+    MeasuredStore, PowerPeak, Statistic, DATA_DIR_ENV, MEASURED_SCHEMA,
+};
+pub use profile::{
+    DatasheetProfile, DeviceClass, Figure, Figures, Metric, ProfileOrigin, Quantity, Unit,
+};
