@@ -289,7 +289,10 @@ fn a_manifest_that_does_not_fit_the_kernel_is_an_input_error_naming_the_line() {
     let out = case.clflow(&["compile", "wrong.toml"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("wrong.toml:19: arg 3 (n): the kernel declares `uint n`"), "{stderr}");
+    assert!(
+        stderr.contains("wrong.toml:19: arg 3 (n): the kernel declares `uint n`"),
+        "{stderr}"
+    );
 
     // A kernel name the source does not define.
     case.write("other.toml", &good_with_kernel("vsub"));

@@ -56,8 +56,14 @@ impl fmt::Display for ParamKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamKind::Scalar { ty } => write!(f, "{ty}"),
-            ParamKind::Pointer { space, pointee: Some(ty) } => write!(f, "{space} {ty}*"),
-            ParamKind::Pointer { space, pointee: None } => write!(f, "{space} void*"),
+            ParamKind::Pointer {
+                space,
+                pointee: Some(ty),
+            } => write!(f, "{space} {ty}*"),
+            ParamKind::Pointer {
+                space,
+                pointee: None,
+            } => write!(f, "{space} void*"),
             ParamKind::Aggregate { size_bytes } => write!(f, "struct ({size_bytes} bytes)"),
             ParamKind::Unsupported { what } => f.write_str(what),
         }

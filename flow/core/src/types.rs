@@ -63,7 +63,10 @@ impl ScalarType {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarType::Half | ScalarType::Float | ScalarType::Double)
+        matches!(
+            self,
+            ScalarType::Half | ScalarType::Float | ScalarType::Double
+        )
     }
 
     pub fn is_signed(self) -> bool {
@@ -132,7 +135,11 @@ impl ElementType {
     /// Bytes one element occupies in a buffer. A 3-lane vector takes the
     /// room of four, as OpenCL C lays it out.
     pub fn size_bytes(self) -> usize {
-        let lanes = if self.lanes == 3 { 4 } else { self.lanes as usize };
+        let lanes = if self.lanes == 3 {
+            4
+        } else {
+            self.lanes as usize
+        };
         self.scalar.size_bytes() * lanes
     }
 
@@ -193,7 +200,9 @@ impl FromStr for ElementType {
         let lanes: u8 = if lanes.is_empty() {
             1
         } else {
-            lanes.parse().map_err(|_| ParseTypeError(text.to_string()))?
+            lanes
+                .parse()
+                .map_err(|_| ParseTypeError(text.to_string()))?
         };
         if lanes == 1 && digits_at != spelled.len() {
             return Err(ParseTypeError(text.to_string()));
@@ -208,11 +217,20 @@ mod tests {
 
     #[test]
     fn parses_scalars_and_vectors() {
-        assert_eq!("uint".parse::<ElementType>().unwrap(), ElementType::scalar(ScalarType::UInt));
+        assert_eq!(
+            "uint".parse::<ElementType>().unwrap(),
+            ElementType::scalar(ScalarType::UInt)
+        );
         let f4: ElementType = "float4".parse().unwrap();
-        assert_eq!((f4.scalar, f4.lanes, f4.size_bytes()), (ScalarType::Float, 4, 16));
+        assert_eq!(
+            (f4.scalar, f4.lanes, f4.size_bytes()),
+            (ScalarType::Float, 4, 16)
+        );
         assert_eq!("uchar16".parse::<ElementType>().unwrap().size_bytes(), 16);
-        assert_eq!("unsigned int".parse::<ElementType>().unwrap().scalar, ScalarType::UInt);
+        assert_eq!(
+            "unsigned int".parse::<ElementType>().unwrap().scalar,
+            ScalarType::UInt
+        );
     }
 
     #[test]
@@ -224,7 +242,10 @@ mod tests {
     #[test]
     fn rejects_bad_spellings() {
         for bad in ["float5", "int1", "quad", "float4x", ""] {
-            assert!(bad.parse::<ElementType>().is_err(), "{bad} should not parse");
+            assert!(
+                bad.parse::<ElementType>().is_err(),
+                "{bad} should not parse"
+            );
         }
     }
 
