@@ -1,0 +1,470 @@
+//! The report's charts, built from a result set: per device a performance
+//! roofline (paper Figures 6, 8, 10) and a performance-per-watt roofline
+//! (eq. 8; Figures 7, 9, 11); every device on one chart (Figures 3, 4); and
+//! the energy of each run (Figure 12).
+
+use crate::plot::{Bar, BarPlot, Line, LogPlot, Marker, Place, Stroke, Tag};
+use clflow_metrics::{format_number, ridge, Ceilings, DeviceProfile, Metrics, ResultSet, Unit};
+use plotters::style::RGBColor;
+
+/// Which roofline: operations per second (eq. 7) or per second per watt (eq. 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Roof {
+    Performance,
+    PerWatt,
+}
+
+impl Roof {
+    fn unit(self) -> Unit {
+        match self {
+            Roof::Performance => Unit::OpsPerSecond,
+            Roof::PerWatt => Unit::OpsPerSecondPerWatt,
+        }
+    }
+
+    /// The axis label, unit included.
+    fn y_label(self) -> String {
+        let (_, unit) = self.unit().display_scale();
+        match self {
+            Roof::Performance => format!("Performance F ({unit})"),
+            Roof::PerWatt => format!("Performance per watt R ({unit})"),
+        }
+    }
+
+    /// What a kernel reached on this roofline: F or R.
+    fn achieved(self, m: &Metrics) -> Option<f64> {
+        match self {
+            Roof::Performance => m.performance.as_ref().map(|f| f.value),
+            Roof::PerWatt => m.perf_per_watt.as_ref().map(|r| r.value),
+        }
+    }
+}
+
+const INTENSITY_LABEL: &str = "Operational intensity I (OPS/B)";
+const GIGA: f64 = 1e9;
+const INK: RGBColor = RGBColor(30, 30, 30);
+/// Colours for devices (comparison charts) and kernels (device charts).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+pub fn color(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// A device's roofline in plot units (giga): bandwidth slope and compute
+/// ceilings, divided by power for the per-watt roofline.
+#[derive(Debug, Clone, Copy)]
+struct RoofValues {
+    slope: f64,
+    int: Option<f64>,
+    float: Option<f64>,
+}
+
+fn roof_values(ceilings: &Ceilings, roof: Roof) -> Option<RoofValues> {
+    let divisor = match roof {
+        Roof::Performance => 1.0,
+        Roof::PerWatt => ceilings
+            .power
+            .as_ref()
+            .map(|p| p.value)
+            .filter(|p| *p > 0.0)?,
+    };
+    let scaled = |f: &Option<clflow_metrics::Figure>| f.as_ref().map(|f| f.value / divisor / GIGA);
+    let values = RoofValues {
+        slope: scaled(&ceilings.bandwidth)?,
+        int: scaled(&ceilings.int),
+        float: scaled(&ceilings.float),
+    };
+    (values.int.is_some() || values.float.is_some()).then_some(values)
+}
+
+/// One roofline to draw: whose, in what colour, how prominent.
+struct RoofSpec {
+    /// "measured", "datasheet", or a device name.
+    name: String,
+    values: RoofValues,
+    color: RGBColor,
+    faint: bool,
+    /// Write the values inside the plot (device charts) or only in the legend.
+    tagged: bool,
+}
+
+/// One kernel's wall(s) and what it reached.
+struct KernelSpec {
+    label: String,
+    intensity_min: f64,
+    intensity_max: f64,
+    achieved: Option<f64>,
+    color: RGBColor,
+}
+
+fn decade_floor(v: f64) -> f64 {
+    10f64.powf(v.log10().floor())
+}
+
+fn decade_ceil(v: f64) -> f64 {
+    10f64.powf(v.log10().ceil())
+}
+
+fn value_text(value: f64, roof: Roof) -> String {
+    format!("{} {}", format_number(value), roof.unit().display_scale().1)
+}
+
+fn slope_text(slope: f64, roof: Roof) -> String {
+    match roof {
+        Roof::Performance => format!("{} GB/s", format_number(slope)),
+        Roof::PerWatt => format!("{} GB/s/W", format_number(slope)),
+    }
+}
+
+/// Lays out the rooflines and kernels on log axes that hold every ridge,
+/// wall, ceiling and achieved value (and the `points` to be marked) with
+/// room to spare.
+fn layout(
+    title: String,
+    roof: Roof,
+    roofs: &[RoofSpec],
+    kernels: &[KernelSpec],
+    points: &[(f64, f64)],
+) -> LogPlot {
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for r in roofs {
+        for peak in [r.values.int, r.values.float].into_iter().flatten() {
+            xs.push(ridge(peak, r.values.slope));
+            ys.push(peak);
+        }
+    }
+    for k in kernels {
+        xs.extend([k.intensity_min, k.intensity_max]);
+        ys.extend(k.achieved);
+    }
+    for (x, y) in points {
+        xs.push(*x);
+        ys.push(*y);
+    }
+    let finite = |v: &f64| v.is_finite() && *v > 0.0;
+    let x_lo = decade_floor(xs.iter().copied().filter(finite).fold(1.0, f64::min) / 3.0);
+    let x_hi = decade_ceil(xs.iter().copied().filter(finite).fold(1.0, f64::max) * 2.0);
+    let floor_values = roofs
+        .iter()
+        .map(|r| r.values.slope * x_lo)
+        .chain(kernels.iter().filter_map(|k| k.achieved))
+        .chain(points.iter().map(|(_, y)| *y));
+    let y_lo = decade_floor(
+        floor_values
+            .filter(finite)
+            .fold(f64::INFINITY, f64::min)
+            .min(1.0),
+    );
+    let y_hi = decade_ceil(
+        ys.iter()
+            .copied()
+            .filter(finite)
+            .fold(y_lo * 10.0, f64::max)
+            * 2.5,
+    );
+
+    let mut plot = LogPlot {
+        title,
+        x_label: INTENSITY_LABEL.into(),
+        y_label: roof.y_label(),
+        x_range: (x_lo, x_hi),
+        y_range: (y_lo, y_hi),
+        lines: Vec::new(),
+        markers: Vec::new(),
+        tags: Vec::new(),
+    };
+    for r in roofs {
+        add_roof(&mut plot, roof, r);
+    }
+    for k in kernels {
+        add_kernel(&mut plot, roof, k);
+    }
+    plot
+}
+
+fn add_roof(plot: &mut LogPlot, roof: Roof, spec: &RoofSpec) {
+    let (x_lo, x_hi) = plot.x_range;
+    let v = spec.values;
+    let width = if spec.faint { 2 } else { 3 };
+    let top = [v.int, v.float].into_iter().flatten().fold(0.0, f64::max);
+    let slope_end = ridge(top, v.slope);
+    plot.lines.push(Line {
+        points: vec![(x_lo, v.slope * x_lo), (slope_end, top)],
+        color: spec.color,
+        faint: spec.faint,
+        stroke: Stroke::Solid,
+        width,
+        legend: Some(format!(
+            "{} bandwidth {}",
+            spec.name,
+            slope_text(v.slope, roof)
+        )),
+    });
+    if spec.tagged {
+        // On the slope, a third of the way in on the log scale.
+        let x = x_lo * (slope_end / x_lo).powf(0.3);
+        plot.tags.push(Tag {
+            text: format!("{} {}", spec.name, slope_text(v.slope, roof)),
+            at: (x, v.slope * x),
+            place: if spec.faint {
+                Place::AboveLeft
+            } else {
+                Place::BelowRight
+            },
+            color: spec.color,
+        });
+    }
+    for (kind, peak, stroke) in [
+        ("int", v.int, Stroke::Solid),
+        ("float", v.float, Stroke::Dashed),
+    ] {
+        let Some(peak) = peak else { continue };
+        plot.lines.push(Line {
+            points: vec![(ridge(peak, v.slope), peak), (x_hi, peak)],
+            color: spec.color,
+            faint: spec.faint,
+            stroke,
+            width,
+            legend: Some(format!(
+                "{} {kind} peak {}",
+                spec.name,
+                value_text(peak, roof)
+            )),
+        });
+        if spec.tagged {
+            plot.tags.push(Tag {
+                text: format!("{} {kind} {}", spec.name, value_text(peak, roof)),
+                at: (x_hi, peak),
+                place: if spec.faint {
+                    Place::AboveLeft
+                } else {
+                    Place::BelowLeft
+                },
+                color: spec.color,
+            });
+        }
+    }
+}
+
+fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
+    let (x_lo, x_hi) = plot.x_range;
+    let (y_lo, y_hi) = plot.y_range;
+    let ranged = k.intensity_min < k.intensity_max;
+    let mut walls = vec![(k.intensity_max, Stroke::Solid, "I")];
+    if ranged {
+        walls[0].2 = "I max";
+        walls.push((k.intensity_min, Stroke::Dotted, "I min"));
+    }
+    for (intensity, stroke, name) in walls {
+        let text = format!("{} {name} = {} OPS/B", k.label, format_number(intensity));
+        plot.lines.push(Line {
+            points: vec![(intensity, y_lo), (intensity, y_hi)],
+            color: k.color,
+            faint: false,
+            stroke,
+            width: 2,
+            legend: Some(format!("{text} (wall)")),
+        });
+        plot.tags.push(Tag {
+            text,
+            at: (intensity, y_hi / 1.6),
+            place: Place::AboveRight,
+            color: k.color,
+        });
+    }
+    if let Some(achieved) = k.achieved {
+        let text = format!("{} achieved {}", k.label, value_text(achieved, roof));
+        plot.lines.push(Line {
+            points: vec![(x_lo, achieved), (x_hi, achieved)],
+            color: k.color,
+            faint: true,
+            stroke: Stroke::Dashed,
+            width: 2,
+            legend: None,
+        });
+        plot.markers.push(Marker {
+            at: (k.intensity_max, achieved),
+            color: k.color,
+            legend: Some(text.clone()),
+        });
+        plot.tags.push(Tag {
+            text,
+            at: (x_lo, achieved),
+            place: Place::AboveRight,
+            color: k.color,
+        });
+    }
+}
+
+fn kernel_spec(m: &Metrics, roof: Roof, label: String, color: RGBColor) -> Option<KernelSpec> {
+    let intensity_min = m.intensity_min.as_ref()?.value;
+    let intensity_max = m.intensity_max.as_ref()?.value;
+    Some(KernelSpec {
+        label,
+        intensity_min,
+        intensity_max,
+        achieved: roof.achieved(m).map(|v| v / GIGA),
+        color,
+    })
+}
+
+/// The roofline of one device (Figures 6–11): measured ceilings strong,
+/// datasheet ceilings faint, each kernel's wall and achieved value.
+pub fn device_roofline(
+    roof: Roof,
+    device: &DeviceProfile,
+    metrics: &[&Metrics],
+) -> Option<LogPlot> {
+    let mut roofs = Vec::new();
+    if let Some(values) = roof_values(&device.measured, roof) {
+        roofs.push(RoofSpec {
+            name: "measured".into(),
+            values,
+            color: INK,
+            faint: false,
+            tagged: true,
+        });
+    }
+    if let Some(values) = roof_values(&device.datasheet, roof) {
+        roofs.push(RoofSpec {
+            name: "datasheet".into(),
+            values,
+            color: INK,
+            faint: true,
+            tagged: true,
+        });
+    }
+    if roofs.is_empty() {
+        return None;
+    }
+    let kernels: Vec<KernelSpec> = metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| kernel_spec(m, roof, m.kernel.clone(), color(i)))
+        .collect();
+    let what = match roof {
+        Roof::Performance => "Performance roofline",
+        Roof::PerWatt => "Performance-per-watt roofline",
+    };
+    Some(layout(
+        format!("{what} – {}", device.name),
+        roof,
+        &roofs,
+        &kernels,
+        &[],
+    ))
+}
+
+/// Every device's measured roofline on one chart (Figures 3, 4): integer
+/// ceilings solid, floating-point dashed, one colour per device, and each
+/// kernel's wall with what it reached on each device.
+pub fn comparison_roofline(roof: Roof, set: &ResultSet, metrics: &[Metrics]) -> Option<LogPlot> {
+    let mut roofs = Vec::new();
+    for (index, device) in set.devices.iter().enumerate() {
+        let values =
+            roof_values(&device.measured, roof).or_else(|| roof_values(&device.datasheet, roof));
+        if let Some(values) = values {
+            roofs.push(RoofSpec {
+                name: device.name.clone(),
+                values,
+                color: color(index),
+                faint: false,
+                tagged: false,
+            });
+        }
+    }
+    if roofs.is_empty() {
+        return None;
+    }
+    // A kernel's wall is the same on every device: drawn once, in grey.
+    let mut walls: Vec<KernelSpec> = Vec::new();
+    for kernel in &set.kernels {
+        let first = metrics.iter().find(|m| m.kernel == kernel.kernel);
+        let grey = RGBColor(110, 110, 110);
+        if let Some(mut spec) =
+            first.and_then(|m| kernel_spec(m, roof, kernel.kernel.clone(), grey))
+        {
+            spec.achieved = None;
+            walls.push(spec);
+        }
+    }
+    // What each kernel reached on each device: a marker on its wall.
+    let several_kernels = set.kernels.len() > 1;
+    let mut reached = Vec::new();
+    for m in metrics {
+        let (Some(achieved), Some(intensity)) = (roof.achieved(m), m.intensity_max.as_ref()) else {
+            continue;
+        };
+        let index = set
+            .devices
+            .iter()
+            .position(|d| d.name == m.device)
+            .unwrap_or(0);
+        let who = if several_kernels {
+            format!("{} on {}", m.kernel, m.device)
+        } else {
+            m.device.clone()
+        };
+        reached.push(Marker {
+            at: (intensity.value, achieved / GIGA),
+            color: color(index),
+            legend: Some(format!(
+                "{who} achieved {}",
+                value_text(achieved / GIGA, roof)
+            )),
+        });
+    }
+    let what = match roof {
+        Roof::Performance => "Performance roofline, all devices",
+        Roof::PerWatt => "Performance per watt, all devices",
+    };
+    let points: Vec<(f64, f64)> = reached.iter().map(|m| m.at).collect();
+    let mut plot = layout(what.into(), roof, &roofs, &walls, &points);
+    plot.markers.extend(reached);
+    Some(plot)
+}
+
+/// The energy of every run with a time and a power (Figure 12).
+pub fn energy_bars(set: &ResultSet, metrics: &[Metrics]) -> Option<BarPlot> {
+    let several_kernels = set.kernels.len() > 1;
+    let bars: Vec<Bar> = metrics
+        .iter()
+        .filter_map(|m| {
+            let energy = m.energy.as_ref()?;
+            let index = set
+                .devices
+                .iter()
+                .position(|d| d.name == m.device)
+                .unwrap_or(0);
+            Some(Bar {
+                name: if several_kernels {
+                    format!("{} / {}", m.kernel, m.device)
+                } else {
+                    m.device.clone()
+                },
+                value: energy.value,
+                color: color(index),
+                text: energy.display(),
+            })
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let kernels: Vec<&str> = set.kernels.iter().map(|k| k.kernel.as_str()).collect();
+    Some(BarPlot {
+        title: format!("Energy per kernel run, E = T·P ({})", kernels.join(", ")),
+        y_label: "Energy E (J)".into(),
+        bars,
+    })
+}

@@ -1,0 +1,16 @@
+//! clflow's report: from a result set, the paper's charts (SVG and PNG),
+//! `metrics.csv`, `results.json` and a self-contained `index.html`, written
+//! so that a failed run never leaves a torn report.
+
+mod charts;
+mod error;
+mod font;
+mod html;
+mod output;
+pub mod plot;
+mod tables;
+
+pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};
+pub use error::ReportError;
+pub use output::{write_report, Written};
+pub use tables::metrics_csv;

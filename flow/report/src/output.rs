@@ -1,0 +1,181 @@
+//! Writing a report: everything is rendered into a staging directory inside
+//! the output directory first, and only when all of it exists are the files
+//! renamed into place. A failure leaves the earlier report as it was; files
+//! the report does not write are never touched.
+
+use crate::charts::{comparison_roofline, device_roofline, energy_bars, Roof};
+use crate::error::ReportError;
+use crate::html::{self, ChartFile};
+use crate::plot::{render_png, render_svg, Chart};
+use crate::tables::metrics_csv;
+use clflow_metrics::{results_document, Metrics, ResultSet};
+use std::path::{Path, PathBuf};
+
+/// What a report wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub dir: PathBuf,
+    /// File names, relative to `dir`, in page order.
+    pub files: Vec<String>,
+}
+
+/// A file-name-safe form of a device name: `tesla-k20`.
+fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "device".into()
+    } else {
+        out
+    }
+}
+
+struct Staging {
+    dir: tempfile::TempDir,
+    files: Vec<String>,
+}
+
+impl Staging {
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, bytes).map_err(|source| ReportError::Io { path, source })?;
+        self.files.push(name.to_string());
+        Ok(())
+    }
+
+    /// Renders a chart as SVG and PNG; returns it for the page.
+    fn chart(
+        &mut self,
+        stem: String,
+        caption: String,
+        chart: &impl Chart,
+    ) -> Result<ChartFile, ReportError> {
+        let plot_error = |message: String| ReportError::Plot {
+            chart: format!("{stem}.svg"),
+            message,
+        };
+        let (svg, _) = render_svg(chart).map_err(plot_error)?;
+        self.write(&format!("{stem}.svg"), svg.as_bytes())?;
+        let png = format!("{stem}.png");
+        render_png(chart, &self.dir.path().join(&png)).map_err(|message| ReportError::Plot {
+            chart: png.clone(),
+            message,
+        })?;
+        self.files.push(png);
+        Ok(ChartFile { stem, caption, svg })
+    }
+}
+
+/// The charts of a set, in the paper's order: Figures 3 and 4, then each
+/// device's Figures 6–11, then Figure 12.
+fn draw_charts(
+    staging: &mut Staging,
+    set: &ResultSet,
+    metrics: &[Metrics],
+) -> Result<Vec<ChartFile>, ReportError> {
+    let mut charts = Vec::new();
+    let roofs = [
+        (Roof::Performance, "roofline", "Performance roofline"),
+        (
+            Roof::PerWatt,
+            "perf-per-watt",
+            "Performance-per-watt roofline (eq. 8)",
+        ),
+    ];
+    for (roof, stem, what) in roofs {
+        if let Some(plot) = comparison_roofline(roof, set, metrics) {
+            let caption =
+                format!("{what} of every device: integer peaks solid, floating-point dashed");
+            charts.push(staging.chart(format!("{stem}-all"), caption, &plot)?);
+        }
+    }
+    let mut stems: Vec<String> = Vec::new();
+    for device in &set.devices {
+        let mut stem = slug(&device.name);
+        while stems.contains(&stem) {
+            stem.push('x');
+        }
+        stems.push(stem.clone());
+        let on_device: Vec<&Metrics> = metrics.iter().filter(|m| m.device == device.name).collect();
+        for (roof, prefix, what) in roofs {
+            if let Some(plot) = device_roofline(roof, device, &on_device) {
+                let caption = format!(
+                    "{what} of {}: measured ceilings dark, datasheet faint; each kernel's \
+                     intensity wall and what it achieved",
+                    device.name
+                );
+                charts.push(staging.chart(format!("{prefix}-{stem}"), caption, &plot)?);
+            }
+        }
+    }
+    if let Some(plot) = energy_bars(set, metrics) {
+        let caption = "Energy of each kernel run, E = T·P (eq. 2)".to_string();
+        charts.push(staging.chart("energy".into(), caption, &plot)?);
+    }
+    Ok(charts)
+}
+
+/// Writes the whole report for `set` into `out` (created if missing).
+pub fn write_report(set: &ResultSet, out: &Path) -> Result<Written, ReportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let dir = tempfile::Builder::new()
+        .prefix(".clflow-report-")
+        .tempdir_in(out)
+        .map_err(io(out))?;
+    let mut staging = Staging {
+        dir,
+        files: Vec::new(),
+    };
+
+    let metrics = set.evaluate();
+    let charts = draw_charts(&mut staging, set, &metrics)?;
+    staging.write("metrics.csv", &metrics_csv(&metrics)?)?;
+    let json = serde_json::to_string_pretty(&results_document(set, &metrics)).map_err(|e| {
+        ReportError::Encode {
+            what: "results.json".into(),
+            message: e.to_string(),
+        }
+    })?;
+    staging.write("results.json", json.as_bytes())?;
+    staging.write("index.html", html::page(set, &metrics, &charts).as_bytes())?;
+
+    // Everything is rendered: check every target can take its file before
+    // moving any, so that an obstacle leaves the earlier report whole.
+    for name in &staging.files {
+        let target = out.join(name);
+        if target.is_dir() {
+            return Err(ReportError::Obstacle { path: target });
+        }
+    }
+    for name in &staging.files {
+        let target = out.join(name);
+        std::fs::rename(staging.dir.path().join(name), &target).map_err(io(&target))?;
+    }
+    Ok(Written {
+        dir: out.to_path_buf(),
+        files: staging.files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("Tesla K20"), "tesla-k20");
+        assert_eq!(slug("Intel(R) Xeon Phi 5110P"), "intel-r-xeon-phi-5110p");
+        assert_eq!(slug("***"), "device");
+    }
+}
