@@ -22,7 +22,10 @@ fn checked_launch(case: Case, compiler: &Compiler) -> (Manifest, Launch) {
         .join(format!("{}.toml", case.name()));
     let mut manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let compiled = compiler
-        .compile(&CompileRequest::new(&manifest.source, &manifest.build_options))
+        .compile(&CompileRequest::new(
+            &manifest.source,
+            &manifest.build_options,
+        ))
         .unwrap_or_else(|e| panic!("{case}: {e}"));
     let module = clflow_spirv::load(&compiled.spirv).unwrap();
     let kernels = clflow_spirv::reflect_kernels(&module).unwrap();

@@ -1,0 +1,283 @@
+//! The launches of every benchmark: its buffers and scalar arguments in
+//! kernel order, as `kernels/bench/*.cl` declares them.
+
+use crate::catalog::{Benchmark, DataType, Lane, StreamKernel};
+use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
+
+/// The scalar factor of scale and triad.
+const STREAM_FACTOR: f64 = 3.0;
+/// A sum the read kernel's data can never give for floats (they lie in
+/// [1, 2)), and practically never for wrapping integer sums.
+const READ_SENTINEL: f64 = 4_294_967_295.0;
+/// Compute kernels start near 0.1 and add 0.1 each mad: x = x*y + 0.1 with
+/// x, y near 0.11 stays there. Integer starts are odd (seed 1) and integer
+/// mads add an even constant, so products stay odd.
+const FLOAT_SEED: f64 = 0.1;
+const FLOAT_ADDEND: f64 = 0.1;
+const INT_SEED: f64 = 1.0;
+const INT_ADDEND: f64 = 2_654_435_768.0;
+/// Seed of the write kernel's hash.
+const WRITE_SEED: u32 = 0x5EED_1234;
+
+impl Lane {
+    fn scalar_type(self) -> ScalarType {
+        match self {
+            Lane::Uint => ScalarType::UInt,
+            Lane::Half => ScalarType::Half,
+            Lane::Float => ScalarType::Float,
+            Lane::Double => ScalarType::Double,
+        }
+    }
+
+    /// `value` as a kernel argument of this type (little-endian bytes).
+    fn scalar_arg(self, value: f64) -> ArgValue {
+        let bytes = match self {
+            Lane::Uint => (value as u32).to_le_bytes().to_vec(),
+            Lane::Half => f16_bits(value as f32).to_le_bytes().to_vec(),
+            Lane::Float => (value as f32).to_le_bytes().to_vec(),
+            Lane::Double => value.to_le_bytes().to_vec(),
+        };
+        ArgValue::Scalar { bytes }
+    }
+}
+
+impl DataType {
+    fn element_type(self) -> ElementType {
+        ElementType {
+            scalar: self.lane.scalar_type(),
+            lanes: self.width,
+        }
+    }
+
+    fn buffer(self, access: Access, bytes: Vec<u8>) -> ArgValue {
+        ArgValue::Buffer {
+            ty: self.element_type(),
+            access,
+            bytes,
+        }
+    }
+}
+
+/// The three arrays a stream kernel may use, in STREAM's names. Their bytes
+/// move into a launch and back out, so that one fill of pseudo-random data
+/// serves every stream benchmark of a lane type.
+pub struct StreamArrays {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub c: Vec<u8>,
+}
+
+/// A one-dimensional range of `work_items`, work-group size left to the runtime.
+fn range(work_items: u64) -> NdRange {
+    NdRange {
+        dims: 1,
+        global: [work_items, 1, 1],
+        local: None,
+        offset: [0; 3],
+    }
+}
+
+fn arg(name: &str, value: ArgValue) -> LaunchArg {
+    LaunchArg {
+        name: Some(name.to_string()),
+        value,
+    }
+}
+
+/// The launch of a stream kernel over `work_items`, taking the arrays it uses.
+pub fn stream_launch(
+    kernel: StreamKernel,
+    data: DataType,
+    work_items: u64,
+    arrays: &mut StreamArrays,
+) -> Launch {
+    use std::mem::take;
+    let ro = |bytes: Vec<u8>| data.buffer(Access::ReadOnly, bytes);
+    let wo = |bytes: Vec<u8>| data.buffer(Access::WriteOnly, bytes);
+    let factor = || data.lane.scalar_arg(STREAM_FACTOR);
+    let args = match kernel {
+        StreamKernel::Copy => vec![
+            arg("a", ro(take(&mut arrays.a))),
+            arg("c", wo(take(&mut arrays.c))),
+        ],
+        StreamKernel::Scale => vec![
+            arg("c", ro(take(&mut arrays.c))),
+            arg("b", wo(take(&mut arrays.b))),
+            arg("q", factor()),
+        ],
+        StreamKernel::Add => vec![
+            arg("a", ro(take(&mut arrays.a))),
+            arg("b", ro(take(&mut arrays.b))),
+            arg("c", wo(take(&mut arrays.c))),
+        ],
+        StreamKernel::Triad => vec![
+            arg("b", ro(take(&mut arrays.b))),
+            arg("c", ro(take(&mut arrays.c))),
+            arg("a", wo(take(&mut arrays.a))),
+            arg("q", factor()),
+        ],
+        StreamKernel::Read => vec![
+            arg("a", ro(take(&mut arrays.a))),
+            arg("out", wo(vec![0; data.bytes() as usize])),
+            arg("sentinel", data.lane.scalar_arg(READ_SENTINEL)),
+        ],
+        StreamKernel::Write => vec![
+            arg("c", wo(take(&mut arrays.c))),
+            arg(
+                "seed",
+                ArgValue::Scalar {
+                    bytes: WRITE_SEED.to_le_bytes().to_vec(),
+                },
+            ),
+        ],
+    };
+    Launch {
+        kernel: Benchmark::Bandwidth { kernel, data }.kernel_name(),
+        range: range(work_items),
+        args,
+    }
+}
+
+/// Gives the arrays a stream launch took back to `arrays`, by name.
+pub fn return_arrays(launch: &mut Launch, arrays: &mut StreamArrays) {
+    for arg in &mut launch.args {
+        let slot = match arg.name.as_deref() {
+            Some("a") => &mut arrays.a,
+            Some("b") => &mut arrays.b,
+            Some("c") => &mut arrays.c,
+            _ => continue,
+        };
+        if let ArgValue::Buffer { bytes, .. } = &mut arg.value {
+            *slot = std::mem::take(bytes);
+        }
+    }
+}
+
+/// The launch of the compute kernel at `data` over `work_items`, each
+/// running `reps` repetitions.
+pub fn compute_launch(data: DataType, work_items: u64, reps: u32) -> Launch {
+    let (seed, addend) = if data.lane.is_float() {
+        (FLOAT_SEED, FLOAT_ADDEND)
+    } else {
+        (INT_SEED, INT_ADDEND)
+    };
+    let out = vec![0u8; (work_items * data.bytes()) as usize];
+    Launch {
+        kernel: "bench_compute".into(),
+        range: range(work_items),
+        args: vec![
+            arg("out", data.buffer(Access::WriteOnly, out)),
+            arg("seed", data.lane.scalar_arg(seed)),
+            arg("b", data.lane.scalar_arg(addend)),
+            arg(
+                "reps",
+                ArgValue::Scalar {
+                    bytes: reps.to_le_bytes().to_vec(),
+                },
+            ),
+        ],
+    }
+}
+
+/// IEEE half-precision bits of a normal `value` (round to nearest even),
+/// enough for the kernels' constants; out-of-range values saturate to
+/// infinity and tiny ones flush to zero.
+fn f16_bits(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exponent = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
+    let mantissa = bits & 0x007F_FFFF;
+    if exponent >= 31 {
+        return sign | 0x7C00;
+    }
+    if exponent <= 0 {
+        return sign;
+    }
+    // Keep 10 of 23 mantissa bits, rounding half to even; a carry out of
+    // the mantissa correctly bumps the exponent.
+    let half = ((exponent as u32) << 10) | (mantissa >> 13);
+    let rest = mantissa & 0x1FFF;
+    let round_up = rest > 0x1000 || (rest == 0x1000 && half & 1 == 1);
+    sign | (half + u32::from(round_up)) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_constants_convert_exactly() {
+        assert_eq!(f16_bits(1.0), 0x3C00);
+        assert_eq!(f16_bits(0.1), 0x2E66);
+        assert_eq!(f16_bits(-2.0), 0xC000);
+        assert_eq!(f16_bits(3.0), 0x4200);
+        assert_eq!(f16_bits(1e6), 0x7C00);
+    }
+
+    fn arrays(bytes: usize) -> StreamArrays {
+        StreamArrays {
+            a: vec![1; bytes],
+            b: vec![2; bytes],
+            c: vec![3; bytes],
+        }
+    }
+
+    #[test]
+    fn triad_takes_b_and_c_and_writes_a_then_gives_them_back() {
+        let data = DataType::new(Lane::Float, 4);
+        let mut pool = arrays(64);
+        let mut launch = stream_launch(StreamKernel::Triad, data, 1, &mut pool);
+        assert!(pool.a.is_empty() && pool.b.is_empty() && pool.c.is_empty());
+        assert_eq!(launch.kernel, "bench_triad");
+        let accesses: Vec<Option<Access>> = launch
+            .args
+            .iter()
+            .map(|a| match &a.value {
+                ArgValue::Buffer { access, ty, .. } => {
+                    assert_eq!(ty.to_string(), "float4");
+                    Some(*access)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            accesses,
+            [
+                Some(Access::ReadOnly),
+                Some(Access::ReadOnly),
+                Some(Access::WriteOnly),
+                None
+            ]
+        );
+        assert_eq!(
+            launch.args[3].value,
+            ArgValue::Scalar {
+                bytes: 3.0f32.to_le_bytes().to_vec()
+            }
+        );
+        return_arrays(&mut launch, &mut pool);
+        assert_eq!((pool.a[0], pool.b[0], pool.c[0]), (1, 2, 3));
+    }
+
+    #[test]
+    fn compute_launches_pass_reps_as_a_uint_and_size_the_output() {
+        let launch = compute_launch(DataType::new(Lane::Double, 2), 100, 7);
+        assert_eq!(launch.range.global, [100, 1, 1]);
+        let ArgValue::Buffer { bytes, .. } = &launch.args[0].value else {
+            panic!("out is a buffer");
+        };
+        assert_eq!(bytes.len(), 100 * 16);
+        assert_eq!(
+            launch.args[1].value,
+            ArgValue::Scalar {
+                bytes: 0.1f64.to_le_bytes().to_vec()
+            }
+        );
+        assert_eq!(
+            launch.args[3].value,
+            ArgValue::Scalar {
+                bytes: 7u32.to_le_bytes().to_vec()
+            }
+        );
+    }
+}

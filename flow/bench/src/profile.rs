@@ -1,0 +1,451 @@
+//! From a run's measurements to the device's measured profile (the paper's
+//! F̂_f, F̂_i, B̂ and P̂), and the profile as a table for people.
+
+use crate::catalog::{compute_id, Benchmark, DataType, Lane};
+use crate::runner::{BenchResult, Measurement};
+use crate::work::Unit;
+use clflow_devices::power::PowerTrace;
+use clflow_devices::{
+    BandwidthPeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile,
+    Metric, PowerPeak, Statistic,
+};
+use std::fmt::Write as _;
+
+impl Lane {
+    /// The profile's name for this lane type's peak.
+    pub fn compute_type(self) -> ComputeType {
+        match self {
+            Lane::Uint => ComputeType::Int32,
+            Lane::Half => ComputeType::Fp16,
+            Lane::Float => ComputeType::Fp32,
+            Lane::Double => ComputeType::Fp64,
+        }
+    }
+
+    fn of_compute_type(data_type: ComputeType) -> Lane {
+        match data_type {
+            ComputeType::Int32 => Lane::Uint,
+            ComputeType::Fp16 => Lane::Half,
+            ComputeType::Fp32 => Lane::Float,
+            ComputeType::Fp64 => Lane::Double,
+        }
+    }
+}
+
+impl Measurement {
+    /// The measured profile of the device, stamped now with `clflow_version`.
+    ///
+    /// Bandwidth kernels are named `<kernel>/<lane>` (`triad/float`), their
+    /// width apart; compute kernels by operation (`mad`) under their type.
+    pub fn to_profile(&self, clflow_version: &str) -> MeasuredProfile {
+        let mut profile = MeasuredProfile::new(DeviceIdentity::of(&self.device), clflow_version);
+        for result in &self.results {
+            match result.benchmark {
+                Benchmark::Bandwidth { kernel, data } => profile.bandwidth.push(BandwidthPeak {
+                    kernel: format!("{}/{}", kernel.name(), data.lane.name()),
+                    vector_width: u32::from(data.width),
+                    bytes_per_s: result.rate,
+                }),
+                Benchmark::Compute { op, data } => profile.compute.push(ComputePeak {
+                    data_type: data.lane.compute_type(),
+                    kernel: op.name().to_string(),
+                    vector_width: u32::from(data.width),
+                    ops_per_s: result.rate,
+                }),
+            }
+        }
+        let bandwidth = |r: &&BenchResult| matches!(r.benchmark, Benchmark::Bandwidth { .. });
+        let (memory, compute): (Vec<&BenchResult>, Vec<&BenchResult>) =
+            self.results.iter().partition(bandwidth);
+        for (during, results) in [("bandwidth", memory), ("compute", compute)] {
+            let traces: Vec<&PowerTrace> =
+                results.iter().filter_map(|r| r.power.as_ref()).collect();
+            profile.power.extend(power_peak(during, &traces));
+        }
+        profile.notes = self.notes.clone();
+        profile.notes.extend(skipped_notes(self));
+        profile
+    }
+}
+
+/// How each measured peak compares with the datasheet's, one note per
+/// figure both have: the paper's F̂/F̄ and B̂/B̄. A measured peak above the
+/// datasheet's says the benchmark or the datasheet is wrong, and says so.
+pub fn datasheet_notes(profile: &MeasuredProfile, datasheet: &DatasheetProfile) -> Vec<String> {
+    let figures = &datasheet.datasheet;
+    let pairs = [
+        (
+            "B̂",
+            profile.peak_bytes_per_s(),
+            figures.memory_bandwidth_bytes_per_s(),
+            Unit::GigabytesPerSecond,
+        ),
+        (
+            "F̂ fp32",
+            profile.peak_ops_per_s(ComputeType::Fp32),
+            figures.fp32_ops_per_s(),
+            Unit::GigaflopsPerSecond,
+        ),
+        (
+            "F̂ fp64",
+            profile.peak_ops_per_s(ComputeType::Fp64),
+            figures.fp64_ops_per_s(),
+            Unit::GigaflopsPerSecond,
+        ),
+        (
+            "F̂ fp16",
+            profile.peak_ops_per_s(ComputeType::Fp16),
+            figures.quantity(Metric::Fp16).map(|q| q.value),
+            Unit::GigaflopsPerSecond,
+        ),
+        (
+            "F̂ int32",
+            profile.peak_ops_per_s(ComputeType::Int32),
+            figures.int32_ops_per_s(),
+            Unit::GigaopsPerSecond,
+        ),
+    ];
+    let mut notes = Vec::new();
+    for (label, measured, sheet, unit) in pairs {
+        let (Some(measured), Some(sheet)) = (measured, sheet) else {
+            continue;
+        };
+        if sheet <= 0.0 {
+            continue;
+        }
+        let share = measured / sheet;
+        let verdict = if share > 1.0 {
+            ": above the datasheet peak, so the benchmark or the datasheet is wrong"
+        } else {
+            ""
+        };
+        notes.push(format!(
+            "{label} is {:.0}% of the {} datasheet's {:.1} {}{verdict}",
+            share * 100.0,
+            datasheet.model,
+            sheet / Unit::SCALE,
+            unit.symbol()
+        ));
+    }
+    notes
+}
+
+/// The power of a group of benchmarks: the peak of each benchmark's trace,
+/// summarised; the mean of their means; their energy, where every trace
+/// counted one.
+fn power_peak(during: &str, traces: &[&PowerTrace]) -> Option<PowerPeak> {
+    let first = traces.first()?;
+    let peaks: Vec<f64> = traces.iter().filter_map(|t| t.peak_w).collect();
+    let means: Vec<f64> = traces.iter().filter_map(|t| t.mean_w).collect();
+    let energies: Option<Vec<f64>> = traces.iter().map(|t| t.energy_j).collect();
+    Some(PowerPeak {
+        during: during.to_string(),
+        source: first.source,
+        peak_w: Statistic::of_rates(&peaks)?,
+        mean_w: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
+        energy_j: energies.map(|e| e.iter().sum()),
+    })
+}
+
+/// One note per type the device could not run, not one per width.
+fn skipped_notes(measurement: &Measurement) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for skip in &measurement.skipped {
+        let kind = skip.id.trim_end_matches(char::is_numeric);
+        let note = format!("{kind}: not measured, {}", skip.reason);
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    notes
+}
+
+/// One row of the table: a benchmark and its rate.
+struct Row {
+    id: String,
+    unit: Unit,
+    rate: Statistic,
+}
+
+fn rows(profile: &MeasuredProfile) -> Vec<Row> {
+    let width = |w: u32| u8::try_from(w).unwrap_or(u8::MAX);
+    let bandwidth = profile.bandwidth.iter().map(|b| Row {
+        // Stored as `triad/float` with its width apart: `triad/float4`.
+        id: match b.kernel.split_once('/') {
+            Some((kernel, lane)) if b.vector_width > 1 => {
+                format!("{kernel}/{lane}{}", b.vector_width)
+            }
+            _ => b.kernel.clone(),
+        },
+        unit: Unit::GigabytesPerSecond,
+        rate: b.bytes_per_s,
+    });
+    let compute = profile.compute.iter().map(|c| {
+        let lane = Lane::of_compute_type(c.data_type);
+        Row {
+            id: compute_id(&c.kernel, DataType::new(lane, width(c.vector_width))),
+            unit: if lane.is_float() {
+                Unit::GigaflopsPerSecond
+            } else {
+                Unit::GigaopsPerSecond
+            },
+            rate: c.ops_per_s,
+        }
+    });
+    bandwidth.chain(compute).collect()
+}
+
+/// The profile as a table (benchmark, best, median, spread, unit), then the
+/// peaks the rooflines are drawn from and the notes.
+pub fn render_table(profile: &MeasuredProfile) -> String {
+    let rows = rows(profile);
+    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(9).max(9);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<id_width$}  {:>10}  {:>10}  {:>7}  unit",
+        "benchmark", "best", "median", "spread"
+    );
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "{:<id_width$}  {:>10.2}  {:>10.2}  {:>6.1}%  {}",
+            row.id,
+            row.rate.best / Unit::SCALE,
+            row.rate.median / Unit::SCALE,
+            row.rate.spread * 100.0,
+            row.unit.symbol()
+        );
+    }
+    out.push('\n');
+    for line in peak_lines(&rows, profile) {
+        let _ = writeln!(out, "{line}");
+    }
+    for note in &profile.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// `B̂  29.10 GB/s  (read/float16)` and the like: the best row of each kind,
+/// then the power peaks.
+fn peak_lines(rows: &[Row], profile: &MeasuredProfile) -> Vec<String> {
+    let best = |label: &str, keep: &dyn Fn(&Row) -> bool| {
+        rows.iter()
+            .filter(|r| keep(r))
+            .max_by(|a, b| a.rate.best.total_cmp(&b.rate.best))
+            .map(|r| peak_line(label, r.rate.best / Unit::SCALE, r.unit.symbol(), &r.id))
+    };
+    let computes = |lane: Lane| {
+        let marker = format!("-chain/{}", lane.name());
+        move |r: &Row| r.id.contains(&marker)
+    };
+    let mut lines: Vec<String> = [
+        best("B̂", &|r: &Row| r.unit == Unit::GigabytesPerSecond),
+        best("F̂ fp32", &computes(Lane::Float)),
+        best("F̂ fp64", &computes(Lane::Double)),
+        best("F̂ fp16", &computes(Lane::Half)),
+        best("F̂ int32", &computes(Lane::Uint)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for power in &profile.power {
+        lines.push(peak_line(
+            &format!("P̂ {}", power.during),
+            power.peak_w.best,
+            "W",
+            &format!("peak, source {}", power.source),
+        ));
+    }
+    if profile.power.is_empty() {
+        lines.push("P̂: no power sensor serves this device".to_string());
+    }
+    lines
+}
+
+/// `label  value unit  (detail)`, aligned whatever combining marks the label has.
+fn peak_line(label: &str, value: f64, unit: &str, detail: &str) -> String {
+    let shown = label
+        .chars()
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
+        .count();
+    let pad = " ".repeat(12usize.saturating_sub(shown));
+    format!("{label}{pad} {value:>10.2} {unit:<8} ({detail})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ComputeOp, StreamKernel};
+    use crate::sizing::{Mode, Plan};
+    use crate::work::Shape;
+    use clflow_devices::power::PowerSource;
+
+    fn stat(best: f64) -> Statistic {
+        Statistic {
+            best,
+            median: best * 0.9,
+            spread: 0.125,
+            samples: 3,
+        }
+    }
+
+    fn result(bench: Benchmark, best: f64, peak_w: Option<f64>) -> BenchResult {
+        BenchResult {
+            id: bench.id(),
+            benchmark: bench,
+            unit: bench.unit(),
+            shape: Shape::Stream { elements: 1 },
+            work: crate::work::Work { bytes: 1, ops: 1 },
+            times_ns: vec![1, 1, 1],
+            rate: stat(best),
+            power: peak_w.map(|w| PowerTrace {
+                source: PowerSource::Rapl,
+                sensor: "rapl".into(),
+                kernel: bench.id(),
+                duration_s: 1.0,
+                samples: vec![],
+                peak_w: Some(w),
+                mean_w: Some(w - 10.0),
+                energy_j: Some(w - 10.0),
+                notes: vec![],
+            }),
+        }
+    }
+
+    fn measurement() -> Measurement {
+        let device = crate::fake::device(1 << 32, 1 << 30, 1 << 20, 2);
+        let triad = Benchmark::Bandwidth {
+            kernel: StreamKernel::Triad,
+            data: DataType::new(Lane::Float, 4),
+        };
+        let read = Benchmark::Bandwidth {
+            kernel: StreamKernel::Read,
+            data: DataType::new(Lane::Uint, 16),
+        };
+        let mad = Benchmark::Compute {
+            op: ComputeOp::Mad,
+            data: DataType::new(Lane::Float, 16),
+        };
+        let add = Benchmark::Compute {
+            op: ComputeOp::Add,
+            data: DataType::new(Lane::Uint, 1),
+        };
+        Measurement {
+            plan: Plan::for_device(&device, Mode::Quick).unwrap(),
+            device,
+            results: vec![
+                result(triad, 20e9, Some(50.0)),
+                result(read, 29e9, Some(60.0)),
+                result(mad, 44e9, Some(70.0)),
+                result(add, 12e9, None),
+            ],
+            skipped: vec![
+                crate::runner::Skipped {
+                    id: "mad-chain/half".into(),
+                    reason: "the device lacks cl_khr_fp16".into(),
+                },
+                crate::runner::Skipped {
+                    id: "mad-chain/half16".into(),
+                    reason: "the device lacks cl_khr_fp16".into(),
+                },
+            ],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_profile_names_kernels_types_and_widths() {
+        let profile = measurement().to_profile("0.1.0");
+        assert_eq!(profile.clflow_version, "0.1.0");
+        assert_eq!(profile.identity.device, "pthread-cpu");
+        assert_eq!(profile.bandwidth.len(), 2);
+        assert_eq!(profile.bandwidth[0].kernel, "triad/float");
+        assert_eq!(profile.bandwidth[0].vector_width, 4);
+        assert_eq!(profile.compute[0].data_type, ComputeType::Fp32);
+        assert_eq!(profile.compute[1].data_type, ComputeType::Int32);
+        assert_eq!(profile.peak_bytes_per_s(), Some(29e9));
+        assert_eq!(profile.peak_ops_per_s(ComputeType::Fp32), Some(44e9));
+        assert_eq!(
+            profile.notes,
+            ["mad-chain/half: not measured, the device lacks cl_khr_fp16"]
+        );
+    }
+
+    #[test]
+    fn power_is_summarised_per_group_bandwidth_first() {
+        let profile = measurement().to_profile("0.1.0");
+        assert_eq!(profile.power.len(), 2);
+        let memory = &profile.power[0];
+        assert_eq!(memory.during, "bandwidth");
+        assert_eq!(memory.source, PowerSource::Rapl);
+        assert_eq!(memory.peak_w.best, 60.0);
+        assert_eq!(memory.mean_w, Some(45.0));
+        assert_eq!(memory.energy_j, Some(90.0));
+        // The paper's P̂ is the bandwidth group's peak.
+        assert_eq!(profile.peak_power(), Some((60.0, PowerSource::Rapl)));
+        assert_eq!(profile.power[1].peak_w.best, 70.0);
+    }
+
+    #[test]
+    fn peaks_are_set_against_the_datasheet() {
+        let sheet = clflow_devices::DatasheetProfile::parse(
+            "model = \"Test CPU\"\nvendor = \"Test\"\ntype = \"cpu\"\nmatch = [\"pthread-cpu\"]\n\
+             [datasheet]\n\
+             fp32_gflops = { value = 40, source = \"test\" }\n\
+             memory_bandwidth_gbs = { value = 58, source = \"test\" }\n",
+            "test.toml",
+            "test",
+            clflow_devices::ProfileOrigin::Embedded,
+        )
+        .unwrap();
+        let notes = datasheet_notes(&measurement().to_profile("0.1.0"), &sheet);
+        assert_eq!(
+            notes,
+            [
+                "B̂ is 50% of the Test CPU datasheet's 58.0 GB/s",
+                "F̂ fp32 is 110% of the Test CPU datasheet's 40.0 GFLOP/s: above the datasheet \
+                 peak, so the benchmark or the datasheet is wrong",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_table_shows_rows_in_units_and_the_peaks() {
+        let table = render_table(&measurement().to_profile("0.1.0"));
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "benchmark                best      median   spread  unit"
+        );
+        assert_eq!(
+            lines[1],
+            "triad/float4            20.00       18.00    12.5%  GB/s"
+        );
+        assert!(
+            lines[3].starts_with("mad-chain/float16       44.00       39.60"),
+            "{}",
+            lines[3]
+        );
+        assert!(lines[4].ends_with("GIOP/s"), "{}", lines[4]);
+        assert!(
+            table.contains("\nB̂                 29.00 GB/s     (read/uint16)\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("\nF̂ fp32            44.00 GFLOP/s  (mad-chain/float16)\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("\nF̂ int32           12.00 GIOP/s   (add-chain/uint)\n"),
+            "{table}"
+        );
+        assert!(!table.contains("fp64"));
+        assert!(
+            table.contains("\nP̂ bandwidth       60.00 W        (peak, source rapl)\n"),
+            "{table}"
+        );
+        assert!(table.contains("note: mad-chain/half: not measured"));
+    }
+}

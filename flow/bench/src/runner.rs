@@ -1,0 +1,350 @@
+//! Runs the benchmarks on one device: sizes them, fills their buffers,
+//! warms up, times with profiling events, samples power, and summarises.
+
+use crate::args::{compute_launch, return_arrays, stream_launch, StreamArrays};
+use crate::catalog::{all_benchmarks, Benchmark, Lane};
+use crate::data::random_bytes;
+use crate::error::{BenchError, Result};
+use crate::sizing::{Mode, Plan};
+use crate::work::{Shape, Unit, Work};
+use clflow_core::Launch;
+use clflow_devices::power::{PowerSensor, PowerTrace};
+use clflow_devices::Statistic;
+use clflow_ocl::{DeviceInfo, OclDevice, OclError, PreparedLaunch};
+use serde::{Deserialize, Serialize};
+
+/// Repetitions of the short launch that calibrates a compute benchmark.
+const CALIBRATION_REPS: u32 = 4;
+/// Bounds on a compute kernel's repetitions, whatever the calibration says.
+const MAX_REPS: u64 = 1 << 20;
+
+/// One benchmark's measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub id: String,
+    pub benchmark: Benchmark,
+    pub unit: Unit,
+    pub shape: Shape,
+    /// What one launch moves and computes.
+    pub work: Work,
+    /// Kernel time of every timed launch, profiling START to END.
+    pub times_ns: Vec<u64>,
+    /// Bytes or operations per second over the timed launches.
+    pub rate: Statistic,
+    /// Power sampled during the timed launches, where a sensor serves the device.
+    pub power: Option<PowerTrace>,
+}
+
+/// A benchmark the device cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub id: String,
+    pub reason: String,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub device: DeviceInfo,
+    pub plan: Plan,
+    pub results: Vec<BenchResult>,
+    pub skipped: Vec<Skipped>,
+    /// What went wrong with power sampling, if anything (never fatal).
+    pub notes: Vec<String>,
+}
+
+/// What a run reports as it goes, for progress displays.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// Benchmark `index` of `total` (counting from 0) is about to run.
+    Starting {
+        index: usize,
+        total: usize,
+        id: &'a str,
+    },
+    /// It ran.
+    Finished {
+        index: usize,
+        total: usize,
+        result: &'a BenchResult,
+    },
+}
+
+/// Runs every benchmark `device` supports at the sizes `mode` asks for
+/// (only those whose id contains `only`, where given), sampling `sensor`
+/// during the timed launches of each.
+pub fn run_benchmarks<'s>(
+    device: &OclDevice,
+    mode: Mode,
+    only: Option<&str>,
+    sensor: Option<&'s mut (dyn PowerSensor + 's)>,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Measurement> {
+    let info = &device.info;
+    let plan = Plan::for_device(info, mode).map_err(|small| BenchError::TooSmall {
+        device: info.label(),
+        needed: small.needed,
+        available: small.available,
+    })?;
+    let (mut runnable, skipped) = split_supported(info, mode.widths());
+    if let Some(only) = only {
+        runnable.retain(|bench| bench.id().contains(only));
+    }
+    let mut runner = Runner {
+        device,
+        plan,
+        sensor,
+        notes: Vec::new(),
+        results: Vec::with_capacity(runnable.len()),
+        total: runnable.len(),
+        on_event,
+    };
+    runner.run_all(&runnable)?;
+    Ok(Measurement {
+        device: info.clone(),
+        plan,
+        results: runner.results,
+        skipped,
+        notes: runner.notes,
+    })
+}
+
+/// The catalogue split into what `device` can run and what it cannot, with why.
+fn split_supported(device: &DeviceInfo, widths: &[u8]) -> (Vec<Benchmark>, Vec<Skipped>) {
+    let mut runnable = Vec::new();
+    let mut skipped = Vec::new();
+    for bench in all_benchmarks(widths) {
+        match bench.data().lane.unsupported_on(device) {
+            None => runnable.push(bench),
+            Some(reason) => skipped.push(Skipped {
+                id: bench.id(),
+                reason: reason.to_string(),
+            }),
+        }
+    }
+    (runnable, skipped)
+}
+
+struct Runner<'d, 's, 'e> {
+    device: &'d OclDevice,
+    plan: Plan,
+    sensor: Option<&'s mut (dyn PowerSensor + 's)>,
+    notes: Vec<String>,
+    results: Vec<BenchResult>,
+    total: usize,
+    on_event: &'e mut dyn FnMut(Event<'_>),
+}
+
+impl Runner<'_, '_, '_> {
+    fn run_all(&mut self, benchmarks: &[Benchmark]) -> Result<()> {
+        // Stream benchmarks share one fill of their arrays per lane type.
+        let mut arrays: Option<(Lane, StreamArrays)> = None;
+        for &bench in benchmarks {
+            let index = self.results.len();
+            let id = bench.id();
+            (self.on_event)(Event::Starting {
+                index,
+                total: self.total,
+                id: &id,
+            });
+            let result = match bench {
+                Benchmark::Bandwidth { kernel, data } => {
+                    if !matches!(&arrays, Some((lane, _)) if *lane == data.lane) {
+                        // Drop the old fill before making the new one.
+                        drop(arrays.take());
+                        arrays = Some((data.lane, self.fill(data.lane)));
+                    }
+                    let (_, pool) = arrays.as_mut().expect("filled just above");
+                    let elements = self.plan.stream_elements(data.bytes());
+                    let mut launch =
+                        stream_launch(kernel, data, Plan::stream_work_items(elements), pool);
+                    let timed = self.time(bench, &launch);
+                    return_arrays(&mut launch, pool);
+                    let (times, power) = timed?;
+                    self.summarise(bench, Shape::Stream { elements }, times, power)?
+                }
+                Benchmark::Compute { data, .. } => {
+                    let work_items = self.plan.compute_work_items;
+                    let reps = self.calibrate(bench, work_items)?;
+                    let launch = compute_launch(data, work_items, reps);
+                    let (times, power) = self.time(bench, &launch)?;
+                    let shape = Shape::Compute {
+                        work_items,
+                        reps: u64::from(reps),
+                        unroll: self.plan.unroll,
+                    };
+                    self.summarise(bench, shape, times, power)?
+                }
+            };
+            self.results.push(result);
+            (self.on_event)(Event::Finished {
+                index,
+                total: self.total,
+                result: self.results.last().expect("pushed just above"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Three arrays of pseudo-random `lane` values, one seed each.
+    fn fill(&self, lane: Lane) -> StreamArrays {
+        let bytes = self.plan.stream_bytes;
+        StreamArrays {
+            a: random_bytes(lane, bytes, 1),
+            b: random_bytes(lane, bytes, 2),
+            c: random_bytes(lane, bytes, 3),
+        }
+    }
+
+    /// Repetitions that make one launch of a compute benchmark last about
+    /// the plan's target time, from a short launch after a warm-up one.
+    fn calibrate(&self, bench: Benchmark, work_items: u64) -> Result<u32> {
+        let launch = compute_launch(bench.data(), work_items, CALIBRATION_REPS);
+        let program = bench.program(self.plan.unroll)?;
+        let ocl = |source| ocl_error(bench, source);
+        let mut prepared = PreparedLaunch::new(self.device, &program, &launch).map_err(ocl)?;
+        // The first launch carries the runtime's compilation for the work-group size.
+        prepared.launch().map_err(ocl)?;
+        let ns = prepared.launch().map_err(ocl)?.max(1);
+        let reps = (u64::from(CALIBRATION_REPS) * self.plan.compute_target_ns).div_ceil(ns);
+        Ok(reps.clamp(1, MAX_REPS) as u32)
+    }
+
+    /// Warm-up launches, then the timed ones with the power sensor running.
+    fn time(
+        &mut self,
+        bench: Benchmark,
+        launch: &Launch,
+    ) -> Result<(Vec<u64>, Option<PowerTrace>)> {
+        let program = bench.program(self.plan.unroll)?;
+        let ocl = |source| ocl_error(bench, source);
+        let mut prepared = PreparedLaunch::new(self.device, &program, launch).map_err(ocl)?;
+        prepared.time_repeated(self.plan.warmups).map_err(ocl)?;
+        let sampling = self.start_sensor(&bench.id());
+        let times = prepared.time_repeated(self.plan.repetitions);
+        let power = if sampling { self.stop_sensor() } else { None };
+        Ok((times.map_err(ocl)?, power))
+    }
+
+    fn start_sensor(&mut self, id: &str) -> bool {
+        let Some(sensor) = self.sensor.as_deref_mut() else {
+            return false;
+        };
+        match sensor.start(id) {
+            Ok(()) => true,
+            Err(err) => {
+                self.sensor_failed(format!("{id}: {err}"));
+                false
+            }
+        }
+    }
+
+    fn stop_sensor(&mut self) -> Option<PowerTrace> {
+        let result = self.sensor.as_deref_mut()?.stop();
+        match result {
+            Ok(trace) => Some(trace),
+            Err(err) => {
+                self.sensor_failed(err.to_string());
+                None
+            }
+        }
+    }
+
+    /// A sensor that fails once is not asked again in this run.
+    fn sensor_failed(&mut self, message: String) {
+        self.notes
+            .push(format!("power sampling stopped: {message}"));
+        self.sensor = None;
+    }
+
+    fn summarise(
+        &self,
+        bench: Benchmark,
+        shape: Shape,
+        times_ns: Vec<u64>,
+        power: Option<PowerTrace>,
+    ) -> Result<BenchResult> {
+        let work = bench
+            .work(shape)
+            .expect("the runner pairs each benchmark with its own family's shape");
+        let rate = rate_statistic(bench, work, &times_ns).ok_or_else(|| BenchError::NoTime {
+            benchmark: bench.id(),
+            resolution_ns: self.device.info.profiling_timer_resolution_ns,
+        })?;
+        Ok(BenchResult {
+            id: bench.id(),
+            benchmark: bench,
+            unit: bench.unit(),
+            shape,
+            work,
+            times_ns,
+            rate,
+            power,
+        })
+    }
+}
+
+/// Best, median and spread of the rates of launches of `work` that took
+/// `times_ns` each; `None` when no launch took measurable time.
+pub fn rate_statistic(bench: Benchmark, work: Work, times_ns: &[u64]) -> Option<Statistic> {
+    let rates: Vec<f64> = times_ns
+        .iter()
+        .filter(|&&ns| ns > 0)
+        .map(|&ns| bench.rate(work, ns as f64))
+        .collect();
+    Statistic::of_rates(&rates)
+}
+
+fn ocl_error(bench: Benchmark, source: OclError) -> BenchError {
+    BenchError::Ocl {
+        benchmark: bench.id(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{DataType, StreamKernel};
+
+    #[test]
+    fn rates_summarise_a_fixed_sample_of_times() {
+        let copy = Benchmark::Bandwidth {
+            kernel: StreamKernel::Copy,
+            data: DataType::new(Lane::Float, 4),
+        };
+        // 1e9 bytes in 100, 125, 200 and 250 ms: 10, 8, 5 and 4 GB/s.
+        let work = Work {
+            bytes: 1_000_000_000,
+            ops: 0,
+        };
+        let times = [125_000_000, 250_000_000, 100_000_000, 200_000_000];
+        let stat = rate_statistic(copy, work, &times).unwrap();
+        assert!((stat.best - 10e9).abs() < 1.0);
+        assert!((stat.median - 6.5e9).abs() < 1.0);
+        assert!((stat.spread - 6.0 / 6.5).abs() < 1e-9);
+        assert_eq!(stat.samples, 4);
+        // A zero time says nothing; all zeros give no statistic.
+        assert_eq!(
+            rate_statistic(copy, work, &[0, 100_000_000])
+                .unwrap()
+                .samples,
+            1
+        );
+        assert!(rate_statistic(copy, work, &[0, 0]).is_none());
+    }
+
+    #[test]
+    fn unsupported_types_are_skipped_with_the_reason() {
+        let mut info = crate::fake::device(1 << 32, 1 << 30, 1 << 20, 2);
+        info.fp64 = false;
+        info.fp16 = false;
+        let (runnable, skipped) = split_supported(&info, &crate::catalog::WIDTHS);
+        assert_eq!(skipped.len(), 10);
+        assert!(skipped
+            .iter()
+            .any(|s| s.id == "mad-chain/double8" && s.reason == "the device lacks cl_khr_fp64"));
+        assert!(skipped.iter().any(|s| s.id == "mad-chain/half"));
+        assert_eq!(runnable.len() + skipped.len(), 90);
+    }
+}

@@ -1,0 +1,404 @@
+//! `clflow check`: count (and time) every kernel of a suite, compare with the
+//! baseline, and fail on regressions, for CI.
+
+use crate::failure::Failure;
+use crate::kernel_input::{self, manifest_failure, KernelInput};
+use crate::output::{print_json, Verbosity};
+use clap::Args;
+use clflow_check::{
+    compare, count_metrics, device_metrics, render, updated_baseline, Baseline, CheckError,
+    Comparison, Group, Measurement, Suite, SuiteManifest, TimedRun,
+};
+use clflow_core::Launch;
+use clflow_interp::{CountReport, OpSet, Program, RunOptions};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow check ci/check-suite.toml --baseline ci/baseline.json
+      count every kernel of the suite and compare with the baseline (no device needed)
+  clflow check suite.toml --update
+      accept what the kernels measure now as the new baseline
+  clflow check suite.toml --junit report.xml --markdown comment.md
+      also write a JUnit report for CI and a pull-request comment
+  clflow check suite.toml --results gpu-run1.json gpu-run2.json
+      compare timings recorded by `clflow run`/`analyze` (results.json or CSV) too
+
+Exit status: 0 no regression (improvements never fail), 1 a regression or a kernel
+that could not be measured, 2 a broken suite, baseline or manifest.
+Every check appends its counts and timings to the history store (see `clflow history`).";
+
+/// Compare counts and timings with a baseline, for CI.
+#[derive(Args)]
+#[command(
+    long_about = "Count every kernel the suite names with clflow's interpreter (exact and \
+    deterministic: no accelerator needed), optionally time it on devices, compare each metric \
+    with the baseline under the suite's rules, print what changed, and exit 1 on any regression.",
+    after_help = EXAMPLES
+)]
+pub struct CheckArgs {
+    /// The suite file (TOML): manifests, rules, metrics to ignore.
+    #[arg(value_name = "SUITE")]
+    suite: PathBuf,
+    /// The baseline (default: the suite's `baseline`, else baseline.json beside it).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write what the kernels measure now as the baseline (and exit 0 unless a kernel failed).
+    #[arg(long)]
+    update: bool,
+    /// Also write the comparison as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Also write the comparison as Markdown (a pull-request comment).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Time the kernels on these devices (overrides the suite's `devices`).
+    #[arg(long, value_name = "SEL", num_args = 1..)]
+    devices: Vec<String>,
+    /// Take timings from results recorded elsewhere (results.json or a measurements CSV).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    results: Vec<PathBuf>,
+    /// Print the comparison as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// List every compared metric, not only the ones that changed.
+    #[arg(long)]
+    all: bool,
+    /// The history store to append to (default: $CLFLOW_STORE, else the data directory).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Do not append to the history store.
+    #[arg(long)]
+    no_history: bool,
+}
+
+/// Times one kernel on the selected devices. `clflow run` provides this;
+/// until it is wired in, timings come from `--results`.
+pub type DeviceTimer =
+    fn(&KernelInput, &Launch, &[String], Verbosity) -> crate::Result<Vec<TimedRun>>;
+
+fn no_device_timer(
+    _: &KernelInput,
+    _: &Launch,
+    devices: &[String],
+    _: Verbosity,
+) -> crate::Result<Vec<TimedRun>> {
+    Err(Failure::input(format!(
+        "--devices {}: this clflow cannot time kernels on devices yet",
+        devices.join(" ")
+    ))
+    .with_hint("record timings with another tool and pass them with --results FILE"))
+}
+
+/// The device timer `check` uses.
+const TIMER: DeviceTimer = no_device_timer;
+
+pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let suite = Suite::load(&args.suite).map_err(check_failure)?;
+    let baseline_path = args
+        .baseline
+        .clone()
+        .unwrap_or_else(|| suite.baseline.clone());
+    let baseline = match Baseline::load(&baseline_path) {
+        Ok(b) => Some(b),
+        Err(_) if args.update && !baseline_path.exists() => None,
+        Err(e) => return Err(check_failure(e)),
+    };
+    if let Some(b) = baseline.as_ref().filter(|_| !args.update) {
+        if b.ops != suite.ops || b.line_bytes != suite.line_bytes {
+            return Err(Failure::input(format!(
+                "{}: recorded with ops = \"{}\", line_bytes = {}; the suite asks for ops = \"{}\", line_bytes = {}",
+                baseline_path.display(), b.ops, b.line_bytes, suite.ops, suite.line_bytes
+            ))
+            .with_hint("record the baseline again with --update"));
+        }
+    }
+    let ops: OpSet = suite
+        .ops
+        .parse()
+        .map_err(|e| Failure::input(format!("{}: ops: {e}", args.suite.display())))?;
+    let devices = if args.devices.is_empty() {
+        &suite.devices
+    } else {
+        &args.devices
+    };
+    let recorded = read_recorded(&args.results)?;
+    let timing = !devices.is_empty() || !args.results.is_empty();
+
+    let commit = args
+        .suite
+        .parent()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
+        .and_then(clflow_history::git_commit);
+    let mut measured = Vec::new();
+    let mut entries = Vec::new();
+    let mut worst_input_failure = None;
+    for manifest in &suite.manifests {
+        verbosity.note(format!("checking {}", manifest.key));
+        let outcome = measure(
+            manifest,
+            &ops,
+            suite.line_bytes,
+            devices,
+            &recorded,
+            verbosity,
+        );
+        let (measurement, kernel_entries) = match outcome {
+            Ok((m, e)) => (m, e),
+            Err(failure) => {
+                if failure.kind == clflow_core::FailureKind::Input {
+                    worst_input_failure.get_or_insert(failure.message.clone());
+                }
+                let m = Measurement {
+                    key: manifest.key.clone(),
+                    kernel: String::new(),
+                    counts: Err(failure.message),
+                    devices: None,
+                };
+                (m, Vec::new())
+            }
+        };
+        measured.push(Measurement {
+            devices: measurement.devices.filter(|_| timing),
+            ..measurement
+        });
+        entries.extend(
+            kernel_entries
+                .into_iter()
+                .map(|mut e: clflow_history::Entry| {
+                    e.op_set = Some(suite.ops.clone());
+                    e.git_commit = commit.clone();
+                    e
+                }),
+        );
+    }
+
+    if !args.no_history {
+        record_history(args.store.as_deref(), &entries, verbosity);
+    }
+
+    let comparison = compare(&suite, baseline.as_ref(), &measured);
+    write_outputs(&args, &comparison)?;
+
+    if let Some(message) = worst_input_failure {
+        return Err(Failure::input(message).with_hint("fix the manifest or kernel the suite names"));
+    }
+    if args.update {
+        if comparison.summary.failed > 0 {
+            return Err(Failure::analysis(format!(
+                "{} kernel(s) could not be measured: baseline not updated",
+                comparison.summary.failed
+            )));
+        }
+        updated_baseline(&suite, baseline.as_ref(), &measured)
+            .save(&baseline_path)
+            .map_err(check_failure)?;
+        verbosity.note(format!(
+            "baseline written: {} ({} kernels)",
+            baseline_path.display(),
+            measured.len()
+        ));
+        return Ok(());
+    }
+    if comparison.fails() {
+        let s = &comparison.summary;
+        return Err(Failure::analysis(format!(
+            "check failed: {} regression(s), {} kernel(s) not measured",
+            s.regressions, s.failed
+        ))
+        .with_hint("if the change is intended, accept it with --update and commit the baseline"));
+    }
+    Ok(())
+}
+
+fn write_outputs(args: &CheckArgs, comparison: &Comparison) -> crate::Result<()> {
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(path) = &args.junit {
+        write(path, render::junit(comparison))?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, render::markdown(comparison))?;
+    }
+    if args.json {
+        print_json(comparison)
+    } else {
+        print!("{}", render::table(comparison, args.all));
+        Ok(())
+    }
+}
+
+/// Counts one manifest, gathers its timings, and builds its history entries.
+fn measure(
+    manifest: &SuiteManifest,
+    ops: &OpSet,
+    line_bytes: u64,
+    devices: &[String],
+    recorded: &[clflow_metrics::ResultSet],
+    verbosity: Verbosity,
+) -> crate::Result<(Measurement, Vec<clflow_history::Entry>)> {
+    let input = kernel_input::prepare(&manifest.path, "", true, verbosity)?;
+    let launch = input
+        .manifest
+        .as_ref()
+        .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.path.display())))?
+        .materialize()
+        .map_err(manifest_failure)?;
+    let report = count(&manifest.path, &input, &launch, ops, line_bytes)?;
+    let counts = count_metrics(&report);
+
+    let mut runs: Vec<TimedRun> = recorded_runs(recorded, &launch.kernel);
+    if !devices.is_empty() {
+        runs.extend(TIMER(&input, &launch, devices, verbosity)?);
+    }
+    let mut by_device: BTreeMap<String, Vec<&TimedRun>> = BTreeMap::new();
+    for run in &runs {
+        by_device
+            .entry(run.run.device.clone())
+            .or_default()
+            .push(run);
+    }
+    let device_metrics: BTreeMap<_, _> = by_device
+        .iter()
+        .map(|(device, runs)| (device.clone(), device_metrics(report.w.total, runs)))
+        .collect();
+
+    let base = history_entry(manifest, &input, &launch.kernel);
+    let mut entries = vec![clflow_history::Entry {
+        metrics: counts
+            .iter()
+            .map(|(name, value)| history_metric(name, value.as_f64()))
+            .collect(),
+        ..base.clone()
+    }];
+    for (device, metrics) in &device_metrics {
+        entries.push(clflow_history::Entry {
+            device: Some(device.clone()),
+            driver: by_device[device].iter().find_map(|r| r.driver.clone()),
+            metrics: metrics
+                .iter()
+                .map(|(name, sampled)| history_metric(name, sampled.value))
+                .collect(),
+            ..base.clone()
+        });
+    }
+    let measurement = Measurement {
+        key: manifest.key.clone(),
+        kernel: launch.kernel.clone(),
+        counts: Ok(counts),
+        devices: Some(device_metrics),
+    };
+    Ok((measurement, entries))
+}
+
+/// The interpreter's counts of one launch.
+fn count(
+    path: &Path,
+    input: &KernelInput,
+    launch: &Launch,
+    ops: &OpSet,
+    line_bytes: u64,
+) -> crate::Result<CountReport> {
+    let interp_failure = |e: clflow_interp::InterpError| {
+        let failure = Failure {
+            kind: e.failure_kind(),
+            message: format!("{}: {e}", path.display()),
+            hint: None,
+        };
+        match e.hint() {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    };
+    let program = Program::translate(&input.module, &launch.kernel).map_err(interp_failure)?;
+    let options = RunOptions {
+        line_bytes,
+        ..RunOptions::default()
+    };
+    let result = program.run(launch, &options).map_err(interp_failure)?;
+    Ok(result.counts.report(ops))
+}
+
+fn read_recorded(paths: &[PathBuf]) -> crate::Result<Vec<clflow_metrics::ResultSet>> {
+    paths
+        .iter()
+        .map(|path| {
+            clflow_metrics::read_input(path).map_err(|e| Failure {
+                kind: e.kind(),
+                message: e.to_string(),
+                hint: Some(e.hint().to_string()),
+            })
+        })
+        .collect()
+}
+
+/// Every recorded run of `kernel` that has a time.
+fn recorded_runs(recorded: &[clflow_metrics::ResultSet], kernel: &str) -> Vec<TimedRun> {
+    recorded
+        .iter()
+        .flat_map(|set| set.runs.iter())
+        .filter(|run| run.kernel == kernel && run.time.is_some())
+        .map(|run| TimedRun {
+            run: run.clone(),
+            driver: None,
+            time_spread: None,
+        })
+        .collect()
+}
+
+fn sha256_of(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| hex::encode(Sha256::digest(&bytes)))
+}
+
+fn history_entry(
+    manifest: &SuiteManifest,
+    input: &KernelInput,
+    kernel: &str,
+) -> clflow_history::Entry {
+    let mut entry = clflow_history::Entry::new("check", kernel);
+    let path = std::fs::canonicalize(&manifest.path).unwrap_or_else(|_| manifest.path.clone());
+    entry.manifest_path = Some(path.display().to_string());
+    entry.manifest_sha256 = sha256_of(&manifest.path);
+    entry.source_sha256 = sha256_of(&input.source);
+    entry
+}
+
+fn history_metric(name: &str, value: f64) -> clflow_history::Metric {
+    let unit = Group::of(name).map(Group::unit);
+    clflow_history::Metric::new(name, value, unit)
+}
+
+/// Appends to the history store; a store that cannot be written costs the
+/// history, not the check.
+fn record_history(store: Option<&Path>, entries: &[clflow_history::Entry], verbosity: Verbosity) {
+    let outcome = clflow_history::store_path(store)
+        .and_then(|path| clflow_history::record(&path, entries).map(|_| path));
+    match outcome {
+        Ok(path) => verbosity.detail(format!(
+            "history: {} entries appended to {}",
+            entries.len(),
+            path.display()
+        )),
+        Err(e) => verbosity.note(format!("clflow: warning: history not recorded: {e}")),
+    }
+}
+
+fn check_failure(err: CheckError) -> Failure {
+    Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: err.hint.clone(),
+    }
+}

@@ -1,0 +1,511 @@
+//! `clflow devices`: the OpenCL platforms and devices at hand, the datasheet
+//! profile each matches, whether it has been measured, and which power
+//! sensor serves it; `--profiles` lists the datasheet profiles themselves.
+
+use crate::failure::Failure;
+use crate::output::{print_json, Verbosity};
+use clap::Args;
+use clflow_devices::power::{choose_sensor, PowerImport, PowerSource, SensorOptions};
+use clflow_devices::{
+    DatasheetProfile, DeviceIdentity, DevicesError, MeasuredStore, Metric, ProfileCatalog,
+    ProfileOrigin,
+};
+use clflow_ocl::{DeviceInfo, DeviceKind, OclError};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow devices
+      every platform and device: type, driver, compute units, clock, memory, caches,
+      fp64/fp16, the datasheet profile it matches, measured or not, its power sensor
+  clflow devices --json | jq '.devices[0].name'
+      the same as JSON, for scripts
+  clflow devices --profiles
+      the datasheet profiles clflow knows (built in from devices/), with key peaks
+  clflow devices --profiles-dir ./my-devices
+      add profiles from a directory; a file named like a built-in one replaces it
+  clflow devices --power-import board-power.csv
+      let externally measured power (CSV: device,kernel,time_s,watts) serve the
+      devices it names
+
+Other commands pick a device by its number here or by a case-insensitive part of
+\"platform / device\" name: `--device 0`, `--device pthread`, `--device h100`.
+
+Profiles: built in, plus CLFLOW_DEVICES_DIR or --profiles-dir. Measured profiles (from
+`clflow bench`): $CLFLOW_DATA_DIR/measured, else $XDG_DATA_HOME/clflow/measured, else
+~/.local/share/clflow/measured. Power sources: nvml (NVIDIA), rapl (CPU), hwmon (AMD and
+Intel GPUs), import (CSV), spec (datasheet TDP: not a measurement).
+
+Exit status: 0 listed; 1 no OpenCL runtime or device (the message says what to install);
+2 a bad profile directory or power CSV.";
+
+/// List OpenCL devices with their datasheet profiles and power sensors.
+#[derive(Args)]
+#[command(
+    long_about = "List every OpenCL platform and device with the facts the analysis needs, the \
+    datasheet profile each matches (by a case-insensitive part of its name), whether a measured \
+    profile from `clflow bench` exists, and which power sensor serves it.",
+    after_help = EXAMPLES
+)]
+pub struct DevicesArgs {
+    /// Print as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// List the known datasheet profiles instead of the devices (needs no OpenCL).
+    #[arg(long)]
+    profiles: bool,
+    /// Also read datasheet profiles from DIR (default: $CLFLOW_DEVICES_DIR).
+    #[arg(long, value_name = "DIR")]
+    profiles_dir: Option<PathBuf>,
+    /// Power measured outside clflow, as CSV with columns device,kernel,time_s,watts.
+    #[arg(long, value_name = "CSV")]
+    power_import: Option<PathBuf>,
+}
+
+pub fn run(args: DevicesArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let catalog = ProfileCatalog::load(args.profiles_dir.as_deref()).map_err(devices_failure)?;
+    if let Some(dir) = catalog.user_dir() {
+        verbosity.detail(format!("profiles: built in, plus {}", dir.display()));
+    }
+    if args.profiles {
+        return list_profiles(&catalog, args.json);
+    }
+    let import = match &args.power_import {
+        Some(path) => Some(Arc::new(PowerImport::load(path).map_err(devices_failure)?)),
+        None => None,
+    };
+    let devices = clflow_ocl::discover().map_err(ocl_failure)?;
+    let store = MeasuredStore::from_env();
+    let mut options = SensorOptions::from_env();
+    options.import = import;
+    let reports: Vec<DeviceReport> = devices
+        .iter()
+        .map(|device| describe(device, &devices, &catalog, store.as_ref(), &options))
+        .collect();
+    if args.json {
+        return print_json(&DevicesJson {
+            devices: reports,
+            profiles_dir: catalog.user_dir().map(|d| d.display().to_string()),
+            measured_dir: store.map(|s| s.dir().display().to_string()),
+        });
+    }
+    print!("{}", render_devices(&reports));
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct DevicesJson<'a> {
+    devices: Vec<DeviceReport<'a>>,
+    profiles_dir: Option<String>,
+    measured_dir: Option<String>,
+}
+
+#[derive(Serialize)]
+struct DeviceReport<'a> {
+    #[serde(flatten)]
+    info: &'a DeviceInfo,
+    profile: Option<ProfileRef>,
+    measured: MeasuredRef,
+    power: PowerRef,
+}
+
+#[derive(Serialize)]
+struct ProfileRef {
+    id: String,
+    model: String,
+    /// The `match` pattern that chose it.
+    pattern: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ties: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct MeasuredRef {
+    exists: bool,
+    path: Option<String>,
+    measured_at: Option<String>,
+    clflow_version: Option<String>,
+    /// Why a stored profile could not be read.
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct PowerRef {
+    /// `None`: no power figure for this device.
+    source: Option<PowerSource>,
+    sensor: String,
+    notes: Vec<String>,
+}
+
+fn describe<'a>(
+    device: &'a DeviceInfo,
+    all: &[DeviceInfo],
+    catalog: &ProfileCatalog,
+    store: Option<&MeasuredStore>,
+    options: &SensorOptions,
+) -> DeviceReport<'a> {
+    let matched = catalog.match_name(&device.name);
+    let profile = matched.as_ref().map(|m| m.profile);
+    let choice = choose_sensor(device, all, profile, options);
+    DeviceReport {
+        info: device,
+        profile: matched.map(|m| ProfileRef {
+            id: m.profile.id.clone(),
+            model: m.profile.model.clone(),
+            pattern: m.pattern.to_string(),
+            ties: m.ties.iter().map(|t| t.to_string()).collect(),
+        }),
+        measured: measured(device, store),
+        power: PowerRef {
+            source: choice.source,
+            sensor: choice.description,
+            notes: choice.notes,
+        },
+    }
+}
+
+fn measured(device: &DeviceInfo, store: Option<&MeasuredStore>) -> MeasuredRef {
+    let mut out = MeasuredRef {
+        exists: false,
+        path: None,
+        measured_at: None,
+        clflow_version: None,
+        error: None,
+    };
+    let Some(store) = store else {
+        out.error = Some("no data directory (set CLFLOW_DATA_DIR or HOME)".into());
+        return out;
+    };
+    let identity = DeviceIdentity::of(device);
+    out.path = Some(store.path_for(&identity).display().to_string());
+    match store.load(&identity) {
+        Ok(Some(profile)) => {
+            out.exists = true;
+            out.measured_at = Some(profile.measured_at);
+            out.clflow_version = Some(profile.clflow_version);
+        }
+        Ok(None) => {}
+        Err(err) => out.error = Some(err.to_string()),
+    }
+    out
+}
+
+fn render_devices(reports: &[DeviceReport]) -> String {
+    let platforms = {
+        let mut names: Vec<&str> = reports
+            .iter()
+            .map(|r| r.info.platform_name.as_str())
+            .collect();
+        names.dedup();
+        names.len()
+    };
+    let mut out = format!(
+        "{} OpenCL device{} on {platforms} platform{}\n\n",
+        reports.len(),
+        plural(reports.len()),
+        plural(platforms)
+    );
+    let rows = reports
+        .iter()
+        .map(|r| {
+            vec![
+                r.info.index.to_string(),
+                r.info.platform_name.clone(),
+                r.info.name.clone(),
+                kind(r.info.kind).to_string(),
+                r.info.compute_units.to_string(),
+                format!("{} MHz", r.info.max_clock_mhz),
+                bytes(r.info.global_mem_bytes),
+                r.profile.as_ref().map_or("none".into(), |p| p.id.clone()),
+                yes_no(r.measured.exists).to_string(),
+                r.power.source.map_or("none".into(), |s| s.to_string()),
+            ]
+        })
+        .collect();
+    out += &table(
+        &[
+            "#", "PLATFORM", "DEVICE", "TYPE", "CU", "CLOCK", "MEMORY", "PROFILE", "MEASURED",
+            "POWER",
+        ],
+        rows,
+    );
+    for r in reports {
+        out += &format!("\nDevice {}: {}\n", r.info.index, r.info.name);
+        out += &indent(&table(&[], detail_rows(r)));
+    }
+    out
+}
+
+fn detail_rows(r: &DeviceReport) -> Vec<Vec<String>> {
+    let d = r.info;
+    let row = |key: &str, value: String| vec![key.to_string(), value];
+    let mut rows = vec![
+        row(
+            "platform",
+            format!(
+                "{} ({}), {}",
+                d.platform_name,
+                d.platform_vendor,
+                d.platform_version.trim()
+            ),
+        ),
+        row("vendor, type", format!("{}, {}", d.vendor, kind(d.kind))),
+        row("driver", d.driver_version.clone()),
+        row(
+            "OpenCL",
+            format!("{}; {}", d.device_version.trim(), d.opencl_c_version.trim()),
+        ),
+        row(
+            "compute units",
+            format!("{} at up to {} MHz", d.compute_units, d.max_clock_mhz),
+        ),
+        row(
+            "global memory",
+            format!(
+                "{} (largest buffer {})",
+                bytes(d.global_mem_bytes),
+                bytes(d.max_alloc_bytes)
+            ),
+        ),
+        row("local memory", bytes(d.local_mem_bytes)),
+        row(
+            "global cache",
+            format!(
+                "{}, {}-byte lines",
+                bytes(d.global_cache_bytes),
+                d.global_cacheline_bytes
+            ),
+        ),
+        row(
+            "fp64, fp16",
+            format!("{}, {}", yes_no(d.fp64), yes_no(d.fp16)),
+        ),
+        row(
+            "SPIR-V",
+            d.il_version
+                .clone()
+                .filter(|_| d.spirv)
+                .unwrap_or_else(|| "no (programs build from OpenCL C source)".into()),
+        ),
+    ];
+    rows.push(row(
+        "profile",
+        match &r.profile {
+            Some(p) if p.ties.is_empty() => {
+                format!("{} ({}), matched by \"{}\"", p.id, p.model, p.pattern)
+            }
+            Some(p) => format!(
+                "{} ({}), matched by \"{}\"; as specific: {}",
+                p.id,
+                p.model,
+                p.pattern,
+                p.ties.join(", ")
+            ),
+            None => "no datasheet profile matches this name".into(),
+        },
+    ));
+    let m = &r.measured;
+    rows.push(row(
+        "measured",
+        match (&m.error, m.exists) {
+            (Some(err), _) => format!("unusable: {err}"),
+            (None, true) => format!(
+                "{} by clflow {} ({})",
+                m.measured_at.as_deref().unwrap_or("?"),
+                m.clflow_version.as_deref().unwrap_or("?"),
+                m.path.as_deref().unwrap_or("?")
+            ),
+            (None, false) => format!("not yet: `clflow bench --device {}` measures it", d.index),
+        },
+    ));
+    let power = match r.power.source {
+        Some(source) => format!("{source}: {}", r.power.sensor),
+        None => "none".to_string(),
+    };
+    rows.push(row("power", power));
+    for note in &r.power.notes {
+        rows.push(row("", format!("({note})")));
+    }
+    rows
+}
+
+fn list_profiles(catalog: &ProfileCatalog, json: bool) -> crate::Result<()> {
+    if json {
+        return print_json(&serde_json::json!({
+            "profiles": catalog.profiles(),
+            "profiles_dir": catalog.user_dir().map(|d| d.display().to_string()),
+        }));
+    }
+    let figure = |p: &DatasheetProfile, metric: Metric| {
+        p.datasheet
+            .get(metric)
+            .map_or("-".to_string(), |f| format!("{}", f.value))
+    };
+    let rows = catalog
+        .profiles()
+        .iter()
+        .map(|p| {
+            vec![
+                p.id.clone(),
+                p.model.clone(),
+                p.class.to_string(),
+                figure(p, Metric::Fp32),
+                figure(p, Metric::Fp64),
+                figure(p, Metric::Int32),
+                figure(p, Metric::MemoryBandwidth),
+                figure(p, Metric::Tdp),
+                yes_no(!p.measured.is_empty()).to_string(),
+                match &p.origin {
+                    ProfileOrigin::Embedded => "built in".to_string(),
+                    ProfileOrigin::File(path) => path.display().to_string(),
+                },
+            ]
+        })
+        .collect();
+    print!(
+        "{} datasheet profiles (peaks as the datasheet states them; MEASURED: the profile also \
+         carries published measured peaks)\n\n{}",
+        catalog.profiles().len(),
+        table(
+            &[
+                "PROFILE",
+                "MODEL",
+                "TYPE",
+                "FP32 GFLOP/S",
+                "FP64 GFLOP/S",
+                "INT32 GOP/S",
+                "BW GB/S",
+                "TDP W",
+                "MEASURED",
+                "FROM",
+            ],
+            rows,
+        )
+    );
+    Ok(())
+}
+
+/// Left-aligned columns two spaces apart; no header line when `headers` is empty.
+fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut all: Vec<Vec<String>> = Vec::new();
+    if !headers.is_empty() {
+        all.push(headers.iter().map(|h| h.to_string()).collect());
+    }
+    all.extend(rows);
+    let columns = all.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            all.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in &all {
+        let mut line = String::new();
+        for (cell, width) in row.iter().zip(&widths) {
+            line += &format!("{cell:<width$}  ");
+        }
+        out += line.trim_end();
+        out.push('\n');
+    }
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+fn kind(kind: DeviceKind) -> &'static str {
+    match kind {
+        DeviceKind::Cpu => "cpu",
+        DeviceKind::Gpu => "gpu",
+        DeviceKind::Accelerator => "accelerator",
+        DeviceKind::Custom => "custom",
+        DeviceKind::Other => "other",
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn devices_failure(err: DevicesError) -> Failure {
+    let hint = err.hint();
+    let failure = Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: None,
+    };
+    match hint {
+        Some(hint) => failure.with_hint(hint),
+        None => failure,
+    }
+}
+
+fn ocl_failure(err: OclError) -> Failure {
+    let failure = Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: None,
+    };
+    match err {
+        OclError::NoPlatform { .. } | OclError::NoDevice { .. } => failure
+            .with_hint("`clflow devices --profiles` lists the datasheet profiles without OpenCL"),
+        _ => failure,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(bytes(512), "512 bytes");
+        assert_eq!(bytes(524_288), "512 KiB");
+        assert_eq!(bytes(8_268_546_048), "7.7 GiB");
+    }
+
+    #[test]
+    fn tables_align_their_columns() {
+        let text = table(
+            &["A", "BB"],
+            vec![vec!["long".into(), "x".into()], vec!["s".into(), "".into()]],
+        );
+        assert_eq!(text, "A     BB\nlong  x\ns\n");
+    }
+}

@@ -1,0 +1,133 @@
+//! `clflow bench` end to end on the PoCL device: quick sizes, real kernels,
+//! a private measured-profile store.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn clflow(data_dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .env("CLFLOW_DATA_DIR", data_dir)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not JSON ({e}): {}", text(&output.stdout));
+    })
+}
+
+/// Every best and median of `entries` (a profile's `bandwidth` or
+/// `compute` list) under `field`, in units of 10⁹ per second.
+fn figures(entries: &Value, field: &str) -> Vec<(String, f64, f64)> {
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let name = format!("{}/{}x{}", e["kernel"], e["data_type"], e["vector_width"]);
+            let stat = &e[field];
+            (
+                name,
+                stat["best"].as_f64().unwrap() / 1e9,
+                stat["median"].as_f64().unwrap() / 1e9,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn quick_bench_measures_stores_and_reuses_a_profile() {
+    let data = tempfile::tempdir().unwrap();
+    let first = json(&clflow(
+        data.path(),
+        &["bench", "--device", "0", "--quick", "--json"],
+    ));
+    assert_eq!(first["reused"], false);
+    assert_eq!(first["device_index"], 0);
+    let profile = &first["profile"];
+    assert_eq!(profile["clflow_version"], env!("CARGO_PKG_VERSION"));
+    assert!(profile["measured_at"].as_str().unwrap().ends_with('Z'));
+    assert!(!profile["identity"]["driver_version"]
+        .as_str()
+        .unwrap()
+        .is_empty());
+
+    // 6 stream kernels x {float, uint} x widths {1, 4}.
+    let bandwidth = figures(&profile["bandwidth"], "bytes_per_s");
+    assert_eq!(bandwidth.len(), 24);
+    for (name, best, median) in &bandwidth {
+        // Quick buffers sit in the cache: well above DRAM speed is expected,
+        // above 10 TB/s would mean the kernel did not touch its data.
+        assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");
+        assert!(*best < 10_000.0, "{name}: {best} GB/s");
+    }
+    // mad on float (and double where supported), add/mul/mad on uint.
+    let compute = figures(&profile["compute"], "ops_per_s");
+    let fp32: Vec<_> = compute.iter().filter(|c| c.0.contains("fp32")).collect();
+    let int32: Vec<_> = compute.iter().filter(|c| c.0.contains("int32")).collect();
+    assert_eq!((fp32.len(), int32.len()), (2, 6));
+    for (name, best, median) in &compute {
+        // Two CPU cores cannot exceed a few hundred G operations per second.
+        assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");
+        assert!(*best < 2_000.0, "{name}: {best} G/s");
+    }
+
+    // This run's detail: work per launch and the times it took.
+    let results = first["measurement"]["results"].as_array().unwrap();
+    let triad = results.iter().find(|r| r["id"] == "triad/float4").unwrap();
+    let elements = triad["shape"]["stream"]["elements"].as_u64().unwrap();
+    assert_eq!(triad["work"]["bytes"].as_u64().unwrap(), 3 * 16 * elements);
+    assert_eq!(triad["work"]["ops"].as_u64().unwrap(), 2 * 4 * elements);
+    assert_eq!(triad["times_ns"].as_array().unwrap().len(), 3);
+
+    // Stored: the next run reuses it, --refresh measures again.
+    let stored = first["stored_at"].as_str().unwrap();
+    assert!(std::path::Path::new(stored).starts_with(data.path()));
+    let again = json(&clflow(
+        data.path(),
+        &["bench", "-d", "0", "--quick", "--json"],
+    ));
+    assert_eq!(again["reused"], true);
+    assert_eq!(again["profile"], first["profile"]);
+    assert!(again.get("measurement").is_none());
+    let table = clflow(data.path(), &["bench", "-d", "0", "--quick"]);
+    let shown = text(&table.stdout);
+    assert!(shown.starts_with("benchmark "), "{shown}");
+    assert!(shown.contains("\ntriad/float4 "), "{shown}");
+    assert!(shown.contains("\nF̂ fp32 "), "{shown}");
+    assert!(text(&table.stderr).contains("--refresh measures again"));
+    let refreshed = json(&clflow(
+        data.path(),
+        &["bench", "-d", "0", "--quick", "--refresh", "--json"],
+    ));
+    assert_eq!(refreshed["reused"], false);
+    assert_eq!(refreshed["stored_at"], first["stored_at"]);
+}
+
+#[test]
+fn a_selector_that_matches_nothing_lists_the_devices() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &["bench", "--device", "no-such-device", "--quick"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "clflow: error: device selector 'no-such-device' matches no device; devices: 0: "
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: pass --device"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    // Nothing was measured, so nothing was stored.
+    assert!(!data.path().join("measured").exists());
+}

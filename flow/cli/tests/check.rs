@@ -1,0 +1,348 @@
+//! `clflow check` end to end: a copy of vadd, changed on purpose, against a
+//! baseline recorded from the original.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VADD: &str = "kernels/vadd";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A suite over one copy of vadd in a fresh directory.
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("k")).unwrap();
+        for file in ["vadd.cl", "vadd.toml"] {
+            std::fs::copy(
+                repo().join(VADD).join(file),
+                dir.path().join("k").join(file),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            dir.path().join("suite.toml"),
+            "manifests = [\"k/*.toml\"]\nops = \"arith\"\n[rules]\nW = \"exact\"\n",
+        )
+        .unwrap();
+        Workspace { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn check(&self, extra: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_clflow"))
+            .arg("check")
+            .arg(self.path("suite.toml"))
+            .args(extra)
+            .env("CLFLOW_STORE", self.path("history.sqlite"))
+            .output()
+            .unwrap()
+    }
+
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.path(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} lacks {from:?}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    }
+
+    fn results(&self, name: &str, seconds: f64) -> String {
+        let path = self.path(name);
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"schema": 1, "runs": [{{"kernel": "vadd", "device": "pthread-cpu",
+                   "time": {{"value": {seconds}, "unit": "seconds", "provenance": "measured"}},
+                   "power_peak": {{"value": 20.0, "unit": "watts", "provenance": "measured"}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        path.display().to_string()
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The table row of a metric, split into cells.
+fn row(table: &str, metric: &str) -> Option<Vec<String>> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .find(|cells| cells.get(1).map(String::as_str) == Some(metric))
+}
+
+fn recorded(ws: &Workspace) {
+    let out = ws.check(&["--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.path("baseline.json").exists());
+}
+
+#[test]
+fn an_unchanged_kernel_passes_and_the_baseline_is_readable() {
+    let ws = Workspace::new();
+    recorded(&ws);
+    let baseline = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(baseline.contains("\"W.fp32\": 4096"), "{baseline}");
+    assert!(baseline.contains("\"Q.accessed\": 49152"), "{baseline}");
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("no change\n"), "{text}");
+    assert!(text.contains("1 kernels"), "{text}");
+    assert!(text.contains("0 regressions"), "{text}");
+}
+
+#[test]
+fn an_extra_operation_is_a_w_regression_with_its_rows_in_junit_and_markdown() {
+    let ws = Workspace::new();
+    recorded(&ws);
+    ws.edit(
+        "k/vadd.cl",
+        "c[i] = a[i] + b[i];",
+        "c[i] = a[i] + b[i] + 1.0f;",
+    );
+    let junit = ws.path("junit.xml");
+    let markdown = ws.path("comment.md");
+    let out = ws.check(&[
+        "--junit",
+        junit.to_str().unwrap(),
+        "--markdown",
+        markdown.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("check failed: "), "{}", stderr(&out));
+    let table = stdout(&out);
+    let fp32 = row(&table, "W.fp32").expect(&table);
+    assert_eq!(fp32[2..5], ["4096", "8192", "+4096"], "{table}");
+    assert_eq!(fp32.last().unwrap(), "REGRESSION");
+    assert_eq!(
+        row(&table, "ops.OpFAdd.float").unwrap()[2..4],
+        ["4096", "8192"]
+    );
+    assert!(
+        row(&table, "Q.accessed").is_none(),
+        "Q did not change: {table}"
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no test case {name}: {xml}"))
+    };
+    let failure = case("W")
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("W must fail");
+    assert!(
+        failure.text().unwrap().contains("W.fp32  4096  8192"),
+        "{xml}"
+    );
+    assert_eq!(case("W").attribute("classname"), Some("k/vadd.toml"));
+    assert!(!case("Q").children().any(|n| n.has_tag_name("failure")));
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("failures"), Some("2")); // W and ops; I is reported, not judged
+
+    let comment = std::fs::read_to_string(&markdown).unwrap();
+    assert!(comment.contains("❌ failed"), "{comment}");
+    assert!(
+        comment.contains("| k/vadd.toml | W.fp32 | 4096 | 8192 |"),
+        "{comment}"
+    );
+}
+
+#[test]
+fn reading_an_extra_buffer_is_a_q_regression() {
+    let ws = Workspace::new();
+    recorded(&ws);
+    ws.edit(
+        "k/vadd.cl",
+        "__global float *c,",
+        "__global float *c,\n                   __global const float *d,",
+    );
+    ws.edit(
+        "k/vadd.cl",
+        "c[i] = a[i] + b[i];",
+        "c[i] = a[i] + b[i] + d[i];",
+    );
+    ws.edit(
+        "k/vadd.toml",
+        "[[arg]]\nname = \"n\"",
+        "[[arg]]\nname = \"d\"\ntype = \"float\"\ncount = 4096\nrange = [0.0, 1.0]\naccess = \"ro\"\n\n[[arg]]\nname = \"n\"",
+    );
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert_eq!(
+        row(&table, "Q.load").expect(&table)[2..4],
+        ["32768", "49152"]
+    );
+    assert_eq!(row(&table, "Q.accessed").unwrap()[2..4], ["49152", "65536"]);
+    assert_eq!(
+        row(&table, "Q.accessed").unwrap().last().unwrap(),
+        "REGRESSION"
+    );
+}
+
+#[test]
+fn improvements_are_reported_and_never_fail() {
+    let ws = Workspace::new();
+    ws.edit(
+        "k/vadd.cl",
+        "c[i] = a[i] + b[i];",
+        "c[i] = a[i] + b[i] + 1.0f;",
+    );
+    recorded(&ws);
+    ws.edit(
+        "k/vadd.cl",
+        "c[i] = a[i] + b[i] + 1.0f;",
+        "c[i] = a[i] + b[i];",
+    );
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table = stdout(&out);
+    let fp32 = row(&table, "W.fp32").expect(&table);
+    assert_eq!(fp32[2..4], ["8192", "4096"]);
+    assert_eq!(fp32.last().unwrap(), "improvement");
+    assert!(table.contains("0 regressions"), "{table}");
+}
+
+#[test]
+fn a_slower_recorded_run_beyond_the_spread_is_a_t_regression() {
+    let ws = Workspace::new();
+    // Three recorded runs: median 1 ms, spread (CV) 2 %, so ±6 % by default.
+    let runs = [
+        ws.results("r1.json", 0.00098),
+        ws.results("r2.json", 0.001),
+        ws.results("r3.json", 0.00102),
+    ];
+    let mut update = vec!["--update", "--results"];
+    update.extend(runs.iter().map(String::as_str));
+    let out = ws.check(&update);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let baseline = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(baseline.contains("\"pthread-cpu\""), "{baseline}");
+
+    let within = ws.results("within.json", 0.00105);
+    let out = ws.check(&["--results", &within]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+
+    let slow = ws.results("slow.json", 0.0012);
+    let out = ws.check(&["--results", &slow]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let table = stdout(&out);
+    let t = row(&table, "T@pthread-cpu").expect(&table);
+    assert_eq!(t[2..4], ["0.001", "0.0012"], "{table}");
+    assert!(
+        t.contains(&"(3×".to_string()),
+        "the rule comes from the spread: {table}"
+    );
+    assert_eq!(t.last().unwrap(), "REGRESSION");
+    assert_eq!(
+        row(&table, "F@pthread-cpu").unwrap().last().unwrap(),
+        "REGRESSION"
+    );
+    assert_eq!(
+        row(&table, "E@pthread-cpu").unwrap().last().unwrap(),
+        "REGRESSION"
+    );
+
+    let fast = ws.results("fast.json", 0.0008);
+    let out = ws.check(&["--results", &fast]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        row(&stdout(&out), "T@pthread-cpu").unwrap().last().unwrap(),
+        "improvement"
+    );
+
+    // A count-only check ignores the timings, and an update keeps them.
+    assert_eq!(ws.check(&[]).status.code(), Some(0));
+    assert_eq!(ws.check(&["--update"]).status.code(), Some(0));
+    let kept = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(kept.contains("\"pthread-cpu\""), "{kept}");
+}
+
+#[test]
+fn a_broken_suite_or_baseline_exits_2_naming_file_and_line() {
+    let ws = Workspace::new();
+    std::fs::write(
+        ws.path("suite.toml"),
+        "manifests = [\"k/*.toml\"]\n\n[rules]\nW = \"roughly\"\n",
+    )
+    .unwrap();
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("suite.toml:4: rules: `roughly` for `W` is not a tolerance"),
+        "{err}"
+    );
+
+    let ws = Workspace::new();
+    std::fs::write(
+        ws.path("baseline.json"),
+        "{\n  \"schema\": 1,\n  \"ops\": [\n",
+    )
+    .unwrap();
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("baseline.json:4:"),
+        "{}",
+        stderr(&out)
+    );
+
+    let ws = Workspace::new();
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(2), "no baseline yet");
+    assert!(stderr(&out).contains("--update"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_projects_own_suite_matches_its_baseline() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args([
+            "-q",
+            "check",
+            "ci/check-suite.toml",
+            "--baseline",
+            "ci/baseline.json",
+            "--no-history",
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("13 kernels"), "{}", stdout(&out));
+}

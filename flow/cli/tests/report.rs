@@ -1,0 +1,126 @@
+//! `clflow report` end to end: the paper's comparison, merging a CSV of
+//! FPGA measurements, and clear errors for bad inputs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn clflow(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("clflow runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn the_paper_is_reproduced_and_merges_with_a_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = clflow(dir.path(), &["report", "--paper", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = dir.path().join("reports/paper");
+    for name in [
+        "index.html",
+        "metrics.csv",
+        "results.json",
+        "roofline-all.svg",
+        "energy.png",
+    ] {
+        assert!(out.join(name).is_file(), "{name} missing");
+    }
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let k20 = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["device"] == "Tesla K20")
+        .unwrap();
+    assert!((k20["performance"]["value"].as_f64().unwrap() - 126.42e9).abs() < 1.0);
+    assert_eq!(k20["bound"], "memory");
+
+    // A second FPGA board measured with vendor tools, merged with the paper's results.
+    std::fs::write(
+        dir.path().join("u250.csv"),
+        "kernel,device,time_s,power_peak_w,bandwidth_gbs,peak_int_gops,peak_power_w,device_kind\n\
+         hash,Alveo U250,0.02,50,60,20000,75,fpga\n",
+    )
+    .unwrap();
+    let output = clflow(
+        dir.path(),
+        &[
+            "report",
+            "reports/paper/results.json",
+            "u250.csv",
+            "--out",
+            "merged",
+            "--json",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metrics = json["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), 4);
+    let u250 = metrics
+        .iter()
+        .find(|m| m["device"] == "Alveo U250")
+        .unwrap();
+    // F = 1224 M OPS / 0.02 s = 61.2 GOPS/s; R = F / 50 W; E = 0.02 s · 50 W.
+    assert!((u250["performance"]["value"].as_f64().unwrap() - 61.2e9).abs() < 1.0);
+    assert_eq!(u250["performance"]["provenance"], "imported");
+    assert!((u250["perf_per_watt"]["value"].as_f64().unwrap() - 1.224e9).abs() < 1.0);
+    assert!((u250["energy"]["value"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!(dir.path().join("merged/roofline-alveo-u250.png").is_file());
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = clflow(dir.path(), &["report"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("clflow: error: no results to report"),
+        "{}",
+        stderr(&output)
+    );
+
+    std::fs::write(
+        dir.path().join("bad.csv"),
+        "kernel,device,time_s\nhash,K20,-1\n",
+    )
+    .unwrap();
+    let output = clflow(dir.path(), &["report", "--paper", "bad.csv"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output)
+            .contains("clflow: error: bad.csv:2: column `time_s`: `-1` is not a number ≥ 0"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = clflow(dir.path(), &["report", "missing.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("missing.json: cannot read"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn help_teaches_by_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = clflow(dir.path(), &["report", "--help"]);
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for text in [
+        "clflow report --paper",
+        "power_peak_w",
+        "time_s",
+        "fpga.csv",
+    ] {
+        assert!(help.contains(text), "no `{text}` in the help");
+    }
+}

@@ -1,0 +1,884 @@
+//! The interpreter's instruction set: what `translate` emits and `exec` runs.
+//!
+//! Every operand is a register slot index resolved at translation time; a
+//! value of `n` lanes occupies slots `r .. r+n`. Integers are held
+//! zero-extended to 64 bits and masked to their width, floats as their bit
+//! pattern, booleans as 0/1, pointers in the encoding of [`crate::memory`].
+//! Types, strides, offsets and branch targets are all decided before
+//! execution starts.
+
+pub type Reg = u32;
+pub type Pc = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    UDiv,
+    SDiv,
+    UMod,
+    SRem,
+    SMod,
+    Shl,
+    LShr,
+    AShr,
+    And,
+    Or,
+    Xor,
+    // OpenCL.std integer builtins with two operands.
+    SAbsDiff,
+    UAbsDiff,
+    SAddSat,
+    UAddSat,
+    SSubSat,
+    USubSat,
+    SHadd,
+    UHadd,
+    SRhadd,
+    URhadd,
+    SMax,
+    UMax,
+    SMin,
+    UMin,
+    SMulHi,
+    UMulHi,
+    Rotate,
+    SMul24,
+    UMul24,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntUnOp {
+    Neg,
+    Not,
+    BitCount,
+    BitReverse,
+    SAbs,
+    UAbs,
+    Clz,
+    Ctz,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntTerOp {
+    SClamp,
+    UClamp,
+    SMadHi,
+    UMadHi,
+    SMadSat,
+    UMadSat,
+    SMad24,
+    UMad24,
+    Bitselect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    ULt,
+    ULe,
+    UGt,
+    UGe,
+    SLt,
+    SLe,
+    SGt,
+    SGe,
+}
+
+/// Float comparisons: `ordered` decides the answer when either side is NaN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FCmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Both ordered (neither is NaN); used as OpOrdered / OpUnordered.
+    Ord,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// C fmod: the result has the sign of the dividend (OpFRem).
+    Rem,
+    /// OpFMod: the result has the sign of the divisor.
+    Mod,
+    Atan2,
+    Atan2Pi,
+    Copysign,
+    Fdim,
+    Fmax,
+    Fmin,
+    Hypot,
+    Nextafter,
+    Pow,
+    Powr,
+    Remainder,
+    Maxmag,
+    Minmag,
+    Step,
+    /// Second operand an integer: ldexp, pown, rootn.
+    Ldexp,
+    Pown,
+    Rootn,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatUnOp {
+    Neg,
+    Acos,
+    Acosh,
+    Acospi,
+    Asin,
+    Asinh,
+    Asinpi,
+    Atan,
+    Atanh,
+    Atanpi,
+    Cbrt,
+    Ceil,
+    Cos,
+    Cosh,
+    Cospi,
+    Exp,
+    Exp2,
+    Exp10,
+    Expm1,
+    Fabs,
+    Floor,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Logb,
+    Rint,
+    Round,
+    Rsqrt,
+    Sin,
+    Sinh,
+    Sinpi,
+    Sqrt,
+    Tan,
+    Tanh,
+    Tanpi,
+    Trunc,
+    Recip,
+    Degrees,
+    Radians,
+    Sign,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatTerOp {
+    /// fma and mad: evaluated fused (mad may be either; fused is within its limits).
+    Fma,
+    Clamp,
+    Mix,
+    Smoothstep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FTestOp {
+    IsNan,
+    IsInf,
+    IsFinite,
+    IsNormal,
+    SignBitSet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogicOp {
+    And,
+    Or,
+    Eq,
+    Ne,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    NearestEven,
+    TowardZero,
+    TowardPositive,
+    TowardNegative,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvKind {
+    /// Integer to integer, zero- or sign-extending by `signed`.
+    IntToInt {
+        signed_src: bool,
+        signed_dst: bool,
+        saturate: bool,
+    },
+    FloatToInt {
+        signed: bool,
+        saturate: bool,
+        rounding: Rounding,
+    },
+    IntToFloat {
+        signed: bool,
+    },
+    FloatToFloat {
+        rounding: Rounding,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    Inc,
+    Dec,
+    Add,
+    Sub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    GlobalId,
+    LocalId,
+    GroupId,
+    GlobalSize,
+    LocalSize,
+    NumGroups,
+    GlobalOffset,
+    WorkDim,
+    GlobalLinearId,
+    LocalLinearId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Geometric {
+    Length,
+    Distance,
+    Normalize,
+    Cross,
+    Dot,
+}
+
+/// One term of an address computation: `sext(regs[reg] as bits) * stride`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtrTerm {
+    pub reg: Reg,
+    pub bits: u8,
+    pub stride: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Move {
+    pub dst: Reg,
+    pub src: Reg,
+    pub n: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// Entry of basic block `block`: counts it and charges `steps` ops.
+    Block {
+        block: u32,
+        steps: u32,
+    },
+    Mov {
+        dst: Reg,
+        src: Reg,
+        n: u32,
+    },
+    /// Moves `len` entries of `Program::moves` starting at `start` (phi
+    /// edges that already go through temporaries, shuffles, constructs).
+    Moves {
+        start: u32,
+        len: u32,
+    },
+    /// Lane `i` of dst takes lane 0 of `src` (vector-times-scalar operands).
+    Splat {
+        dst: Reg,
+        src: Reg,
+        n: u8,
+    },
+    Int {
+        op: IntOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    // Scalar 32-bit forms of the hottest integer ops, dispatched directly.
+    Add32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Sub32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Mul32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Shl32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    LShr32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    /// `rotate(a, b)` on 32 bits (also what `(x << k) | (x >> (32 - k))` becomes).
+    Rotl32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    /// And, or and xor keep any width's values in range.
+    And {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Or {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Xor {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    IntUn {
+        op: IntUnOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+    },
+    IntTer {
+        op: IntTerOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    /// `upsample(hi, lo)`: `bits` is the width of the operands.
+    Upsample {
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Cmp {
+        op: CmpOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Float {
+        op: FloatOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    FloatUn {
+        op: FloatUnOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+    },
+    FloatTer {
+        op: FloatTerOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    FCmp {
+        op: FCmpOp,
+        ordered: bool,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    FTest {
+        op: FTestOp,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+    },
+    Logic {
+        op: LogicOp,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    LNot {
+        n: u8,
+        dst: Reg,
+        a: Reg,
+    },
+    /// `cond` has `n` lanes when `vector_cond`, else one.
+    Select {
+        n: u8,
+        vector_cond: bool,
+        dst: Reg,
+        cond: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    /// OpenCL `select(a, b, c)`: per lane, c's top bit (vectors) or c != 0 (scalars).
+    SelectMsb {
+        n: u8,
+        bits: u8,
+        msb: bool,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    AnyAll {
+        all: bool,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+    },
+    Convert {
+        kind: ConvKind,
+        from: u8,
+        to: u8,
+        n: u8,
+        dst: Reg,
+        src: Reg,
+    },
+    /// Reinterpret `from_n` lanes of `from` bits as `to_n` lanes of `to` bits.
+    Bitcast {
+        from: u8,
+        from_n: u8,
+        to: u8,
+        to_n: u8,
+        dst: Reg,
+        src: Reg,
+    },
+    ExtractDyn {
+        dst: Reg,
+        base: Reg,
+        index: Reg,
+        index_bits: u8,
+        n: u8,
+    },
+    InsertDyn {
+        dst: Reg,
+        base: Reg,
+        value: Reg,
+        index: Reg,
+        index_bits: u8,
+        n: u8,
+    },
+    Geometric {
+        op: Geometric,
+        bits: u8,
+        n: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    /// `dst = base + disp + Σ terms`.
+    Ptr {
+        dst: Reg,
+        base: Reg,
+        disp: i64,
+        terms_start: u32,
+        terms_len: u16,
+    },
+    /// `dst = base + disp`.
+    Offset {
+        dst: Reg,
+        base: Reg,
+        disp: i64,
+    },
+    /// `dst = base + disp + sext(regs[index] as bits) * stride`.
+    Index {
+        dst: Reg,
+        base: Reg,
+        index: Reg,
+        bits: u8,
+        stride: i32,
+        disp: i32,
+    },
+    PtrDiff {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        elem: u32,
+    },
+    /// `n` leaves of `size` bytes, `size` apart.
+    Load {
+        dst: Reg,
+        ptr: Reg,
+        size: u8,
+        n: u8,
+        align: u16,
+    },
+    Store {
+        src: Reg,
+        ptr: Reg,
+        size: u8,
+        n: u8,
+        align: u16,
+    },
+    /// Leaves of an aggregate, from `Program::layouts[layout]`.
+    LoadAgg {
+        dst: Reg,
+        ptr: Reg,
+        layout: u32,
+    },
+    StoreAgg {
+        src: Reg,
+        ptr: Reg,
+        layout: u32,
+    },
+    /// memcpy of `bytes` (a constant) or of `regs[bytes_reg]` bytes.
+    Copy {
+        dst: Reg,
+        src: Reg,
+        bytes: u64,
+        bytes_reg: Option<Reg>,
+    },
+    /// A work-group copy (async_work_group_copy), done at once by one work-item.
+    GroupCopy {
+        dst: Reg,
+        src: Reg,
+        elems: Reg,
+        stride: Reg,
+        elem: u32,
+        event: Reg,
+        out: Reg,
+    },
+    /// vload_half(n) / vstore_half(n): f16 in memory, f32 lanes in registers.
+    LoadHalf {
+        dst: Reg,
+        ptr: Reg,
+        n: u8,
+    },
+    StoreHalf {
+        src: Reg,
+        ptr: Reg,
+        n: u8,
+        from: u8,
+        rounding: Rounding,
+    },
+    Atomic {
+        op: AtomicOp,
+        bits: u8,
+        dst: Reg,
+        ptr: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Builtin {
+        which: Builtin,
+        dst: Reg,
+        lanes: u8,
+        bits: u8,
+    },
+    Jump {
+        target: Pc,
+    },
+    Branch {
+        cond: Reg,
+        then: Pc,
+        other: Pc,
+    },
+    Switch {
+        sel: Reg,
+        bits: u8,
+        cases_start: u32,
+        cases_len: u32,
+        default: Pc,
+    },
+    Call {
+        target: Pc,
+        moves_start: u32,
+        moves_len: u32,
+        ret: Reg,
+        ret_n: u32,
+    },
+    Ret {
+        src: Reg,
+        n: u32,
+    },
+    Barrier,
+    Trap,
+}
+
+/// An integer op, in its direct form where it has one.
+pub fn int_op(op: IntOp, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) -> Op {
+    match (op, bits, n) {
+        (IntOp::Add, 32, 1) => Op::Add32 { dst, a, b },
+        (IntOp::Sub, 32, 1) => Op::Sub32 { dst, a, b },
+        (IntOp::Mul, 32, 1) => Op::Mul32 { dst, a, b },
+        (IntOp::Shl, 32, 1) => Op::Shl32 { dst, a, b },
+        (IntOp::Rotate, 32, 1) => Op::Rotl32 { dst, a, b },
+        (IntOp::LShr, 32, 1) => Op::LShr32 { dst, a, b },
+        (IntOp::And, _, 1) => Op::And { dst, a, b },
+        (IntOp::Or, _, 1) => Op::Or { dst, a, b },
+        (IntOp::Xor, _, 1) => Op::Xor { dst, a, b },
+        _ => Op::Int {
+            op,
+            bits,
+            n,
+            dst,
+            a,
+            b,
+        },
+    }
+}
+
+/// Makes a one-slot op that writes `from` write `to` instead; false where
+/// the op is not one of those.
+pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
+    let dst = match op {
+        Op::Add32 { dst, .. }
+        | Op::Sub32 { dst, .. }
+        | Op::Mul32 { dst, .. }
+        | Op::Shl32 { dst, .. }
+        | Op::Rotl32 { dst, .. }
+        | Op::LShr32 { dst, .. }
+        | Op::And { dst, .. }
+        | Op::Or { dst, .. }
+        | Op::Xor { dst, .. }
+        | Op::Index { dst, .. }
+        | Op::Offset { dst, .. } => dst,
+        Op::Int { dst, n: 1, .. }
+        | Op::Float { dst, n: 1, .. }
+        | Op::FloatUn { dst, n: 1, .. }
+        | Op::FloatTer { dst, n: 1, .. }
+        | Op::Cmp { dst, n: 1, .. }
+        | Op::Convert { dst, n: 1, .. } => dst,
+        _ => return false,
+    };
+    if *dst != from {
+        return false;
+    }
+    *dst = to;
+    true
+}
+
+/// The register spans (first slot, count) an op reads or writes, so that
+/// translation can prove every access lies inside the register file.
+pub fn spans(op: &Op, moves: &[Move], terms: &[PtrTerm], out: &mut Vec<(u64, u64)>) {
+    let s = |r: Reg, n: u64| (r as u64, n);
+    let moves_of = |start: u32, len: u32, out: &mut Vec<(u64, u64)>| {
+        for m in moves
+            .get(start as usize..(start as usize + len as usize))
+            .unwrap_or(&[])
+        {
+            out.push(s(m.dst, m.n as u64));
+            out.push(s(m.src, m.n as u64));
+        }
+    };
+    match *op {
+        Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => {}
+        Op::Mov { dst, src, n } => out.extend([s(dst, n as u64), s(src, n as u64)]),
+        Op::Moves { start, len } => moves_of(start, len, out),
+        Op::Splat { dst, src, n } => out.extend([s(dst, n as u64), s(src, 1)]),
+        Op::Int { n, dst, a, b, .. }
+        | Op::Cmp { n, dst, a, b, .. }
+        | Op::Float { n, dst, a, b, .. }
+        | Op::FCmp { n, dst, a, b, .. }
+        | Op::Logic { n, dst, a, b, .. }
+        | Op::Upsample { n, dst, a, b, .. } => {
+            out.extend([s(dst, n as u64), s(a, n as u64), s(b, n as u64)])
+        }
+        Op::IntUn { n, dst, a, .. }
+        | Op::FloatUn { n, dst, a, .. }
+        | Op::FTest { n, dst, a, .. }
+        | Op::LNot { n, dst, a } => out.extend([s(dst, n as u64), s(a, n as u64)]),
+        Op::AnyAll { n, dst, a, .. } => out.extend([s(dst, 1), s(a, n as u64)]),
+        Op::IntTer {
+            n, dst, a, b, c, ..
+        }
+        | Op::FloatTer {
+            n, dst, a, b, c, ..
+        }
+        | Op::SelectMsb {
+            n, dst, a, b, c, ..
+        } => out.extend([
+            s(dst, n as u64),
+            s(a, n as u64),
+            s(b, n as u64),
+            s(c, n as u64),
+        ]),
+        Op::Select {
+            n,
+            vector_cond,
+            dst,
+            cond,
+            a,
+            b,
+        } => out.extend([
+            s(dst, n as u64),
+            s(cond, if vector_cond { n as u64 } else { 1 }),
+            s(a, n as u64),
+            s(b, n as u64),
+        ]),
+        Op::Convert { n, dst, src, .. } => out.extend([s(dst, n as u64), s(src, n as u64)]),
+        Op::Bitcast {
+            from_n,
+            to_n,
+            dst,
+            src,
+            ..
+        } => out.extend([s(dst, to_n as u64), s(src, from_n as u64)]),
+        Op::ExtractDyn {
+            dst,
+            base,
+            index,
+            n,
+            ..
+        } => out.extend([s(dst, 1), s(base, n as u64), s(index, 1)]),
+        Op::InsertDyn {
+            dst,
+            base,
+            value,
+            index,
+            n,
+            ..
+        } => out.extend([
+            s(dst, n as u64),
+            s(base, n as u64),
+            s(value, 1),
+            s(index, 1),
+        ]),
+        Op::Geometric {
+            op, n, dst, a, b, ..
+        } => {
+            let dn = match op {
+                Geometric::Normalize | Geometric::Cross => n as u64,
+                _ => 1,
+            };
+            out.extend([s(dst, dn), s(a, n as u64), s(b, n as u64)])
+        }
+        Op::Ptr {
+            dst,
+            base,
+            terms_start,
+            terms_len,
+            ..
+        } => {
+            out.extend([s(dst, 1), s(base, 1)]);
+            for t in terms
+                .get(terms_start as usize..terms_start as usize + terms_len as usize)
+                .unwrap_or(&[])
+            {
+                out.push(s(t.reg, 1));
+            }
+        }
+        Op::PtrDiff { dst, a, b, .. }
+        | Op::Add32 { dst, a, b }
+        | Op::Sub32 { dst, a, b }
+        | Op::Mul32 { dst, a, b }
+        | Op::Shl32 { dst, a, b }
+        | Op::Rotl32 { dst, a, b }
+        | Op::LShr32 { dst, a, b }
+        | Op::And { dst, a, b }
+        | Op::Or { dst, a, b }
+        | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
+        Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
+        Op::Index {
+            dst, base, index, ..
+        } => out.extend([s(dst, 1), s(base, 1), s(index, 1)]),
+        Op::Load { dst, ptr, n, .. } => out.extend([s(dst, n as u64), s(ptr, 1)]),
+        Op::Store { src, ptr, n, .. } => out.extend([s(src, n as u64), s(ptr, 1)]),
+        Op::LoadAgg { dst, ptr, .. } | Op::StoreAgg { src: dst, ptr, .. } => {
+            out.extend([s(dst, 1), s(ptr, 1)])
+        }
+        Op::Copy {
+            dst,
+            src,
+            bytes_reg,
+            ..
+        } => {
+            out.extend([s(dst, 1), s(src, 1)]);
+            if let Some(r) = bytes_reg {
+                out.push(s(r, 1));
+            }
+        }
+        Op::GroupCopy {
+            dst,
+            src,
+            elems,
+            stride,
+            event,
+            out: o,
+            ..
+        } => out.extend([
+            s(dst, 1),
+            s(src, 1),
+            s(elems, 1),
+            s(stride, 1),
+            s(event, 1),
+            s(o, 1),
+        ]),
+        Op::LoadHalf { dst, ptr, n } => out.extend([s(dst, n as u64), s(ptr, 1)]),
+        Op::StoreHalf { src, ptr, n, .. } => out.extend([s(src, n as u64), s(ptr, 1)]),
+        Op::Atomic { dst, ptr, a, b, .. } => out.extend([s(dst, 1), s(ptr, 1), s(a, 1), s(b, 1)]),
+        Op::Builtin { dst, lanes, .. } => out.push(s(dst, lanes as u64)),
+        Op::Branch { cond, .. } => out.push(s(cond, 1)),
+        Op::Switch { sel, .. } => out.push(s(sel, 1)),
+        Op::Call {
+            moves_start,
+            moves_len,
+            ret,
+            ret_n,
+            ..
+        } => {
+            moves_of(moves_start, moves_len, out);
+            out.push(s(ret, ret_n as u64));
+        }
+        Op::Ret { src, n } => out.push(s(src, n as u64)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ops_stay_small() {
+        // One op per cache-line quarter keeps the dispatch loop fed.
+        assert!(std::mem::size_of::<super::Op>() <= 32);
+    }
+}

@@ -1,0 +1,149 @@
+//! Everything that can stop a count, each as one line naming what is at
+//! fault, and whether the user's input (exit 2) or clflow (exit 1) is to blame.
+
+use clflow_core::FailureKind;
+use std::fmt;
+
+/// Why a module or kernel could not be translated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslateError {
+    pub malformed: bool,
+    pub what: String,
+    pub hint: Option<String>,
+    /// Where: `function foo, %23 = OpFoo`.
+    pub site: Option<String>,
+}
+
+impl TranslateError {
+    pub fn malformed(what: impl Into<String>) -> Self {
+        TranslateError {
+            malformed: true,
+            what: what.into(),
+            hint: None,
+            site: None,
+        }
+    }
+
+    pub fn unsupported(what: impl Into<String>, hint: impl Into<String>) -> Self {
+        TranslateError {
+            malformed: false,
+            what: what.into(),
+            hint: Some(hint.into()),
+            site: None,
+        }
+    }
+
+    pub fn at(mut self, site: impl FnOnce() -> String) -> Self {
+        if self.site.is_none() {
+            self.site = Some(site());
+        }
+        self
+    }
+}
+
+/// What went wrong while a work-item ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrapKind {
+    OutOfBounds {
+        space: &'static str,
+        buffer: String,
+        offset: i64,
+        size: u32,
+        buffer_bytes: u64,
+    },
+    NullPointer {
+        size: u32,
+    },
+    BadPointer {
+        value: u64,
+    },
+    Misaligned {
+        space: &'static str,
+        buffer: String,
+        offset: i64,
+        align: u32,
+    },
+    DivisionByZero,
+    Unreachable,
+    BarrierDivergence(String),
+    StepLimit(u64),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InterpError {
+    #[error("cannot read the SPIR-V module: {0}")]
+    Load(String),
+    #[error("kernel `{kernel}`: {}{}", error.what, error.site.as_ref().map(|s| format!(" (at {s})")).unwrap_or_default())]
+    Translate {
+        kernel: String,
+        error: Box<TranslateError>,
+    },
+    #[error("kernel `{kernel}`: {message}")]
+    Launch { kernel: String, message: String },
+    #[error(
+        "kernel `{}`, work-item ({},{},{}): {}: {}",
+        .0.kernel, .0.item[0], .0.item[1], .0.item[2], .0.op, .0.kind
+    )]
+    Trap(Box<Trap>),
+}
+
+/// A work-item stopped by a fault in the kernel: which, where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trap {
+    pub kernel: String,
+    /// The work-item's global id.
+    pub item: [u64; 3],
+    /// The SPIR-V instruction, as `OpStore %32 in `vadd``.
+    pub op: String,
+    pub kind: TrapKind,
+}
+
+impl InterpError {
+    /// Malformed modules, bad launches and kernel bugs are the user's to fix
+    /// (exit 2); an instruction clflow does not implement is clflow's (exit 1).
+    pub fn failure_kind(&self) -> FailureKind {
+        match self {
+            InterpError::Translate { error, .. } if !error.malformed => FailureKind::Analysis,
+            _ => FailureKind::Input,
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            InterpError::Load(_) => {
+                Some("recompile the kernel with `clflow compile`; the file may be truncated".into())
+            }
+            InterpError::Translate { error, .. } => error.hint.clone(),
+            InterpError::Launch { .. } => {
+                Some("make the manifest's [[arg]] entries match the kernel's parameters".into())
+            }
+            InterpError::Trap(trap) if matches!(trap.kind, TrapKind::StepLimit(_)) => {
+                Some("the kernel may never end; if it is just long, raise --max-steps".into())
+            }
+            InterpError::Trap(_) => {
+                Some("fix the kernel or the manifest's inputs for this work-item".into())
+            }
+        }
+    }
+}
+
+impl fmt::Display for TrapKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrapKind::OutOfBounds { space, buffer, offset, size, buffer_bytes } => write!(
+                f,
+                "out-of-bounds access to {space} {buffer}: {size} bytes at offset {offset}, buffer is {buffer_bytes} bytes"
+            ),
+            TrapKind::NullPointer { size } => write!(f, "{size}-byte access through a NULL pointer"),
+            TrapKind::BadPointer { value } => write!(f, "access through an invalid pointer (0x{value:x})"),
+            TrapKind::Misaligned { space, buffer, offset, align } => write!(
+                f,
+                "misaligned access to {space} {buffer}: offset {offset} is not a multiple of {align}"
+            ),
+            TrapKind::DivisionByZero => f.write_str("integer division by zero"),
+            TrapKind::Unreachable => f.write_str("reached code the compiler marked unreachable (undefined behaviour)"),
+            TrapKind::BarrierDivergence(what) => write!(f, "barrier divergence: {what}"),
+            TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! clflow's SPIR-V interpreter: runs an OpenCL kernel's SPIR-V on its real
+//! NDRange and inputs, and counts what the kernel does, operations W per
+//! type and class and global-memory traffic Q, exactly.
+//!
+//! Like a well-built WebAssembly engine it validates and translates a kernel
+//! once into a compact register bytecode (`translate`, `bytecode`), then
+//! executes that (`exec`) over a store of buffers (`memory`), work-groups in
+//! parallel. Counting is per basic block; see [`counts`] for the rules.
+//!
+//! Translation also does what makes interpretation cheap without changing
+//! a count: one-block functions are inlined (their counts join the calling
+//! block), integer ops on constants inside them are folded, a funnel-shift
+//! rotate becomes one op, the hottest 32-bit integer ops and one-index
+//! address computations have direct forms. Every register index is proven
+//! in range before a program runs, so that no module, however malformed,
+//! can make the machine misbehave.
+//!
+//! ```no_run
+//! # fn demo(spirv: &[u8], launch: &clflow_core::Launch) -> Result<(), clflow_interp::InterpError> {
+//! let module = clflow_interp::load(spirv)?;
+//! let program = clflow_interp::Program::translate(&module, &launch.kernel)?;
+//! let result = program.run(launch, &clflow_interp::RunOptions::default())?;
+//! println!("W = {}", result.counts.w(&"arith".parse().unwrap()));
+//! # Ok(()) }
+//! ```
+
+mod bytecode;
+pub mod counts;
+mod error;
+mod exec;
+mod memory;
+mod opencl_std;
+mod program;
+mod translate;
+mod types;
+
+pub use counts::{CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError};
+pub use error::{InterpError, TranslateError, Trap, TrapKind};
+
+use clflow_core::{AddressSpace, ArgValue, Launch};
+use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
+use program::ParamSlot;
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// Work-group size used in a dimension when the launch leaves it open: the
+/// largest divisor of the global size not above this.
+pub const DEFAULT_LOCAL_SIZE: u64 = 256;
+
+/// Reads a SPIR-V module, turning every malformation into an error.
+pub fn load(bytes: &[u8]) -> Result<rspirv::dr::Module, InterpError> {
+    // clflow-spirv checks the header and the framing of every instruction
+    // before the module is parsed; the guard keeps even a reader bug from
+    // taking clflow down.
+    std::panic::catch_unwind(|| clflow_spirv::load(bytes))
+        .map_err(|_| InterpError::Load("the SPIR-V reader failed on this module".into()))?
+        .map_err(|e| InterpError::Load(e.to_string()))
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Bytecode instructions one work-item may execute before it is
+    /// stopped (a kernel that never ends); see `Counts::steps`.
+    pub max_steps: u64,
+    /// Cache-line size for compulsory traffic (a power of two).
+    pub line_bytes: u64,
+    /// Worker threads; `None` uses every core.
+    pub threads: Option<usize>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_steps: 100_000_000,
+            line_bytes: 64,
+            threads: None,
+        }
+    }
+}
+
+/// A buffer argument's contents after the kernel ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputBuffer {
+    pub arg: usize,
+    pub name: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub counts: Counts,
+    /// Every output buffer argument (access `wo` or `rw`), in argument order.
+    pub buffers: Vec<OutputBuffer>,
+}
+
+/// A kernel translated to bytecode, ready to run any number of launches.
+#[derive(Debug)]
+pub struct Program {
+    inner: program::Program,
+}
+
+impl Program {
+    pub fn translate(module: &rspirv::dr::Module, kernel: &str) -> Result<Program, InterpError> {
+        translate::translate(module, kernel)
+            .map(|inner| Program { inner })
+            .map_err(|error| InterpError::Translate {
+                kernel: kernel.to_string(),
+                error: Box::new(error),
+            })
+    }
+
+    pub fn kernel(&self) -> &str {
+        &self.inner.kernel
+    }
+
+    /// Bytecode instructions, for diagnostics.
+    pub fn len(&self) -> usize {
+        self.inner.code.len()
+    }
+
+    /// The bytecode, one instruction a line with the SPIR-V it came from.
+    pub fn disassemble(&self) -> String {
+        let p = &self.inner;
+        p.code
+            .iter()
+            .enumerate()
+            .map(|(pc, op)| format!("{pc:5}  {op:?}  ; {}\n", p.site(pc)))
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.code.is_empty()
+    }
+
+    /// Runs the kernel on a copy of the launch's buffers.
+    pub fn run(&self, launch: &Launch, options: &RunOptions) -> Result<RunResult, InterpError> {
+        self.run_taking(launch, vec![None; launch.args.len()], options)
+    }
+
+    /// Runs the kernel on the launch's own buffers, which it takes over, so
+    /// that no buffer is held twice (inputs of hundreds of megabytes).
+    pub fn run_owned(
+        &self,
+        mut launch: Launch,
+        options: &RunOptions,
+    ) -> Result<RunResult, InterpError> {
+        let taken = launch
+            .args
+            .iter_mut()
+            .map(|a| match &mut a.value {
+                ArgValue::Buffer { bytes, .. } => Some(std::mem::take(bytes)),
+                _ => None,
+            })
+            .collect();
+        self.run_taking(&launch, taken, options)
+    }
+
+    /// `taken[i]`, where present, holds argument i's bytes instead of the launch.
+    fn run_taking(
+        &self,
+        launch: &Launch,
+        mut taken: Vec<Option<Vec<u8>>>,
+        options: &RunOptions,
+    ) -> Result<RunResult, InterpError> {
+        let p = &self.inner;
+        let launch_error = |message: String| InterpError::Launch {
+            kernel: p.kernel.clone(),
+            message,
+        };
+        if !options.line_bytes.is_power_of_two() {
+            return Err(launch_error(format!(
+                "line size {} is not a power of two",
+                options.line_bytes
+            )));
+        }
+        let geometry = geometry(launch).map_err(launch_error)?;
+        if launch.args.len() != p.params.len() {
+            return Err(launch_error(format!(
+                "the kernel takes {} arguments, the launch gives {}",
+                p.params.len(),
+                launch.args.len()
+            )));
+        }
+        let mut regs = p.init_regs.clone();
+        let mut buffers = Vec::new();
+        let mut local_layout = ArenaLayout::default();
+        let mut private_init = Vec::new();
+        for (i, (param, arg)) in p.params.iter().zip(&launch.args).enumerate() {
+            let label = arg.describe(i);
+            let mut buffer = SharedBuffer::new(&[], label.clone(), "__global", options.line_bytes);
+            let mut local = 0;
+            match (param, &arg.value) {
+                (ParamSlot::Pointer { slot, space }, ArgValue::Buffer { bytes, .. })
+                    if matches!(space, AddressSpace::Global | AddressSpace::Constant) =>
+                {
+                    let name = if *space == AddressSpace::Constant {
+                        "__constant"
+                    } else {
+                        "__global"
+                    };
+                    buffer = match taken.get_mut(i).and_then(Option::take) {
+                        Some(owned) => {
+                            SharedBuffer::from_vec(owned, label, name, options.line_bytes)
+                        }
+                        None => SharedBuffer::new(bytes, label, name, options.line_bytes),
+                    };
+                    regs[*slot as usize] = memory::encode(memory::SPACE_GLOBAL, i, 0);
+                }
+                (ParamSlot::Pointer { slot, .. }, ArgValue::NullPointer) => {
+                    regs[*slot as usize] = 0
+                }
+                (
+                    ParamSlot::Pointer {
+                        slot,
+                        space: AddressSpace::Local,
+                    },
+                    ArgValue::Local { bytes },
+                ) => {
+                    local = *bytes;
+                    regs[*slot as usize] = memory::encode(memory::SPACE_LOCAL, i, 0);
+                }
+                (ParamSlot::Value { slot, leaves, size }, ArgValue::Scalar { bytes })
+                    if bytes.len() as u64 == *size =>
+                {
+                    for (k, leaf) in leaves.iter().enumerate() {
+                        let mut w = [0u8; 8];
+                        let at = leaf.offset as usize;
+                        w[..leaf.size as usize]
+                            .copy_from_slice(&bytes[at..at + leaf.size as usize]);
+                        regs[*slot as usize + k] = u64::from_le_bytes(w);
+                    }
+                }
+                (ParamSlot::ByVal { var, size, .. }, ArgValue::Scalar { bytes })
+                    if bytes.len() as u64 == *size =>
+                {
+                    private_init.push((p.private.base[*var] as usize, bytes.clone()));
+                }
+                (param, value) => {
+                    return Err(launch_error(format!(
+                        "{label}: the kernel expects {}, the launch gives {}",
+                        describe_param(param),
+                        describe_value(value, taken.get(i).and_then(|t| t.as_ref().map(Vec::len)))
+                    )))
+                }
+            }
+            buffers.push(buffer);
+            local_layout.push(local, 128, label_for_local(&arg.describe(i)));
+        }
+        for var in &p.global_vars {
+            buffers.push(SharedBuffer::new(
+                &var.bytes,
+                var.label.clone(),
+                var.space,
+                options.line_bytes,
+            ));
+        }
+        for (size, align, label) in &p.local_vars {
+            local_layout.push(*size, *align, label.clone());
+        }
+        // Work-items of a group with barriers are all alive at once.
+        let group_items: u64 = geometry.local.iter().product();
+        let item_bytes = 8 * p.init_regs.len() as u64 + p.private.total();
+        if p.uses_barrier && group_items.saturating_mul(item_bytes) > translate::MAX_LOCAL_BYTES {
+            return Err(launch_error(format!(
+                "work-groups of {group_items} work-items with barriers would need {} bytes of state",
+                group_items.saturating_mul(item_bytes)
+            )));
+        }
+        if local_layout.total() > translate::MAX_LOCAL_BYTES {
+            return Err(launch_error(format!(
+                "{} bytes of __local memory per work-group (clflow's limit is {})",
+                local_layout.total(),
+                translate::MAX_LOCAL_BYTES
+            )));
+        }
+        let global = GlobalMemory {
+            buffers,
+            wide_atomics: Mutex::new(()),
+        };
+        let launched = exec::Launched {
+            program: p,
+            global: &global,
+            geometry,
+            local_layout,
+            regs,
+            private_init,
+            max_steps: options.max_steps,
+        };
+        let groups: u64 = geometry.groups.iter().product();
+        let work = || {
+            (0..groups)
+                .into_par_iter()
+                .try_fold(
+                    || exec::Runner::new(&launched),
+                    |mut runner, g| runner.run_group(g).map(|_| runner),
+                )
+                .map(|r| r.map(|runner| runner.partial))
+                .try_reduce(exec::Partial::default, |a, b| Ok(a.merge(b)))
+        };
+        let outcome = match options.threads {
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| launch_error(format!("cannot start {n} threads: {e}")))?
+                .install(work),
+            None => work(),
+        };
+        let partial = outcome.map_err(|f| {
+            InterpError::Trap(Box::new(Trap {
+                kernel: p.kernel.clone(),
+                item: f.item,
+                op: p.site(f.pc).to_string(),
+                kind: f.kind,
+            }))
+        })?;
+        let counts = self.tally(&partial, &global, &geometry, options.line_bytes);
+        let outputs = launch
+            .args
+            .iter()
+            .enumerate()
+            .filter(
+                |(_, a)| matches!(&a.value, ArgValue::Buffer { access, .. } if access.is_output()),
+            )
+            .map(|(i, a)| OutputBuffer {
+                arg: i,
+                name: a.name.clone(),
+                bytes: global.buffers[i].to_bytes(),
+            })
+            .collect();
+        Ok(RunResult {
+            counts,
+            buffers: outputs,
+        })
+    }
+
+    /// Block hits × each block's static counts.
+    fn tally(
+        &self,
+        partial: &exec::Partial,
+        global: &GlobalMemory,
+        g: &exec::Geometry,
+        line_bytes: u64,
+    ) -> Counts {
+        let p = &self.inner;
+        let mut hist = vec![0u64; p.hist_keys.len()];
+        let mut work = vec![0u64; p.work_keys.len()];
+        let mut traffic = partial.traffic;
+        let mut steps = 0;
+        for (block, hits) in p.blocks.iter().zip(&partial.hits) {
+            for (k, n) in &block.hist {
+                hist[*k as usize] += n * hits;
+            }
+            for (k, n) in &block.work {
+                work[*k as usize] += n * hits;
+            }
+            traffic.scaled_add(&block.traffic, *hits);
+        }
+        for (i, op) in p.code.iter().enumerate() {
+            if let bytecode::Op::Block { block, steps: n } = op {
+                let _ = i;
+                steps += *n as u64 * partial.hits.get(*block as usize).copied().unwrap_or(0);
+            }
+        }
+        let mut histogram: Vec<counts::HistogramEntry> = p
+            .hist_keys
+            .iter()
+            .zip(hist)
+            .filter(|(_, n)| *n > 0)
+            .map(|((op, ty), lanes)| counts::HistogramEntry {
+                op: op.to_string(),
+                ty: ty.to_string(),
+                lanes,
+            })
+            .collect();
+        histogram.sort_by(|a, b| {
+            b.lanes
+                .cmp(&a.lanes)
+                .then(a.op.cmp(&b.op))
+                .then(a.ty.cmp(&b.ty))
+        });
+        Counts {
+            kernel: p.kernel.clone(),
+            work_items: g.global.iter().product(),
+            work_groups: g.groups.iter().product(),
+            local_size: g.local,
+            histogram,
+            work: p
+                .work_keys
+                .iter()
+                .copied()
+                .zip(work)
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            traffic,
+            line_bytes,
+            lines_read: global.buffers.iter().map(|b| b.read_lines.count()).sum(),
+            lines_written: global.buffers.iter().map(|b| b.written_lines.count()).sum(),
+            steps,
+        }
+    }
+}
+
+fn label_for_local(label: &str) -> String {
+    label.to_string()
+}
+
+fn describe_param(param: &ParamSlot) -> String {
+    match param {
+        ParamSlot::Pointer { space, .. } => format!("a {space} pointer"),
+        ParamSlot::Value { size, .. } => format!("a {size}-byte value"),
+        ParamSlot::ByVal { size, .. } => format!("a {size}-byte struct by value"),
+    }
+}
+
+/// `taken_len`: the size of a buffer whose bytes the run has taken over.
+fn describe_value(value: &ArgValue, taken_len: Option<usize>) -> String {
+    match value {
+        ArgValue::Buffer { ty, bytes, .. } => {
+            let len = taken_len.unwrap_or(bytes.len());
+            format!(
+                "a buffer of {} {ty} ({len} bytes)",
+                len / ty.size_bytes().max(1)
+            )
+        }
+        ArgValue::NullPointer => "NULL".into(),
+        ArgValue::Scalar { bytes } => format!("a {}-byte value", bytes.len()),
+        ArgValue::Local { bytes } => format!("{bytes} bytes of __local memory"),
+    }
+}
+
+fn geometry(launch: &Launch) -> Result<exec::Geometry, String> {
+    let r = &launch.range;
+    if !(1..=3).contains(&r.dims) {
+        return Err(format!("{} dimensions (1 to 3 allowed)", r.dims));
+    }
+    let mut local = [1u64; 3];
+    for d in 0..3 {
+        if r.global[d] == 0 {
+            return Err(format!("global size 0 in dimension {d}"));
+        }
+        local[d] = match r.local {
+            Some(l) => l[d],
+            None if d == 0 => (1..=DEFAULT_LOCAL_SIZE.min(r.global[0]))
+                .rev()
+                .find(|l| r.global[0].is_multiple_of(*l))
+                .unwrap_or(1),
+            None => 1,
+        };
+        if local[d] == 0 || !r.global[d].is_multiple_of(local[d]) {
+            return Err(format!(
+                "global size {} is not a multiple of local size {} in dimension {d}",
+                r.global[d], local[d]
+            ));
+        }
+    }
+    let groups = std::array::from_fn(|d| r.global[d] / local[d]);
+    Ok(exec::Geometry {
+        dims: r.dims,
+        global: r.global,
+        local,
+        groups,
+        offset: r.offset,
+    })
+}
