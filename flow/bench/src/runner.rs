@@ -164,6 +164,8 @@ impl Runner<'_, '_, '_> {
                     self.summarise(bench, Shape::Stream { elements }, times, power)?
                 }
                 Benchmark::Compute { data, .. } => {
+                    // The stream arrays are done with: give their memory back.
+                    drop(arrays.take());
                     let work_items = self.plan.compute_work_items;
                     let reps = self.calibrate(bench, work_items)?;
                     let launch = compute_launch(data, work_items, reps);

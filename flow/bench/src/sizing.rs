@@ -85,7 +85,7 @@ impl Plan {
                 unroll: UNROLL,
                 compute_target_ns: 50_000_000,
                 warmups: 1,
-                repetitions: 8,
+                repetitions: 6,
             },
             Mode::Quick => Plan {
                 mode,
@@ -111,16 +111,18 @@ impl Plan {
     }
 }
 
-/// Bytes per array: eight times the last-level cache (at least 64 MiB),
-/// within the allocation limit and an eighth of global memory (three
-/// arrays, plus the host copies a CPU device shares memory with). Quick
-/// runs use 4 MiB. Rounded down to [`STREAM_GRANULE`].
+/// Bytes per array: four times the last-level cache (at least 64 MiB),
+/// within the allocation limit and a sixteenth of global memory. The
+/// sixteenth leaves room for three arrays, clflow's host copies of them,
+/// and on CPU devices, whose global memory is the host's, the runtime's own
+/// copies and buffers it has yet to free. Quick runs use 4 MiB. Rounded
+/// down to [`STREAM_GRANULE`].
 fn stream_bytes(device: &DeviceInfo, mode: Mode) -> Result<u64, TooSmall> {
     let wanted = match mode {
-        Mode::Full => (device.global_cache_bytes.saturating_mul(8)).max(64 * MIB),
+        Mode::Full => (device.global_cache_bytes.saturating_mul(4)).max(64 * MIB),
         Mode::Quick => 4 * MIB,
     };
-    let room = device.max_alloc_bytes.min(device.global_mem_bytes / 8);
+    let room = device.max_alloc_bytes.min(device.global_mem_bytes / 16);
     let bytes = wanted.min(room) / STREAM_GRANULE * STREAM_GRANULE;
     if bytes == 0 {
         return Err(TooSmall {
@@ -139,11 +141,11 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     #[test]
-    fn buffers_are_eight_caches_when_memory_allows() {
-        // 80 GiB GPU, 50 MiB L2: 400 MiB arrays.
+    fn buffers_are_four_caches_when_memory_allows() {
+        // 80 GiB GPU, 50 MiB L2: 200 MiB arrays.
         let plan =
             Plan::for_device(&device(80 * GIB, 20 * GIB, 50 * MIB, 132), Mode::Full).unwrap();
-        assert_eq!(plan.stream_bytes, 400 * MIB);
+        assert_eq!(plan.stream_bytes, 200 * MIB);
         assert_eq!(plan.compute_work_items, 132 * 4096);
         // A small cache still gets 64 MiB arrays.
         let small = Plan::for_device(&device(8 * GIB, 2 * GIB, MIB, 4), Mode::Full).unwrap();
@@ -151,13 +153,16 @@ mod tests {
     }
 
     #[test]
-    fn buffers_shrink_to_an_eighth_of_memory_and_the_allocation_limit() {
+    fn buffers_shrink_to_a_sixteenth_of_memory_and_the_allocation_limit() {
         // This machine's PoCL device: 4.57 GiB global, 2 GiB alloc, 260 MiB cache.
         let pocl = device(4_902_782_976, 2 * GIB, 260 * MIB, 2);
         let plan = Plan::for_device(&pocl, Mode::Full).unwrap();
-        let eighth = 4_902_782_976 / 8;
-        assert_eq!(plan.stream_bytes, eighth / STREAM_GRANULE * STREAM_GRANULE);
-        assert_eq!(plan.stream_bytes, 584 * MIB);
+        let sixteenth = 4_902_782_976 / 16;
+        assert_eq!(
+            plan.stream_bytes,
+            sixteenth / STREAM_GRANULE * STREAM_GRANULE
+        );
+        assert_eq!(plan.stream_bytes, 292 * MIB);
         let limited = device(64 * GIB, 256 * MIB, 260 * MIB, 2);
         assert_eq!(
             Plan::for_device(&limited, Mode::Full).unwrap().stream_bytes,
@@ -178,9 +183,9 @@ mod tests {
 
     #[test]
     fn a_device_without_room_for_one_granule_is_refused() {
-        let tiny = device(8 * MIB, 8 * MIB, 0, 1);
+        let tiny = device(16 * MIB, 16 * MIB, 0, 1);
         let err = Plan::for_device(&tiny, Mode::Quick).unwrap_err();
-        assert_eq!(err.available, 8 * MIB);
+        assert_eq!(err.available, 16 * MIB);
         assert_eq!(err.needed, 3 * STREAM_GRANULE);
     }
 }

@@ -8,6 +8,7 @@ mod commands;
 mod failure;
 mod kernel_input;
 mod output;
+mod stages;
 
 use clap::Parser;
 use commands::Command;
@@ -27,6 +28,7 @@ The stages, in the order the main job runs them:
   analyze   all of the above for one or more kernels, then the report
   report    roofline, performance-per-watt and energy plots, CSV, JSON, HTML
   check     compare counts and timings with a baseline, for CI
+  history   the trend of a kernel's counts and timings across runs
 
 A kernel launch is described by a manifest (TOML, or an Oclgrind .sim file); see
 kernels/*/ for examples. Exit status: 0 success, 1 the analysis failed, 2 usage

@@ -128,6 +128,9 @@ pub enum FloatOp {
     Ldexp,
     Pown,
     Rootn,
+    /// remquo's second result: the sign and low bits of x/y rounded to
+    /// nearest (an int); its first is Remainder.
+    RemquoQuotient,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +176,23 @@ pub enum FloatUnOp {
     Degrees,
     Radians,
     Sign,
+    Erf,
+    Erfc,
+    Tgamma,
+    Lgamma,
+    /// lgamma_r's second result: the sign of gamma(x), an int.
+    LgammaSign,
+    /// nan(code): a quiet NaN carrying the integer operand as payload.
+    Nan,
+    /// An int result: ilogb.
+    Ilogb,
+    /// frexp's results: the mantissa in [0.5, 1), and the exponent (an int).
+    FrexpMantissa,
+    FrexpExponent,
+    /// modf's result, x - trunc(x) keeping the sign (its other is Trunc).
+    ModfFraction,
+    /// fract's result, min(x - floor(x), 1 - ulp) (its other is Floor).
+    Fract,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +244,7 @@ pub enum ConvKind {
     },
     IntToFloat {
         signed: bool,
+        rounding: Rounding,
     },
     FloatToFloat {
         rounding: Rounding,

@@ -1,21 +1,40 @@
-//! The machine: runs the bytecode of one work-group at a time.
+//! The machine: runs the bytecode of a work-group's work-items together, as
+//! a batch.
 //!
-//! Each work-item has its own register file, allocated once and reused:
-//! constants and kernel arguments are written into it when it is created
-//! and never overwritten, every other slot is written before it is read.
-//! Nothing is allocated per instruction. Kernels without barriers run each
-//! work-item to completion in turn; with barriers, every work-item of the
-//! group runs until it reaches the barrier, then the next, and all resume
-//! together once all have arrived.
+//! A batch holds up to `width` work-items (lanes). Its register file is
+//! lane-major: slot `r` of lane `l` lives at `r * width + l`, so one
+//! instruction is dispatched once and applied to every lane that runs it
+//! in a tight loop over consecutive words. Constants and kernel arguments
+//! are written into every lane once, when the batch is created, and never
+//! overwritten; every other slot is written before it is read. Nothing is
+//! allocated per instruction.
+//!
+//! Lanes diverge at branches. The scheduler always runs the lanes that wait
+//! at the lowest pc together: translation lays blocks out so that a branch's
+//! join point follows both of its sides, so lanes that went different ways
+//! meet again there and run on as one batch. A stretch of code runs without
+//! the scheduler as long as every runnable lane takes the same way.
+//!
+//! Kernels without barriers run a work-group as consecutive batches of at
+//! most [`BATCH_LANES`] work-items; kernels with barriers run the whole
+//! group as one batch, every lane stopping at a barrier until all have
+//! arrived.
 
 use crate::bytecode::*;
 use crate::counts::{Space, Traffic};
 use crate::error::TrapKind;
 use crate::memory::{
-    self, Arena, ArenaLayout, GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE,
+    self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL,
+    SPACE_PRIVATE,
 };
 use crate::opencl_std as math;
 use crate::program::Program;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Work-items per batch in kernels without barriers: enough to pay for a
+/// dispatch many times over, few enough that a batch's registers stay in
+/// the core's caches.
+pub const BATCH_LANES: usize = 64;
 
 /// The NDRange as the builtins report it (unused dimensions hold 1 / 0).
 #[derive(Debug, Clone, Copy)]
@@ -40,26 +59,86 @@ impl Geometry {
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
-    ret_pc: usize,
+    ret_pc: u32,
     ret: Reg,
     ret_n: u32,
 }
 
-/// One work-item's state.
-#[derive(Debug, Clone)]
-pub struct Item {
-    regs: Vec<u64>,
-    private: Arena,
-    frames: Vec<Frame>,
-    pc: usize,
-    local_id: [u64; 3],
-    steps: u64,
-    done: bool,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LaneState {
+    /// Running, or waiting in the queue to run.
+    Runnable,
+    /// Waiting at the barrier just before its `pc`.
+    AtBarrier,
+    Done,
 }
 
-enum Stop {
-    Done,
-    Barrier(usize),
+/// Runnable lanes waiting to run, grouped by the pc they wait at. There are
+/// few such pcs at any time (the ways a batch's lanes went), so a list
+/// searched end to end serves.
+#[derive(Debug, Default)]
+struct Queue {
+    /// (rank, pc, lanes) of each pc some lane waits at.
+    waiting: Vec<(u32, u32, Vec<u32>)>,
+    /// Emptied lane lists, kept for reuse.
+    spare: Vec<Vec<u32>>,
+}
+
+impl Queue {
+    /// The index of the group waiting at `pc`, made if there is none.
+    #[inline]
+    fn slot(&mut self, program: &Program, pc: u32) -> usize {
+        match self.waiting.iter().position(|w| w.1 == pc) {
+            Some(i) => i,
+            None => {
+                let lanes = self.spare.pop().unwrap_or_default();
+                self.waiting.push((program.rank_of(pc), pc, lanes));
+                self.waiting.len() - 1
+            }
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, program: &Program, pc: u32, lanes: &[u32]) {
+        let i = self.slot(program, pc);
+        self.waiting[i].2.extend_from_slice(lanes);
+    }
+
+    /// The lowest rank any lane waits at (`u32::MAX` when none waits).
+    fn first_rank(&self) -> u32 {
+        self.waiting.iter().map(|w| w.0).min().unwrap_or(u32::MAX)
+    }
+
+    /// Moves the lanes waiting at the lowest-ranked pc into `active` and
+    /// returns that pc.
+    fn pop(&mut self, active: &mut Vec<u32>) -> Option<u32> {
+        let (i, _) = self.waiting.iter().enumerate().min_by_key(|(_, w)| w.0)?;
+        let (_, pc, lanes) = self.waiting.swap_remove(i);
+        let mut done = std::mem::replace(active, lanes);
+        done.clear();
+        self.spare.push(done);
+        Some(pc)
+    }
+}
+
+/// The work-items of one batch: registers lane-major, the rest per lane.
+#[derive(Debug)]
+struct Batch {
+    /// Lanes the register file has room for.
+    width: usize,
+    /// Lanes in use by the current batch.
+    len: usize,
+    regs: Vec<u64>,
+    queue: Queue,
+    /// Where each lane waiting at a barrier goes on.
+    pc: Vec<u32>,
+    state: Vec<LaneState>,
+    steps: Vec<u64>,
+    local_id: Vec<[u64; 3]>,
+    frames: Vec<Vec<Frame>>,
+    private: Vec<Arena>,
+    /// The lanes being run now.
+    active: Vec<u32>,
 }
 
 /// A work-item stopped: where, who, why.
@@ -69,6 +148,9 @@ pub struct Fault {
     pub item: [u64; 3],
     pub kind: TrapKind,
 }
+
+/// A lane stopped: (pc, lane, why).
+type LaneFault = (usize, usize, TrapKind);
 
 /// What a thread accumulates over the work-groups it runs.
 #[derive(Debug, Default)]
@@ -103,19 +185,106 @@ pub struct Launched<'a> {
     pub max_steps: u64,
 }
 
-/// Runs work-groups on one thread, reusing its register files and arenas.
+/// Runs every work-group of a launch on `threads` threads, each taking the
+/// next group not yet taken and keeping one `Runner` throughout. Where work-
+/// items fault, the fault of the first such work-group is returned.
+pub fn run_groups(launch: &Launched<'_>, threads: usize) -> Result<Partial, Fault> {
+    let groups: u64 = launch.geometry.groups.iter().product();
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let work = || -> Result<Partial, (u64, Fault)> {
+        let mut runner = Runner::new(launch);
+        loop {
+            let g = next.fetch_add(1, Ordering::Relaxed);
+            if g >= groups || stop.load(Ordering::Relaxed) {
+                return Ok(runner.partial);
+            }
+            runner.run_group(g).map_err(|fault| {
+                stop.store(true, Ordering::Relaxed);
+                (g, fault)
+            })?;
+        }
+    };
+    let outcomes: Vec<_> = if threads <= 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
+    };
+    let mut total = Partial::default();
+    let mut first_fault: Option<(u64, Fault)> = None;
+    for outcome in outcomes {
+        match outcome {
+            Ok(partial) => total = total.merge(partial),
+            Err((g, fault)) => {
+                if first_fault.as_ref().is_none_or(|(f, _)| g < *f) {
+                    first_fault = Some((g, fault));
+                }
+            }
+        }
+    }
+    match first_fault {
+        Some((_, fault)) => Err(fault),
+        None => Ok(total),
+    }
+}
+
+/// Runs work-groups on one thread, reusing its batch and arenas.
 pub struct Runner<'a> {
     launch: &'a Launched<'a>,
-    items: Vec<Item>,
+    batch: Batch,
+    /// The local id of each work-item of a group.
+    local_ids: Vec<[u64; 3]>,
+    /// The work-group being run.
+    group: [u64; 3],
     local: Arena,
     pub partial: Partial,
 }
 
 impl<'a> Runner<'a> {
     pub fn new(launch: &'a Launched<'a>) -> Self {
+        let group_items = launch.geometry.local.iter().product::<u64>() as usize;
+        let width = if launch.program.uses_barrier {
+            group_items
+        } else {
+            group_items.min(BATCH_LANES)
+        };
+        let mut regs = vec![0; launch.regs.len() * width];
+        for (row, value) in regs.chunks_exact_mut(width).zip(&launch.regs) {
+            row.fill(*value);
+        }
+        let [lx, ly, _] = launch.geometry.local;
+        let local_ids = (0..group_items as u64)
+            .map(|i| [i % lx, (i / lx) % ly, i / (lx * ly)])
+            .collect();
+        let private = Arena {
+            bytes: vec![0; launch.program.private.total() as usize],
+        };
         Runner {
             launch,
-            items: Vec::new(),
+            batch: Batch {
+                width,
+                len: 0,
+                regs,
+                queue: Queue::default(),
+                pc: vec![0; width],
+                state: vec![LaneState::Done; width],
+                steps: vec![0; width],
+                local_id: vec![[0; 3]; width],
+                frames: vec![Vec::new(); width],
+                private: vec![private; width],
+                active: Vec::with_capacity(width),
+            },
+            local_ids,
+            group: [0; 3],
             local: Arena {
                 bytes: vec![0; launch.local_layout.total() as usize],
             },
@@ -126,142 +295,122 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn fresh_item(&self) -> Item {
-        Item {
-            regs: self.launch.regs.clone(),
-            private: Arena {
-                bytes: vec![0; self.launch.program.private.total() as usize],
-            },
-            frames: Vec::new(),
-            pc: 0,
-            local_id: [0; 3],
-            steps: 0,
-            done: false,
-        }
-    }
-
-    fn reset(&self, item: &mut Item, local_id: [u64; 3]) {
-        item.private.bytes.fill(0);
-        for (at, bytes) in &self.launch.private_init {
-            item.private.bytes[*at..*at + bytes.len()].copy_from_slice(bytes);
-        }
-        item.frames.clear();
-        item.pc = self.launch.program.entry as usize;
-        item.local_id = local_id;
-        item.steps = 0;
-        item.done = false;
-    }
-
     pub fn run_group(&mut self, index: u64) -> Result<(), Fault> {
-        let g = &self.launch.geometry;
+        let g = self.launch.geometry;
         let group = g.group_of(index);
-        self.local.bytes.fill(0);
-        let [lx, ly, lz] = g.local;
-        let count = (lx * ly * lz) as usize;
-        let local_of = |i: usize| {
-            let i = i as u64;
-            [i % lx, (i / lx) % ly, i / (lx * ly)]
-        };
-        let mut items = std::mem::take(&mut self.items);
-        let result = if !self.launch.program.uses_barrier {
-            if items.is_empty() {
-                items.push(self.fresh_item());
-            }
-            let item = &mut items[0];
-            let mut outcome = Ok(());
-            for i in 0..count {
-                self.reset(item, local_of(i));
-                if let Err(f) = self.run(item, group) {
-                    outcome = Err(f);
-                    break;
-                }
-            }
-            outcome
-        } else {
-            while items.len() < count {
-                items.push(self.fresh_item());
-            }
-            for (i, item) in items.iter_mut().take(count).enumerate() {
-                self.reset(item, local_of(i));
-            }
-            self.run_with_barriers(&mut items[..count], group)
-        };
-        self.items = items;
-        result
+        self.group = group;
+        reset_arena(&mut self.local);
+        let count = self.local_ids.len();
+        let width = self.batch.width;
+        for first in (0..count).step_by(width.max(1)) {
+            self.start_batch(first, count.min(first + width) - first);
+            self.run_batch().map_err(|(pc, lane, kind)| Fault {
+                pc,
+                item: g.global_id(group, self.batch.local_id[lane]),
+                kind,
+            })?;
+        }
+        Ok(())
     }
 
-    fn run_with_barriers(&mut self, items: &mut [Item], group: [u64; 3]) -> Result<(), Fault> {
-        let g = self.launch.geometry;
+    /// Readies lanes 0..len for work-items first.. of the group, all
+    /// waiting at the kernel's entry.
+    fn start_batch(&mut self, first: usize, len: usize) {
+        let b = &mut self.batch;
+        b.len = len;
+        b.local_id[..len].copy_from_slice(&self.local_ids[first..first + len]);
+        b.state[..len].fill(LaneState::Runnable);
+        b.steps[..len].fill(0);
+        for lane in 0..len {
+            b.frames[lane].clear();
+            reset_arena(&mut b.private[lane]);
+            let private = &mut b.private[lane].bytes;
+            for (at, bytes) in &self.launch.private_init {
+                private[*at..*at + bytes.len()].copy_from_slice(bytes);
+            }
+        }
+        let lanes = b.queue.slot(self.launch.program, self.launch.program.entry);
+        b.queue.waiting[lanes].2.extend(0..len as u32);
+    }
+
+    /// Runs the batch until every lane has returned.
+    fn run_batch(&mut self) -> Result<(), LaneFault> {
         loop {
-            let mut at_barrier: Option<(usize, [u64; 3])> = None;
-            let mut finished: Option<[u64; 3]> = None;
-            for item in items.iter_mut() {
-                let who = g.global_id(group, item.local_id);
-                match self.run(item, group)? {
-                    Stop::Done => {
-                        item.done = true;
-                        finished.get_or_insert(who);
-                    }
-                    Stop::Barrier(pc) => match at_barrier {
-                        None => at_barrier = Some((pc, who)),
-                        Some((first, other)) if first != pc => {
-                            return Err(Fault {
-                                pc,
-                                item: who,
-                                kind: TrapKind::BarrierDivergence(format!(
-                                    "this work-item waits at a different barrier than work-item ({},{},{}) ({})",
-                                    other[0],
-                                    other[1],
-                                    other[2],
-                                    self.launch.program.site(first)
-                                )),
-                            });
+            let b = &mut self.batch;
+            match b.queue.pop(&mut b.active) {
+                Some(pc) => {
+                    let waiting = b.queue.first_rank();
+                    self.execute(pc as usize, waiting).inspect_err(|_| {
+                        // Leave no lane behind for the next batch.
+                        let q = &mut self.batch.queue;
+                        for (_, _, mut lanes) in q.waiting.drain(..) {
+                            lanes.clear();
+                            q.spare.push(lanes);
                         }
-                        Some(_) => {}
-                    },
+                    })?;
                 }
-            }
-            match (at_barrier, finished) {
-                (None, _) => return Ok(()),
-                (Some(_), None) => continue,
-                (Some((pc, who)), Some(done)) => {
-                    return Err(Fault {
-                        pc,
-                        item: who,
-                        kind: TrapKind::BarrierDivergence(format!(
-                            "this work-item waits at a barrier that work-item ({},{},{}) never reached (it returned)",
-                            done[0], done[1], done[2]
-                        )),
-                    })
-                }
+                None if self.release_barrier()? => {}
+                None => return Ok(()),
             }
         }
     }
 
-    /// Runs one work-item until it returns or reaches a barrier.
-    fn run(&mut self, item: &mut Item, group: [u64; 3]) -> Result<Stop, Fault> {
-        let program = self.launch.program;
-        let g = self.launch.geometry;
-        let fault = |pc: usize, item: &Item, kind: TrapKind| Fault {
-            pc,
-            item: g.global_id(group, item.local_id),
-            kind,
+    /// With no lane runnable: lets the lanes waiting at a barrier go on,
+    /// if all are waiting at the same one; false if none waits.
+    fn release_barrier(&mut self) -> Result<bool, LaneFault> {
+        let b = &mut self.batch;
+        let Some(first) = (0..b.len).find(|&l| b.state[l] == LaneState::AtBarrier) else {
+            return Ok(false);
         };
-        match self.execute(item, group) {
-            Ok(stop) => Ok(stop),
-            Err((pc, kind)) => {
-                let _ = program;
-                Err(fault(pc, item, kind))
+        let barrier = b.pc[first] as usize - 1;
+        let name = |lane: usize| {
+            let [x, y, z] = self.launch.geometry.global_id(self.group, b.local_id[lane]);
+            format!("({x},{y},{z})")
+        };
+        for l in 0..b.len {
+            match b.state[l] {
+                LaneState::AtBarrier if b.pc[l] as usize - 1 != barrier => {
+                    return Err((
+                        b.pc[l] as usize - 1,
+                        l,
+                        TrapKind::BarrierDivergence(format!(
+                            "this work-item waits at a different barrier than work-item {} ({})",
+                            name(first),
+                            self.launch.program.site(barrier)
+                        )),
+                    ));
+                }
+                LaneState::Done => {
+                    return Err((
+                        barrier,
+                        first,
+                        TrapKind::BarrierDivergence(format!(
+                            "this work-item waits at a barrier that work-item {} never reached (it returned)",
+                            name(l)
+                        )),
+                    ));
+                }
+                _ => {}
             }
         }
+        b.state[..b.len].fill(LaneState::Runnable);
+        let lanes = b.queue.slot(self.launch.program, barrier as u32 + 1);
+        b.queue.waiting[lanes].2.extend(0..b.len as u32);
+        Ok(true)
     }
+}
 
-    #[inline(always)]
-    fn execute(&mut self, item: &mut Item, group: [u64; 3]) -> Result<Stop, (usize, TrapKind)> {
+impl Runner<'_> {
+    /// Runs the active lanes from `start` until they need the scheduler:
+    /// they took different ways, reached a barrier or returned, or went to
+    /// a pc ranked at or after `waiting`, the first pc other lanes wait at
+    /// (where they should join them).
+    fn execute(&mut self, start: usize, waiting: u32) -> Result<(), LaneFault> {
         let launch = self.launch;
         let program = launch.program;
         let code = &program.code[..];
         let max_steps = launch.max_steps;
+        let group = self.group;
         let hits = &mut self.partial.hits[..];
         let mut mem = Mem {
             global: launch.global,
@@ -270,74 +419,106 @@ impl<'a> Runner<'a> {
             private_layout: &program.private,
             traffic: &mut self.partial.traffic,
         };
-        let Item {
+        let Batch {
+            width,
             regs,
-            private,
-            frames,
-            pc: item_pc,
-            local_id,
+            queue,
+            pc: lane_pc,
+            state,
             steps,
+            local_id,
+            frames,
+            private,
+            active,
             ..
-        } = item;
+        } = &mut self.batch;
+        let width = *width;
         let regs = &mut regs[..];
-        let mut pc = *item_pc;
+        let active = &active[..];
         // Register indices were proven in range when the program was
-        // translated (`check_code`), and every register file has exactly
-        // `init_regs.len()` slots.
-        debug_assert_eq!(regs.len(), program.init_regs.len());
+        // translated (`check_code`), every lane index is below `width`, and
+        // the file has `init_regs.len()` rows of `width` lanes.
+        debug_assert_eq!(regs.len(), program.init_regs.len() * width);
+        // `r!(l, x)`: register x of lane l.
         macro_rules! r {
-            ($x:expr) => {
-                *unsafe_reg(regs, $x as usize)
+            ($l:expr, $x:expr) => {
+                *unsafe_reg(regs, ($x) as usize * width + $l)
             };
         }
+        // Runs `$body` once for each active lane, `$l` naming it.
+        macro_rules! lanes {
+            ($l:ident => $body:expr) => {
+                for &lane in active {
+                    let $l = lane as usize;
+                    $body;
+                }
+            };
+        }
+        // Every active lane goes to `target`; without the scheduler when
+        // it comes before any pc where other lanes wait.
+        macro_rules! goto_all {
+            ($pc:ident, $target:expr) => {{
+                let target = $target;
+                if program.rank_of(target) < waiting {
+                    $pc = target as usize;
+                } else {
+                    queue.push(program, target as u32, active);
+                    break;
+                }
+            }};
+        }
+        // Every active lane runs the same blocks until this returns: their
+        // steps are charged at the end, and checked on the way against the
+        // lane that had run the most.
+        let most = active.iter().map(|&l| steps[l as usize]).max().unwrap_or(0);
+        let mut run: u64 = 0;
+        let mut pc = start;
         loop {
             let at = pc;
             pc += 1;
-            let trap = |kind: TrapKind| (at, kind);
             // Matching on the place, not a copy, lets each arm load only
             // the fields it uses.
             match code[at] {
                 Op::Block { block, steps: n } => {
-                    hits[block as usize] += 1;
-                    *steps += n as u64;
-                    if *steps > max_steps {
-                        return Err(trap(TrapKind::StepLimit(max_steps)));
+                    hits[block as usize] += active.len() as u64;
+                    run += n as u64;
+                    if most + run > max_steps {
+                        let lane = active
+                            .iter()
+                            .find(|&&l| steps[l as usize] + run > max_steps)
+                            .map_or(0, |&l| l as usize);
+                        return Err((at, lane, TrapKind::StepLimit(max_steps)));
                     }
                 }
-                Op::Mov { dst, src, n } => {
-                    if n == 1 {
-                        r!(dst) = r!(src);
-                    } else {
-                        regs.copy_within(src as usize..(src + n) as usize, dst as usize);
-                    }
-                }
+                Op::Mov { dst, src, n } => copy_rows(regs, width, active, dst, src, n),
                 Op::Moves { start, len } => {
                     for m in &program.moves[start as usize..(start + len) as usize] {
-                        copy_regs(regs, m.dst, m.src, m.n);
+                        copy_rows(regs, width, active, m.dst, m.src, m.n);
                     }
                 }
                 Op::Splat { dst, src, n } => {
-                    let v = r!(src);
-                    regs[dst as usize..dst as usize + n as usize].fill(v);
+                    for i in 0..n as u32 {
+                        lanes!(l => r!(l, dst + i) = r!(l, src));
+                    }
                 }
-                Op::Add32 { dst, a, b } => {
-                    r!(dst) = (r!(a) as u32).wrapping_add(r!(b) as u32) as u64
+                Op::Add32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (r!(l, a) as u32).wrapping_add(r!(l, b) as u32) as u64),
+                Op::Sub32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (r!(l, a) as u32).wrapping_sub(r!(l, b) as u32) as u64),
+                Op::Mul32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (r!(l, a) as u32).wrapping_mul(r!(l, b) as u32) as u64),
+                Op::Shl32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    ((r!(l, a) as u32) << (r!(l, b) % 32)) as u64),
+                Op::LShr32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    ((r!(l, a) as u32) >> (r!(l, b) % 32)) as u64),
+                Op::And { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) & r!(l, b)),
+                Op::Or { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) | r!(l, b)),
+                Op::Xor { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) ^ r!(l, b)),
+                Op::Rotl32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (r!(l, a) as u32).rotate_left(r!(l, b) as u32 % 32) as u64),
+                Op::Offset { dst, base, disp } => {
+                    lanes!(l => r!(l, dst) = r!(l, base).wrapping_add(disp as u64))
                 }
-                Op::Sub32 { dst, a, b } => {
-                    r!(dst) = (r!(a) as u32).wrapping_sub(r!(b) as u32) as u64
-                }
-                Op::Mul32 { dst, a, b } => {
-                    r!(dst) = (r!(a) as u32).wrapping_mul(r!(b) as u32) as u64
-                }
-                Op::Shl32 { dst, a, b } => r!(dst) = ((r!(a) as u32) << (r!(b) % 32)) as u64,
-                Op::LShr32 { dst, a, b } => r!(dst) = ((r!(a) as u32) >> (r!(b) % 32)) as u64,
-                Op::And { dst, a, b } => r!(dst) = r!(a) & r!(b),
-                Op::Or { dst, a, b } => r!(dst) = r!(a) | r!(b),
-                Op::Xor { dst, a, b } => r!(dst) = r!(a) ^ r!(b),
-                Op::Rotl32 { dst, a, b } => {
-                    r!(dst) = (r!(a) as u32).rotate_left(r!(b) as u32 % 32) as u64
-                }
-                Op::Offset { dst, base, disp } => r!(dst) = r!(base).wrapping_add(disp as u64),
                 Op::Index {
                     dst,
                     base,
@@ -345,36 +526,12 @@ impl<'a> Runner<'a> {
                     bits,
                     stride,
                     disp,
-                } => {
-                    let i = math::sext(r!(index), bits) as u64;
-                    r!(dst) = r!(base)
+                } => lanes!(l => {
+                    let i = math::sext(r!(l, index), bits) as u64;
+                    r!(l, dst) = r!(l, base)
                         .wrapping_add(disp as i64 as u64)
                         .wrapping_add(i.wrapping_mul(stride as i64 as u64));
-                }
-                Op::Int {
-                    op,
-                    bits,
-                    n: 1,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    // The common scalar case, without the lane loop.
-                    let (x, y) = (r!(a), r!(b));
-                    r!(dst) = match op {
-                        IntOp::Add => x.wrapping_add(y) & math::mask(bits),
-                        IntOp::Sub => x.wrapping_sub(y) & math::mask(bits),
-                        IntOp::Xor => x ^ y,
-                        IntOp::And => x & y,
-                        IntOp::Or => x | y,
-                        IntOp::Mul => x.wrapping_mul(y) & math::mask(bits),
-                        IntOp::Shl => (x << (y % bits as u64)) & math::mask(bits),
-                        IntOp::LShr => x >> (y % bits as u64),
-                        IntOp::UMod if y != 0 => x % y,
-                        IntOp::UDiv if y != 0 => x / y,
-                        _ => math::int_bin(op, bits, x, y).map_err(trap)?,
-                    };
-                }
+                }),
                 Op::Int {
                     op,
                     bits,
@@ -384,8 +541,9 @@ impl<'a> Runner<'a> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) =
-                            math::int_bin(op, bits, r!(a + i), r!(b + i)).map_err(trap)?;
+                        lanes!(l => r!(l, dst + i) =
+                            math::int_bin(op, bits, r!(l, a + i), r!(l, b + i))
+                                .map_err(|kind| (at, l, kind))?);
                     }
                 }
                 Op::IntUn {
@@ -396,7 +554,7 @@ impl<'a> Runner<'a> {
                     a,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::int_un(op, bits, r!(a + i));
+                        lanes!(l => r!(l, dst + i) = math::int_un(op, bits, r!(l, a + i)));
                     }
                 }
                 Op::IntTer {
@@ -409,12 +567,13 @@ impl<'a> Runner<'a> {
                     c,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::int_ter(op, bits, r!(a + i), r!(b + i), r!(c + i));
+                        lanes!(l => r!(l, dst + i) =
+                            math::int_ter(op, bits, r!(l, a + i), r!(l, b + i), r!(l, c + i)));
                     }
                 }
                 Op::Upsample { bits, n, dst, a, b } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = (r!(a + i) << bits) | r!(b + i);
+                        lanes!(l => r!(l, dst + i) = (r!(l, a + i) << bits) | r!(l, b + i));
                     }
                 }
                 Op::Cmp {
@@ -426,7 +585,8 @@ impl<'a> Runner<'a> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::cmp(op, bits, r!(a + i), r!(b + i)) as u64;
+                        lanes!(l => r!(l, dst + i) =
+                            math::cmp(op, bits, r!(l, a + i), r!(l, b + i)) as u64);
                     }
                 }
                 Op::Float {
@@ -438,7 +598,8 @@ impl<'a> Runner<'a> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::float_bin(op, bits, r!(a + i), r!(b + i));
+                        lanes!(l => r!(l, dst + i) =
+                            math::float_bin(op, bits, r!(l, a + i), r!(l, b + i)));
                     }
                 }
                 Op::FloatUn {
@@ -449,7 +610,7 @@ impl<'a> Runner<'a> {
                     a,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::float_un(op, bits, r!(a + i));
+                        lanes!(l => r!(l, dst + i) = math::float_un(op, bits, r!(l, a + i)));
                     }
                 }
                 Op::FloatTer {
@@ -462,7 +623,8 @@ impl<'a> Runner<'a> {
                     c,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::float_ter(op, bits, r!(a + i), r!(b + i), r!(c + i));
+                        lanes!(l => r!(l, dst + i) =
+                            math::float_ter(op, bits, r!(l, a + i), r!(l, b + i), r!(l, c + i)));
                     }
                 }
                 Op::FCmp {
@@ -475,7 +637,8 @@ impl<'a> Runner<'a> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::fcmp(op, ordered, bits, r!(a + i), r!(b + i)) as u64;
+                        lanes!(l => r!(l, dst + i) =
+                            math::fcmp(op, ordered, bits, r!(l, a + i), r!(l, b + i)) as u64);
                     }
                 }
                 Op::FTest {
@@ -486,23 +649,25 @@ impl<'a> Runner<'a> {
                     a,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::ftest(op, bits, r!(a + i)) as u64;
+                        lanes!(l => r!(l, dst + i) = math::ftest(op, bits, r!(l, a + i)) as u64);
                     }
                 }
                 Op::Logic { op, n, dst, a, b } => {
                     for i in 0..n as u32 {
-                        let (x, y) = (r!(a + i) != 0, r!(b + i) != 0);
-                        r!(dst + i) = match op {
-                            LogicOp::And => x && y,
-                            LogicOp::Or => x || y,
-                            LogicOp::Eq => x == y,
-                            LogicOp::Ne => x != y,
-                        } as u64;
+                        lanes!(l => {
+                            let (x, y) = (r!(l, a + i) != 0, r!(l, b + i) != 0);
+                            r!(l, dst + i) = match op {
+                                LogicOp::And => x && y,
+                                LogicOp::Or => x || y,
+                                LogicOp::Eq => x == y,
+                                LogicOp::Ne => x != y,
+                            } as u64;
+                        });
                     }
                 }
                 Op::LNot { n, dst, a } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = (r!(a + i) == 0) as u64;
+                        lanes!(l => r!(l, dst + i) = (r!(l, a + i) == 0) as u64);
                     }
                 }
                 Op::Select {
@@ -514,8 +679,9 @@ impl<'a> Runner<'a> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        let c = r!(cond + if vector_cond { i } else { 0 });
-                        r!(dst + i) = if c != 0 { r!(a + i) } else { r!(b + i) };
+                        let c = cond + if vector_cond { i } else { 0 };
+                        lanes!(l => r!(l, dst + i) =
+                            if r!(l, c) != 0 { r!(l, a + i) } else { r!(l, b + i) });
                     }
                 }
                 Op::SelectMsb {
@@ -528,24 +694,24 @@ impl<'a> Runner<'a> {
                     c,
                 } => {
                     for i in 0..n as u32 {
-                        let cv = r!(c + i);
-                        let pick_b = if msb {
-                            (cv >> (bits - 1)) & 1 == 1
-                        } else {
-                            cv != 0
-                        };
-                        r!(dst + i) = if pick_b { r!(b + i) } else { r!(a + i) };
+                        lanes!(l => {
+                            let cv = r!(l, c + i);
+                            let pick_b = if msb {
+                                (cv >> (bits - 1)) & 1 == 1
+                            } else {
+                                cv != 0
+                            };
+                            r!(l, dst + i) = if pick_b { r!(l, b + i) } else { r!(l, a + i) };
+                        });
                     }
                 }
-                Op::AnyAll { all, n, dst, a } => {
-                    let lanes = &regs[a as usize..(a + n as u32) as usize];
-                    let v = if all {
-                        lanes.iter().all(|x| *x != 0)
-                    } else {
-                        lanes.iter().any(|x| *x != 0)
-                    };
-                    r!(dst) = v as u64;
-                }
+                Op::AnyAll { all, n, dst, a } => lanes!(l => {
+                    let mut set = 0;
+                    for i in 0..n as u32 {
+                        set += (r!(l, a + i) != 0) as u32;
+                    }
+                    r!(l, dst) = if all { set == n as u32 } else { set > 0 } as u64;
+                }),
                 Op::Convert {
                     kind,
                     from,
@@ -555,7 +721,7 @@ impl<'a> Runner<'a> {
                     src,
                 } => {
                     for i in 0..n as u32 {
-                        r!(dst + i) = math::convert(kind, from, to, r!(src + i));
+                        lanes!(l => r!(l, dst + i) = math::convert(kind, from, to, r!(l, src + i)));
                     }
                 }
                 Op::Bitcast {
@@ -565,31 +731,31 @@ impl<'a> Runner<'a> {
                     to_n,
                     dst,
                     src,
-                } => {
+                } => lanes!(l => {
                     let mut bytes = [0u8; 128];
                     let fsize = from as usize / 8;
                     for i in 0..from_n as usize {
                         bytes[i * fsize..(i + 1) * fsize]
-                            .copy_from_slice(&r!(src + i as u32).to_le_bytes()[..fsize]);
+                            .copy_from_slice(&r!(l, src + i as u32).to_le_bytes()[..fsize]);
                     }
                     let tsize = to as usize / 8;
                     for i in 0..to_n as usize {
                         let mut w = [0u8; 8];
                         w[..tsize].copy_from_slice(&bytes[i * tsize..(i + 1) * tsize]);
-                        r!(dst + i as u32) = u64::from_le_bytes(w);
+                        r!(l, dst + i as u32) = u64::from_le_bytes(w);
                     }
-                }
+                }),
                 Op::ExtractDyn {
                     dst,
                     base,
                     index,
                     index_bits,
                     n,
-                } => {
-                    let i = r!(index) & math::mask(index_bits);
+                } => lanes!(l => {
+                    let i = r!(l, index) & math::mask(index_bits);
                     // Out-of-range lanes are undefined in SPIR-V: read as 0.
-                    r!(dst) = if i < n as u64 { r!(base + i as u32) } else { 0 };
-                }
+                    r!(l, dst) = if i < n as u64 { r!(l, base + i as u32) } else { 0 };
+                }),
                 Op::InsertDyn {
                     dst,
                     base,
@@ -597,13 +763,14 @@ impl<'a> Runner<'a> {
                     index,
                     index_bits,
                     n,
-                } => {
-                    regs.copy_within(base as usize..(base + n as u32) as usize, dst as usize);
-                    let i = r!(index) & math::mask(index_bits);
+                } => lanes!(l => {
+                    let i = r!(l, index) & math::mask(index_bits);
+                    let v = r!(l, value);
+                    copy_rows(regs, width, &[l as u32], dst, base, n as u32);
                     if i < n as u64 {
-                        r!(dst + i as u32) = r!(value);
+                        r!(l, dst + i as u32) = v;
                     }
-                }
+                }),
                 Op::Geometric {
                     op,
                     bits,
@@ -611,7 +778,17 @@ impl<'a> Runner<'a> {
                     dst,
                     a,
                     b,
-                } => geometric(regs, op, bits, n, dst, a, b),
+                } => lanes!(l => {
+                    let (mut x, mut y, mut out) = ([0u64; 16], [0u64; 16], [0u64; 16]);
+                    for i in 0..n as usize {
+                        x[i] = r!(l, a as usize + i);
+                        y[i] = r!(l, b as usize + i);
+                    }
+                    let produced = geometric(op, bits, &x[..n as usize], &y[..n as usize], &mut out);
+                    for (i, v) in out[..produced].iter().enumerate() {
+                        r!(l, dst as usize + i) = *v;
+                    }
+                }),
                 Op::Ptr {
                     dst,
                     base,
@@ -619,53 +796,86 @@ impl<'a> Runner<'a> {
                     terms_start,
                     terms_len,
                 } => {
-                    let mut p = r!(base).wrapping_add(disp as u64);
-                    for t in &program.terms
-                        [terms_start as usize..terms_start as usize + terms_len as usize]
-                    {
-                        p = p.wrapping_add(
-                            (math::sext(r!(t.reg), t.bits) as u64).wrapping_mul(t.stride as u64),
-                        );
+                    let terms = &program.terms
+                        [terms_start as usize..terms_start as usize + terms_len as usize];
+                    lanes!(l => {
+                        let mut p = r!(l, base).wrapping_add(disp as u64);
+                        for t in terms {
+                            p = p.wrapping_add(
+                                (math::sext(r!(l, t.reg), t.bits) as u64)
+                                    .wrapping_mul(t.stride as u64),
+                            );
+                        }
+                        r!(l, dst) = p;
+                    });
+                }
+                Op::PtrDiff { dst, a, b, elem } => lanes!(l => r!(l, dst) =
+                    ((r!(l, a).wrapping_sub(r!(l, b)) as i64) / elem as i64) as u64),
+                // Scalar 32-bit global accesses, the commonest, go straight
+                // to the word; anything else takes the general way, which
+                // also reports what is wrong with an access.
+                Op::Load {
+                    dst,
+                    ptr,
+                    size: 4,
+                    n: 1,
+                    align: 4,
+                } => lanes!(l => {
+                    let p = r!(l, ptr);
+                    r!(l, dst) = match mem.global_word(p) {
+                        Some((buffer, offset)) => buffer.read_word(offset) as u64,
+                        None => {
+                            let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
+                            mem.read(&private[l], loc, 0, 4)
+                        }
+                    };
+                }),
+                Op::Store {
+                    src,
+                    ptr,
+                    size: 4,
+                    n: 1,
+                    align: 4,
+                } => lanes!(l => {
+                    let (p, v) = (r!(l, ptr), r!(l, src));
+                    match mem.global_word(p) {
+                        Some((buffer, offset)) => buffer.write_word(offset, v as u32),
+                        None => {
+                            let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
+                            mem.write(&mut private[l], loc, 0, 4, v);
+                        }
                     }
-                    r!(dst) = p;
-                }
-                Op::PtrDiff { dst, a, b, elem } => {
-                    r!(dst) = ((r!(a).wrapping_sub(r!(b)) as i64) / elem as i64) as u64;
-                }
+                }),
                 Op::Load {
                     dst,
                     ptr,
                     size,
                     n,
                     align,
-                } => {
+                } => lanes!(l => {
                     let loc = mem
-                        .resolve(r!(ptr), size as u64 * n as u64, align as u64)
-                        .map_err(trap)?;
+                        .resolve(r!(l, ptr), size as u64 * n as u64, align as u64)
+                        .map_err(|kind| (at, l, kind))?;
                     for i in 0..n as u32 {
-                        r!(dst + i) = mem.read(private, loc, i as u64 * size as u64, size as u32);
+                        r!(l, dst + i) =
+                            mem.read(&private[l], loc, i as u64 * size as u64, size as u32);
                     }
-                }
+                }),
                 Op::Store {
                     src,
                     ptr,
                     size,
                     n,
                     align,
-                } => {
+                } => lanes!(l => {
                     let loc = mem
-                        .resolve(r!(ptr), size as u64 * n as u64, align as u64)
-                        .map_err(trap)?;
+                        .resolve(r!(l, ptr), size as u64 * n as u64, align as u64)
+                        .map_err(|kind| (at, l, kind))?;
                     for i in 0..n as u32 {
-                        mem.write(
-                            private,
-                            loc,
-                            i as u64 * size as u64,
-                            size as u32,
-                            r!(src + i),
-                        );
+                        let v = r!(l, src + i);
+                        mem.write(&mut private[l], loc, i as u64 * size as u64, size as u32, v);
                     }
-                }
+                }),
                 Op::LoadAgg { dst, ptr, layout } => {
                     let leaves = &program.layouts[layout as usize];
                     let span = leaves
@@ -673,10 +883,13 @@ impl<'a> Runner<'a> {
                         .map(|l| l.offset as u64 + l.size as u64)
                         .max()
                         .unwrap_or(0);
-                    let loc = mem.resolve(r!(ptr), span, 1).map_err(trap)?;
-                    for (i, l) in leaves.iter().enumerate() {
-                        r!(dst + i as u32) = mem.read(private, loc, l.offset as u64, l.size as u32);
-                    }
+                    lanes!(l => {
+                        let loc = mem.resolve(r!(l, ptr), span, 1).map_err(|kind| (at, l, kind))?;
+                        for (i, leaf) in leaves.iter().enumerate() {
+                            r!(l, dst as usize + i) =
+                                mem.read(&private[l], loc, leaf.offset as u64, leaf.size as u32);
+                        }
+                    });
                 }
                 Op::StoreAgg { src, ptr, layout } => {
                     let leaves = &program.layouts[layout as usize];
@@ -685,34 +898,38 @@ impl<'a> Runner<'a> {
                         .map(|l| l.offset as u64 + l.size as u64)
                         .max()
                         .unwrap_or(0);
-                    let loc = mem.resolve(r!(ptr), span, 1).map_err(trap)?;
-                    for (i, l) in leaves.iter().enumerate() {
-                        mem.write(
-                            private,
-                            loc,
-                            l.offset as u64,
-                            l.size as u32,
-                            r!(src + i as u32),
-                        );
-                    }
+                    lanes!(l => {
+                        let loc = mem.resolve(r!(l, ptr), span, 1).map_err(|kind| (at, l, kind))?;
+                        for (i, leaf) in leaves.iter().enumerate() {
+                            let v = r!(l, src as usize + i);
+                            mem.write(
+                                &mut private[l],
+                                loc,
+                                leaf.offset as u64,
+                                leaf.size as u32,
+                                v,
+                            );
+                        }
+                    });
                 }
                 Op::Copy {
                     dst,
                     src,
                     bytes,
                     bytes_reg,
-                } => {
+                } => lanes!(l => {
                     let bytes = match bytes_reg {
                         Some(reg) => {
-                            let b = r!(reg);
-                            mem.count(r!(src), b, false);
-                            mem.count(r!(dst), b, true);
+                            let b = r!(l, reg);
+                            mem.count(r!(l, src), b, false);
+                            mem.count(r!(l, dst), b, true);
                             b
                         }
                         None => bytes,
                     };
-                    mem.copy(private, r!(dst), r!(src), bytes).map_err(trap)?;
-                }
+                    mem.copy(&mut private[l], r!(l, dst), r!(l, src), bytes)
+                        .map_err(|kind| (at, l, kind))?;
+                }),
                 Op::GroupCopy {
                     dst,
                     src,
@@ -721,51 +938,57 @@ impl<'a> Runner<'a> {
                     elem,
                     event,
                     out,
-                } => {
-                    if *local_id == [0, 0, 0] {
-                        let (count, stride) = (r!(elems), r!(stride).max(1));
+                } => lanes!(l => {
+                    if local_id[l] == [0, 0, 0] {
+                        let (count, stride) = (r!(l, elems), r!(l, stride).max(1));
                         // Strided copies gather from (local→global: scatter to) every stride-th element.
-                        let local_dst = memory::decode(r!(dst)).0 == SPACE_LOCAL;
+                        let (dst, src) = (r!(l, dst), r!(l, src));
+                        let local_dst = memory::decode(dst).0 == SPACE_LOCAL;
                         for i in 0..count {
                             let far = i * stride * elem as u64;
                             let near = i * elem as u64;
                             let (d, s) = if local_dst {
-                                (r!(dst).wrapping_add(near), r!(src).wrapping_add(far))
+                                (dst.wrapping_add(near), src.wrapping_add(far))
                             } else {
-                                (r!(dst).wrapping_add(far), r!(src).wrapping_add(near))
+                                (dst.wrapping_add(far), src.wrapping_add(near))
                             };
                             mem.count(s, elem as u64, false);
                             mem.count(d, elem as u64, true);
-                            mem.copy(private, d, s, elem as u64).map_err(trap)?;
+                            mem.copy(&mut private[l], d, s, elem as u64)
+                                .map_err(|kind| (at, l, kind))?;
                         }
                     }
-                    r!(out) = r!(event);
-                }
-                Op::LoadHalf { dst, ptr, n } => {
-                    let loc = mem.resolve(r!(ptr), 2 * n as u64, 2).map_err(trap)?;
+                    r!(l, out) = r!(l, event);
+                }),
+                Op::LoadHalf { dst, ptr, n } => lanes!(l => {
+                    let loc = mem
+                        .resolve(r!(l, ptr), 2 * n as u64, 2)
+                        .map_err(|kind| (at, l, kind))?;
                     for i in 0..n as u32 {
-                        let h = mem.read(private, loc, 2 * i as u64, 2) as u16;
-                        r!(dst + i) = math::f16_to_f32(h).to_bits() as u64;
+                        let h = mem.read(&private[l], loc, 2 * i as u64, 2) as u16;
+                        r!(l, dst + i) = math::f16_to_f32(h).to_bits() as u64;
                     }
-                }
+                }),
                 Op::StoreHalf {
                     src,
                     ptr,
                     n,
                     from,
                     rounding,
-                } => {
-                    let loc = mem.resolve(r!(ptr), 2 * n as u64, 2).map_err(trap)?;
+                } => lanes!(l => {
+                    let loc = mem
+                        .resolve(r!(l, ptr), 2 * n as u64, 2)
+                        .map_err(|kind| (at, l, kind))?;
                     for i in 0..n as u32 {
+                        let v = r!(l, src + i);
                         let h = if from == 64 {
-                            math::convert(ConvKind::FloatToFloat { rounding }, 64, 16, r!(src + i))
+                            math::convert(ConvKind::FloatToFloat { rounding }, 64, 16, v)
                         } else {
-                            math::f32_to_f16_rounded(f32::from_bits(r!(src + i) as u32), rounding)
-                                as u64
+                            math::f32_to_f16_rounded(f32::from_bits(v as u32), rounding) as u64
                         };
-                        mem.write(private, loc, 2 * i as u64, 2, h);
+                        mem.write(&mut private[l], loc, 2 * i as u64, 2, h);
                     }
-                }
+                }),
                 Op::Atomic {
                     op,
                     bits,
@@ -773,46 +996,42 @@ impl<'a> Runner<'a> {
                     ptr,
                     a,
                     b,
-                } => {
+                } => lanes!(l => {
                     let size = bits as u64 / 8;
-                    let loc = mem.resolve(r!(ptr), size, size).map_err(trap)?;
-                    r!(dst) = mem.atomic(private, loc, op, bits, r!(a), r!(b));
-                }
+                    let loc = mem
+                        .resolve(r!(l, ptr), size, size)
+                        .map_err(|kind| (at, l, kind))?;
+                    r!(l, dst) = mem.atomic(&mut private[l], loc, op, bits, r!(l, a), r!(l, b));
+                }),
                 Op::Builtin {
                     which,
                     dst,
                     lanes,
                     bits,
                 } => {
-                    let m = math::mask(bits);
-                    let lid = *local_id;
-                    let gid = g_id(&launch.geometry, group, lid);
                     let g = &launch.geometry;
-                    let v: [u64; 3] = match which {
-                        Builtin::GlobalId => gid,
-                        Builtin::LocalId => lid,
-                        Builtin::GroupId => group,
-                        Builtin::GlobalSize => g.global,
-                        Builtin::LocalSize => g.local,
-                        Builtin::NumGroups => g.groups,
-                        Builtin::GlobalOffset => g.offset,
-                        Builtin::WorkDim => [g.dims as u64; 3],
-                        Builtin::GlobalLinearId => {
-                            let [x, y, z] =
-                                std::array::from_fn::<u64, 3, _>(|d| gid[d] - g.offset[d]);
-                            [(z * g.global[1] + y) * g.global[0] + x; 3]
+                    lanes!(l => {
+                        let v = builtin(g, which, group, local_id[l]);
+                        for i in 0..lanes.min(3) as u32 {
+                            r!(l, dst + i) = v[i as usize] & math::mask(bits);
                         }
-                        Builtin::LocalLinearId => {
-                            [(lid[2] * g.local[1] + lid[1]) * g.local[0] + lid[0]; 3]
-                        }
-                    };
-                    for i in 0..lanes.min(3) as u32 {
-                        r!(dst + i) = v[i as usize] & m;
-                    }
+                    });
                 }
-                Op::Jump { target } => pc = target as usize,
+                Op::Jump { target } => goto_all!(pc, target),
                 Op::Branch { cond, then, other } => {
-                    pc = if r!(cond) != 0 { then } else { other } as usize;
+                    let mut taken = 0;
+                    lanes!(l => taken += (r!(l, cond) != 0) as usize);
+                    if taken == 0 || taken == active.len() {
+                        goto_all!(pc, if taken != 0 { then } else { other });
+                    } else {
+                        let yes = queue.slot(program, then);
+                        let no = queue.slot(program, other);
+                        lanes!(l => {
+                            let way = if r!(l, cond) != 0 { yes } else { no };
+                            queue.waiting[way].2.push(l as u32);
+                        });
+                        break;
+                    }
                 }
                 Op::Switch {
                     sel,
@@ -821,14 +1040,27 @@ impl<'a> Runner<'a> {
                     cases_len,
                     default,
                 } => {
-                    let v = r!(sel) & math::mask(bits);
                     let cases =
                         &program.cases[cases_start as usize..(cases_start + cases_len) as usize];
-                    pc = cases
-                        .iter()
-                        .find(|(c, _)| *c == v)
-                        .map(|(_, t)| *t)
-                        .unwrap_or(default) as usize;
+                    let target_of = |v: u64| {
+                        let v = v & math::mask(bits);
+                        cases
+                            .iter()
+                            .find(|(c, _)| *c == v)
+                            .map_or(default, |(_, t)| *t)
+                    };
+                    let first = target_of(r!(active[0] as usize, sel));
+                    let mut uniform = true;
+                    lanes!(l => uniform &= target_of(r!(l, sel)) == first);
+                    if uniform {
+                        goto_all!(pc, first);
+                    } else {
+                        lanes!(l => {
+                            let way = queue.slot(program, target_of(r!(l, sel)));
+                            queue.waiting[way].2.push(l as u32);
+                        });
+                        break;
+                    }
                 }
                 Op::Call {
                     target,
@@ -840,33 +1072,51 @@ impl<'a> Runner<'a> {
                     for m in
                         &program.moves[moves_start as usize..(moves_start + moves_len) as usize]
                     {
-                        copy_regs(regs, m.dst, m.src, m.n);
+                        copy_rows(regs, width, active, m.dst, m.src, m.n);
                     }
-                    frames.push(Frame {
-                        ret_pc: pc,
+                    lanes!(l => frames[l].push(Frame {
+                        ret_pc: pc as u32,
                         ret,
                         ret_n,
+                    }));
+                    goto_all!(pc, target);
+                }
+                Op::Ret { src, n } => {
+                    lanes!(l => match frames[l].pop() {
+                        Some(frame) => {
+                            let n = n.min(frame.ret_n);
+                            copy_rows(regs, width, &[l as u32], frame.ret, src, n);
+                            let way = queue.slot(program, frame.ret_pc);
+                            queue.waiting[way].2.push(l as u32);
+                        }
+                        None => state[l] = LaneState::Done,
                     });
-                    pc = target as usize;
+                    break;
                 }
-                Op::Ret { src, n } => match frames.pop() {
-                    Some(frame) => {
-                        let n = n.min(frame.ret_n);
-                        regs.copy_within(src as usize..(src + n) as usize, frame.ret as usize);
-                        pc = frame.ret_pc;
-                    }
-                    None => {
-                        *item_pc = pc;
-                        return Ok(Stop::Done);
-                    }
-                },
                 Op::Barrier => {
-                    *item_pc = pc;
-                    return Ok(Stop::Barrier(at));
+                    lanes!(l => {
+                        state[l] = LaneState::AtBarrier;
+                        lane_pc[l] = pc as u32;
+                    });
+                    break;
                 }
-                Op::Trap => return Err(trap(TrapKind::Unreachable)),
+                Op::Trap => return Err((at, active[0] as usize, TrapKind::Unreachable)),
             }
         }
+        for &l in active {
+            steps[l as usize] += run;
+        }
+        Ok(())
+    }
+}
+
+/// Zeroes an arena. Most kernels have no private or local variables, and
+/// clearing an empty buffer is not free: the vectorised memset can stall
+/// on the dangling pointer of an empty allocation.
+#[inline(always)]
+fn reset_arena(arena: &mut Arena) {
+    if !arena.bytes.is_empty() {
+        arena.bytes.fill(0);
     }
 }
 
@@ -876,63 +1126,87 @@ impl<'a> Runner<'a> {
 fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     debug_assert!(index < regs.len());
     // SAFETY: `translate::check_code` rejects any program with an op whose
-    // register span reaches past `init_regs.len()`, the length of `regs`.
+    // register span reaches past `init_regs.len()`; the file holds that
+    // many rows of `width` lanes and every lane index is below `width`.
     unsafe { regs.get_unchecked_mut(index) }
 }
 
+/// Copies registers `src..src+n` to `dst..dst+n` in each of `lanes`, as a
+/// memmove would where the spans overlap. Both spans were proven inside
+/// the file (`check_code`), as `unsafe_reg` requires.
 #[inline(always)]
-fn copy_regs(regs: &mut [u64], dst: Reg, src: Reg, n: u32) {
-    if n == 1 {
-        regs[dst as usize] = regs[src as usize];
+fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, n: u32) {
+    let row = |i: u32, r: Reg| (r + i) as usize * width;
+    let mut one = |i: u32| {
+        let (d, s) = (row(i, dst), row(i, src));
+        for &l in lanes {
+            *unsafe_reg(regs, d + l as usize) = *unsafe_reg(regs, s + l as usize);
+        }
+    };
+    if dst <= src {
+        (0..n).for_each(&mut one);
     } else {
-        regs.copy_within(src as usize..(src + n) as usize, dst as usize);
+        (0..n).rev().for_each(&mut one);
     }
 }
 
-fn g_id(g: &Geometry, group: [u64; 3], local: [u64; 3]) -> [u64; 3] {
-    g.global_id(group, local)
+/// The value of a work-item builtin, for all three dimensions.
+fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 3]) -> [u64; 3] {
+    let gid = g.global_id(group, lid);
+    match which {
+        Builtin::GlobalId => gid,
+        Builtin::LocalId => lid,
+        Builtin::GroupId => group,
+        Builtin::GlobalSize => g.global,
+        Builtin::LocalSize => g.local,
+        Builtin::NumGroups => g.groups,
+        Builtin::GlobalOffset => g.offset,
+        Builtin::WorkDim => [g.dims as u64; 3],
+        Builtin::GlobalLinearId => {
+            let [x, y, z] = std::array::from_fn::<u64, 3, _>(|d| gid[d] - g.offset[d]);
+            [(z * g.global[1] + y) * g.global[0] + x; 3]
+        }
+        Builtin::LocalLinearId => [(lid[2] * g.local[1] + lid[1]) * g.local[0] + lid[0]; 3],
+    }
 }
 
-fn geometric(regs: &mut [u64], op: Geometric, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) {
-    let f = |regs: &[u64], r: Reg, i: u32| math::to_f64(bits, regs[(r + i) as usize]);
-    let n32 = n as u32;
-    let dot =
-        |regs: &[u64], x: Reg, y: Reg| (0..n32).map(|i| f(regs, x, i) * f(regs, y, i)).sum::<f64>();
+/// A geometric builtin on one work-item's operands; returns how many lanes
+/// of `out` it wrote.
+fn geometric(op: Geometric, bits: u8, a: &[u64], b: &[u64], out: &mut [u64; 16]) -> usize {
+    let f = |v: &[u64], i: usize| math::to_f64(bits, v[i]);
+    let n = a.len();
+    let dot = |x: &[u64], y: &[u64]| (0..n).map(|i| f(x, i) * f(y, i)).sum::<f64>();
     match op {
-        Geometric::Dot => regs[dst as usize] = math::from_f64(bits, dot(regs, a, b)),
-        Geometric::Length => regs[dst as usize] = math::from_f64(bits, dot(regs, a, a).sqrt()),
+        Geometric::Dot => out[0] = math::from_f64(bits, dot(a, b)),
+        Geometric::Length => out[0] = math::from_f64(bits, dot(a, a).sqrt()),
         Geometric::Distance => {
-            let d: f64 = (0..n32)
-                .map(|i| (f(regs, a, i) - f(regs, b, i)).powi(2))
-                .sum();
-            regs[dst as usize] = math::from_f64(bits, d.sqrt());
+            let d: f64 = (0..n).map(|i| (f(a, i) - f(b, i)).powi(2)).sum();
+            out[0] = math::from_f64(bits, d.sqrt());
         }
         Geometric::Normalize => {
-            let len = dot(regs, a, a).sqrt();
-            for i in 0..n32 {
-                let v = if len == 0.0 {
-                    f(regs, a, i)
-                } else {
-                    f(regs, a, i) / len
-                };
-                regs[(dst + i) as usize] = math::from_f64(bits, v);
+            let len = dot(a, a).sqrt();
+            for (i, o) in out[..n].iter_mut().enumerate() {
+                let v = if len == 0.0 { f(a, i) } else { f(a, i) / len };
+                *o = math::from_f64(bits, v);
             }
+            return n;
         }
         Geometric::Cross => {
-            let (x, y) = (|i| f(regs, a, i), |i| f(regs, b, i));
+            let (x, y) = (|i| f(a, i), |i| f(b, i));
             let c = [
                 x(1) * y(2) - x(2) * y(1),
                 x(2) * y(0) - x(0) * y(2),
                 x(0) * y(1) - x(1) * y(0),
             ];
-            for (i, v) in c.iter().enumerate() {
-                regs[dst as usize + i] = math::from_f64(bits, *v);
+            for (o, v) in out.iter_mut().zip(c) {
+                *o = math::from_f64(bits, v);
             }
-            if n == 4 {
-                regs[dst as usize + 3] = 0;
-            }
+            // A 4-lane cross product has 0 in its last lane.
+            out[3] = 0;
+            return n;
         }
     }
+    1
 }
 
 /// A resolved, bounds-checked location.
@@ -999,6 +1273,20 @@ impl Mem<'_> {
             });
         }
         Ok(loc)
+    }
+
+    /// The global or constant buffer and offset of a 4-byte access at
+    /// `pointer`, where it is aligned and inside its buffer.
+    #[inline(always)]
+    fn global_word(&self, pointer: u64) -> Option<(&SharedBuffer, u64)> {
+        let (space, buffer, offset) = memory::decode(pointer);
+        if space != SPACE_GLOBAL {
+            return None;
+        }
+        let b = self.global.buffers.get(buffer)?;
+        let offset = offset as u64;
+        // A negative offset reads as a huge one and fails the bound.
+        (offset % 4 == 0 && offset < b.len && b.len - offset >= 4).then_some((b, offset))
     }
 
     fn describe(&self, space: u64, buffer: usize) -> (&'static str, String) {

@@ -40,7 +40,6 @@ pub use error::{InterpError, TranslateError, Trap, TrapKind};
 use clflow_core::{AddressSpace, ArgValue, Launch};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
 use program::ParamSlot;
-use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// Work-group size used in a dimension when the launch leaves it open: the
@@ -286,25 +285,11 @@ impl Program {
             private_init,
             max_steps: options.max_steps,
         };
-        let groups: u64 = geometry.groups.iter().product();
-        let work = || {
-            (0..groups)
-                .into_par_iter()
-                .try_fold(
-                    || exec::Runner::new(&launched),
-                    |mut runner, g| runner.run_group(g).map(|_| runner),
-                )
-                .map(|r| r.map(|runner| runner.partial))
-                .try_reduce(exec::Partial::default, |a, b| Ok(a.merge(b)))
-        };
-        let outcome = match options.threads {
-            Some(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| launch_error(format!("cannot start {n} threads: {e}")))?
-                .install(work),
-            None => work(),
-        };
+        let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
+        if threads == 0 {
+            return Err(launch_error("0 threads cannot run a kernel".into()));
+        }
+        let outcome = exec::run_groups(&launched, threads);
         let partial = outcome.map_err(|f| {
             InterpError::Trap(Box::new(Trap {
                 kernel: p.kernel.clone(),

@@ -57,6 +57,15 @@ impl LineSet {
         }
     }
 
+    #[inline(always)]
+    fn mark_one(&self, line: u64) {
+        let word = &self.bits[(line / 64) as usize];
+        let bit = 1u64 << (line % 64);
+        if word.load(Relaxed) & bit == 0 {
+            word.fetch_or(bit, Relaxed);
+        }
+    }
+
     pub fn count(&self) -> u64 {
         self.bits
             .iter()
@@ -221,6 +230,21 @@ impl SharedBuffer {
             acc |= (w.load(Relaxed) as u128) << (32 * i);
         }
         ((acc >> (8 * (offset % 4))) as u64) & mask_bytes(size)
+    }
+
+    /// Reads the aligned word at `offset`, which the caller bounds-checked.
+    #[inline(always)]
+    pub fn read_word(&self, offset: u64) -> u32 {
+        // An aligned word never straddles two lines.
+        self.read_lines.mark_one(offset >> self.line_shift);
+        self.words()[(offset / 4) as usize].load(Relaxed)
+    }
+
+    /// Writes the aligned word at `offset`, which the caller bounds-checked.
+    #[inline(always)]
+    pub fn write_word(&self, offset: u64, value: u32) {
+        self.written_lines.mark_one(offset >> self.line_shift);
+        self.words()[(offset / 4) as usize].store(value, Relaxed);
     }
 
     /// Writes the low `size` bytes of `value` at `offset` (bounds-checked by

@@ -5,7 +5,10 @@
 //! Floats are computed in `f64` and rounded once to their width: exact for
 //! `+ - * / sqrt` and fused multiply-add at 32 bits (f32 is evaluated with
 //! `mul_add` itself), and within OpenCL's ULP limits for the transcendental
-//! functions. Half precision goes through `f32`.
+//! functions (`libm`'s double-precision erf, erfc, tgamma, lgamma_r and
+//! remquo, rounded once to the width). Results narrower than their
+//! computation are rounded exactly once: `f64` straight to half, never
+//! through `f32`.
 
 use crate::bytecode::*;
 use crate::error::TrapKind;
@@ -184,73 +187,54 @@ pub fn f16_to_f32(h: u16) -> f32 {
     }
 }
 
-/// f32 to f16, rounding to nearest even.
-pub fn f32_to_f16(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 255 {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 112;
-    if e >= 31 {
-        return sign | 0x7c00;
-    }
-    let (value, shift) = if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        (man | 0x80_0000, (14 - e) as u32)
-    } else {
-        (((e as u32) << 23) | man, 13)
-    };
-    let kept = value >> shift;
-    let rest = value & ((1 << shift) - 1);
-    let halfway = 1 << (shift - 1);
-    let rounded = if rest > halfway || (rest == halfway && kept & 1 == 1) {
-        kept + 1
-    } else {
-        kept
-    };
-    sign | rounded as u16
-}
-
 /// f32 to f16 with an explicit rounding mode (vstore_half_rtz and friends).
 pub fn f32_to_f16_rounded(x: f32, rounding: Rounding) -> u16 {
-    let h = f32_to_f16(x);
-    let back = f16_to_f32(h);
-    if x.is_nan() || back == x || back.is_infinite() && rounding == Rounding::NearestEven {
-        return h;
+    f64_to_f16(x as f64, rounding)
+}
+
+/// f64 to f16 in one rounding, in any mode: the magnitude is scaled to an
+/// integer count of the half-precision quantum at its exponent (exact, a
+/// power-of-two scaling), rounded, and re-assembled; a carry into the next
+/// binade or out of the subnormals falls out of the same sum.
+pub fn f64_to_f16(x: f64, rounding: Rounding) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        // A quiet NaN keeping the top payload bits.
+        return sign | 0x7e00 | ((x.to_bits() >> 42) & 0x1ff) as u16;
     }
-    let toward_zero = |h: u16| if h & 0x7fff == 0 { h } else { h - 1 };
-    let away = |h: u16| h + 1;
-    let too_big = back.abs() > x.abs();
-    match rounding {
-        Rounding::NearestEven => h,
-        Rounding::TowardZero => {
-            if too_big {
-                toward_zero(h)
-            } else {
-                h
-            }
+    let a = x.abs();
+    // Rounding the magnitude: up for modes rounding away from this sign.
+    let up = match rounding {
+        Rounding::TowardPositive => sign == 0,
+        Rounding::TowardNegative => sign != 0,
+        _ => false,
+    };
+    let overflow = || {
+        if rounding == Rounding::NearestEven || up {
+            sign | 0x7c00
+        } else {
+            sign | 0x7bff
         }
-        Rounding::TowardPositive if back < x => {
-            if x > 0.0 {
-                away(h)
-            } else {
-                toward_zero(h)
-            }
-        }
-        Rounding::TowardNegative if back > x => {
-            if x < 0.0 {
-                away(h)
-            } else {
-                toward_zero(h)
-            }
-        }
-        _ => h,
+    };
+    if a.is_infinite() {
+        return sign | 0x7c00;
     }
+    let exponent = (((a.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-14);
+    if exponent > 15 {
+        return overflow();
+    }
+    let quantum = 2f64.powi(exponent - 10);
+    let m = a / quantum;
+    let k = match rounding {
+        Rounding::NearestEven => m.round_ties_even(),
+        _ if up => m.ceil(),
+        _ => m.trunc(),
+    } as u32;
+    let bits = (((exponent + 15) as u32) << 10) + k - 1024;
+    if bits >= 0x7c00 {
+        return overflow();
+    }
+    sign | bits as u16
 }
 
 #[inline]
@@ -267,7 +251,7 @@ pub fn from_f64(bits: u8, x: f64) -> u64 {
     match bits {
         64 => x.to_bits(),
         32 => (x as f32).to_bits() as u64,
-        _ => f32_to_f16(x as f32) as u64,
+        _ => f64_to_f16(x, Rounding::NearestEven) as u64,
     }
 }
 
@@ -305,7 +289,8 @@ pub fn float_bin(op: FloatOp, bits: u8, a: u64, b: u64) -> u64 {
         FloatOp::Hypot => x.hypot(y),
         FloatOp::Nextafter => return next_after(bits, a, b),
         FloatOp::Pow | FloatOp::Powr => x.powf(y),
-        FloatOp::Remainder => x - (x / y).round_ties_even() * y,
+        FloatOp::Remainder => libm::remainder(x, y),
+        FloatOp::RemquoQuotient => return int_result(libm::remquo(x, y).1),
         FloatOp::Maxmag => {
             if x.abs() > y.abs() {
                 x
@@ -355,6 +340,38 @@ fn next_after(bits: u8, a: u64, b: u64) -> u64 {
         a + 1
     } else {
         a - 1
+    }
+}
+
+/// An OpenCL `int` result of a float builtin, as its register holds it.
+fn int_result(v: i32) -> u64 {
+    v as u32 as u64
+}
+
+/// Explicit mantissa bits of a float width.
+fn mantissa_bits(bits: u8) -> u32 {
+    match bits {
+        64 => 52,
+        32 => 23,
+        _ => 10,
+    }
+}
+
+/// nan(code): a quiet NaN whose payload is the code's low bits.
+fn quiet_nan(bits: u8, code: u64) -> u64 {
+    let m = mantissa_bits(bits);
+    let exponent_and_quiet = mask(bits - 1) & !mask((m - 1) as u8);
+    exponent_and_quiet | (code & mask((m - 1) as u8))
+}
+
+/// ilogb with OpenCL's FP_ILOGB0 (INT_MIN) and FP_ILOGBNAN (INT_MAX).
+fn ilogb(x: f64) -> i32 {
+    if x.is_nan() || x.is_infinite() {
+        i32::MAX
+    } else if x == 0.0 {
+        i32::MIN
+    } else {
+        libm::ilogb(x)
     }
 }
 
@@ -411,6 +428,33 @@ pub fn float_un(op: FloatUnOp, bits: u8, a: u64) -> u64 {
         FloatUnOp::Recip => 1.0 / x,
         FloatUnOp::Degrees => x * (180.0 / PI),
         FloatUnOp::Radians => x * (PI / 180.0),
+        FloatUnOp::Erf => libm::erf(x),
+        FloatUnOp::Erfc => libm::erfc(x),
+        FloatUnOp::Tgamma => libm::tgamma(x),
+        FloatUnOp::Lgamma => libm::lgamma_r(x).0,
+        FloatUnOp::LgammaSign => return int_result(libm::lgamma_r(x).1),
+        FloatUnOp::Nan => return quiet_nan(bits, a),
+        FloatUnOp::Ilogb => return int_result(ilogb(x)),
+        FloatUnOp::FrexpMantissa => libm::frexp(x).0,
+        FloatUnOp::FrexpExponent => return int_result(libm::frexp(x).1),
+        FloatUnOp::ModfFraction => {
+            if x.is_infinite() {
+                0f64.copysign(x)
+            } else {
+                (x - x.trunc()).copysign(x)
+            }
+        }
+        FloatUnOp::Fract => {
+            if x.is_infinite() {
+                0f64.copysign(x)
+            } else if x == 0.0 || x.is_nan() {
+                x
+            } else {
+                // The largest value below 1 at this width.
+                let below_one = 1.0 - 2f64.powi(-(mantissa_bits(bits) as i32 + 1));
+                (x - x.floor()).min(below_one)
+            }
+        }
         FloatUnOp::Sign => {
             if x.is_nan() {
                 0.0
@@ -539,30 +583,14 @@ pub fn convert(kind: ConvKind, from: u8, to: u8, v: u64) -> u64 {
                 (x.max(0.0) as u128).min(mask(to) as u128) as u64
             }
         }
-        ConvKind::IntToFloat { signed } => match to {
-            64 => {
-                if signed {
-                    (sext(v, from) as f64).to_bits()
-                } else {
-                    (v as f64).to_bits()
-                }
-            }
-            32 => {
-                if signed {
-                    (sext(v, from) as f32).to_bits() as u64
-                } else {
-                    (v as f32).to_bits() as u64
-                }
-            }
-            _ => {
-                let f = if signed {
-                    sext(v, from) as f32
-                } else {
-                    v as f32
-                };
-                f32_to_f16(f) as u64
-            }
-        },
+        ConvKind::IntToFloat { signed, rounding } => {
+            let exact: i128 = if signed {
+                sext(v, from) as i128
+            } else {
+                v as i128
+            };
+            int_to_float(exact, to, rounding)
+        }
         ConvKind::FloatToFloat { rounding } => {
             let x = to_f64(from, v);
             match to {
@@ -581,9 +609,46 @@ pub fn convert(kind: ConvKind, from: u8, to: u8, v: u64) -> u64 {
                     }
                     r.to_bits() as u64
                 }
-                _ => f32_to_f16_rounded(x as f32, rounding) as u64,
+                _ => f64_to_f16(x, rounding) as u64,
             }
         }
+    }
+}
+
+/// An integer (of at most 64 bits) to a float of `to` bits, rounded once
+/// in `rounding`: the nearest value, stepped one ULP where the mode wants
+/// the other neighbour.
+fn int_to_float(exact: i128, to: u8, rounding: Rounding) -> u64 {
+    match to {
+        64 => {
+            let r = exact as f64;
+            let back = r as i128;
+            let step = |up: bool| {
+                let bits = r.to_bits();
+                f64::from_bits(if (r > 0.0) == up { bits + 1 } else { bits - 1 })
+            };
+            let rounded = match rounding {
+                Rounding::TowardZero if back.abs() > exact.abs() => step(r < 0.0),
+                Rounding::TowardPositive if back < exact => step(true),
+                Rounding::TowardNegative if back > exact => step(false),
+                _ => r,
+            };
+            rounded.to_bits()
+        }
+        32 => {
+            let r = exact as f32;
+            let back = r as i128;
+            let rounded = match rounding {
+                Rounding::TowardZero if back.abs() > exact.abs() => f32_step(r, r < 0.0),
+                Rounding::TowardPositive if back < exact => f32_step(r, true),
+                Rounding::TowardNegative if back > exact => f32_step(r, false),
+                _ => r,
+            };
+            rounded.to_bits() as u64
+        }
+        // Every integer a half can hold short of overflow (|x| < 65520) is
+        // exact in f64, so this is one rounding.
+        _ => f64_to_f16(exact as f64, rounding) as u64,
     }
 }
 
@@ -617,10 +682,17 @@ mod tests {
     #[test]
     fn half_conversions_round_to_nearest_even() {
         for x in [0.0f32, 1.0, -2.5, 65504.0, 6.1035156e-5, 5.9604645e-8] {
-            assert_eq!(f16_to_f32(f32_to_f16(x)), x, "{x}");
+            assert_eq!(
+                f16_to_f32(f32_to_f16_rounded(x, Rounding::NearestEven)),
+                x,
+                "{x}"
+            );
         }
-        assert_eq!(f32_to_f16(1.0 + 1.0 / 4096.0), 0x3c00);
-        assert_eq!(f32_to_f16(1e6), 0x7c00);
+        assert_eq!(
+            f32_to_f16_rounded(1.0 + 1.0 / 4096.0, Rounding::NearestEven),
+            0x3c00
+        );
+        assert_eq!(f32_to_f16_rounded(1e6, Rounding::NearestEven), 0x7c00);
         assert_eq!(
             f32_to_f16_rounded(1.0 + 3.0 / 4096.0, Rounding::TowardZero),
             0x3c00
@@ -666,5 +738,215 @@ mod tests {
             ),
             7f32.to_bits() as u64
         );
+    }
+
+    fn f(x: f32) -> u64 {
+        x.to_bits() as u64
+    }
+
+    fn un(op: FloatUnOp, x: f32) -> f32 {
+        f32::from_bits(float_un(op, 32, f(x)) as u32)
+    }
+
+    fn un64(op: FloatUnOp, x: f64) -> f64 {
+        f64::from_bits(float_un(op, 64, x.to_bits()))
+    }
+
+    /// |got - want| in ULPs of f32 at `want`.
+    fn ulps(got: f32, want: f64) -> f64 {
+        let w = want as f32;
+        let ulp = (f32::from_bits(w.abs().to_bits() + 1) - w.abs()) as f64;
+        (got as f64 - want).abs() / ulp
+    }
+
+    #[test]
+    fn erf_erfc_tgamma_lgamma_are_within_opencl_limits() {
+        // Reference values to 16 digits; OpenCL allows 16 ULP for each.
+        let cases: [(FloatUnOp, f32, f64); 9] = [
+            (FloatUnOp::Erf, 0.5, 0.520_499_877_813_046_5),
+            (FloatUnOp::Erf, -2.0, -0.995_322_265_018_952_7),
+            (FloatUnOp::Erfc, 0.5, 0.479_500_122_186_953_5),
+            (FloatUnOp::Erfc, 5.0, 1.537_459_794_428_034_8e-12),
+            (FloatUnOp::Tgamma, 5.0, 24.0),
+            (FloatUnOp::Tgamma, 0.5, 1.772_453_850_905_516),
+            (FloatUnOp::Tgamma, -0.5, -3.544_907_701_811_032),
+            (FloatUnOp::Lgamma, 0.5, 0.572_364_942_924_700_1),
+            (FloatUnOp::Lgamma, 100.0, 359.134_205_369_575_4),
+        ];
+        for (op, x, want) in cases {
+            let got = un(op, x);
+            assert!(ulps(got, want) <= 1.0, "{op:?}({x}) = {got}, want {want}");
+        }
+        assert!((un64(FloatUnOp::Erf, 0.5) - 0.520_499_877_813_046_5).abs() < 1e-16);
+        assert_eq!(un64(FloatUnOp::Tgamma, 11.0), 3_628_800.0);
+        // lgamma_r's sign: gamma(-0.5) < 0, gamma(-1.5) > 0.
+        assert_eq!(
+            float_un(FloatUnOp::LgammaSign, 32, f(-0.5)),
+            (-1i32) as u32 as u64
+        );
+        assert_eq!(float_un(FloatUnOp::LgammaSign, 32, f(-1.5)), 1);
+        assert!(ulps(un(FloatUnOp::Lgamma, -0.5), 1.265_512_123_484_645_4) <= 1.0);
+    }
+
+    #[test]
+    fn frexp_modf_fract_split_exactly() {
+        assert_eq!(un(FloatUnOp::FrexpMantissa, 12.0), 0.75);
+        assert_eq!(float_un(FloatUnOp::FrexpExponent, 32, f(12.0)), 4);
+        // A subnormal float: 2^-140 = 0.5 * 2^-139.
+        let tiny = f32::from_bits(1 << 9);
+        assert_eq!(un(FloatUnOp::FrexpMantissa, tiny), 0.5);
+        assert_eq!(
+            float_un(FloatUnOp::FrexpExponent, 32, f(tiny)),
+            (-139i32) as u32 as u64
+        );
+        assert_eq!(float_un(FloatUnOp::FrexpExponent, 32, f(0.0)), 0);
+        assert_eq!(un(FloatUnOp::ModfFraction, -2.5), -0.5);
+        assert_eq!(un(FloatUnOp::Trunc, -2.5), -2.0);
+        let whole = un(FloatUnOp::ModfFraction, -2.0);
+        assert!(whole == 0.0 && whole.is_sign_negative());
+        let inf = un(FloatUnOp::ModfFraction, f32::NEG_INFINITY);
+        assert!(inf == 0.0 && inf.is_sign_negative());
+        // fract never reaches 1: -1e-10 - floor(-1e-10) rounds to 1.0f.
+        assert_eq!(un(FloatUnOp::Fract, -1e-10).to_bits(), 0x3f7f_ffff);
+        assert_eq!(un(FloatUnOp::Floor, -1e-10), -1.0);
+        assert_eq!(un(FloatUnOp::Fract, 2.25), 0.25);
+        assert_eq!(un64(FloatUnOp::Fract, -1e-300), 1.0 - f64::EPSILON / 2.0);
+        assert!(un(FloatUnOp::Fract, f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn remquo_gives_the_remainder_and_the_quotients_low_bits() {
+        let rem =
+            |x: f32, y: f32| f32::from_bits(float_bin(FloatOp::Remainder, 32, f(x), f(y)) as u32);
+        let quo = |x: f32, y: f32| float_bin(FloatOp::RemquoQuotient, 32, f(x), f(y)) as u32 as i32;
+        // 7/2 = 3.5 rounds to the even 4: 7 - 8 = -1.
+        assert_eq!((rem(7.0, 2.0), quo(7.0, 2.0)), (-1.0, 4));
+        assert_eq!((rem(-7.0, 2.0), quo(-7.0, 2.0) & 7), (1.0, -4 & 7));
+        assert!(quo(-7.0, 2.0) < 0);
+        // Exact even when x/y is far beyond 2^24 (1e30 mod 3 = 1 for this float).
+        let x = 1e30f32;
+        let want = libm::remainder(x as f64, 3.0) as f32;
+        assert_eq!(rem(x, 3.0), want);
+        assert!(want.abs() <= 1.5);
+    }
+
+    #[test]
+    fn ilogb_and_nan_follow_opencl() {
+        let ilogb = |x: f32| float_un(FloatUnOp::Ilogb, 32, f(x)) as u32 as i32;
+        assert_eq!(ilogb(1.0), 0);
+        assert_eq!(ilogb(-12.0), 3);
+        assert_eq!(ilogb(1e-40), -133);
+        assert_eq!(ilogb(0.0), i32::MIN);
+        assert_eq!(ilogb(f32::INFINITY), i32::MAX);
+        assert_eq!(ilogb(f32::NAN), i32::MAX);
+        assert_eq!(float_un(FloatUnOp::Nan, 32, 5), 0x7fc0_0005);
+        assert_eq!(float_un(FloatUnOp::Nan, 64, 5), 0x7ff8_0000_0000_0005);
+        assert_eq!(float_un(FloatUnOp::Nan, 16, 5), 0x7e05);
+        assert!(f32::from_bits(float_un(FloatUnOp::Nan, 32, u32::MAX as u64) as u32).is_nan());
+    }
+
+    #[test]
+    fn sincos_parts_are_sin_and_cos() {
+        assert!(ulps(un(FloatUnOp::Sin, 1.0), 0.841_470_984_807_896_5) <= 1.0);
+        assert!(ulps(un(FloatUnOp::Cos, 1.0), 0.540_302_305_868_139_8) <= 1.0);
+    }
+
+    #[test]
+    fn integers_convert_to_float_in_every_rounding_mode() {
+        let to32 = |v: i64, signed: bool, rounding| {
+            let kind = ConvKind::IntToFloat { signed, rounding };
+            f32::from_bits(convert(kind, 64, 32, v as u64) as u32)
+        };
+        let odd = (1i64 << 24) + 1;
+        assert_eq!(to32(odd, true, Rounding::NearestEven), 16_777_216.0);
+        assert_eq!(to32(odd, true, Rounding::TowardZero), 16_777_216.0);
+        assert_eq!(to32(odd, true, Rounding::TowardPositive), 16_777_218.0);
+        assert_eq!(to32(odd, true, Rounding::TowardNegative), 16_777_216.0);
+        assert_eq!(to32(-odd, true, Rounding::TowardZero), -16_777_216.0);
+        assert_eq!(to32(-odd, true, Rounding::TowardNegative), -16_777_218.0);
+        assert_eq!(to32(-odd, true, Rounding::TowardPositive), -16_777_216.0);
+        // u64::MAX: nearest is 2^64, toward zero the float below it.
+        assert_eq!(
+            to32(-1, false, Rounding::NearestEven),
+            18_446_744_073_709_551_616.0
+        );
+        assert_eq!(to32(-1, false, Rounding::TowardZero).to_bits(), 0x5f7f_ffff);
+        // 32-bit int sources sign-extend from their width.
+        let kind = ConvKind::IntToFloat {
+            signed: true,
+            rounding: Rounding::TowardZero,
+        };
+        assert_eq!(
+            f32::from_bits(convert(kind, 32, 32, 0xffff_ffff) as u32),
+            -1.0
+        );
+        let to64 = |v: u64, rounding| {
+            let kind = ConvKind::IntToFloat {
+                signed: false,
+                rounding,
+            };
+            f64::from_bits(convert(kind, 64, 64, v))
+        };
+        let odd = (1u64 << 53) + 1;
+        assert_eq!(to64(odd, Rounding::TowardPositive), 9_007_199_254_740_994.0);
+        assert_eq!(to64(odd, Rounding::TowardZero), 9_007_199_254_740_992.0);
+        let to16 = |v: u64, rounding| {
+            let kind = ConvKind::IntToFloat {
+                signed: false,
+                rounding,
+            };
+            convert(kind, 32, 16, v) as u16
+        };
+        // 2049 lies between the halves 2048 and 2050.
+        assert_eq!(to16(2049, Rounding::TowardPositive), 0x6801);
+        assert_eq!(to16(2049, Rounding::NearestEven), 0x6800);
+        assert_eq!(to16(70_000, Rounding::TowardZero), 0x7bff);
+        assert_eq!(to16(70_000, Rounding::NearestEven), 0x7c00);
+    }
+
+    #[test]
+    fn doubles_round_to_half_once() {
+        // Just above the midpoint of 1 and the next half: correct rounding
+        // goes up; rounding to float first lands on the midpoint, then to
+        // the even 1.0.
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f64_to_f16(x, Rounding::NearestEven), 0x3c01);
+        let via_float = ConvKind::FloatToFloat {
+            rounding: Rounding::NearestEven,
+        };
+        assert_eq!(convert(via_float, 64, 16, x.to_bits()), 0x3c01);
+        assert_eq!(from_f64(16, x), 0x3c01);
+        // Subnormals: half the smallest is a tie to even (0); rtp goes up.
+        let tiny = 2f64.powi(-25);
+        assert_eq!(f64_to_f16(tiny, Rounding::NearestEven), 0);
+        assert_eq!(f64_to_f16(tiny, Rounding::TowardPositive), 1);
+        assert_eq!(f64_to_f16(3.0 * 2f64.powi(-26), Rounding::NearestEven), 1);
+        assert_eq!(f64_to_f16(-tiny, Rounding::TowardNegative), 0x8001);
+        // The largest subnormal carries into the smallest normal.
+        assert_eq!(
+            f64_to_f16(2f64.powi(-14) - 2f64.powi(-26), Rounding::NearestEven),
+            0x0400
+        );
+        // Overflow by mode.
+        assert_eq!(f64_to_f16(65_519.0, Rounding::NearestEven), 0x7bff);
+        assert_eq!(f64_to_f16(65_520.0, Rounding::NearestEven), 0x7c00);
+        assert_eq!(f64_to_f16(1e6, Rounding::TowardZero), 0x7bff);
+        assert_eq!(f64_to_f16(-1e6, Rounding::TowardNegative), 0xfc00);
+        assert_eq!(f64_to_f16(-1e6, Rounding::TowardPositive), 0xfbff);
+        assert_eq!(f64_to_f16(1e-300, Rounding::TowardPositive), 1);
+        assert_eq!(f64_to_f16(f64::NEG_INFINITY, Rounding::TowardZero), 0xfc00);
+        assert_eq!(f64_to_f16(f64::NAN, Rounding::NearestEven) & 0x7e00, 0x7e00);
+        // Every half survives the round trip in every mode.
+        for h in (0u16..0x7c00).step_by(7) {
+            let x = f16_to_f32(h) as f64;
+            for r in [
+                Rounding::NearestEven,
+                Rounding::TowardZero,
+                Rounding::TowardPositive,
+                Rounding::TowardNegative,
+            ] {
+                assert_eq!(f64_to_f16(x, r), h, "{h:#x} {r:?}");
+            }
+        }
     }
 }

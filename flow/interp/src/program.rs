@@ -47,6 +47,11 @@ pub struct Program {
     /// `OpLoad (%27 in vadd)`: how errors name an instruction.
     pub sites: Vec<String>,
     pub entry: Pc,
+    /// For each pc, its place in a reverse post-order of the code's control
+    /// flow (`u32::MAX` where unreachable): the order in which the machine
+    /// runs lanes waiting at different pcs, so that lanes that went
+    /// different ways reach a join point before it runs.
+    pub rank: Vec<u32>,
     /// The initial register file: constants in place, the rest zero.
     pub init_regs: Vec<u64>,
     pub params: Vec<ParamSlot>,
@@ -68,6 +73,12 @@ pub struct Program {
 }
 
 impl Program {
+    /// The scheduling rank of a pc (see `rank`).
+    #[inline(always)]
+    pub fn rank_of(&self, pc: u32) -> u32 {
+        self.rank.get(pc as usize).copied().unwrap_or(u32::MAX)
+    }
+
     pub fn site(&self, pc: usize) -> &str {
         self.site_of
             .get(pc)
@@ -75,4 +86,68 @@ impl Program {
             .map(String::as_str)
             .unwrap_or("?")
     }
+}
+
+/// Ranks every pc by a reverse post-order of the bytecode's control flow
+/// from `entry`: a block comes after every block that branches to it,
+/// except along loops' back edges, and a called function's body before
+/// the code that follows the call.
+pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
+    let successors = |pc: usize, out: &mut Vec<usize>| {
+        out.clear();
+        // Listed in reverse of the order they should run in: a reverse
+        // post-order puts the successor visited last first.
+        match code[pc] {
+            Op::Jump { target } => out.push(target as usize),
+            Op::Branch { then, other, .. } => out.extend([other as usize, then as usize]),
+            Op::Switch {
+                cases_start,
+                cases_len,
+                default,
+                ..
+            } => {
+                out.push(default as usize);
+                let table = cases
+                    .get(cases_start as usize..cases_start as usize + cases_len as usize)
+                    .unwrap_or(&[]);
+                out.extend(table.iter().rev().map(|(_, t)| *t as usize));
+            }
+            Op::Call { target, .. } => out.extend([pc + 1, target as usize]),
+            Op::Ret { .. } | Op::Trap => {}
+            _ => out.push(pc + 1),
+        }
+        out.retain(|s| *s < code.len());
+    };
+    let mut seen = vec![false; code.len()];
+    let mut post = Vec::with_capacity(code.len());
+    // (pc, its successors, how many of them were visited)
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+    if (entry as usize) < code.len() {
+        seen[entry as usize] = true;
+        let mut s = Vec::new();
+        successors(entry as usize, &mut s);
+        stack.push((entry as usize, s, 0));
+    }
+    while let Some((pc, succ, next)) = stack.last_mut() {
+        match succ.get(*next).copied() {
+            Some(s) => {
+                *next += 1;
+                if !seen[s] {
+                    seen[s] = true;
+                    let mut out = Vec::new();
+                    successors(s, &mut out);
+                    stack.push((s, out, 0));
+                }
+            }
+            None => {
+                post.push(*pc);
+                stack.pop();
+            }
+        }
+    }
+    let mut rank = vec![u32::MAX; code.len()];
+    for (i, pc) in post.iter().rev().enumerate() {
+        rank[*pc] = i as u32;
+    }
+    rank
 }

@@ -748,6 +748,7 @@ impl<'m> Translator<'m> {
             init_regs[*slot as usize] = *v;
         }
         Ok(Program {
+            rank: crate::program::schedule_ranks(&self.code, &self.cases, self.func_pc[&entry_fn]),
             kernel: self.kernel,
             code: self.code,
             site_of: self.site_of,
@@ -1654,7 +1655,10 @@ impl<'m> Translator<'m> {
                 let signed = opcode == S::ConvertSToF;
                 self.convert(
                     rid,
-                    ConvKind::IntToFloat { signed },
+                    ConvKind::IntToFloat {
+                        signed,
+                        rounding: self.rounding(rid, Rounding::NearestEven),
+                    },
                     ss,
                     ds,
                     n,
@@ -2545,6 +2549,23 @@ enum Ext {
     Bitselect,
     SelectMsb,
     Geometric(Geometric),
+    /// A float builtin that also writes a second result through its last
+    /// argument, a pointer: frexp, modf, fract, sincos, lgamma_r (unary),
+    /// remquo (binary).
+    SplitUn {
+        value: FloatUnOp,
+        out: FloatUnOp,
+    },
+    SplitBin {
+        value: FloatOp,
+        out: FloatOp,
+    },
+    /// A float argument, an int result: ilogb.
+    FUnToInt(FloatUnOp),
+    /// shuffle (one source vector) and shuffle2 (two).
+    Shuffle {
+        sources: u8,
+    },
     VLoad,
     VStore,
     VLoadHalf {
@@ -2602,6 +2623,38 @@ fn ext_of(op: X) -> Option<Ext> {
         X::degrees => FUn(FloatUnOp::Degrees),
         X::radians => FUn(FloatUnOp::Radians),
         X::sign => FUn(FloatUnOp::Sign),
+        X::erf => FUn(FloatUnOp::Erf),
+        X::erfc => FUn(FloatUnOp::Erfc),
+        X::tgamma => FUn(FloatUnOp::Tgamma),
+        X::lgamma => FUn(FloatUnOp::Lgamma),
+        X::nan => FUn(FloatUnOp::Nan),
+        X::ilogb => FUnToInt(FloatUnOp::Ilogb),
+        X::frexp => SplitUn {
+            value: FloatUnOp::FrexpMantissa,
+            out: FloatUnOp::FrexpExponent,
+        },
+        X::modf => SplitUn {
+            value: FloatUnOp::ModfFraction,
+            out: FloatUnOp::Trunc,
+        },
+        X::fract => SplitUn {
+            value: FloatUnOp::Fract,
+            out: FloatUnOp::Floor,
+        },
+        X::sincos => SplitUn {
+            value: FloatUnOp::Sin,
+            out: FloatUnOp::Cos,
+        },
+        X::lgamma_r => SplitUn {
+            value: FloatUnOp::Lgamma,
+            out: FloatUnOp::LgammaSign,
+        },
+        X::remquo => SplitBin {
+            value: FloatOp::Remainder,
+            out: FloatOp::RemquoQuotient,
+        },
+        X::shuffle => Shuffle { sources: 1 },
+        X::shuffle2 => Shuffle { sources: 2 },
         X::atan2 => FBin(FloatOp::Atan2),
         X::atan2pi => FBin(FloatOp::Atan2Pi),
         X::copysign => FBin(FloatOp::Copysign),
@@ -2709,7 +2762,6 @@ fn ext_of(op: X) -> Option<Ext> {
             rounding_arg: true,
         },
         X::prefetch | X::printf => Nothing,
-        _ => return None,
     })
 }
 
@@ -2727,6 +2779,7 @@ fn expansion(op: X, int: bool) -> &'static [(&'static str, u64)] {
             ("OpBitwiseOr", 1),
         ],
         X::mix => &[("OpFSub", 1), ("OpFMul", 1), ("OpFAdd", 1)],
+        X::sincos => &[("sin", 1), ("cos", 1)],
         X::fclamp => &[("fmax", 1), ("fmin", 1)],
         X::s_clamp | X::u_clamp if int => &[("s_max", 1), ("s_min", 1)],
         X::native_divide | X::half_divide => &[("OpFDiv", 1)],
@@ -2916,6 +2969,68 @@ impl<'m> Translator<'m> {
                 self.count(ext_name, lt, lanes, false);
                 return Ok(());
             }
+            Ext::SplitUn { value, out } => {
+                let bits = self.float_bits(s)?;
+                let a = self.operand(arg(0)?, n)?;
+                // The pointee first: `dst` may not be read after it is written.
+                let tmp = self.alloc(n as u32)?;
+                self.emit(Op::FloatUn {
+                    op: out,
+                    bits,
+                    n,
+                    dst: tmp,
+                    a,
+                });
+                self.store_through(arg(1)?, tmp, n, ext_name)?;
+                self.emit(Op::FloatUn {
+                    op: value,
+                    bits,
+                    n,
+                    dst,
+                    a,
+                });
+            }
+            Ext::SplitBin { value, out } => {
+                let bits = self.float_bits(s)?;
+                let (a, b) = (self.operand(arg(0)?, n)?, self.operand(arg(1)?, n)?);
+                let tmp = self.alloc(n as u32)?;
+                self.emit(Op::Float {
+                    op: out,
+                    bits,
+                    n,
+                    dst: tmp,
+                    a,
+                    b,
+                });
+                self.store_through(arg(2)?, tmp, n, ext_name)?;
+                self.emit(Op::Float {
+                    op: value,
+                    bits,
+                    n,
+                    dst,
+                    a,
+                    b,
+                });
+            }
+            Ext::FUnToInt(f) => {
+                let x = self.val(arg(0)?)?;
+                let (fs, _) = self.types.lanes(x.ty)?;
+                let bits = self.float_bits(fs)?;
+                let a = self.operand(arg(0)?, n)?;
+                self.emit(Op::FloatUn {
+                    op: f,
+                    bits,
+                    n,
+                    dst,
+                    a,
+                });
+                // Counted by its float argument's type.
+                self.count(ext_name, lane_type(fs, true)?, lanes, true);
+                return Ok(());
+            }
+            Ext::Shuffle { sources } => {
+                return self.shuffle(inst, sources, dst, n, ext_name);
+            }
             Ext::Geometric(g) => {
                 let a = self.val(arg(0)?)?;
                 let (fs, in_n) = self.types.lanes(a.ty)?;
@@ -2974,6 +3089,108 @@ impl<'m> Translator<'m> {
                 self.work(name, lt, lanes * k, true);
             }
         }
+        Ok(())
+    }
+
+    /// Stores `n` lanes from `src` through the pointer `ptr`, the second
+    /// result of a builtin such as frexp: traffic of the pointer's space.
+    fn store_through(&mut self, ptr: Word, src: Reg, n: u8, name: &'static str) -> R<()> {
+        let p = self.val(ptr)?;
+        let (space, pointee) = self.types.pointee(p.ty)?;
+        let (ps, pn) = self.types.lanes(pointee)?;
+        if pn != n {
+            return Err(TranslateError::malformed(format!(
+                "`{name}` writes {n} lanes through a pointer to {pn}"
+            )));
+        }
+        let size = ps.size();
+        self.emit(Op::Store {
+            src,
+            ptr: p.slot,
+            size: size as u8,
+            n,
+            align: size as u16,
+        });
+        let space = traffic_space(space)?;
+        self.blocks[self.block]
+            .traffic
+            .add(space, true, size as u64 * n as u64);
+        Ok(())
+    }
+
+    /// shuffle(x, mask) / shuffle2(x, y, mask): lane i of the result is
+    /// lane `mask[i]` (modulo the source lanes) of x, or of x then y. Each
+    /// lane is a dynamic extract from the sources laid side by side.
+    fn shuffle(
+        &mut self,
+        inst: &Instruction,
+        sources: u8,
+        dst: Reg,
+        n: u8,
+        name: &'static str,
+    ) -> R<()> {
+        let arg = |k: usize| id(inst, 2 + k);
+        let x = self.val(arg(0)?)?;
+        let (xs, m) = self.types.lanes(x.ty)?;
+        let mask = self.val(arg(sources as usize)?)?;
+        let (ms, mn) = self.types.lanes(mask.ty)?;
+        let total = m as u32 * sources as u32;
+        if mn != n || !total.is_power_of_two() || total > 32 {
+            return Err(TranslateError::malformed(format!(
+                "`{name}` of {m}-lane sources with a {mn}-lane mask into {n} lanes"
+            )));
+        }
+        let index_bits = self.int_bits(ms)?;
+        let base = if sources == 1 {
+            x.slot
+        } else {
+            let y = self.val(arg(1)?)?;
+            let both = self.alloc(total)?;
+            self.emit(Op::Mov {
+                dst: both,
+                src: x.slot,
+                n: m as u32,
+            });
+            self.emit(Op::Mov {
+                dst: both + m as u32,
+                src: y.slot,
+                n: m as u32,
+            });
+            both
+        };
+        // Only the low bits of each mask lane select (OpenCL 6.12.12).
+        let low_bits = self.alloc(1)?;
+        self.const_slots.insert(low_bits, (total - 1) as u64);
+        self.init.push((low_bits, (total - 1) as u64));
+        let index = self.alloc(n as u32)?;
+        for i in 0..n as u32 {
+            self.emit(Op::Int {
+                op: IntOp::And,
+                bits: index_bits,
+                n: 1,
+                dst: index + i,
+                a: mask.slot + i,
+                b: low_bits,
+            });
+        }
+        // Into a scratch vector first: `dst` may share registers with a source.
+        let out = self.alloc(n as u32)?;
+        for i in 0..n as u32 {
+            self.emit(Op::ExtractDyn {
+                dst: out + i,
+                base,
+                index: index + i,
+                index_bits,
+                n: total as u8,
+            });
+        }
+        self.emit(Op::Mov {
+            dst,
+            src: out,
+            n: n as u32,
+        });
+        // A data movement, like OpVectorShuffle: counted, not arithmetic.
+        self.count(name, lane_type(xs, false)?, n as u64, false);
         Ok(())
     }
 

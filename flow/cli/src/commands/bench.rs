@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 /// Marks a stored profile measured with `--quick`: a later full run measures
 /// again rather than reuse it.
-const QUICK_NOTE: &str = "quick run: small buffers and few repetitions; \
+pub(crate) const QUICK_NOTE: &str = "quick run: small buffers and few repetitions; \
 run `clflow bench` without --quick for figures to rely on";
 
 #[derive(Args)]
@@ -35,7 +35,8 @@ pub struct BenchArgs {
     /// Measure again even if a profile of this device is stored.
     #[arg(long)]
     refresh: bool,
-    /// Small buffers and few repetitions: seconds, not minutes (for tests).
+    /// Small buffers, widths 1 and 4 only, few repetitions: seconds, not
+    /// minutes (for tests). Never stands in for a full profile.
     #[arg(long)]
     quick: bool,
     /// Run only the benchmarks whose name contains this (e.g. `triad/`,
@@ -135,18 +136,18 @@ pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
     show(&output, args.json)
 }
 
-fn is_quick(profile: &MeasuredProfile) -> bool {
+pub(crate) fn is_quick(profile: &MeasuredProfile) -> bool {
     profile.notes.iter().any(|n| n == QUICK_NOTE)
 }
 
 /// The power sensor that serves the device; none is not an error.
-fn sensor_for(device: &OclDevice, datasheet: Option<&DatasheetProfile>) -> SensorChoice {
+pub(crate) fn sensor_for(device: &OclDevice, datasheet: Option<&DatasheetProfile>) -> SensorChoice {
     let all = discover().unwrap_or_default();
     choose_sensor(&device.info, &all, datasheet, &SensorOptions::from_env())
 }
 
 /// Runs the benchmarks with a progress bar on a terminal.
-fn measure(
+pub(crate) fn measure(
     device: &OclDevice,
     mode: Mode,
     only: Option<&str>,

@@ -4,14 +4,16 @@
 use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure, KernelInput};
 use crate::output::{print_json, Verbosity};
+use crate::stages::count::interpret;
+use crate::stages::history;
 use clap::Args;
 use clflow_check::{
     compare, count_metrics, device_metrics, render, updated_baseline, Baseline, CheckError,
-    Comparison, Group, Measurement, Suite, SuiteManifest, TimedRun,
+    Comparison, Measurement, Suite, SuiteManifest, TimedRun,
 };
 use clflow_core::Launch;
-use clflow_interp::{CountReport, OpSet, Program, RunOptions};
-use sha2::{Digest, Sha256};
+use clflow_interp::{OpSet, OutputBuffer, RunOptions};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,26 +76,18 @@ pub struct CheckArgs {
     no_history: bool,
 }
 
-/// Times one kernel on the selected devices. `clflow run` provides this;
-/// until it is wired in, timings come from `--results`.
-pub type DeviceTimer =
-    fn(&KernelInput, &Launch, &[String], Verbosity) -> crate::Result<Vec<TimedRun>>;
+/// Times one kernel on the selected devices, checking its outputs against
+/// the interpreter's (`reference`).
+pub type DeviceTimer = fn(
+    &KernelInput,
+    &Launch,
+    &[OutputBuffer],
+    &[String],
+    Verbosity,
+) -> crate::Result<Vec<TimedRun>>;
 
-fn no_device_timer(
-    _: &KernelInput,
-    _: &Launch,
-    devices: &[String],
-    _: Verbosity,
-) -> crate::Result<Vec<TimedRun>> {
-    Err(Failure::input(format!(
-        "--devices {}: this clflow cannot time kernels on devices yet",
-        devices.join(" ")
-    ))
-    .with_hint("record timings with another tool and pass them with --results FILE"))
-}
-
-/// The device timer `check` uses.
-const TIMER: DeviceTimer = no_device_timer;
+/// The device timer `check` uses: `clflow run`'s.
+const TIMER: DeviceTimer = super::run::time_for_check;
 
 pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let suite = Suite::load(&args.suite).map_err(check_failure)?;
@@ -182,7 +176,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
 
     if !args.no_history {
-        record_history(args.store.as_deref(), &entries, verbosity);
+        history::record(args.store.as_deref(), &entries, verbosity);
     }
 
     let comparison = compare(&suite, baseline.as_ref(), &measured);
@@ -254,12 +248,23 @@ fn measure(
         .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.path.display())))?
         .materialize()
         .map_err(manifest_failure)?;
-    let report = count(&manifest.path, &input, &launch, ops, line_bytes)?;
+    let options = RunOptions {
+        line_bytes,
+        ..RunOptions::default()
+    };
+    let result = interpret(
+        &manifest.path,
+        &input.module,
+        Cow::Borrowed(&launch),
+        &options,
+        verbosity,
+    )?;
+    let report = result.counts.report(ops);
     let counts = count_metrics(&report);
 
     let mut runs: Vec<TimedRun> = recorded_runs(recorded, &launch.kernel);
     if !devices.is_empty() {
-        runs.extend(TIMER(&input, &launch, devices, verbosity)?);
+        runs.extend(TIMER(&input, &launch, &result.buffers, devices, verbosity)?);
     }
     let mut by_device: BTreeMap<String, Vec<&TimedRun>> = BTreeMap::new();
     for run in &runs {
@@ -273,11 +278,11 @@ fn measure(
         .map(|(device, runs)| (device.clone(), device_metrics(report.w.total, runs)))
         .collect();
 
-    let base = history_entry(manifest, &input, &launch.kernel);
+    let base = history::entry("check", &launch.kernel, &manifest.path, &input.source);
     let mut entries = vec![clflow_history::Entry {
         metrics: counts
             .iter()
-            .map(|(name, value)| history_metric(name, value.as_f64()))
+            .map(|(name, value)| history::metric(name, value.as_f64()))
             .collect(),
         ..base.clone()
     }];
@@ -287,7 +292,7 @@ fn measure(
             driver: by_device[device].iter().find_map(|r| r.driver.clone()),
             metrics: metrics
                 .iter()
-                .map(|(name, sampled)| history_metric(name, sampled.value))
+                .map(|(name, sampled)| history::metric(name, sampled.value))
                 .collect(),
             ..base.clone()
         });
@@ -299,34 +304,6 @@ fn measure(
         devices: Some(device_metrics),
     };
     Ok((measurement, entries))
-}
-
-/// The interpreter's counts of one launch.
-fn count(
-    path: &Path,
-    input: &KernelInput,
-    launch: &Launch,
-    ops: &OpSet,
-    line_bytes: u64,
-) -> crate::Result<CountReport> {
-    let interp_failure = |e: clflow_interp::InterpError| {
-        let failure = Failure {
-            kind: e.failure_kind(),
-            message: format!("{}: {e}", path.display()),
-            hint: None,
-        };
-        match e.hint() {
-            Some(hint) => failure.with_hint(hint),
-            None => failure,
-        }
-    };
-    let program = Program::translate(&input.module, &launch.kernel).map_err(interp_failure)?;
-    let options = RunOptions {
-        line_bytes,
-        ..RunOptions::default()
-    };
-    let result = program.run(launch, &options).map_err(interp_failure)?;
-    Ok(result.counts.report(ops))
 }
 
 fn read_recorded(paths: &[PathBuf]) -> crate::Result<Vec<clflow_metrics::ResultSet>> {
@@ -354,45 +331,6 @@ fn recorded_runs(recorded: &[clflow_metrics::ResultSet], kernel: &str) -> Vec<Ti
             time_spread: None,
         })
         .collect()
-}
-
-fn sha256_of(path: &Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|bytes| hex::encode(Sha256::digest(&bytes)))
-}
-
-fn history_entry(
-    manifest: &SuiteManifest,
-    input: &KernelInput,
-    kernel: &str,
-) -> clflow_history::Entry {
-    let mut entry = clflow_history::Entry::new("check", kernel);
-    let path = std::fs::canonicalize(&manifest.path).unwrap_or_else(|_| manifest.path.clone());
-    entry.manifest_path = Some(path.display().to_string());
-    entry.manifest_sha256 = sha256_of(&manifest.path);
-    entry.source_sha256 = sha256_of(&input.source);
-    entry
-}
-
-fn history_metric(name: &str, value: f64) -> clflow_history::Metric {
-    let unit = Group::of(name).map(Group::unit);
-    clflow_history::Metric::new(name, value, unit)
-}
-
-/// Appends to the history store; a store that cannot be written costs the
-/// history, not the check.
-fn record_history(store: Option<&Path>, entries: &[clflow_history::Entry], verbosity: Verbosity) {
-    let outcome = clflow_history::store_path(store)
-        .and_then(|path| clflow_history::record(&path, entries).map(|_| path));
-    match outcome {
-        Ok(path) => verbosity.detail(format!(
-            "history: {} entries appended to {}",
-            entries.len(),
-            path.display()
-        )),
-        Err(e) => verbosity.note(format!("clflow: warning: history not recorded: {e}")),
-    }
 }
 
 fn check_failure(err: CheckError) -> Failure {

@@ -4,10 +4,11 @@
 use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
+use crate::stages::count::interpret;
 use clap::Args;
-use clflow_interp::{InterpError, OpSet, Program, RunOptions};
+use clflow_interp::{OpSet, RunOptions};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -75,28 +76,18 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         .as_ref()
         .ok_or_else(|| Failure::input("no manifest"))?;
     let launch = manifest.materialize().map_err(manifest_failure)?;
-    let program = Program::translate(&input.module, &launch.kernel)
-        .map_err(|e| interp_failure(&args.manifest, e))?;
-    verbosity.detail(format!(
-        "translated `{}` into {} bytecode instructions",
-        launch.kernel,
-        program.len()
-    ));
     let options = RunOptions {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,
         threads: args.threads,
     };
-    let started = Instant::now();
-    let result = program
-        .run_owned(launch, &options)
-        .map_err(|e| interp_failure(&args.manifest, e))?;
-    let elapsed = started.elapsed().as_secs_f64();
-    verbosity.detail(format!(
-        "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
-        result.counts.work_items,
-        result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
-    ));
+    let result = interpret(
+        &args.manifest,
+        &input.module,
+        Cow::Owned(launch),
+        &options,
+        verbosity,
+    )?;
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }
@@ -108,18 +99,6 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             clflow_interp::counts::render_text(&result.counts, &ops)
         );
         Ok(())
-    }
-}
-
-fn interp_failure(manifest: &Path, err: InterpError) -> Failure {
-    let failure = Failure {
-        kind: err.failure_kind(),
-        message: format!("{}: {err}", manifest.display()),
-        hint: None,
-    };
-    match err.hint() {
-        Some(hint) => failure.with_hint(hint),
-        None => failure,
     }
 }
 

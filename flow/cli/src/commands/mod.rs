@@ -1,13 +1,14 @@
 //! One module per subcommand. Each owns its clap arguments and its `run`.
 
-mod bench;
+mod analyze;
+pub(crate) mod bench;
 mod check;
 mod compile;
 mod count;
 mod devices;
 mod history;
-mod later;
 mod report;
+pub(crate) mod run;
 
 use crate::output::Verbosity;
 use clap::Subcommand;
@@ -18,8 +19,8 @@ pub enum Command {
     Count(count::CountArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
-    Run(later::LaterArgs),
-    Analyze(later::LaterArgs),
+    Run(run::RunArgs),
+    Analyze(analyze::AnalyzeArgs),
     Report(report::ReportArgs),
     Check(check::CheckArgs),
     History(history::HistoryArgs),
@@ -31,8 +32,8 @@ pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
         Command::Count(args) => count::run(args, verbosity),
         Command::Devices(args) => devices::run(args, verbosity),
         Command::Bench(args) => bench::run(args, verbosity),
-        Command::Run(_) => later::not_yet("run", "kernel runs on devices"),
-        Command::Analyze(_) => later::not_yet("analyze", "the full analysis"),
+        Command::Run(args) => run::run(args, verbosity),
+        Command::Analyze(args) => analyze::run(args, verbosity),
         Command::Report(args) => report::run(args, verbosity),
         Command::Check(args) => check::run(args, verbosity),
         Command::History(args) => history::run(args, verbosity),

@@ -1,0 +1,136 @@
+//! The benchmarks on the PoCL CPU device (Debian: pocl-opencl-icd, installed
+//! by ci/test), with a scripted power sensor. Without PoCL these tests fail,
+//! saying so.
+
+use clflow_bench::{run_benchmarks, Event, Mode};
+use clflow_devices::power::{PowerSample, PowerSensor, PowerSource, PowerTrace, SensorError};
+use clflow_ocl::{select_device, DeviceSelector, OclDevice};
+
+fn pocl() -> OclDevice {
+    select_device(Some(&DeviceSelector::parse("Portable Computing Language")))
+        .expect("PoCL must be installed (pocl-opencl-icd)")
+}
+
+/// A sensor that reports a fixed peak per benchmark and remembers what it sampled.
+struct Scripted {
+    watts: f64,
+    running: Option<String>,
+    sampled: Vec<String>,
+}
+
+impl PowerSensor for Scripted {
+    fn source(&self) -> PowerSource {
+        PowerSource::Hwmon
+    }
+
+    fn describe(&self) -> String {
+        "scripted test sensor".into()
+    }
+
+    fn start(&mut self, kernel: &str) -> Result<(), SensorError> {
+        assert!(self.running.is_none(), "started twice");
+        self.running = Some(kernel.to_string());
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<PowerTrace, SensorError> {
+        let kernel = self.running.take().expect("stopped without a start");
+        self.watts += 1.0;
+        self.sampled.push(kernel.clone());
+        Ok(PowerTrace {
+            source: PowerSource::Hwmon,
+            sensor: self.describe(),
+            kernel,
+            duration_s: 0.5,
+            samples: vec![PowerSample {
+                t_s: 0.0,
+                watts: self.watts,
+            }],
+            peak_w: Some(self.watts),
+            mean_w: Some(self.watts - 0.5),
+            energy_j: None,
+            notes: vec![],
+        })
+    }
+}
+
+#[test]
+fn power_is_sampled_around_every_benchmark_and_peaks_per_group() {
+    let device = pocl();
+    let mut sensor = Scripted {
+        watts: 100.0,
+        running: None,
+        sampled: vec![],
+    };
+    let mut events = Vec::new();
+    let measurement = run_benchmarks(
+        &device,
+        Mode::Quick,
+        Some("triad/"),
+        Some(&mut sensor),
+        &mut |event| match event {
+            Event::Starting { index, total, id } => {
+                events.push(format!("start {index}/{total} {id}"))
+            }
+            Event::Finished { index, result, .. } => {
+                events.push(format!("done {index} {}", result.id))
+            }
+        },
+    )
+    .unwrap();
+    // Quick widths are 1 and 4; triad on float and uint.
+    let ids: Vec<&str> = measurement.results.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["triad/float", "triad/float4", "triad/uint", "triad/uint4"]
+    );
+    assert_eq!(sensor.sampled, ids);
+    assert_eq!(events[0], "start 0/4 triad/float");
+    assert_eq!(events[7], "done 3 triad/uint4");
+    for result in &measurement.results {
+        assert_eq!(result.times_ns.len(), measurement.plan.repetitions);
+        assert!(result.times_ns.iter().all(|&t| t > 0));
+        assert!(result.rate.best >= result.rate.median && result.rate.median > 0.0);
+        // Best rate = bytes of one launch over its shortest time.
+        let fastest = *result.times_ns.iter().min().unwrap() as f64;
+        let expected = result.work.bytes as f64 / (fastest * 1e-9);
+        assert!((result.rate.best - expected).abs() / expected < 1e-12);
+    }
+    let profile = measurement.to_profile("test");
+    assert_eq!(profile.power.len(), 1);
+    assert_eq!(profile.power[0].during, "bandwidth");
+    assert_eq!(profile.power[0].source, PowerSource::Hwmon);
+    assert_eq!(profile.power[0].peak_w.best, 104.0);
+    assert_eq!(profile.power[0].mean_w, Some(102.0));
+}
+
+#[test]
+fn compute_work_counts_the_calibrated_repetitions() {
+    let device = pocl();
+    let measurement = run_benchmarks(
+        &device,
+        Mode::Quick,
+        Some("add-chain/uint4"),
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    let [result] = measurement.results.as_slice() else {
+        panic!("one benchmark expected, got {:?}", measurement.results);
+    };
+    let clflow_bench::Shape::Compute {
+        work_items,
+        reps,
+        unroll,
+    } = result.shape
+    else {
+        panic!("a compute shape expected");
+    };
+    assert_eq!(work_items, measurement.plan.compute_work_items);
+    assert!(reps >= 1);
+    assert_eq!(
+        result.work.ops,
+        work_items * reps * unroll.chains * unroll.rounds * 4
+    );
+    assert!(result.power.is_none());
+}

@@ -1,0 +1,545 @@
+//! `clflow analyze`: the main job. Compile and count each kernel, measure
+//! every selected device that has no measured profile yet, run each kernel
+//! on each device, and write the report.
+
+use crate::commands::run::{history_entry as run_history_entry, prepare_manifest};
+use crate::failure::Failure;
+use crate::kernel_input::KernelInput;
+use crate::output::{print_json, Verbosity};
+use crate::stages::count::{interpret, kernel_counts};
+use crate::stages::device::{
+    missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan,
+};
+use crate::stages::profile::{self, device_profile, measured_profile, FloatCeiling, Obtained};
+use crate::stages::{history, progress};
+use clap::Args;
+use clflow_bench::Mode;
+use clflow_core::{FailureKind, Launch};
+use clflow_interp::{CountReport, OpClass, OpSet, OutputBuffer, RunOptions};
+use clflow_metrics::{results_document, KernelCounts, Metrics, ResultSet, Run};
+use clflow_ocl::{discover, select_device, DeviceInfo, DeviceSelector};
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow analyze kernels/vadd/vadd.toml
+      every OpenCL device; the report in reports/vadd/
+  clflow analyze kernels/lookup3/lookup3-paper.toml --ops add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div
+      the paper's case study, W over its selection of operations
+  clflow analyze kernels/sgemm/sgemm.toml kernels/triad/triad.toml --devices gpu 0 --out reports/mix
+      two kernels on two devices, one report
+  clflow analyze kernels/vadd/vadd.toml --quick-bench --min-time 0.1
+      seconds rather than minutes: quick device benchmarks, short timing
+
+A device with no measured profile is benchmarked first (`clflow bench`; the profile is
+stored and reused). A device that cannot run a kernel (no cl_khr_fp64 for doubles, a
+failed build) is noted in the report and the others go on; the exit status is then 1
+(2 for a build failure), after the report is written.";
+
+/// Compile, count, benchmark, run, and report: the whole flow.
+#[derive(Args)]
+#[command(
+    long_about = "The paper's tool flow for one or more kernels: compile each manifest's kernel, \
+    count W and Q with the interpreter, take each selected device's measured peaks (benchmarking \
+    devices not yet measured) and datasheet peaks, time each kernel on each device with power \
+    sampling and an output check, derive I, F, R, E, the attainable performance and the bound, \
+    and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
+    index.html).",
+    after_help = EXAMPLES
+)]
+pub struct AnalyzeArgs {
+    /// Kernel manifests (.toml or Oclgrind .sim).
+    #[arg(value_name = "MANIFEST", required = true)]
+    manifests: Vec<PathBuf>,
+    /// `all`, or device selectors: indexes in `clflow devices` or parts of names.
+    #[arg(long, value_name = "SEL", num_args = 1.., default_value = "all")]
+    devices: Vec<String>,
+    /// Which operations W counts (see `clflow count --help`).
+    #[arg(long, value_name = "SET", default_value = "arith")]
+    ops: String,
+    /// Where to write the report [default: reports/<kernel source name>].
+    #[arg(short, long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the results and metrics (as results.json holds them) on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Seconds of kernel time to time on each device.
+    #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
+    min_time: f64,
+    /// Benchmark unmeasured devices in quick mode (small buffers, few repetitions).
+    #[arg(long)]
+    quick_bench: bool,
+    /// Cache-line size in bytes for compulsory traffic.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    line_bytes: u64,
+    /// The history store to append to (default: $CLFLOW_STORE, else the data directory).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Do not append to the history store.
+    #[arg(long)]
+    no_history: bool,
+}
+
+/// One kernel, counted and ready to run.
+struct Counted {
+    manifest: PathBuf,
+    /// The name the report gives it (the kernel's, made unique).
+    name: String,
+    input: KernelInput,
+    launch: Launch,
+    report: CountReport,
+    /// W and Q as the report records them.
+    record: KernelCounts,
+    outputs: Vec<OutputBuffer>,
+    /// In-set W on fp64 and on other float lanes.
+    fp64_work: u64,
+    other_float_work: u64,
+}
+
+/// One selected device and what the report calls it.
+struct Selected {
+    info: DeviceInfo,
+    name: String,
+}
+
+pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let ops: OpSet = args
+        .ops
+        .parse()
+        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Failure::input(format!(
+            "--min-time {}: give a number of seconds, 0 or more",
+            args.min_time
+        )));
+    }
+    if !args.line_bytes.is_power_of_two() {
+        return Err(Failure::input(format!(
+            "--line-bytes {}: give a power of two",
+            args.line_bytes
+        )));
+    }
+    // Selections are checked before the count stage spends its time.
+    let devices = select_devices(&args.devices, verbosity)?;
+    let kernels = count_all(&args, &ops, verbosity)?;
+    let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));
+
+    let mut set = ResultSet {
+        title: Some(title(&kernels)),
+        ..ResultSet::default()
+    };
+    for kernel in &kernels {
+        set.put_kernel(kernel.record.clone());
+    }
+    let float = if kernels.iter().map(|k| k.fp64_work).sum::<u64>()
+        > kernels.iter().map(|k| k.other_float_work).sum::<u64>()
+    {
+        FloatCeiling::Fp64
+    } else {
+        FloatCeiling::Fp32
+    };
+
+    let catalog = profile::catalog(verbosity);
+    let all: Vec<DeviceInfo> = discover().unwrap_or_default();
+    let mode = if args.quick_bench {
+        Mode::Quick
+    } else {
+        Mode::Full
+    };
+    let plan = TimingPlan {
+        min_time_s: args.min_time,
+        ..TimingPlan::default()
+    };
+    let mut failures: Vec<Failure> = Vec::new();
+    // (kernel, device name, run) of every run that completed, for the history.
+    let mut completed = Vec::new();
+    for selected in &devices {
+        let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
+            .map_err(|e| ocl_failure(e, verbosity))?;
+        let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
+        let measured = match measured_profile(&device, datasheet, mode, verbosity) {
+            Ok((profile, how)) => {
+                if how == Obtained::Stored {
+                    verbosity.note(format!(
+                        "device {}: measured profile of {} reused",
+                        selected.info.label(),
+                        profile.measured_at
+                    ));
+                }
+                Some(profile)
+            }
+            Err(failure) => {
+                verbosity.note(format!(
+                    "clflow: warning: device {}: not benchmarked ({}); datasheet ceilings only",
+                    selected.info.label(),
+                    failure.message
+                ));
+                None
+            }
+        };
+        set.put_device(device_profile(
+            &selected.name,
+            &selected.info,
+            measured.as_ref(),
+            datasheet,
+            float,
+        ));
+
+        for kernel in &kernels {
+            let missing = missing_extensions(&kernel.input.module, &selected.info);
+            if !missing.is_empty() {
+                let note = format!(
+                    "skipped: the device lacks {}, which `{}` needs",
+                    missing.join(" and "),
+                    kernel.launch.kernel
+                );
+                verbosity.note(format!(
+                    "clflow: warning: {} on {}: {note}",
+                    kernel.name,
+                    selected.info.label()
+                ));
+                let mut run = Run::new(&kernel.name, &selected.name);
+                run.notes.push(note);
+                set.put_run(run);
+                continue;
+            }
+            verbosity.note(format!(
+                "running {} on {}",
+                kernel.name,
+                selected.info.label()
+            ));
+            let bar = progress::bar(verbosity, 0, "run");
+            let outcome = run_on_device(
+                &device,
+                &all,
+                datasheet,
+                &KernelOnDevice {
+                    source: &kernel.input.source,
+                    build_options: &kernel.input.build_options,
+                    module: &kernel.input.module,
+                    launch: &kernel.launch,
+                    reference: Some(&kernel.outputs),
+                },
+                &plan,
+                &bar,
+                verbosity,
+            );
+            bar.finish_and_clear();
+            match outcome {
+                Ok(device_run) => {
+                    if device_run.outputs.is_wrong() {
+                        let message = format!(
+                            "{} on {}: {}",
+                            kernel.name,
+                            selected.info.label(),
+                            device_run.outputs.summary()
+                        );
+                        verbosity.note(format!("clflow: error: {message}"));
+                        failures.push(Failure::analysis(message));
+                    }
+                    set.put_run(device_run.to_metrics_run(&kernel.name, &selected.name));
+                    completed.push((kernel, selected.name.clone(), device_run));
+                }
+                Err(failure) => {
+                    verbosity.note(format!(
+                        "clflow: error: {} on {}: {}",
+                        kernel.name,
+                        selected.info.label(),
+                        failure.message
+                    ));
+                    let mut run = Run::new(&kernel.name, &selected.name);
+                    run.notes.push(format!("failed: {}", failure.message));
+                    set.put_run(run);
+                    failures.push(failure);
+                }
+            }
+        }
+    }
+
+    let written = clflow_report::write_report(&set, &out).map_err(|e| Failure {
+        kind: e.kind(),
+        message: e.to_string(),
+        hint: Some(e.hint().into()),
+    })?;
+    let metrics = set.evaluate();
+    if !args.no_history {
+        let mut entries = count_entries(&kernels, &ops);
+        for (kernel, device, device_run) in &completed {
+            let mut entry = run_history_entry(
+                "analyze",
+                &kernel.manifest,
+                &kernel.input.source,
+                device_run,
+            );
+            entry.op_set = Some(ops.to_string());
+            if let Some(m) = metrics
+                .iter()
+                .find(|m| m.kernel == kernel.name && &m.device == device)
+            {
+                for (name, figure) in [
+                    ("F", &m.performance),
+                    ("R", &m.perf_per_watt),
+                    ("E", &m.energy),
+                ] {
+                    if let Some(figure) = figure {
+                        entry.metrics.push(history::metric(name, figure.value));
+                    }
+                }
+            }
+            entries.push(entry);
+        }
+        history::record(args.store.as_deref(), &entries, verbosity);
+    }
+    verbosity.note(format!(
+        "wrote {} files to {}; open {}",
+        written.files.len(),
+        out.display(),
+        out.join("index.html").display()
+    ));
+    if args.json {
+        print_json(&results_document(&set, &metrics))?;
+    } else {
+        print!("{}", summary_table(&metrics));
+    }
+    match failures.len() {
+        0 => Ok(()),
+        n => {
+            let worst = failures
+                .iter()
+                .find(|f| f.kind == FailureKind::Input)
+                .unwrap_or(&failures[0]);
+            let message = if n == 1 {
+                worst.message.clone()
+            } else {
+                format!("{n} kernel runs failed; the first: {}", worst.message)
+            };
+            Err(Failure {
+                kind: worst.kind,
+                message,
+                hint: Some(format!(
+                    "the report in {} holds every result that was measured, and these failures as notes",
+                    out.display()
+                )),
+            })
+        }
+    }
+}
+
+/// The devices `--devices` names: `all`, or each selector's one device.
+fn select_devices(selectors: &[String], verbosity: Verbosity) -> crate::Result<Vec<Selected>> {
+    let all = discover().map_err(|e| ocl_failure(e, verbosity))?;
+    let mut chosen: Vec<DeviceInfo> = Vec::new();
+    if selectors.iter().any(|s| s.eq_ignore_ascii_case("all")) {
+        if selectors.len() > 1 {
+            return Err(Failure::input(
+                "--devices: `all` already names every device; give it alone",
+            ));
+        }
+        chosen = all.clone();
+    } else {
+        for text in selectors {
+            let device = select_device(Some(&DeviceSelector::parse(text)))
+                .map_err(|e| ocl_failure(e, verbosity))?;
+            if !chosen.iter().any(|d| d.index == device.info.index) {
+                chosen.push(device.info);
+            }
+        }
+    }
+    // The report names devices by model; identical boards get their index.
+    let names: Vec<String> = chosen.iter().map(|d| d.name.trim().to_string()).collect();
+    Ok(chosen
+        .into_iter()
+        .zip(&names)
+        .map(|(info, name)| {
+            let twins = names.iter().filter(|n| *n == name).count();
+            let name = if twins > 1 {
+                format!("{name} #{}", info.index)
+            } else {
+                name.clone()
+            };
+            Selected { info, name }
+        })
+        .collect())
+}
+
+/// Compiles and counts every manifest.
+fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Result<Vec<Counted>> {
+    let options = RunOptions {
+        line_bytes: args.line_bytes,
+        ..RunOptions::default()
+    };
+    let mut kernels: Vec<Counted> = Vec::new();
+    for manifest in &args.manifests {
+        let (input, launch) = prepare_manifest(manifest, "analyze", verbosity)?;
+        let spinner = progress::spinner(
+            verbosity,
+            "count",
+            &format!(
+                "interpreting {} ({} work-items)",
+                launch.kernel,
+                launch.range.work_items()
+            ),
+        );
+        let result = interpret(
+            manifest,
+            &input.module,
+            Cow::Borrowed(&launch),
+            &options,
+            verbosity,
+        );
+        spinner.finish_and_clear();
+        let result = result?;
+        let report = result.counts.report(ops);
+        verbosity.note(format!(
+            "counted {}: W = {} ({ops}), Q = {} bytes accessed, I = {}",
+            launch.kernel,
+            report.w.total,
+            report.q.accessed,
+            report
+                .i
+                .min
+                .map_or("unbounded".into(), clflow_metrics::format_number)
+        ));
+        let mut fp64_work = 0;
+        let mut other_float_work = 0;
+        for (key, lanes) in result.counts.work.iter().filter(|(k, _)| ops.contains(k)) {
+            match OpClass::of(key.ty) {
+                OpClass::Fp64 => fp64_work += lanes,
+                OpClass::Fp32 | OpClass::Fp16 => other_float_work += lanes,
+                OpClass::Int => {}
+            }
+        }
+        let name = unique_name(&launch.kernel, manifest, &kernels);
+        kernels.push(Counted {
+            manifest: manifest.clone(),
+            input,
+            launch,
+            report,
+            outputs: result.buffers,
+            record: kernel_counts(&name, &result.counts, ops),
+            name,
+            fp64_work,
+            other_float_work,
+        });
+    }
+    Ok(kernels)
+}
+
+/// The kernel's name, or with its manifest's stem where another manifest
+/// already gave that name (`hash (lookup3-paper)`).
+fn unique_name(kernel: &str, manifest: &Path, earlier: &[Counted]) -> String {
+    if !earlier.iter().any(|k| k.name == kernel) {
+        return kernel.to_string();
+    }
+    let stem = manifest
+        .file_stem()
+        .map_or_else(|| "manifest".into(), |s| s.to_string_lossy().into_owned());
+    let mut name = format!("{kernel} ({stem})");
+    let mut n = 2;
+    while earlier.iter().any(|k| k.name == name) {
+        name = format!("{kernel} ({stem} {n})");
+        n += 1;
+    }
+    name
+}
+
+/// `reports/<source stem>` (lookup3.cl gives reports/lookup3), or
+/// `reports/analysis` when the kernels come from several sources.
+fn default_out(kernels: &[Counted]) -> PathBuf {
+    let stems: Vec<String> = kernels
+        .iter()
+        .filter_map(|k| k.input.source.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let name = match stems.first() {
+        Some(first) if stems.iter().all(|s| s == first) => first.clone(),
+        _ => "analysis".to_string(),
+    };
+    PathBuf::from("reports").join(name)
+}
+
+fn title(kernels: &[Counted]) -> String {
+    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    format!("clflow analysis of {}", names.join(", "))
+}
+
+/// One history entry per kernel: its counts, named as `check` names them.
+fn count_entries(kernels: &[Counted], ops: &OpSet) -> Vec<clflow_history::Entry> {
+    kernels
+        .iter()
+        .map(|kernel| {
+            let mut entry = history::entry(
+                "analyze",
+                &kernel.launch.kernel,
+                &kernel.manifest,
+                &kernel.input.source,
+            );
+            entry.op_set = Some(ops.to_string());
+            entry.metrics = clflow_check::count_metrics(&kernel.report)
+                .iter()
+                .map(|(name, value)| history::metric(name, value.as_f64()))
+                .collect();
+            entry
+        })
+        .collect()
+}
+
+/// Kernel × device: the figures a reader looks for first.
+fn summary_table(metrics: &[Metrics]) -> String {
+    let show = |f: &Option<clflow_metrics::Figure>| f.as_ref().map_or("-".into(), |f| f.display());
+    let rows: Vec<[String; 9]> = metrics
+        .iter()
+        .map(|m| {
+            [
+                m.kernel.clone(),
+                m.device.clone(),
+                show(&m.intensity_min),
+                show(&m.time),
+                show(&m.performance),
+                show(&m.attainable),
+                show(&m.fraction_of_attainable),
+                m.bound.map_or("-".into(), |b| b.name().to_string()),
+                show(&m.energy),
+            ]
+        })
+        .collect();
+    let header = [
+        "KERNEL",
+        "DEVICE",
+        "I",
+        "T",
+        "F",
+        "ATTAINABLE",
+        "OF ATT.",
+        "BOUND",
+        "E",
+    ];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ");
+        text.truncate(text.trim_end().len());
+        text.push('\n');
+        text
+    };
+    let mut out = line(header.to_vec());
+    for row in &rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    for m in metrics {
+        for note in &m.notes {
+            out.push_str(&format!("note: {} on {}: {note}\n", m.kernel, m.device));
+        }
+    }
+    out
+}

@@ -1,0 +1,309 @@
+//! `clflow run`: time a kernel on one device, sample its power, and check
+//! that the device computes what the interpreter computes.
+
+use crate::failure::Failure;
+use crate::kernel_input::{self, manifest_failure, KernelInput};
+use crate::output::{print_json, Verbosity};
+use crate::stages::count::interpret;
+use crate::stages::device::{ocl_failure, run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
+use crate::stages::{history, profile, progress};
+use clap::Args;
+use clflow_check::TimedRun;
+use clflow_core::Launch;
+use clflow_interp::{OutputBuffer, RunOptions};
+use clflow_metrics::Unit;
+use clflow_ocl::{discover, select_device, DeviceSelector};
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow run kernels/vadd/vadd.toml --device 0
+      time vadd on device 0 for at least a second of kernel time; compare its outputs
+  clflow run kernels/lookup3/lookup3.toml --device pocl --json
+      the same on the device whose name contains `pocl`, as JSON
+  clflow run kernels/sgemm/sgemm.toml --device gpu --repetitions 20
+      exactly 20 timed launches
+
+T is the median START->END time of the timed launches (OpenCL profiling events), after a
+first launch whose outputs are compared with the interpreter's and a warm-up. P is the
+highest power sample over the timed launches (the paper's definition). Exit status 1 when
+the device computes a different result.";
+
+/// Time a kernel on a device, sample its power, and check its outputs.
+#[derive(Args)]
+#[command(
+    long_about = "Build the manifest's kernel from source on the device, run it once and compare \
+    its output buffers with clflow's interpreter (integers exactly, floats within a tolerance), \
+    warm up, then time repeated launches with OpenCL profiling events until their kernel time \
+    spans --min-time, sampling the device's power sensor over them.",
+    after_help = EXAMPLES
+)]
+pub struct RunArgs {
+    /// The kernel manifest (.toml or Oclgrind .sim).
+    #[arg(value_name = "MANIFEST")]
+    manifest: PathBuf,
+    /// The device: its index in `clflow devices`, or a case-insensitive part of
+    /// its platform and device name.
+    #[arg(long, short = 'd', value_name = "SEL")]
+    device: String,
+    /// Print the run as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Launch until the timed launches' kernel time spans this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
+    min_time: f64,
+    /// Exactly this many timed launches (overrides --min-time).
+    #[arg(long, value_name = "N")]
+    repetitions: Option<usize>,
+    /// Do not compare the outputs with the interpreter's (skips interpreting).
+    #[arg(long)]
+    no_compare: bool,
+    /// The history store to append to (default: $CLFLOW_STORE, else the data directory).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Do not append to the history store.
+    #[arg(long)]
+    no_history: bool,
+}
+
+pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Failure::input(format!(
+            "--min-time {}: give a number of seconds, 0 or more",
+            args.min_time
+        )));
+    }
+    if args.repetitions == Some(0) {
+        return Err(Failure::input("--repetitions 0: time at least one launch"));
+    }
+    let plan = TimingPlan {
+        min_time_s: args.min_time,
+        repetitions: args.repetitions,
+        ..TimingPlan::default()
+    };
+    let (input, launch) = prepare_manifest(&args.manifest, "run", verbosity)?;
+    // The device is checked before the interpreter spends its time.
+    let selector = DeviceSelector::parse(&args.device);
+    let device = select_device(Some(&selector)).map_err(|e| ocl_failure(e, verbosity))?;
+    let reference = if args.no_compare {
+        None
+    } else {
+        Some(reference_outputs(
+            &args.manifest,
+            &input,
+            &launch,
+            verbosity,
+        )?)
+    };
+    let all = discover().unwrap_or_default();
+    let catalog = profile::catalog(verbosity);
+    let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+    let bar = progress::bar(verbosity, 0, "run");
+    let outcome = run_on_device(
+        &device,
+        &all,
+        datasheet,
+        &KernelOnDevice {
+            source: &input.source,
+            build_options: &input.build_options,
+            module: &input.module,
+            launch: &launch,
+            reference: reference.as_deref(),
+        },
+        &plan,
+        &bar,
+        verbosity,
+    );
+    bar.finish_and_clear();
+    let device_run = outcome?;
+
+    if !args.no_history {
+        let entries = vec![history_entry(
+            "run",
+            &args.manifest,
+            &input.source,
+            &device_run,
+        )];
+        history::record(args.store.as_deref(), &entries, verbosity);
+    }
+    if args.json {
+        print_json(&device_run)?;
+    } else {
+        print!("{}", render(&device_run));
+    }
+    if device_run.outputs.is_wrong() {
+        return Err(Failure::analysis(format!(
+            "{}: {} computes a different result: {}",
+            args.manifest.display(),
+            device_run.device,
+            device_run.outputs.summary()
+        ))
+        .with_hint(
+            "the device or its compiler disagrees with the OpenCL C semantics the interpreter \
+             follows; compare the dumped buffers of `clflow count --dump DIR`",
+        ));
+    }
+    Ok(())
+}
+
+/// Loads and compiles a manifest (a manifest is required: it gives the inputs).
+pub fn prepare_manifest(
+    manifest: &Path,
+    command: &str,
+    verbosity: Verbosity,
+) -> crate::Result<(KernelInput, Launch)> {
+    if !kernel_input::is_manifest(manifest) {
+        return Err(Failure::input(format!(
+            "{}: `clflow {command}` needs a manifest (.toml or .sim), which gives the kernel's inputs",
+            manifest.display()
+        ))
+        .with_hint("see kernels/*/ for example manifests"));
+    }
+    let input = kernel_input::prepare(manifest, "", true, verbosity)?;
+    let launch = input
+        .manifest
+        .as_ref()
+        .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.display())))?
+        .materialize()
+        .map_err(manifest_failure)?;
+    Ok((input, launch))
+}
+
+/// The interpreter's output buffers, to compare the device's with.
+fn reference_outputs(
+    manifest: &Path,
+    input: &KernelInput,
+    launch: &Launch,
+    verbosity: Verbosity,
+) -> crate::Result<Vec<OutputBuffer>> {
+    let spinner = progress::spinner(verbosity, "count", "interpreting for reference outputs");
+    let result = interpret(
+        manifest,
+        &input.module,
+        Cow::Borrowed(launch),
+        &RunOptions::default(),
+        verbosity,
+    );
+    spinner.finish_and_clear();
+    Ok(result?.buffers)
+}
+
+/// The device metrics of a run as `check` compares them, for the history.
+pub fn history_entry(
+    command: &str,
+    manifest: &Path,
+    source: &Path,
+    run: &DeviceRun,
+) -> clflow_history::Entry {
+    let mut entry = history::entry(command, &run.kernel, manifest, source);
+    entry.device = Some(run.device.clone());
+    entry.driver = Some(run.driver.clone());
+    entry
+        .metrics
+        .push(history::metric("T", run.timing.median_s));
+    entry
+}
+
+/// `check`'s device timer: each selector's device, timed with the default
+/// plan; a wrong result fails the check.
+pub fn time_for_check(
+    input: &KernelInput,
+    launch: &Launch,
+    reference: &[OutputBuffer],
+    selectors: &[String],
+    verbosity: Verbosity,
+) -> crate::Result<Vec<TimedRun>> {
+    let all = discover().map_err(|e| ocl_failure(e, verbosity))?;
+    let catalog = profile::catalog(verbosity);
+    let mut runs = Vec::new();
+    for text in selectors {
+        let device = select_device(Some(&DeviceSelector::parse(text)))
+            .map_err(|e| ocl_failure(e, verbosity))?;
+        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+        let bar = progress::bar(verbosity, 0, "time");
+        let outcome = run_on_device(
+            &device,
+            &all,
+            datasheet,
+            &KernelOnDevice {
+                source: &input.source,
+                build_options: &input.build_options,
+                module: &input.module,
+                launch,
+                reference: Some(reference),
+            },
+            &TimingPlan::default(),
+            &bar,
+            verbosity,
+        );
+        bar.finish_and_clear();
+        let run = outcome?;
+        if run.outputs.is_wrong() {
+            return Err(Failure::analysis(format!(
+                "kernel `{}` on {}: {}",
+                run.kernel,
+                run.device,
+                run.outputs.summary()
+            )));
+        }
+        runs.push(TimedRun {
+            run: run.to_metrics_run(&run.kernel, &run.device),
+            driver: Some(run.driver.clone()),
+            time_spread: run.timing.cv,
+        });
+    }
+    Ok(runs)
+}
+
+/// The run as a short table on stdout.
+pub fn render(run: &DeviceRun) -> String {
+    let t = &run.timing;
+    let s = |v: f64| Unit::Seconds.format(v);
+    let mut out = format!("kernel `{}` on {}\n", run.kernel, run.device);
+    out.push_str(&format!(
+        "  T        {} median of {} launches (min {}, max {}, CV {}); {} of kernel time\n",
+        s(t.median_s),
+        t.launches,
+        s(t.min_s),
+        s(t.max_s),
+        t.cv.map(|cv| format!("{:.2}%", cv * 100.0))
+            .unwrap_or_else(|| "n/a".into()),
+        s(t.total_s)
+    ));
+    out.push_str(&format!(
+        "  build    {} on the device; warm-up {}\n",
+        s(t.build_s),
+        t.warmup_s
+            .iter()
+            .map(|&w| s(w))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    match &run.power {
+        Some(p) => {
+            let w = |v: Option<f64>| v.map_or("n/a".into(), |v| Unit::Watts.format(v));
+            out.push_str(&format!(
+                "  P        {} peak, {} mean over {} samples ({}: {})\n",
+                w(p.peak_w),
+                w(p.mean_w),
+                p.samples,
+                p.source,
+                p.sensor
+            ));
+            if let Some(e) = p.energy_j {
+                out.push_str(&format!(
+                    "  energy   {} counted over {} of launches\n",
+                    Unit::Joules.format(e),
+                    s(p.duration_s)
+                ));
+            }
+        }
+        None => out.push_str("  P        not available\n"),
+    }
+    out.push_str(&format!("  outputs  {}\n", run.outputs.summary()));
+    for note in &run.notes {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    out
+}

@@ -1,0 +1,97 @@
+//! The count stage: translate → interpret → counts, with the interpreter's
+//! failures turned into one line that names the manifest.
+
+use crate::failure::Failure;
+use crate::output::Verbosity;
+use clflow_core::Launch;
+use clflow_interp::{InterpError, OpClass, OpSet, Program, RunOptions, RunResult};
+use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
+use clflow_spirv::Module;
+use std::borrow::Cow;
+use std::path::Path;
+use std::time::Instant;
+
+/// Interprets `launch` on the kernel it names. An owned launch gives its
+/// buffers to the interpreter (no copy of inputs of hundreds of megabytes);
+/// a borrowed one is copied, for callers that still need the inputs.
+pub fn interpret(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    verbosity: Verbosity,
+) -> crate::Result<RunResult> {
+    let program =
+        Program::translate(module, &launch.kernel).map_err(|e| interp_failure(manifest, e))?;
+    verbosity.detail(format!(
+        "translated `{}` into {} bytecode instructions",
+        launch.kernel,
+        program.len()
+    ));
+    let started = Instant::now();
+    let result = match launch {
+        Cow::Owned(launch) => program.run_owned(launch, options),
+        Cow::Borrowed(launch) => program.run(launch, options),
+    }
+    .map_err(|e| interp_failure(manifest, e))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    verbosity.detail(format!(
+        "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
+        result.counts.work_items,
+        result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
+    ));
+    Ok(result)
+}
+
+/// The interpreter's error as a failure naming the manifest.
+pub fn interp_failure(manifest: &Path, err: InterpError) -> Failure {
+    let failure = Failure {
+        kind: err.failure_kind(),
+        message: format!("{}: {err}", manifest.display()),
+        hint: None,
+    };
+    match err.hint() {
+        Some(hint) => failure.with_hint(hint),
+        None => failure,
+    }
+}
+
+/// W within the op set, split into integer and floating-point lanes.
+pub fn work_by_kind(counts: &clflow_interp::Counts, ops: &OpSet) -> (u64, u64) {
+    let mut int = 0;
+    let mut float = 0;
+    for (key, lanes) in counts.work.iter().filter(|(k, _)| ops.contains(k)) {
+        match OpClass::of(key.ty) {
+            OpClass::Int => int += lanes,
+            _ => float += lanes,
+        }
+    }
+    (int, float)
+}
+
+/// The metrics crate's record of what the interpreter counted: W over the op
+/// set, compared with the integer or the float ceiling as most of it is; Q
+/// accessed, and compulsory at the run's line size.
+pub fn kernel_counts(name: &str, counts: &clflow_interp::Counts, ops: &OpSet) -> KernelCounts {
+    let (int, float) = work_by_kind(counts, ops);
+    let source = format!("clflow interpreter, op set {ops}");
+    KernelCounts {
+        kernel: name.to_string(),
+        ops: OpKind::dominant(int, float),
+        op_set: Some(ops.to_string()),
+        work: Figure::measured(counts.w(ops) as f64, Unit::Ops, &source),
+        traffic_accessed: Figure::measured(
+            counts.q_accessed() as f64,
+            Unit::Bytes,
+            "clflow interpreter, every global and constant load and store",
+        ),
+        traffic_compulsory: Some(Figure::measured(
+            counts.q_compulsory() as f64,
+            Unit::Bytes,
+            format!(
+                "clflow interpreter, each {}-byte line once (cold cache)",
+                counts.line_bytes
+            ),
+        )),
+    }
+}

@@ -1,0 +1,191 @@
+//! A device's ceilings for the roofline (paper §4.1): the measured peaks
+//! F̂_f, F̂_i, B̂, P̂ from the measured-profile store, benchmarked first
+//! where the store has none, and the datasheet peaks F̄, B̄, P̄ of the
+//! profile its name matches.
+
+use crate::commands::bench::{
+    is_quick as is_quick_profile, measure as bench_measure, sensor_for, QUICK_NOTE,
+};
+use crate::failure::Failure;
+use crate::output::Verbosity;
+use clflow_bench::{datasheet_notes, Mode};
+use clflow_devices::power::PowerSource;
+use clflow_devices::{
+    ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile, MeasuredStore, ProfileCatalog,
+};
+use clflow_metrics::{Ceilings, DeviceProfile, Figure, Provenance, Unit};
+use clflow_ocl::{DeviceInfo, DeviceKind, OclDevice};
+
+/// The datasheet profiles (built in, plus the user's); a broken user
+/// directory costs its profiles, not the analysis.
+pub fn catalog(verbosity: Verbosity) -> ProfileCatalog {
+    ProfileCatalog::load(None).unwrap_or_else(|err| {
+        verbosity.note(format!(
+            "clflow: warning: datasheet profiles not read: {err}"
+        ));
+        ProfileCatalog::embedded().unwrap_or_default()
+    })
+}
+
+/// Where a device's measured profile came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Obtained {
+    /// Read from the store.
+    Stored,
+    /// Benchmarked now (and stored where a store is configured).
+    Measured,
+}
+
+/// The device's measured profile: the stored one, or a benchmark run now.
+/// A quick profile does not stand in for a full one.
+pub fn measured_profile(
+    device: &OclDevice,
+    datasheet: Option<&DatasheetProfile>,
+    mode: Mode,
+    verbosity: Verbosity,
+) -> crate::Result<(MeasuredProfile, Obtained)> {
+    let store = MeasuredStore::from_env();
+    let identity = DeviceIdentity::of(&device.info);
+    if let Some(store) = &store {
+        let stored = store.load(&identity).map_err(|e| {
+            Failure::input(&e).with_hint(
+                e.hint()
+                    .unwrap_or("`clflow bench --refresh` measures again"),
+            )
+        })?;
+        if let Some(profile) = stored.filter(|p| mode == Mode::Quick || !is_quick_profile(p)) {
+            return Ok((profile, Obtained::Stored));
+        }
+    }
+    let mut choice = sensor_for(device, datasheet);
+    verbosity.note(format!(
+        "device {}: no measured profile; benchmarking ({} mode, power: {})",
+        device.info.label(),
+        if mode == Mode::Quick { "quick" } else { "full" },
+        choice.description
+    ));
+    let measurement = bench_measure(device, mode, None, &mut choice, verbosity)?;
+    let mut profile = measurement.to_profile(env!("CARGO_PKG_VERSION"));
+    if let Some(datasheet) = datasheet {
+        profile.notes.extend(datasheet_notes(&profile, datasheet));
+    }
+    if mode == Mode::Quick {
+        profile.notes.push(QUICK_NOTE.to_string());
+    }
+    match &store {
+        Some(store) => {
+            let path = store.save(&profile).map_err(|e| Failure::input(&e))?;
+            verbosity.detail(format!("measured profile stored: {}", path.display()));
+        }
+        None => {
+            verbosity.note("no data directory (set CLFLOW_DATA_DIR or HOME): profile not stored")
+        }
+    }
+    Ok((profile, Obtained::Measured))
+}
+
+/// The float ceiling a set of kernels meets: fp64 where their float work is
+/// double precision, else fp32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatCeiling {
+    Fp32,
+    Fp64,
+}
+
+/// The metrics crate's device: measured ceilings from `measured`, datasheet
+/// ones from `datasheet`, each with its source.
+pub fn device_profile(
+    name: &str,
+    info: &DeviceInfo,
+    measured: Option<&MeasuredProfile>,
+    datasheet: Option<&DatasheetProfile>,
+    float: FloatCeiling,
+) -> DeviceProfile {
+    DeviceProfile {
+        name: name.to_string(),
+        kind: Some(kind_name(info.kind, datasheet).to_string()),
+        measured: measured
+            .map(|m| measured_ceilings(m, float))
+            .unwrap_or_default(),
+        datasheet: datasheet
+            .map(|d| datasheet_ceilings(d, float))
+            .unwrap_or_default(),
+    }
+}
+
+fn kind_name(kind: DeviceKind, datasheet: Option<&DatasheetProfile>) -> String {
+    if let Some(d) = datasheet {
+        return d.class.to_string();
+    }
+    match kind {
+        DeviceKind::Cpu => "cpu",
+        DeviceKind::Gpu => "gpu",
+        DeviceKind::Accelerator => "accelerator",
+        DeviceKind::Custom | DeviceKind::Other => "other",
+    }
+    .to_string()
+}
+
+fn measured_ceilings(profile: &MeasuredProfile, float: FloatCeiling) -> Ceilings {
+    let source = |what: &str| format!("clflow bench {what}, {}", profile.measured_at);
+    let float_type = match float {
+        FloatCeiling::Fp32 => ComputeType::Fp32,
+        FloatCeiling::Fp64 => ComputeType::Fp64,
+    };
+    let power = profile.peak_power().map(|(watts, source_kind)| {
+        let provenance = match source_kind {
+            PowerSource::Spec => Provenance::Datasheet,
+            PowerSource::Import => Provenance::Imported,
+            _ => Provenance::Measured,
+        };
+        Figure::new(
+            watts,
+            Unit::Watts,
+            provenance,
+            format!(
+                "clflow bench, peak power ({source_kind}), {}",
+                profile.measured_at
+            ),
+        )
+    });
+    Ceilings {
+        float: profile
+            .peak_ops_per_s(float_type)
+            .map(|v| Figure::measured(v, Unit::OpsPerSecond, source(float.label()))),
+        int: profile
+            .peak_ops_per_s(ComputeType::Int32)
+            .map(|v| Figure::measured(v, Unit::OpsPerSecond, source("int32"))),
+        bandwidth: profile
+            .peak_bytes_per_s()
+            .map(|v| Figure::measured(v, Unit::BytesPerSecond, source("bandwidth"))),
+        power,
+    }
+}
+
+impl FloatCeiling {
+    fn label(self) -> &'static str {
+        match self {
+            FloatCeiling::Fp32 => "fp32",
+            FloatCeiling::Fp64 => "fp64",
+        }
+    }
+}
+
+fn datasheet_ceilings(profile: &DatasheetProfile, float: FloatCeiling) -> Ceilings {
+    let figures = &profile.datasheet;
+    let source = format!("{} datasheet", profile.model);
+    let figure =
+        |value: Option<f64>, unit: Unit| value.map(|v| Figure::datasheet(v, unit, &source));
+    Ceilings {
+        float: figure(
+            match float {
+                FloatCeiling::Fp32 => figures.fp32_ops_per_s(),
+                FloatCeiling::Fp64 => figures.fp64_ops_per_s(),
+            },
+            Unit::OpsPerSecond,
+        ),
+        int: figure(figures.int32_ops_per_s(), Unit::OpsPerSecond),
+        bandwidth: figure(figures.memory_bandwidth_bytes_per_s(), Unit::BytesPerSecond),
+        power: figure(figures.tdp_watts(), Unit::Watts),
+    }
+}

@@ -1,0 +1,183 @@
+//! `clflow analyze` end to end on the PoCL device: count, a quick bench of
+//! the unmeasured device, the run, and the report's files and figures.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn clflow(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .current_dir(repo())
+        .env("CLFLOW_DATA_DIR", data_dir)
+        .env("CLFLOW_STORE", data_dir.join("history.db"))
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn value(figure: &Value) -> f64 {
+    figure["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a figure: {figure}"))
+}
+
+#[test]
+fn vadd_is_analyzed_into_a_full_report() {
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = data.path().join("report");
+    let out = clflow(
+        data.path(),
+        &[
+            "analyze",
+            "kernels/vadd/vadd.toml",
+            "--devices",
+            "0",
+            "--ops",
+            "fp32",
+            "--quick-bench",
+            "--min-time",
+            "0.05",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("no measured profile; benchmarking (quick mode"),
+        "{stderr}"
+    );
+    for file in [
+        "index.html",
+        "metrics.csv",
+        "results.json",
+        "roofline-all.svg",
+    ] {
+        assert!(out_dir.join(file).is_file(), "{file} missing");
+    }
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    let m = &results["metrics"][0];
+    assert_eq!(m["kernel"], "vadd");
+    assert_eq!(m["ops"], "float");
+    // W: 4096 fp32 adds; Q: two float inputs read, one written.
+    assert_eq!(value(&m["work"]), 4096.0);
+    assert_eq!(value(&m["traffic_accessed"]), 49152.0);
+    let i = value(&m["intensity_min"]);
+    assert!((i - 4096.0 / 49152.0).abs() < 1e-12);
+    let t = value(&m["time"]);
+    assert!(t > 0.0);
+    assert_eq!(m["time"]["provenance"], "measured");
+    assert!((value(&m["performance"]) - 4096.0 / t).abs() / (4096.0 / t) < 1e-9);
+    // The ceilings come from the profile the quick bench stored.
+    let device = &results["devices"][0];
+    let b = value(&device["measured"]["bandwidth"]);
+    let f = value(&device["measured"]["float"]);
+    assert!(b > 0.0 && f > 0.0);
+    assert!((value(&m["attainable"]) - (i * b).min(f)).abs() <= 1e-6 * f);
+    let ridge = value(&m["ridge"]);
+    assert!((ridge - f / b).abs() < 1e-9 * ridge);
+    assert_eq!(m["bound"], if i < ridge { "memory" } else { "compute" });
+    let csv = std::fs::read_to_string(out_dir.join("metrics.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("vadd,"), "{csv}");
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("KERNEL"), "{stdout}");
+    assert!(data.path().join("history.db").is_file());
+    assert!(
+        std::fs::read_dir(data.path().join("measured"))
+            .unwrap()
+            .count()
+            == 1
+    );
+}
+
+#[test]
+fn a_kernel_that_fails_on_the_device_loses_no_other_result() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("broken.cl"),
+        "__kernel void broken(__global uint* out) {\n\
+         #if defined(__SPIR__)\n    out[get_global_id(0)] = 1u;\n\
+         #else\n#error \"no device build\"\n#endif\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.path().join("broken.toml"),
+        "source = \"broken.cl\"\nkernel = \"broken\"\nglobal_size = [64]\n\n\
+         [[arg]]\nname = \"out\"\ntype = \"uint\"\ncount = 64\naccess = \"wo\"\n",
+    )
+    .unwrap();
+    let out_dir = data.path().join("report");
+    let broken = data.path().join("broken.toml");
+    let out = clflow(
+        data.path(),
+        &[
+            "analyze",
+            "kernels/vadd/vadd.toml",
+            broken.to_str().unwrap(),
+            "--quick-bench",
+            "--min-time",
+            "0.02",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--json",
+            "--no-history",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let last = stderr
+        .lines()
+        .rfind(|l| l.starts_with("clflow: error:"))
+        .unwrap();
+    assert!(last.contains("no device build"), "{stderr}");
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = results["runs"].as_array().unwrap();
+    let vadd = runs.iter().find(|r| r["kernel"] == "vadd").unwrap();
+    assert!(value(&vadd["time"]) > 0.0);
+    let failed = runs.iter().find(|r| r["kernel"] == "broken").unwrap();
+    assert!(failed.get("time").is_none());
+    assert!(failed["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("build failed"));
+    assert!(out_dir.join("index.html").is_file());
+    assert!(!data.path().join("history.db").exists());
+}
+
+#[test]
+fn bad_selections_fail_before_any_work() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &["analyze", "kernels/vadd/vadd.toml", "--devices", "quantum"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("device selector 'quantum' matches no device; devices: 0: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("counted"), "{stderr}");
+    let out = clflow(
+        data.path(),
+        &["analyze", "kernels/vadd/vadd.toml", "--devices", "all", "0"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let out = clflow(
+        data.path(),
+        &["analyze", "kernels/vadd/vadd.toml", "--ops", "flops"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--ops: unknown operation `flops`"));
+}

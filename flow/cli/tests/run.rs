@@ -1,0 +1,208 @@
+//! `clflow run` end to end on the PoCL device: timing, the output check
+//! against the interpreter, and the errors a user meets.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn clflow(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .current_dir(repo())
+        .env("CLFLOW_DATA_DIR", data_dir)
+        .env("CLFLOW_STORE", data_dir.join("history.db"))
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A kernel that computes `out[i] = 3i` for the interpreter (clang's SPIR
+/// target defines `__SPIR__`) and, on a device build without it, gets
+/// element 77 wrong, or fails to build with `broken`.
+fn write_two_faced_kernel(dir: &Path, broken: bool) -> PathBuf {
+    let device_side = if broken {
+        "#error \"this kernel does not build on the device\""
+    } else {
+        "out[i] = (i == 77) ? 0u : (uint)i * 3u;"
+    };
+    std::fs::write(
+        dir.join("two-faced.cl"),
+        format!(
+            "__kernel void fill(__global uint* out, uint n) {{\n\
+             \x20   size_t i = get_global_id(0);\n\
+             \x20   if (i >= n) return;\n\
+             #if defined(__SPIR__)\n\
+             \x20   out[i] = (uint)i * 3u;\n\
+             #else\n\
+             \x20   {device_side}\n\
+             #endif\n\
+             }}\n"
+        ),
+    )
+    .unwrap();
+    let manifest = dir.join("two-faced.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"two-faced.cl\"\nkernel = \"fill\"\nglobal_size = [256]\nlocal_size = [64]\n\n\
+         [[arg]]\nname = \"out\"\ntype = \"uint\"\ncount = 256\naccess = \"wo\"\n\n\
+         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 256\n",
+    )
+    .unwrap();
+    manifest
+}
+
+#[test]
+fn vadd_is_timed_and_agrees_with_the_interpreter() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &[
+            "run",
+            "kernels/vadd/vadd.toml",
+            "--device",
+            "0",
+            "--min-time",
+            "0.05",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["kernel"], "vadd");
+    assert_eq!(run["device_index"], 0);
+    let t = &run["timing"];
+    let launches = t["launches"].as_u64().unwrap();
+    assert!(launches >= 5, "{t}");
+    assert_eq!(t["times_ns"].as_array().unwrap().len() as u64, launches);
+    let (median, min, max) = (
+        t["median_s"].as_f64().unwrap(),
+        t["min_s"].as_f64().unwrap(),
+        t["max_s"].as_f64().unwrap(),
+    );
+    assert!(min > 0.0 && min <= median && median <= max, "{t}");
+    assert!(t["cv"].as_f64().unwrap() >= 0.0, "{t}");
+    // Enough launches to span the time asked for, unless the cap stopped it.
+    let stopped = run["notes"].to_string().contains("stopped at");
+    assert!(t["total_s"].as_f64().unwrap() >= 0.05 || stopped, "{t}");
+    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
+    assert_eq!(run["outputs"]["elements"], 4096);
+    assert_eq!(run["outputs"]["buffers"], 1);
+}
+
+#[test]
+fn exact_repetitions_and_the_text_report() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &[
+            "run",
+            "kernels/vadd/vadd.toml",
+            "-d",
+            "pthread",
+            "--repetitions",
+            "7",
+            "--no-history",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("median of 7 launches"), "{stdout}");
+    assert!(
+        stdout.contains("outputs agree with the interpreter (4096 elements in 1 buffer)"),
+        "{stdout}"
+    );
+    assert!(!data.path().join("history.db").exists());
+}
+
+#[test]
+fn a_device_that_computes_another_result_is_caught() {
+    let data = tempfile::tempdir().unwrap();
+    let manifest = write_two_faced_kernel(data.path(), false);
+    let out = clflow(
+        data.path(),
+        &[
+            "run",
+            manifest.to_str().unwrap(),
+            "--device",
+            "0",
+            "--repetitions",
+            "3",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outputs = &run["outputs"];
+    assert_eq!(outputs["verdict"], "differ");
+    assert_eq!(outputs["buffer"], "arg 0 (out)");
+    assert_eq!(outputs["index"], 77);
+    assert_eq!(outputs["expected"], "231");
+    assert_eq!(outputs["got"], "0");
+    assert_eq!(outputs["differing"], 1);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("computes a different result: WRONG RESULT: arg 0 (out) differs from the interpreter at element 77"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_failed_device_build_shows_the_logs_first_error() {
+    let data = tempfile::tempdir().unwrap();
+    let manifest = write_two_faced_kernel(data.path(), true);
+    let out = clflow(
+        data.path(),
+        &["run", manifest.to_str().unwrap(), "--device", "0"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let error_line = stderr
+        .lines()
+        .find(|l| l.starts_with("clflow: error:"))
+        .unwrap_or_else(|| panic!("no error line: {stderr}"));
+    assert!(error_line.contains("build failed on"), "{error_line}");
+    assert!(
+        error_line.contains("this kernel does not build on the device"),
+        "{error_line}"
+    );
+    assert!(stderr.contains("build log:"), "{stderr}");
+}
+
+#[test]
+fn a_bad_device_selector_lists_the_candidates() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &["run", "kernels/vadd/vadd.toml", "--device", "no-such-board"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("device selector 'no-such-board' matches no device; devices: 0: "),
+        "{stderr}"
+    );
+    let out = clflow(
+        data.path(),
+        &["run", "kernels/vadd/vadd.toml", "--device", "99"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is out of range"));
+}
+
+#[test]
+fn run_needs_a_manifest() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &["run", "kernels/vadd/vadd.cl", "--device", "0"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`clflow run` needs a manifest"));
+}

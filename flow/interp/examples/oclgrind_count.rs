@@ -1,0 +1,72 @@
+//! Runs a manifest's launch under Oclgrind with `--inst-counts`, through
+//! its OpenCL runtime in clflow's helper process, and prints what the
+//! benchmark script (`ci/bench-count`) compares with `clflow count`:
+//!
+//! ```text
+//! seconds=81.2 load_bytes=... store_bytes=... w_paper=...
+//! ```
+//!
+//! `w_paper` sums the paper's selection of LLVM instructions (add, xor,
+//! sub, shl, lshr, or, getelementptr, icmp, mul, and, udiv/sdiv). The
+//! kernel is built with `-cl-opt-disable` (plus the manifest's options):
+//! Oclgrind 21.10 cannot run the `llvm.fshl` intrinsic the optimiser makes
+//! of rotates. Usage: `oclgrind_count MANIFEST CHILD`, CHILD being the path
+//! of `clflow-ocl-child`.
+
+use clflow_ocl::{run_under_oclgrind, OclgrindConfig, ProgramSource};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const PAPER_OPS: [&str; 12] = [
+    "add",
+    "xor",
+    "sub",
+    "shl",
+    "lshr",
+    "or",
+    "getelementptr",
+    "icmp",
+    "mul",
+    "and",
+    "udiv",
+    "sdiv",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [manifest, child] = args.as_slice() else {
+        eprintln!("usage: oclgrind_count MANIFEST CLFLOW_OCL_CHILD");
+        return ExitCode::from(2);
+    };
+    match run(manifest, child) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("oclgrind_count: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(manifest: &str, child: &str) -> Result<String, String> {
+    let manifest =
+        clflow_manifest::Manifest::load(manifest).map_err(|e| format!("{manifest}: {e}"))?;
+    let launch = manifest.materialize().map_err(|e| e.to_string())?;
+    let options = format!("-cl-opt-disable {}", manifest.build_options);
+    let source =
+        ProgramSource::from_file(&manifest.source, options.trim()).map_err(|e| e.to_string())?;
+    let config = OclgrindConfig::with_child(PathBuf::from(child)).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let run = run_under_oclgrind(&config, &source, &launch).map_err(|e| e.to_string())?;
+    let seconds = started.elapsed().as_secs_f64();
+    let h = &run.histogram;
+    let w: u64 = PAPER_OPS.iter().map(|op| h.count(op)).sum();
+    Ok(format!(
+        "seconds={seconds:.3} load_bytes={} store_bytes={} w_paper={w}",
+        h.loads.global.bytes + h.loads.constant.bytes,
+        h.stores.global.bytes + h.stores.constant.bytes
+    ))
+}
