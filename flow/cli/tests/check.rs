@@ -346,3 +346,44 @@ fn the_projects_own_suite_matches_its_baseline() {
     );
     assert!(stdout(&out).contains("13 kernels"), "{}", stdout(&out));
 }
+
+/// Timed for real on the OpenCL device that is always present: a kernel
+/// made hundreds of times slower (its result unchanged) is caught as a T
+/// regression on PoCL beside its W regression.
+#[test]
+fn a_kernel_made_slower_on_pocl_is_a_t_regression() {
+    let ws = Workspace::new();
+    let out = ws.check(&["--update", "--devices", "portable computing"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let baseline = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(baseline.contains("pthread"), "{baseline}");
+
+    // 2,000 dependent integer steps per work-item whose outcome never
+    // changes c: the same output, far more time.
+    ws.edit(
+        "k/vadd.cl",
+        "c[i] = a[i] + b[i];",
+        "{ uint x = (uint)i; for (uint k = 0; k < 2000u; ++k) x = x * 1664525u + 1013904223u;
+           c[i] = a[i] + b[i] + (x == 7u && i == 0 ? 1.0f : 0.0f); }",
+    );
+    let out = ws.check(&["--devices", "portable computing"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let table = stdout(&out);
+    // Columns are two or more spaces apart; the device's name has spaces.
+    let t: Vec<&str> = table
+        .lines()
+        .find(|l| l.contains("  T@") && l.contains("pthread"))
+        .unwrap_or_else(|| panic!("no T row on PoCL: {table}"))
+        .split("  ")
+        .map(str::trim)
+        .filter(|cell| !cell.is_empty())
+        .collect();
+    assert_eq!(t.last(), Some(&"REGRESSION"), "{table}");
+    let (old, new): (f64, f64) = (t[2].parse().unwrap(), t[3].parse().unwrap());
+    assert!(new > 10.0 * old, "T went from {old} to {new}: {table}");
+    assert_eq!(
+        row(&table, "W.int").map(|r| r.last().unwrap().clone()),
+        Some("REGRESSION".to_string()),
+        "{table}"
+    );
+}
