@@ -6,7 +6,9 @@
 //   -DLANE_RAMP=<VT literal>  (VT)(0, 1, 2 ...): gives every lane its own start
 //   -DCHAINS=<c>   independent accumulators per work-item (fills pipelines)
 //   -DROUNDS=<r>   unrolled updates of every accumulator per repetition
-//   -DOP_MAD | -DOP_ADD | -DOP_MUL  the operation timed
+//   -DOP_MAD | -DOP_ADD | -DOP_MUL | -DOP_LDST  the operation timed
+//   -DOP_LDST keeps the accumulators in local memory (volatile, so every
+//   update is a real load and store) and requires work-groups of 64
 //   -DUSE_FP64 / -DUSE_FP16  enable the extension the type needs
 //
 // Accumulator k is updated from its neighbour k+1 (a ring), so no update
@@ -29,33 +31,52 @@
 #define UPDATE(x, y) ((x) + (y))
 #elif defined(OP_MUL)
 #define UPDATE(x, y) ((x) * (y))
+#elif defined(OP_LDST)
+#define UPDATE(x, y) (y)
 #else
-#error "define one of OP_MAD, OP_ADD, OP_MUL"
+#error "define one of OP_MAD, OP_ADD, OP_MUL, OP_LDST"
 #endif
 
-__kernel void bench_compute(__global VT *restrict out, const ST seed, const ST b,
-                            const uint reps) {
+#ifdef OP_LDST
+#define LDST_GROUP 64
+#define GROUP_ATTRIBUTE __attribute__((reqd_work_group_size(LDST_GROUP, 1, 1)))
+#else
+#define GROUP_ATTRIBUTE
+#endif
+
+__kernel GROUP_ATTRIBUTE void bench_compute(__global VT *restrict out, const ST seed,
+                                            const ST b, const uint reps) {
     // Starting values depend on the work-item, so nothing is uniform across
     // a work-group and no runtime can compute it once for all.
     const ST id = (ST)(get_global_id(0) & 255);
-    VT x[CHAINS];
+#ifdef OP_LDST
+    // Work-item l owns slots l, l + 64, l + 128 ...: no other work-item
+    // touches them, so no barrier is needed.
+    __local VT slots[CHAINS * LDST_GROUP];
+    volatile __local VT *x_base = slots + get_local_id(0);
+#define x(k) x_base[(k) * LDST_GROUP]
+    (void)b;
+#else
+    VT x_private[CHAINS];
+#define x(k) x_private[k]
+#endif
 #pragma unroll
     for (int k = 0; k < CHAINS; k++) {
-        x[k] = seed + (VT)(id + (ST)(2 * k)) * STEP_SCALE + LANE_RAMP * STEP_SCALE;
+        x(k) = seed + (VT)(id + (ST)(2 * k)) * STEP_SCALE + LANE_RAMP * STEP_SCALE;
     }
     for (uint r = 0; r < reps; r++) {
 #pragma unroll
         for (int u = 0; u < ROUNDS; u++) {
 #pragma unroll
             for (int k = 0; k < CHAINS; k++) {
-                x[k] = UPDATE(x[k], x[(k + 1) % CHAINS]);
+                x(k) = UPDATE(x(k), x((k + 1) % CHAINS));
             }
         }
     }
-    VT sum = x[0];
+    VT sum = x(0);
 #pragma unroll
     for (int k = 1; k < CHAINS; k++) {
-        sum += x[k];
+        sum += x(k);
     }
     out[get_global_id(0)] = sum;
 }

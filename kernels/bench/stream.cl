@@ -77,3 +77,22 @@ __kernel void bench_write(__global VT *restrict c, const uint seed) {
         c[i] = (VT)((ST)(((uint)i ^ seed) * 2654435761u));
     }
 }
+
+// Reads every element once, like bench_read, but work-item g's k-th element
+// is element (i * 2654435761) mod n of the array (a permutation, the
+// multiplier being a prime): neighbouring work-items touch far-apart
+// addresses, so GPUs cannot coalesce them and CPUs use one element of each
+// cache line they fetch. The uncoalesced bandwidth of the boat hull model.
+__kernel void bench_gather(__global const VT *restrict a, __global VT *restrict out,
+                           const ST sentinel) {
+    const ulong n = (ulong)get_global_size(0) * PER_ITEM;
+#define SCATTER(k) ((size_t)(((ulong)INDEX(k) * 2654435761UL) % n))
+    VT sum = a[SCATTER(0)];
+#pragma unroll
+    for (int k = 1; k < PER_ITEM; k++) {
+        sum += a[SCATTER(k)];
+    }
+    if (ANY_EQUAL(sum, sentinel)) {
+        out[0] = sum;
+    }
+}

@@ -1,7 +1,7 @@
 //! The launches of every benchmark: its buffers and scalar arguments in
 //! kernel order, as `kernels/bench/*.cl` declares them.
 
-use crate::catalog::{Benchmark, DataType, Lane, StreamKernel};
+use crate::catalog::{Benchmark, ComputeOp, DataType, Lane, StreamKernel, LDST_GROUP};
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
 
 /// The scalar factor of scale and triad.
@@ -116,7 +116,7 @@ pub fn stream_launch(
             arg("a", wo(take(&mut arrays.a))),
             arg("q", factor()),
         ],
-        StreamKernel::Read => vec![
+        StreamKernel::Read | StreamKernel::Gather => vec![
             arg("a", ro(take(&mut arrays.a))),
             arg("out", wo(vec![0; data.bytes() as usize])),
             arg("sentinel", data.lane.scalar_arg(READ_SENTINEL)),
@@ -153,18 +153,23 @@ pub fn return_arrays(launch: &mut Launch, arrays: &mut StreamArrays) {
     }
 }
 
-/// The launch of the compute kernel at `data` over `work_items`, each
-/// running `reps` repetitions.
-pub fn compute_launch(data: DataType, work_items: u64, reps: u32) -> Launch {
+/// The launch of the compute kernel of `op` at `data` over `work_items`,
+/// each running `reps` repetitions. The local-memory kernel requires its
+/// work-group size; the others leave it to the runtime.
+pub fn compute_launch(op: ComputeOp, data: DataType, work_items: u64, reps: u32) -> Launch {
     let (seed, addend) = if data.lane.is_float() {
         (FLOAT_SEED, FLOAT_ADDEND)
     } else {
         (INT_SEED, INT_ADDEND)
     };
     let out = vec![0u8; (work_items * data.bytes()) as usize];
+    let mut range = range(work_items);
+    if op == ComputeOp::Ldst {
+        range.local = Some([LDST_GROUP, 1, 1]);
+    }
     Launch {
         kernel: "bench_compute".into(),
-        range: range(work_items),
+        range,
         args: vec![
             arg("out", data.buffer(Access::WriteOnly, out)),
             arg("seed", data.lane.scalar_arg(seed)),
@@ -261,8 +266,11 @@ mod tests {
 
     #[test]
     fn compute_launches_pass_reps_as_a_uint_and_size_the_output() {
-        let launch = compute_launch(DataType::new(Lane::Double, 2), 100, 7);
+        let launch = compute_launch(ComputeOp::Mad, DataType::new(Lane::Double, 2), 100, 7);
         assert_eq!(launch.range.global, [100, 1, 1]);
+        assert_eq!(launch.range.local, None);
+        let local = compute_launch(ComputeOp::Ldst, DataType::new(Lane::Float, 1), 128, 1);
+        assert_eq!(local.range.local, Some([LDST_GROUP, 1, 1]));
         let ArgValue::Buffer { bytes, .. } = &launch.args[0].value else {
             panic!("out is a buffer");
         };

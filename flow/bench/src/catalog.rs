@@ -147,6 +147,8 @@ pub enum StreamKernel {
     Triad,
     Read,
     Write,
+    /// Reads like `read`, at scattered addresses: the uncoalesced bandwidth.
+    Gather,
 }
 
 impl StreamKernel {
@@ -167,6 +169,7 @@ impl StreamKernel {
             StreamKernel::Triad => "triad",
             StreamKernel::Read => "read",
             StreamKernel::Write => "write",
+            StreamKernel::Gather => "gather",
         }
     }
 }
@@ -179,6 +182,8 @@ pub enum ComputeOp {
     Mad,
     Add,
     Mul,
+    /// `x = y` through local memory: one load and one store per update.
+    Ldst,
 }
 
 impl ComputeOp {
@@ -187,6 +192,7 @@ impl ComputeOp {
             ComputeOp::Mad => "mad",
             ComputeOp::Add => "add",
             ComputeOp::Mul => "mul",
+            ComputeOp::Ldst => "ldst",
         }
     }
 
@@ -195,6 +201,7 @@ impl ComputeOp {
             ComputeOp::Mad => "-DOP_MAD",
             ComputeOp::Add => "-DOP_ADD",
             ComputeOp::Mul => "-DOP_MUL",
+            ComputeOp::Ldst => "-DOP_LDST",
         }
     }
 }
@@ -211,6 +218,13 @@ pub struct Unroll {
 
 /// Elements each bandwidth work-item moves (unrolled in the kernel).
 pub const STREAM_PER_ITEM: u64 = 16;
+
+/// The work-group size of the local-memory benchmark (its kernel requires it).
+pub const LDST_GROUP: u64 = 64;
+
+/// The widest vector the local-memory benchmark runs at: CHAINS slots of
+/// every work-item of a group must fit a GPU's 32 KiB of local memory.
+const LDST_MAX_WIDTH: u8 = 4;
 
 /// One benchmark: a kernel at one data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -320,6 +334,11 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
             }
         }
     }
+    // Scattered accesses: one scalar run is all the boat hull needs.
+    list.push(Benchmark::Bandwidth {
+        kernel: StreamKernel::Gather,
+        data: DataType::new(Lane::Float, 1),
+    });
     let compute = [
         (ComputeOp::Mad, Lane::Float),
         (ComputeOp::Mad, Lane::Double),
@@ -327,9 +346,13 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
         (ComputeOp::Add, Lane::Uint),
         (ComputeOp::Mul, Lane::Uint),
         (ComputeOp::Mad, Lane::Uint),
+        (ComputeOp::Ldst, Lane::Float),
     ];
     for (op, lane) in compute {
         for &width in widths {
+            if op == ComputeOp::Ldst && width > LDST_MAX_WIDTH {
+                continue;
+            }
             list.push(Benchmark::Compute {
                 op,
                 data: DataType::new(lane, width),
@@ -409,14 +432,18 @@ mod tests {
     #[test]
     fn the_catalog_covers_every_kernel_type_and_width_once() {
         let all = all_benchmarks(&WIDTHS);
-        // 6 stream kernels x 2 lane types + 6 compute kinds, 5 widths each.
-        assert_eq!(all.len(), (6 * 2 + 6) * 5);
+        // 6 stream kernels x 2 lane types + 6 compute kinds, 5 widths each;
+        // one gather; the local load/store at widths 1, 2, 4.
+        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 3);
+        assert!(all.iter().any(|b| b.id() == "gather/float"));
+        assert!(all.iter().any(|b| b.id() == "ldst-chain/float4"));
+        assert!(!all.iter().any(|b| b.id() == "ldst-chain/float8"));
         let ids: std::collections::HashSet<String> = all.iter().map(|b| b.id()).collect();
         assert_eq!(ids.len(), all.len());
         assert!(ids.contains("triad/float4") && ids.contains("read/uint16"));
         assert!(ids.contains("add/uint4") && ids.contains("add-chain/uint4"));
         // Bandwidth comes first: P̂ is sampled there.
         assert!(matches!(all[0], Benchmark::Bandwidth { .. }));
-        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6);
+        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6 + 1 + 1);
     }
 }

@@ -8,7 +8,8 @@
 //! - [`Plan`]: sizes from the device (buffers, work-items, repetitions);
 //! - [`run_benchmarks`]: warm-up, timed launches, power, statistics;
 //! - [`Measurement::to_profile`] and [`render_table`]: the measured profile
-//!   the store keeps, and its table.
+//!   the store keeps, and its table;
+//! - [`device_rates`]: a device's profiles as the prediction models read them.
 
 mod args;
 pub mod catalog;
@@ -17,6 +18,7 @@ mod error;
 #[cfg(test)]
 mod fake;
 mod profile;
+mod rates;
 mod runner;
 mod sizing;
 mod work;
@@ -24,6 +26,7 @@ mod work;
 pub use catalog::{Benchmark, ComputeOp, DataType, Lane, StreamKernel, Unroll};
 pub use error::{BenchError, Result};
 pub use profile::{datasheet_notes, render_table};
+pub use rates::device_rates;
 pub use runner::{rate_statistic, run_benchmarks, BenchResult, Event, Measurement, Skipped};
 pub use sizing::{Mode, Plan};
 pub use work::{Shape, Unit, Work};

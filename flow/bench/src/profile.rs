@@ -1,13 +1,13 @@
 //! From a run's measurements to the device's measured profile (the paper's
 //! F̂_f, F̂_i, B̂ and P̂), and the profile as a table for people.
 
-use crate::catalog::{compute_id, Benchmark, DataType, Lane};
+use crate::catalog::{compute_id, Benchmark, ComputeOp, DataType, Lane, StreamKernel};
 use crate::runner::{BenchResult, Measurement};
 use crate::work::Unit;
 use clflow_devices::power::PowerTrace;
 use clflow_devices::{
-    BandwidthPeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile,
-    Metric, PowerPeak, Statistic,
+    BandwidthPeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity, EnergySample,
+    MeasuredProfile, Metric, PowerPeak, Statistic,
 };
 use std::fmt::Write as _;
 
@@ -62,10 +62,39 @@ impl Measurement {
                 results.iter().filter_map(|r| r.power.as_ref()).collect();
             profile.power.extend(power_peak(during, &traces));
         }
+        profile.energy_samples = self.results.iter().filter_map(energy_sample).collect();
         profile.notes = self.notes.clone();
         profile.notes.extend(skipped_notes(self));
         profile
     }
+}
+
+/// One point of the energy-roofline fit: the benchmark's median rates and
+/// its mean power. Only arithmetic and coalesced-stream benchmarks qualify:
+/// the local-memory copy does no arithmetic and the gather moves whole
+/// lines for the elements it counts.
+fn energy_sample(result: &BenchResult) -> Option<EnergySample> {
+    let qualifies = match result.benchmark {
+        Benchmark::Bandwidth { kernel, .. } => kernel != StreamKernel::Gather,
+        Benchmark::Compute { op, .. } => op != ComputeOp::Ldst,
+    };
+    let trace = result.power.as_ref()?;
+    let mean_w = trace.mean_w?;
+    if !qualifies {
+        return None;
+    }
+    let (ops, bytes) = (result.work.ops as f64, result.work.bytes as f64);
+    let (ops_per_s, bytes_per_s) = match result.benchmark {
+        Benchmark::Bandwidth { .. } => (result.rate.median * ops / bytes, result.rate.median),
+        Benchmark::Compute { .. } => (result.rate.median, result.rate.median * bytes / ops),
+    };
+    (ops_per_s.is_finite() && bytes_per_s.is_finite()).then(|| EnergySample {
+        benchmark: result.id.clone(),
+        ops_per_s,
+        bytes_per_s,
+        mean_w,
+        source: trace.source,
+    })
 }
 
 /// How each measured peak compares with the datasheet's, one note per
@@ -184,7 +213,7 @@ fn rows(profile: &MeasuredProfile) -> Vec<Row> {
         let lane = Lane::of_compute_type(c.data_type);
         Row {
             id: compute_id(&c.kernel, DataType::new(lane, width(c.vector_width))),
-            unit: if lane.is_float() {
+            unit: if lane.is_float() && c.kernel != ComputeOp::Ldst.name() {
                 Unit::GigaflopsPerSecond
             } else {
                 Unit::GigaopsPerSecond
@@ -238,10 +267,13 @@ fn peak_lines(rows: &[Row], profile: &MeasuredProfile) -> Vec<String> {
     };
     let computes = |lane: Lane| {
         let marker = format!("-chain/{}", lane.name());
-        move |r: &Row| r.id.contains(&marker)
+        move |r: &Row| r.id.contains(&marker) && !r.id.starts_with("ldst-")
     };
+    let stream = |r: &Row| r.unit == Unit::GigabytesPerSecond && !r.id.starts_with("gather/");
     let mut lines: Vec<String> = [
-        best("B̂", &|r: &Row| r.unit == Unit::GigabytesPerSecond),
+        best("B̂", &stream),
+        best("B̂ scattered", &|r: &Row| r.id.starts_with("gather/")),
+        best("T ldst", &|r: &Row| r.id.starts_with("ldst-")),
         best("F̂ fp32", &computes(Lane::Float)),
         best("F̂ fp64", &computes(Lane::Double)),
         best("F̂ fp16", &computes(Lane::Half)),
@@ -447,5 +479,36 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("note: mad-chain/half: not measured"));
+    }
+
+    #[test]
+    fn energy_samples_pair_each_powered_run_with_its_rates() {
+        let mut m = measurement();
+        let gather = Benchmark::Bandwidth {
+            kernel: StreamKernel::Gather,
+            data: DataType::new(Lane::Float, 1),
+        };
+        m.results.push(result(gather, 2e9, Some(55.0)));
+        m.results[0].work = crate::work::Work {
+            bytes: 300,
+            ops: 100,
+        };
+        let profile = m.to_profile("0.1.0");
+        // triad, read and mad had a sensor; add had none; gather is left out.
+        let ids: Vec<&str> = profile
+            .energy_samples
+            .iter()
+            .map(|s| s.benchmark.as_str())
+            .collect();
+        assert_eq!(ids, ["triad/float4", "read/uint16", "mad-chain/float16"]);
+        let triad = &profile.energy_samples[0];
+        // Median 18 GB/s, a third as many ops as bytes, 40 W mean.
+        assert_eq!(triad.bytes_per_s, 18e9);
+        assert!((triad.ops_per_s - 6e9).abs() < 1.0);
+        assert_eq!(triad.mean_w, 40.0);
+        // The gather is a bandwidth of its own, not B̂.
+        assert_eq!(profile.peak_bytes_per_s(), Some(29e9));
+        let table = render_table(&profile);
+        assert!(table.contains("B̂ scattered"), "{table}");
     }
 }

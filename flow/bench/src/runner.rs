@@ -2,7 +2,7 @@
 //! warms up, times with profiling events, samples power, and summarises.
 
 use crate::args::{compute_launch, return_arrays, stream_launch, StreamArrays};
-use crate::catalog::{all_benchmarks, Benchmark, Lane};
+use crate::catalog::{all_benchmarks, Benchmark, ComputeOp, DataType, Lane};
 use crate::data::random_bytes;
 use crate::error::{BenchError, Result};
 use crate::sizing::{Mode, Plan};
@@ -163,12 +163,12 @@ impl Runner<'_, '_, '_> {
                     let (times, power) = timed?;
                     self.summarise(bench, Shape::Stream { elements }, times, power)?
                 }
-                Benchmark::Compute { data, .. } => {
+                Benchmark::Compute { op, data } => {
                     // The stream arrays are done with: give their memory back.
                     drop(arrays.take());
                     let work_items = self.plan.compute_work_items;
-                    let reps = self.calibrate(bench, work_items)?;
-                    let launch = compute_launch(data, work_items, reps);
+                    let reps = self.calibrate(bench, (op, data), work_items)?;
+                    let launch = compute_launch(op, data, work_items, reps);
                     let (times, power) = self.time(bench, &launch)?;
                     let shape = Shape::Compute {
                         work_items,
@@ -200,8 +200,13 @@ impl Runner<'_, '_, '_> {
 
     /// Repetitions that make one launch of a compute benchmark last about
     /// the plan's target time, from a short launch after a warm-up one.
-    fn calibrate(&self, bench: Benchmark, work_items: u64) -> Result<u32> {
-        let launch = compute_launch(bench.data(), work_items, CALIBRATION_REPS);
+    fn calibrate(
+        &self,
+        bench: Benchmark,
+        (op, data): (ComputeOp, DataType),
+        work_items: u64,
+    ) -> Result<u32> {
+        let launch = compute_launch(op, data, work_items, CALIBRATION_REPS);
         let program = bench.program(self.plan.unroll)?;
         let ocl = |source| ocl_error(bench, source);
         let mut prepared = PreparedLaunch::new(self.device, &program, &launch).map_err(ocl)?;
@@ -347,6 +352,6 @@ mod tests {
             .iter()
             .any(|s| s.id == "mad-chain/double8" && s.reason == "the device lacks cl_khr_fp64"));
         assert!(skipped.iter().any(|s| s.id == "mad-chain/half"));
-        assert_eq!(runnable.len() + skipped.len(), 90);
+        assert_eq!(runnable.len() + skipped.len(), 94);
     }
 }

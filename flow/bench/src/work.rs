@@ -63,8 +63,10 @@ impl Benchmark {
             (Benchmark::Bandwidth { kernel, data }, Shape::Stream { elements }) => {
                 let (arrays, ops_per_lane_element) = stream_traffic(kernel);
                 let ops = match kernel {
-                    // The reduction adds PER_ITEM elements with PER_ITEM - 1 adds.
-                    StreamKernel::Read => (elements - elements / STREAM_PER_ITEM) * data.lanes(),
+                    // The reductions add PER_ITEM elements with PER_ITEM - 1 adds.
+                    StreamKernel::Read | StreamKernel::Gather => {
+                        (elements - elements / STREAM_PER_ITEM) * data.lanes()
+                    }
                     _ => ops_per_lane_element * elements * data.lanes(),
                 };
                 Some(Work {
@@ -97,6 +99,11 @@ impl Benchmark {
     pub fn unit(self) -> Unit {
         match self {
             Benchmark::Bandwidth { .. } => Unit::GigabytesPerSecond,
+            // Loads and stores are not floating-point operations.
+            Benchmark::Compute {
+                op: ComputeOp::Ldst,
+                ..
+            } => Unit::GigaopsPerSecond,
             Benchmark::Compute { data, .. } if data.lane.is_float() => Unit::GigaflopsPerSecond,
             Benchmark::Compute { .. } => Unit::GigaopsPerSecond,
         }
@@ -123,13 +130,15 @@ fn stream_traffic(kernel: StreamKernel) -> (u64, u64) {
         StreamKernel::Triad => (3, 2),
         StreamKernel::Read => (1, 1),
         StreamKernel::Write => (1, 0),
+        StreamKernel::Gather => (1, 1),
     }
 }
 
 /// Operations one accumulator update counts.
 fn ops_per_update(op: ComputeOp) -> u64 {
     match op {
-        ComputeOp::Mad => 2,
+        // A load and a store.
+        ComputeOp::Mad | ComputeOp::Ldst => 2,
         ComputeOp::Add | ComputeOp::Mul => 1,
     }
 }
@@ -165,6 +174,7 @@ mod tests {
         assert_eq!(bytes(StreamKernel::Add), 3 * 32 * n);
         assert_eq!(bytes(StreamKernel::Read), 32 * n);
         assert_eq!(bytes(StreamKernel::Write), 32 * n);
+        assert_eq!(bytes(StreamKernel::Gather), 32 * n);
         assert_eq!(stream(StreamKernel::Copy, Lane::Float, 1, n).ops, 0);
         assert_eq!(stream(StreamKernel::Scale, Lane::Float, 2, n).ops, 2 * n);
         // 4096 elements in groups of 16: 256 groups of 15 adds, 8 lanes each.
@@ -198,6 +208,13 @@ mod tests {
         };
         assert_eq!(add.work(shape).unwrap().ops, 1000 * 3 * 16 * 8 * 2);
         assert_eq!(add.unit(), Unit::GigaopsPerSecond);
+        // A local copy counts its load and its store, lanes counted.
+        let ldst = Benchmark::Compute {
+            op: ComputeOp::Ldst,
+            data: DataType::new(Lane::Float, 4),
+        };
+        assert_eq!(ldst.work(shape).unwrap().ops, 1000 * 3 * 16 * 8 * 4 * 2);
+        assert_eq!(ldst.unit(), Unit::GigaopsPerSecond);
         assert_eq!(mad.unit(), Unit::GigaflopsPerSecond);
         assert!(mad.work(Shape::Stream { elements: 1 }).is_none());
     }

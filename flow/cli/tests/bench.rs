@@ -59,20 +59,21 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
         .unwrap()
         .is_empty());
 
-    // 6 stream kernels x {float, uint} x widths {1, 4}.
+    // 6 stream kernels x {float, uint} x widths {1, 4}, and the scalar gather.
     let bandwidth = figures(&profile["bandwidth"], "bytes_per_s");
-    assert_eq!(bandwidth.len(), 24);
+    assert_eq!(bandwidth.len(), 25);
     for (name, best, median) in &bandwidth {
         // Quick buffers sit in the cache: well above DRAM speed is expected,
         // above 10 TB/s would mean the kernel did not touch its data.
         assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");
         assert!(*best < 10_000.0, "{name}: {best} GB/s");
     }
-    // mad on float (and double where supported), add/mul/mad on uint.
+    // mad and the local load/store on float (and double where supported),
+    // add/mul/mad on uint.
     let compute = figures(&profile["compute"], "ops_per_s");
     let fp32: Vec<_> = compute.iter().filter(|c| c.0.contains("fp32")).collect();
     let int32: Vec<_> = compute.iter().filter(|c| c.0.contains("int32")).collect();
-    assert_eq!((fp32.len(), int32.len()), (2, 6));
+    assert_eq!((fp32.len(), int32.len()), (4, 6));
     for (name, best, median) in &compute {
         // Two CPU cores cannot exceed a few hundred G operations per second.
         assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");

@@ -18,8 +18,9 @@ mod profile;
 pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
 pub use error::{DevicesError, Result};
 pub use measured::{
-    rfc3339_utc, BandwidthPeak, ComputePeak, ComputeType, DeviceIdentity, MeasuredProfile,
-    MeasuredStore, PowerPeak, Statistic, DATA_DIR_ENV, MEASURED_SCHEMA,
+    rfc3339_utc, BandwidthPeak, ComputePeak, ComputeType, DeviceIdentity, EnergySample,
+    MeasuredProfile, MeasuredStore, PowerPeak, Statistic, DATA_DIR_ENV, LOCAL_LDST_KERNEL,
+    MEASURED_SCHEMA,
 };
 pub use profile::{
     DatasheetProfile, DeviceClass, Figure, Figures, Metric, ProfileOrigin, Quantity, Unit,

@@ -154,6 +154,21 @@ pub struct PowerPeak {
     pub energy_j: Option<f64>,
 }
 
+/// The compute kernel that times local-memory loads and stores: a
+/// throughput of the quantitative roofline, not an arithmetic peak.
+pub const LOCAL_LDST_KERNEL: &str = "ldst";
+
+/// Mean power while one benchmark ran, beside the rates it ran at: one
+/// point of the energy-roofline fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergySample {
+    pub benchmark: String,
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    pub mean_w: f64,
+    pub source: PowerSource,
+}
+
 /// Everything measured on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredProfile {
@@ -165,6 +180,9 @@ pub struct MeasuredProfile {
     pub compute: Vec<ComputePeak>,
     pub bandwidth: Vec<BandwidthPeak>,
     pub power: Vec<PowerPeak>,
+    /// Per-benchmark power, where a sensor served the device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub energy_samples: Vec<EnergySample>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -180,16 +198,18 @@ impl MeasuredProfile {
             compute: Vec::new(),
             bandwidth: Vec::new(),
             power: Vec::new(),
+            energy_samples: Vec::new(),
             notes: Vec::new(),
         }
     }
 
-    /// The best throughput of any kernel of a type, operations per second.
+    /// The best throughput of any arithmetic kernel of a type, operations
+    /// per second.
     pub fn peak_ops_per_s(&self, data_type: ComputeType) -> Option<f64> {
         best_of(
             self.compute
                 .iter()
-                .filter(|c| c.data_type == data_type)
+                .filter(|c| c.data_type == data_type && c.kernel != LOCAL_LDST_KERNEL)
                 .map(|c| c.ops_per_s.best),
         )
     }

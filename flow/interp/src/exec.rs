@@ -9,23 +9,28 @@
 //! overwritten; every other slot is written before it is read. Nothing is
 //! allocated per instruction.
 //!
-//! Lanes diverge at branches. The scheduler always runs the lanes that wait
-//! at the lowest pc together: translation lays blocks out so that a branch's
-//! join point follows both of its sides, so lanes that went different ways
-//! meet again there and run on as one batch. A stretch of code runs without
-//! the scheduler as long as every runnable lane takes the same way.
+//! Lanes diverge at branches. Lanes waiting to run are queued by the pc they
+//! wait at, and the queue always runs next the lanes at the pc that comes
+//! first in a reverse post-order of the control flow (`Program::rank`,
+//! decided by translation): a join point ranks after every way to it, so
+//! lanes that went different ways meet again there and run on together.
+//! A stretch of code runs without the queue for as long as the lanes take
+//! the same way and no other lane waits at an earlier pc. A stretch's steps
+//! are charged to its lanes when it ends, and checked against `max_steps`
+//! at every block on the way.
 //!
 //! Kernels without barriers run a work-group as consecutive batches of at
-//! most [`BATCH_LANES`] work-items; kernels with barriers run the whole
-//! group as one batch, every lane stopping at a barrier until all have
-//! arrived.
+//! most [`BATCH_LANES`] work-items (fewer where a work-item's registers and
+//! private memory are large, see [`BATCH_BYTES`]); kernels with barriers
+//! run the whole group as one batch, every lane stopping at a barrier until
+//! all have arrived. Each thread keeps one batch and takes work-groups one
+//! after the other (`run_groups`).
 
 use crate::bytecode::*;
 use crate::counts::{Space, Traffic};
 use crate::error::TrapKind;
 use crate::memory::{
-    self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL,
-    SPACE_PRIVATE,
+    self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE,
 };
 use crate::opencl_std as math;
 use crate::program::Program;
@@ -35,6 +40,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// dispatch many times over, few enough that a batch's registers stay in
 /// the core's caches.
 pub const BATCH_LANES: usize = 64;
+
+/// The most memory a batch's registers and private memory may take where
+/// the kernel leaves the batch's size open (no barriers): kernels with
+/// large private arrays or many registers run in smaller batches.
+pub const BATCH_BYTES: u64 = 32 << 20;
 
 /// The NDRange as the builtins report it (unused dimensions hold 1 / 0).
 #[derive(Debug, Clone, Copy)]
@@ -85,22 +95,24 @@ struct Queue {
 }
 
 impl Queue {
-    /// The index of the group waiting at `pc`, made if there is none.
+    /// The index of the group waiting at `pc`, made if there is none;
+    /// `ranks` is `Program::rank`.
     #[inline]
-    fn slot(&mut self, program: &Program, pc: u32) -> usize {
+    fn slot(&mut self, ranks: &[u32], pc: u32) -> usize {
         match self.waiting.iter().position(|w| w.1 == pc) {
             Some(i) => i,
             None => {
                 let lanes = self.spare.pop().unwrap_or_default();
-                self.waiting.push((program.rank_of(pc), pc, lanes));
+                let rank = ranks.get(pc as usize).copied().unwrap_or(u32::MAX);
+                self.waiting.push((rank, pc, lanes));
                 self.waiting.len() - 1
             }
         }
     }
 
     #[inline]
-    fn push(&mut self, program: &Program, pc: u32, lanes: &[u32]) {
-        let i = self.slot(program, pc);
+    fn push(&mut self, ranks: &[u32], pc: u32, lanes: &[u32]) {
+        let i = self.slot(ranks, pc);
         self.waiting[i].2.extend_from_slice(lanes);
     }
 
@@ -241,8 +253,6 @@ pub fn run_groups(launch: &Launched<'_>, threads: usize) -> Result<Partial, Faul
 pub struct Runner<'a> {
     launch: &'a Launched<'a>,
     batch: Batch,
-    /// The local id of each work-item of a group.
-    local_ids: Vec<[u64; 3]>,
     /// The work-group being run.
     group: [u64; 3],
     local: Arena,
@@ -252,19 +262,17 @@ pub struct Runner<'a> {
 impl<'a> Runner<'a> {
     pub fn new(launch: &'a Launched<'a>) -> Self {
         let group_items = launch.geometry.local.iter().product::<u64>() as usize;
+        let item_bytes = 8 * launch.regs.len() as u64 + launch.program.private.total();
         let width = if launch.program.uses_barrier {
             group_items
         } else {
-            group_items.min(BATCH_LANES)
+            let fits = (BATCH_BYTES / item_bytes.max(1)).max(1) as usize;
+            group_items.min(BATCH_LANES).min(fits)
         };
         let mut regs = vec![0; launch.regs.len() * width];
         for (row, value) in regs.chunks_exact_mut(width).zip(&launch.regs) {
             row.fill(*value);
         }
-        let [lx, ly, _] = launch.geometry.local;
-        let local_ids = (0..group_items as u64)
-            .map(|i| [i % lx, (i / lx) % ly, i / (lx * ly)])
-            .collect();
         let private = Arena {
             bytes: vec![0; launch.program.private.total() as usize],
         };
@@ -283,7 +291,6 @@ impl<'a> Runner<'a> {
                 private: vec![private; width],
                 active: Vec::with_capacity(width),
             },
-            local_ids,
             group: [0; 3],
             local: Arena {
                 bytes: vec![0; launch.local_layout.total() as usize],
@@ -300,7 +307,7 @@ impl<'a> Runner<'a> {
         let group = g.group_of(index);
         self.group = group;
         reset_arena(&mut self.local);
-        let count = self.local_ids.len();
+        let count = g.local.iter().product::<u64>() as usize;
         let width = self.batch.width;
         for first in (0..count).step_by(width.max(1)) {
             self.start_batch(first, count.min(first + width) - first);
@@ -316,9 +323,13 @@ impl<'a> Runner<'a> {
     /// Readies lanes 0..len for work-items first.. of the group, all
     /// waiting at the kernel's entry.
     fn start_batch(&mut self, first: usize, len: usize) {
+        let [lx, ly, _] = self.launch.geometry.local;
         let b = &mut self.batch;
         b.len = len;
-        b.local_id[..len].copy_from_slice(&self.local_ids[first..first + len]);
+        for (lane, id) in b.local_id[..len].iter_mut().enumerate() {
+            let i = (first + lane) as u64;
+            *id = [i % lx, (i / lx) % ly, i / (lx * ly)];
+        }
         b.state[..len].fill(LaneState::Runnable);
         b.steps[..len].fill(0);
         for lane in 0..len {
@@ -329,7 +340,9 @@ impl<'a> Runner<'a> {
                 private[*at..*at + bytes.len()].copy_from_slice(bytes);
             }
         }
-        let lanes = b.queue.slot(self.launch.program, self.launch.program.entry);
+        let lanes = b
+            .queue
+            .slot(&self.launch.program.rank, self.launch.program.entry);
         b.queue.waiting[lanes].2.extend(0..len as u32);
     }
 
@@ -394,7 +407,7 @@ impl<'a> Runner<'a> {
             }
         }
         b.state[..b.len].fill(LaneState::Runnable);
-        let lanes = b.queue.slot(self.launch.program, barrier as u32 + 1);
+        let lanes = b.queue.slot(&self.launch.program.rank, barrier as u32 + 1);
         b.queue.waiting[lanes].2.extend(0..b.len as u32);
         Ok(true)
     }
@@ -462,7 +475,7 @@ impl Runner<'_> {
                 if program.rank_of(target) < waiting {
                     $pc = target as usize;
                 } else {
-                    queue.push(program, target as u32, active);
+                    queue.push(&program.rank, target as u32, active);
                     break;
                 }
             }};
@@ -1024,8 +1037,8 @@ impl Runner<'_> {
                     if taken == 0 || taken == active.len() {
                         goto_all!(pc, if taken != 0 { then } else { other });
                     } else {
-                        let yes = queue.slot(program, then);
-                        let no = queue.slot(program, other);
+                        let yes = queue.slot(&program.rank, then);
+                        let no = queue.slot(&program.rank, other);
                         lanes!(l => {
                             let way = if r!(l, cond) != 0 { yes } else { no };
                             queue.waiting[way].2.push(l as u32);
@@ -1056,7 +1069,7 @@ impl Runner<'_> {
                         goto_all!(pc, first);
                     } else {
                         lanes!(l => {
-                            let way = queue.slot(program, target_of(r!(l, sel)));
+                            let way = queue.slot(&program.rank, target_of(r!(l, sel)));
                             queue.waiting[way].2.push(l as u32);
                         });
                         break;
@@ -1086,7 +1099,7 @@ impl Runner<'_> {
                         Some(frame) => {
                             let n = n.min(frame.ret_n);
                             copy_rows(regs, width, &[l as u32], frame.ret, src, n);
-                            let way = queue.slot(program, frame.ret_pc);
+                            let way = queue.slot(&program.rank, frame.ret_pc);
                             queue.waiting[way].2.push(l as u32);
                         }
                         None => state[l] = LaneState::Done,
@@ -1286,7 +1299,7 @@ impl Mem<'_> {
         let b = self.global.buffers.get(buffer)?;
         let offset = offset as u64;
         // A negative offset reads as a huge one and fails the bound.
-        (offset % 4 == 0 && offset < b.len && b.len - offset >= 4).then_some((b, offset))
+        (offset.is_multiple_of(4) && offset < b.len && b.len - offset >= 4).then_some((b, offset))
     }
 
     fn describe(&self, space: u64, buffer: usize) -> (&'static str, String) {
@@ -1416,5 +1429,30 @@ impl Mem<'_> {
                 old
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_joins_lanes_at_one_pc_and_runs_the_earliest_first() {
+        // pc 7 comes before pc 3.
+        let ranks = [9, 9, 9, 5, 9, 9, 9, 0];
+        let mut q = Queue::default();
+        for (pc, lane) in [(3, 0), (7, 1), (3, 2), (7, 3)] {
+            let i = q.slot(&ranks, pc);
+            q.waiting[i].2.push(lane);
+        }
+        assert_eq!(q.first_rank(), 0);
+        let mut active = Vec::new();
+        assert_eq!(q.pop(&mut active), Some(7));
+        assert_eq!(active, [1, 3]);
+        assert_eq!(q.first_rank(), 5);
+        assert_eq!(q.pop(&mut active), Some(3));
+        assert_eq!(active, [0, 2]);
+        assert_eq!(q.pop(&mut active), None);
+        assert_eq!(q.spare.len(), 2, "emptied lane lists are kept for reuse");
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! Like a well-built WebAssembly engine it validates and translates a kernel
 //! once into a compact register bytecode (`translate`, `bytecode`), then
-//! executes that (`exec`) over a store of buffers (`memory`), work-groups in
-//! parallel. Counting is per basic block; see [`counts`] for the rules.
+//! executes that (`exec`) over a store of buffers (`memory`): work-groups in
+//! parallel, and a work-group's work-items together as a batch, each
+//! instruction dispatched once for many work-items. Counting is per basic
+//! block; see [`counts`] for the rules.
 //!
 //! Translation also does what makes interpretation cheap without changing
 //! a count: one-block functions are inlined (their counts join the calling

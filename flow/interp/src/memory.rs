@@ -198,11 +198,10 @@ impl SharedBuffer {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out: Vec<u8> = self
-            .words()
-            .iter()
-            .flat_map(|w| w.load(Relaxed).to_le_bytes())
-            .collect();
+        let mut out = vec![0u8; 4 * self.nwords];
+        for (bytes, w) in out.chunks_exact_mut(4).zip(self.words()) {
+            bytes.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+        }
         out.truncate(self.len as usize);
         out
     }

@@ -151,3 +151,64 @@ pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
     }
     rank
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mov() -> Op {
+        Op::Mov {
+            dst: 0,
+            src: 1,
+            n: 1,
+        }
+    }
+
+    #[test]
+    fn a_join_ranks_after_both_ways_to_it() {
+        let code = [
+            Op::Branch {
+                cond: 0,
+                then: 1,
+                other: 3,
+            },
+            mov(),
+            Op::Jump { target: 5 },
+            mov(),
+            Op::Jump { target: 5 },
+            Op::Ret { src: 0, n: 0 },
+            mov(),
+        ];
+        let rank = schedule_ranks(&code, &[], 0);
+        assert_eq!(rank[0], 0);
+        assert!((1..5).all(|pc| rank[pc] < rank[5]), "{rank:?}");
+        assert_eq!(rank[6], u32::MAX, "unreachable code has no rank");
+    }
+
+    #[test]
+    fn a_loop_body_ranks_before_its_exit_and_calls_before_their_return() {
+        let code = [
+            Op::Call {
+                target: 4,
+                moves_start: 0,
+                moves_len: 0,
+                ret: 0,
+                ret_n: 0,
+            },
+            Op::Branch {
+                cond: 0,
+                then: 1,
+                other: 2,
+            },
+            mov(),
+            Op::Ret { src: 0, n: 0 },
+            Op::Ret { src: 0, n: 0 },
+        ];
+        let rank = schedule_ranks(&code, &[], 0);
+        assert!(
+            rank[4] < rank[1],
+            "the callee runs before the code after the call: {rank:?}"
+        );
+        assert!(rank[1] < rank[2] && rank[2] < rank[3], "{rank:?}");
+    }
+}

@@ -103,7 +103,31 @@ fn inline_svg(svg: &str) -> String {
     svg[start..].replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1)
 }
 
-pub fn page(set: &ResultSet, metrics: &[Metrics], charts: &[ChartFile]) -> String {
+/// A section after the charts, rendered.
+pub struct Part<'a> {
+    pub heading: &'a str,
+    pub html: &'a str,
+    pub charts: Vec<ChartFile>,
+}
+
+fn figure(page: &mut String, chart: &ChartFile) {
+    let _ = writeln!(
+        page,
+        "<figure id=\"{}\">{}<figcaption>{} (<a href=\"{}.svg\">SVG</a>, <a href=\"{}.png\">PNG</a>)</figcaption></figure>",
+        escape(&chart.stem),
+        inline_svg(&chart.svg),
+        escape(&chart.caption),
+        escape(&chart.stem),
+        escape(&chart.stem)
+    );
+}
+
+pub fn page(
+    set: &ResultSet,
+    metrics: &[Metrics],
+    charts: &[ChartFile],
+    parts: &[Part<'_>],
+) -> String {
     let title = set.title.clone().unwrap_or_else(|| {
         let kernels: Vec<&str> = set.kernels.iter().map(|k| k.kernel.as_str()).collect();
         format!("clflow report: {}", kernels.join(", "))
@@ -143,15 +167,14 @@ pub fn page(set: &ResultSet, metrics: &[Metrics], charts: &[ChartFile]) -> Strin
     devices_table(&mut page, set);
     page.push_str("<h2>Charts</h2>\n");
     for chart in charts {
-        let _ = writeln!(
-            page,
-            "<figure id=\"{}\">{}<figcaption>{} (<a href=\"{}.svg\">SVG</a>, <a href=\"{}.png\">PNG</a>)</figcaption></figure>",
-            escape(&chart.stem),
-            inline_svg(&chart.svg),
-            escape(&chart.caption),
-            escape(&chart.stem),
-            escape(&chart.stem)
-        );
+        figure(&mut page, chart);
+    }
+    for part in parts {
+        let _ = writeln!(page, "<h2>{}</h2>", escape(part.heading));
+        page.push_str(part.html);
+        for chart in &part.charts {
+            figure(&mut page, chart);
+        }
     }
     page.push_str(
         "<p>Files: metrics.csv (every figure, base units, with provenance), \

@@ -7,10 +7,12 @@ mod error;
 mod font;
 mod html;
 mod output;
+pub mod perdome;
 pub mod plot;
+pub mod prediction;
 mod tables;
 
 pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 pub use error::ReportError;
-pub use output::{write_report, Written};
+pub use output::{write_report, write_report_with, Section, Written};
 pub use tables::metrics_csv;

@@ -6,7 +6,7 @@
 use crate::charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 use crate::error::ReportError;
 use crate::html::{self, ChartFile};
-use crate::plot::{render_png, render_svg, Chart};
+use crate::plot::{render_png, render_svg, Chart, LogPlot};
 use crate::tables::metrics_csv;
 use clflow_metrics::{results_document, Metrics, ResultSet};
 use std::path::{Path, PathBuf};
@@ -122,8 +122,29 @@ fn draw_charts(
     Ok(charts)
 }
 
+/// A part of the report beyond the result set (the predictions): a heading,
+/// an HTML block, its charts, and a file of its own.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    pub heading: String,
+    pub html: String,
+    /// (file stem, caption, chart).
+    pub charts: Vec<(String, String, LogPlot)>,
+    /// (file name, contents), e.g. `predictions.json`.
+    pub file: Option<(String, String)>,
+}
+
 /// Writes the whole report for `set` into `out` (created if missing).
 pub fn write_report(set: &ResultSet, out: &Path) -> Result<Written, ReportError> {
+    write_report_with(set, out, &[])
+}
+
+/// [`write_report`], with `sections` after the charts.
+pub fn write_report_with(
+    set: &ResultSet,
+    out: &Path,
+    sections: &[Section],
+) -> Result<Written, ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ReportError::Io { path, source }
@@ -148,7 +169,25 @@ pub fn write_report(set: &ResultSet, out: &Path) -> Result<Written, ReportError>
         }
     })?;
     staging.write("results.json", json.as_bytes())?;
-    staging.write("index.html", html::page(set, &metrics, &charts).as_bytes())?;
+    let mut parts = Vec::new();
+    for section in sections {
+        let mut files = Vec::new();
+        for (stem, caption, plot) in &section.charts {
+            files.push(staging.chart(stem.clone(), caption.clone(), plot)?);
+        }
+        if let Some((name, text)) = &section.file {
+            staging.write(name, text.as_bytes())?;
+        }
+        parts.push(html::Part {
+            heading: &section.heading,
+            html: &section.html,
+            charts: files,
+        });
+    }
+    staging.write(
+        "index.html",
+        html::page(set, &metrics, &charts, &parts).as_bytes(),
+    )?;
 
     // Everything is rendered: check every target can take its file before
     // moving any, so that an obstacle leaves the earlier report whole.

@@ -95,6 +95,8 @@ struct Counted {
     /// In-set W on fp64 and on other float lanes.
     fp64_work: u64,
     other_float_work: u64,
+    /// What the prediction models read.
+    facts: clflow_predict::KernelFacts,
 }
 
 /// One selected device and what the report calls it.
@@ -154,6 +156,8 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
     let mut failures: Vec<Failure> = Vec::new();
     // (kernel, device name, run) of every run that completed, for the history.
     let mut completed = Vec::new();
+    // Each device's rates, for the predictions.
+    let mut rates = Vec::new();
     for selected in &devices {
         let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
             .map_err(|e| ocl_failure(e, verbosity))?;
@@ -178,6 +182,11 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
                 None
             }
         };
+        rates.push(clflow_bench::device_rates(
+            &selected.name,
+            measured.as_ref(),
+            datasheet,
+        ));
         set.put_device(device_profile(
             &selected.name,
             &selected.info,
@@ -257,7 +266,24 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         }
     }
 
-    let written = clflow_report::write_report(&set, &out).map_err(|e| Failure {
+    let predictions: Vec<clflow_predict::Predictions> = completed
+        .iter()
+        .filter_map(|(kernel, device, device_run)| {
+            let device_rates = rates.iter().find(|r| &r.name == device)?;
+            let run = device_run.to_metrics_run(&kernel.name, device);
+            let measured = clflow_predict::Measured {
+                time_s: run.time.map(|f| f.value),
+                energy_j: run.energy_measured.map(|f| f.value),
+            };
+            Some(clflow_predict::predict_all(
+                &kernel.facts,
+                device_rates,
+                measured,
+            ))
+        })
+        .collect();
+    let sections = [crate::commands::predict::report_section(&predictions)];
+    let written = clflow_report::write_report_with(&set, &out, &sections).map_err(|e| Failure {
         kind: e.kind(),
         message: e.to_string(),
         hint: Some(e.hint().into()),
@@ -411,7 +437,9 @@ fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Re
             }
         }
         let name = unique_name(&launch.kernel, manifest, &kernels);
+        let facts = clflow_predict::KernelFacts::from_counts(&name, &result.counts, ops, &launch);
         kernels.push(Counted {
+            facts,
             manifest: manifest.clone(),
             input,
             launch,

@@ -7,8 +7,10 @@ mod compile;
 mod count;
 mod devices;
 mod history;
+pub(crate) mod predict;
 mod report;
 pub(crate) mod run;
+mod split;
 
 use crate::output::Verbosity;
 use clap::Subcommand;
@@ -24,6 +26,8 @@ pub enum Command {
     Report(report::ReportArgs),
     Check(check::CheckArgs),
     History(history::HistoryArgs),
+    Split(split::SplitArgs),
+    Predict(predict::PredictArgs),
 }
 
 pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
@@ -37,5 +41,7 @@ pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
         Command::Report(args) => report::run(args, verbosity),
         Command::Check(args) => check::run(args, verbosity),
         Command::History(args) => history::run(args, verbosity),
+        Command::Predict(args) => predict::run(args, verbosity),
+        Command::Split(args) => split::run(args, verbosity),
     }
 }

@@ -1,0 +1,249 @@
+//! A device's measured and datasheet profiles as the prediction models of
+//! `clflow-predict` read them: each rate from the benchmark that measures
+//! it, else the datasheet, with its source.
+
+use crate::catalog::{ComputeOp, StreamKernel};
+use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
+use clflow_predict::{fit, ClassRates, DeviceRates, Rate};
+
+/// The best rate of the compute benchmark `kernel` on `data_type`.
+fn compute(profile: &MeasuredProfile, data_type: ComputeType, op: ComputeOp) -> Option<Rate> {
+    profile
+        .compute
+        .iter()
+        .filter(|c| c.data_type == data_type && c.kernel == op.name())
+        .max_by(|a, b| a.ops_per_s.best.total_cmp(&b.ops_per_s.best))
+        .map(|c| {
+            Rate::new(
+                c.ops_per_s.best,
+                format!(
+                    "clflow bench {}-chain (width {}), {}",
+                    op.name(),
+                    c.vector_width,
+                    profile.measured_at
+                ),
+            )
+        })
+}
+
+/// The best rate of the bandwidth benchmarks `keep` accepts.
+fn bandwidth(profile: &MeasuredProfile, keep: impl Fn(&str) -> bool) -> Option<Rate> {
+    profile
+        .bandwidth
+        .iter()
+        .filter(|b| keep(&b.kernel))
+        .max_by(|a, b| a.bytes_per_s.best.total_cmp(&b.bytes_per_s.best))
+        .map(|b| {
+            Rate::new(
+                b.bytes_per_s.best,
+                format!(
+                    "clflow bench {} (width {}), {}",
+                    b.kernel, b.vector_width, profile.measured_at
+                ),
+            )
+        })
+}
+
+fn is_gather(kernel: &str) -> bool {
+    kernel.starts_with(&format!("{}/", StreamKernel::Gather.name()))
+}
+
+/// The rates of one device. Peaks are multiply-add throughputs (the
+/// models' T_SP, T_DP, T_int and P_compute); bandwidth is the best
+/// coalesced stream kernel; the uncoalesced bandwidth is the gather's; the
+/// host link comes from the datasheet only; the energy coefficients are
+/// fitted from the benchmarks' power samples.
+pub fn device_rates(
+    name: &str,
+    measured: Option<&MeasuredProfile>,
+    datasheet: Option<&DatasheetProfile>,
+) -> DeviceRates {
+    let sheet = |metric: Metric| {
+        datasheet.and_then(|d| {
+            d.datasheet
+                .quantity(metric)
+                .map(|q| Rate::new(q.value, format!("{} datasheet", d.model)))
+        })
+    };
+    let mad = |data_type: ComputeType, metric: Metric| {
+        measured
+            .and_then(|m| compute(m, data_type, ComputeOp::Mad))
+            .or_else(|| sheet(metric))
+    };
+    let mut notes = Vec::new();
+    let energy = match measured {
+        None => {
+            notes.push("not benchmarked: no energy fit".to_string());
+            None
+        }
+        Some(m) if m.energy_samples.is_empty() => {
+            notes.push(
+                "no power sensor sampled the benchmarks: energy roofline skipped".to_string(),
+            );
+            None
+        }
+        Some(m) => {
+            let samples: Vec<clflow_predict::PowerSample> = m
+                .energy_samples
+                .iter()
+                .map(|s| clflow_predict::PowerSample {
+                    benchmark: s.benchmark.clone(),
+                    ops_per_s: s.ops_per_s,
+                    bytes_per_s: s.bytes_per_s,
+                    mean_w: s.mean_w,
+                })
+                .collect();
+            let source = format!(
+                "least squares over {} clflow bench runs ({}), {}",
+                samples.len(),
+                m.energy_samples[0].source,
+                m.measured_at
+            );
+            match fit(&samples, &source) {
+                Ok(coefficients) => Some(coefficients),
+                Err(err) => {
+                    notes.push(format!("energy fit: {err}"));
+                    None
+                }
+            }
+        }
+    };
+    DeviceRates {
+        name: name.to_string(),
+        peak: ClassRates {
+            int: mad(ComputeType::Int32, Metric::Int32),
+            fp32: mad(ComputeType::Fp32, Metric::Fp32),
+            fp64: mad(ComputeType::Fp64, Metric::Fp64),
+            fp16: mad(ComputeType::Fp16, Metric::Fp16),
+        },
+        int_add: measured.and_then(|m| compute(m, ComputeType::Int32, ComputeOp::Add)),
+        ldst: measured.and_then(|m| compute(m, ComputeType::Fp32, ComputeOp::Ldst)),
+        bandwidth: measured
+            .and_then(|m| bandwidth(m, |k| !is_gather(k)))
+            .or_else(|| sheet(Metric::MemoryBandwidth)),
+        uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
+        host_link: sheet(Metric::HostLink),
+        energy,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clflow_devices::power::PowerSource;
+    use clflow_devices::{
+        BandwidthPeak, ComputePeak, DeviceIdentity, EnergySample, ProfileOrigin, Statistic,
+    };
+
+    fn stat(best: f64) -> Statistic {
+        Statistic::of_rates(&[best]).unwrap()
+    }
+
+    fn profile() -> MeasuredProfile {
+        let mut p = MeasuredProfile::new(
+            DeviceIdentity {
+                platform: "p".into(),
+                device: "d".into(),
+                driver_version: "1".into(),
+            },
+            "0.1.0",
+        );
+        let peak = |data_type, kernel: &str, width, best| ComputePeak {
+            data_type,
+            kernel: kernel.into(),
+            vector_width: width,
+            ops_per_s: stat(best),
+        };
+        p.compute = vec![
+            peak(ComputeType::Fp32, "mad", 4, 40e9),
+            peak(ComputeType::Fp32, "mad", 16, 90e9),
+            peak(ComputeType::Fp32, "ldst", 4, 120e9),
+            peak(ComputeType::Int32, "add", 8, 70e9),
+            peak(ComputeType::Int32, "mad", 8, 30e9),
+        ];
+        let stream = |kernel: &str, best| BandwidthPeak {
+            kernel: kernel.into(),
+            vector_width: 1,
+            bytes_per_s: stat(best),
+        };
+        p.bandwidth = vec![
+            stream("triad/float", 20e9),
+            stream("read/float", 25e9),
+            stream("gather/float", 3e9),
+        ];
+        p
+    }
+
+    fn sheet() -> DatasheetProfile {
+        DatasheetProfile::parse(
+            "model = \"Test GPU\"\nvendor = \"Test\"\ntype = \"gpu\"\nmatch = [\"d\"]\n\
+             [datasheet]\n\
+             fp64_gflops = { value = 500, source = \"test\" }\n\
+             host_link_gbs = { value = 16, source = \"test\" }\n\
+             memory_bandwidth_gbs = { value = 900, source = \"test\" }\n",
+            "test.toml",
+            "test",
+            ProfileOrigin::Embedded,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn each_rate_comes_from_its_benchmark_else_the_datasheet() {
+        let rates = device_rates("dev", Some(&profile()), Some(&sheet()));
+        // The fp32 peak is the best mad, never the local copy.
+        assert_eq!(rates.peak.fp32.as_ref().unwrap().value, 90e9);
+        assert!(rates
+            .peak
+            .fp32
+            .as_ref()
+            .unwrap()
+            .source
+            .contains("mad-chain (width 16)"));
+        assert_eq!(rates.peak.int.as_ref().unwrap().value, 30e9);
+        // No fp64 benchmark: the datasheet's.
+        let fp64 = rates.peak.fp64.as_ref().unwrap();
+        assert_eq!(
+            (fp64.value, fp64.source.as_str()),
+            (500e9, "Test GPU datasheet")
+        );
+        assert_eq!(rates.int_add.as_ref().unwrap().value, 70e9);
+        assert_eq!(rates.ldst.as_ref().unwrap().value, 120e9);
+        assert_eq!(rates.bandwidth.as_ref().unwrap().value, 25e9);
+        assert_eq!(rates.uncoalesced_bandwidth.as_ref().unwrap().value, 3e9);
+        assert_eq!(rates.host_link.as_ref().unwrap().value, 16e9);
+        assert!(rates.energy.is_none());
+        assert!(rates.notes[0].contains("no power sensor"));
+        // Unmeasured: datasheet figures only.
+        let sheet_only = device_rates("dev", None, Some(&sheet()));
+        assert_eq!(sheet_only.bandwidth.unwrap().value, 900e9);
+        assert!(sheet_only.ldst.is_none());
+    }
+
+    #[test]
+    fn power_samples_give_the_energy_fit() {
+        let mut p = profile();
+        let sample = |ops: f64, bytes: f64| EnergySample {
+            benchmark: "b".into(),
+            ops_per_s: ops,
+            bytes_per_s: bytes,
+            mean_w: 100e-12 * ops + 500e-12 * bytes + 40.0,
+            source: PowerSource::Rapl,
+        };
+        p.energy_samples = vec![
+            sample(90e9, 0.0),
+            sample(30e9, 0.0),
+            sample(5e9, 20e9),
+            sample(0.0, 25e9),
+        ];
+        let rates = device_rates("dev", Some(&p), None);
+        let e = rates.energy.unwrap();
+        assert!((e.op_j - 100e-12).abs() < 1e-18);
+        assert!((e.byte_j - 500e-12).abs() < 1e-18);
+        assert!((e.constant_w - 40.0).abs() < 1e-6);
+        assert!(e
+            .source
+            .starts_with("least squares over 4 clflow bench runs (rapl)"));
+    }
+}

@@ -1,0 +1,329 @@
+//! `clflow predict`: each model's predicted kernel time (and energy) beside
+//! the measured one, with the absolute percentage error.
+
+use crate::commands::run::prepare_manifest;
+use crate::failure::Failure;
+use crate::output::{print_json, Verbosity};
+use crate::stages::count::interpret;
+use crate::stages::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
+use crate::stages::profile::{self, measured_profile};
+use crate::stages::progress;
+use clap::Args;
+use clflow_bench::{device_rates, Mode};
+use clflow_interp::{OpSet, RunOptions};
+use clflow_metrics::Unit;
+use clflow_ocl::{discover, select_device, DeviceSelector};
+use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
+use clflow_report::prediction::{
+    boat_hull_chart, energy_roofline_chart, quadrant_split_chart, QuadrantDevice,
+};
+use clflow_report::Section;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow predict kernels/triad/triad.toml --device pocl
+      every model's time for triad on the PoCL device, beside the measured time
+  clflow predict kernels/sgemm/sgemm.toml --device 0 1 --json
+      two devices, as JSON (the kernel's facts, each model's inputs and outputs)
+  clflow predict kernels/vadd/vadd.toml --device gpu --no-run
+      predictions only
+
+Models: the roofline bound max(W/F̂, Q/B̂); the boat hull (class parameters w, m, o, c, u, d
+from the interpretation; compute and memory equations, no-FMA and scattered floors, host
+transfer d/B_bus); the quantitative roofline (instruction densities, E_mix, E_instr, T'_op);
+the energy roofline (ε_op, ε_mem, π₀ fitted from power sampled during `clflow bench`; skipped
+without a power sensor). Device rates come from the measured profile (benchmarking a device
+that has none) and its datasheet. APE = |predicted − measured| / measured.";
+
+/// Predict a kernel's time on devices with four models; compare with a run.
+#[derive(Args)]
+#[command(after_help = EXAMPLES)]
+pub struct PredictArgs {
+    /// The kernel manifest (.toml or Oclgrind .sim).
+    #[arg(value_name = "MANIFEST")]
+    manifest: PathBuf,
+    /// Device selectors: indexes in `clflow devices` or parts of names.
+    #[arg(long, short = 'd', value_name = "SEL", num_args = 1.., required = true)]
+    device: Vec<String>,
+    /// Print every prediction and its inputs as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Do not run the kernel: predictions without measurements.
+    #[arg(long)]
+    no_run: bool,
+    /// Which operations W counts (see `clflow count --help`).
+    #[arg(long, value_name = "SET", default_value = "arith")]
+    ops: String,
+    /// Seconds of kernel time to time on each device.
+    #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
+    min_time: f64,
+    /// Benchmark unmeasured devices in quick mode.
+    #[arg(long)]
+    quick_bench: bool,
+    /// Also write the charts (boat hull, quadrant split, energy roofline) here.
+    #[arg(long, value_name = "DIR")]
+    charts: Option<PathBuf>,
+}
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct Document<'a> {
+    kernel: &'a KernelFacts,
+    predictions: &'a [Predictions],
+}
+
+pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let ops: OpSet = args
+        .ops
+        .parse()
+        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Failure::input(format!(
+            "--min-time {}: give a number of seconds, 0 or more",
+            args.min_time
+        )));
+    }
+    let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
+    let devices = args
+        .device
+        .iter()
+        .map(|text| {
+            select_device(Some(&DeviceSelector::parse(text))).map_err(|e| ocl_failure(e, verbosity))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    let spinner = progress::spinner(verbosity, "count", "interpreting");
+    let counted = interpret(
+        &args.manifest,
+        &input.module,
+        Cow::Borrowed(&launch),
+        &RunOptions::default(),
+        verbosity,
+    );
+    spinner.finish_and_clear();
+    let counted = counted?;
+    let facts = KernelFacts::from_counts(&launch.kernel, &counted.counts, &ops, &launch);
+
+    let catalog = profile::catalog(verbosity);
+    let all = discover().unwrap_or_default();
+    let mode = if args.quick_bench {
+        Mode::Quick
+    } else {
+        Mode::Full
+    };
+    let plan = TimingPlan {
+        min_time_s: args.min_time,
+        ..TimingPlan::default()
+    };
+    let mut predictions = Vec::new();
+    for device in &devices {
+        let name = device.info.name.trim().to_string();
+        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+        let measured = match measured_profile(device, datasheet, mode, verbosity) {
+            Ok((profile, _)) => Some(profile),
+            Err(failure) => {
+                verbosity.note(format!(
+                    "clflow: warning: device {}: not benchmarked ({}); datasheet rates only",
+                    device.info.label(),
+                    failure.message
+                ));
+                None
+            }
+        };
+        let rates = device_rates(&name, measured.as_ref(), datasheet);
+        for note in &rates.notes {
+            verbosity.note(format!("{name}: {note}"));
+        }
+        let measurement = if args.no_run {
+            Measured::default()
+        } else {
+            let bar = progress::bar(verbosity, 0, "run");
+            let outcome = run_on_device(
+                device,
+                &all,
+                datasheet,
+                &KernelOnDevice {
+                    source: &input.source,
+                    build_options: &input.build_options,
+                    module: &input.module,
+                    launch: &launch,
+                    reference: Some(&counted.buffers),
+                },
+                &plan,
+                &bar,
+                verbosity,
+            );
+            bar.finish_and_clear();
+            let run = outcome?.to_metrics_run(&launch.kernel, &name);
+            Measured {
+                time_s: run.time.map(|f| f.value),
+                energy_j: run.energy_measured.map(|f| f.value),
+            }
+        };
+        predictions.push(predict_all(&facts, &rates, measurement));
+    }
+
+    if let Some(dir) = &args.charts {
+        let section = report_section(&predictions);
+        let written = clflow_report::write_report_with(
+            &clflow_metrics::ResultSet::default(),
+            dir,
+            &[section],
+        )
+        .map_err(|e| Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            hint: Some(e.hint().into()),
+        })?;
+        verbosity.note(format!(
+            "wrote {} files to {}",
+            written.files.len(),
+            dir.display()
+        ));
+    }
+    if args.json {
+        print_json(&Document {
+            kernel: &facts,
+            predictions: &predictions,
+        })
+    } else {
+        print!("{}", render(&facts, &predictions));
+        Ok(())
+    }
+}
+
+/// The predictions as a report section: their table, each device's boat
+/// hull, the kernel's quadrant split over the devices, the energy roofline.
+pub fn report_section(predictions: &[Predictions]) -> Section {
+    let refs: Vec<&Predictions> = predictions.iter().collect();
+    let mut charts = Vec::new();
+    for (k, p) in predictions.iter().enumerate() {
+        if let Some(plot) = boat_hull_chart(p) {
+            charts.push((
+                format!("boat-hull-{k}"),
+                format!(
+                    "Boat hull model of {} on {}: predicted time against complexity, class \
+                     parameters from the interpretation; the kernel's prediction and measurement",
+                    p.kernel, p.device
+                ),
+                plot,
+            ));
+        }
+    }
+    let mut kernels: Vec<&str> = predictions.iter().map(|p| p.kernel.as_str()).collect();
+    kernels.dedup();
+    for (k, kernel) in kernels.iter().enumerate() {
+        let on: Vec<&Predictions> = predictions.iter().filter(|p| p.kernel == *kernel).collect();
+        let devices: Vec<QuadrantDevice> = on
+            .iter()
+            .filter_map(|p| {
+                let q = p.quantitative.prediction.as_ref()?;
+                Some(QuadrantDevice {
+                    name: p.device.clone(),
+                    bandwidth: q.device.b_mem,
+                    throughput: q.adjusted_peak,
+                })
+            })
+            .collect();
+        let intensity = on
+            .iter()
+            .find_map(|p| p.quantitative.prediction.as_ref())
+            .map(|q| q.kernel_intensity);
+        if let Some(plot) = intensity.and_then(|i| quadrant_split_chart(kernel, i, &devices)) {
+            charts.push((
+                format!("quadrant-split-{k}"),
+                format!(
+                    "Quadrant split of {kernel}: each device at its bandwidth and adjusted \
+                     throughput T'_op; devices above the kernel's line run it memory bound"
+                ),
+                plot,
+            ));
+        }
+    }
+    if let Some(plot) = energy_roofline_chart(&refs) {
+        charts.push((
+            "energy-roofline".into(),
+            "Energy roofline: operations per joule against intensity, from ε_op, ε_mem and π₀ \
+             fitted to the microbenchmarks' power"
+                .into(),
+            plot,
+        ));
+    }
+    let file = serde_json::to_string_pretty(predictions)
+        .ok()
+        .map(|text| ("predictions.json".to_string(), text));
+    Section {
+        heading: "Predicted time".into(),
+        html: clflow_report::prediction::predictions_table(&refs),
+        charts,
+        file,
+    }
+}
+
+/// Per device: each model's prediction, the measurement and the APE.
+fn render(facts: &KernelFacts, predictions: &[Predictions]) -> String {
+    let s = |v: f64| Unit::Seconds.format(v);
+    let mut out = format!(
+        "kernel `{}`: W = {}, Q = {} bytes ({}), {} work-items\n",
+        facts.name,
+        facts.work,
+        facts.traffic.dram().0,
+        facts.traffic.dram().1,
+        facts.work_items
+    );
+    for p in predictions {
+        out.push_str(&format!("\non {}\n", p.device));
+        out.push_str(&format!(
+            "  {:<22} {:>12} {:>12} {:>8}  {}\n",
+            "MODEL", "PREDICTED", "MEASURED", "APE", "BOUND"
+        ));
+        for row in p.rows() {
+            let (measured, show): (Option<f64>, &dyn Fn(f64) -> String) =
+                if row.model == Model::Energy {
+                    (p.measured.energy_j, &|v| Unit::Joules.format(v))
+                } else {
+                    (p.measured.time_s, &s)
+                };
+            let cell = |v: Option<f64>| v.map_or("-".to_string(), show);
+            match &row.skipped {
+                Some(reason) => {
+                    out.push_str(&format!("  {:<22} skipped: {reason}\n", row.model.label()))
+                }
+                None => out.push_str(&format!(
+                    "  {:<22} {:>12} {:>12} {:>8}  {}\n",
+                    row.model.label(),
+                    cell(row.value),
+                    cell(measured),
+                    row.ape.map_or("-".into(), |a| format!("{:.1}%", a * 100.0)),
+                    row.bound.map_or("-", |b| b.name())
+                )),
+            }
+        }
+        if let Some(hull) = &p.boat_hull.prediction {
+            let range = format!("{} .. {}", s(hull.low_s), s(hull.high_s));
+            let transfer = hull
+                .t0_s
+                .map_or("t0 n/a".to_string(), |t| format!("t0 {}", s(t)));
+            out.push_str(&format!(
+                "  boat hull: range {range}, {transfer}; w {}, m {:.2}, f {:.3}, o {:.2}\n",
+                hull.parameters.w, hull.parameters.m, hull.parameters.f, hull.parameters.o
+            ));
+            for note in &hull.notes {
+                out.push_str(&format!("  note: boat hull: {note}\n"));
+            }
+        }
+        if let Some(q) = &p.quantitative.prediction {
+            out.push_str(&format!(
+                "  quantitative: K_type {}, E_mix {:.1}%, E_instr {:.1}%, D_ops {:.1}%, D_ldst {:.1}%\n",
+                q.kernel.k_type.name(),
+                q.kernel.e_mix * 100.0,
+                q.e_instr * 100.0,
+                q.kernel.d_ops * 100.0,
+                q.kernel.d_ldst * 100.0
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,141 @@
+//! `clflow predict` end to end on the PoCL device: a quick bench of the
+//! unmeasured device, the run, every model's prediction and its error, and
+//! the charts.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn clflow(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .current_dir(repo())
+        .env("CLFLOW_DATA_DIR", data_dir)
+        .env("CLFLOW_STORE", data_dir.join("history.db"))
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn triad_is_predicted_by_every_model_beside_its_run() {
+    let data = tempfile::tempdir().unwrap();
+    let charts = data.path().join("charts");
+    let out = clflow(
+        data.path(),
+        &[
+            "predict",
+            "kernels/triad/triad.toml",
+            "--device",
+            "0",
+            "--quick-bench",
+            "--min-time",
+            "0.05",
+            "--json",
+            "--charts",
+            charts.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kernel = &doc["kernel"];
+    assert_eq!(kernel["name"], "triad");
+    let work_items = kernel["work_items"].as_f64().unwrap();
+    let p = &doc["predictions"][0];
+    let measured = p["measured"]["time_s"].as_f64().unwrap();
+    assert!(measured > 0.0);
+    // Each timing model predicts, and its APE is |predicted - measured| / measured.
+    for model in ["roofline", "boat_hull", "quantitative"] {
+        let outcome = &p[model];
+        let predicted = outcome["value"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{model}: {outcome}"));
+        let ape = outcome["ape"].as_f64().unwrap();
+        assert!(
+            (ape - (predicted - measured).abs() / measured).abs() < 1e-9,
+            "{model}"
+        );
+    }
+    // The roofline bound's inputs: W and the compulsory bytes over the
+    // device's rates.
+    let roofline = &p["roofline"]["prediction"];
+    let bound = (roofline["work"].as_f64().unwrap() / roofline["peak"]["value"].as_f64().unwrap())
+        .max(
+            roofline["bytes"].as_f64().unwrap() / roofline["bandwidth"]["value"].as_f64().unwrap(),
+        );
+    assert!((p["roofline"]["value"].as_f64().unwrap() - bound).abs() <= 1e-12 * bound);
+    // Boat hull parameters come from the interpretation, fallback stated.
+    let hull = &p["boat_hull"]["prediction"];
+    assert_eq!(hull["parameters"]["w"].as_f64().unwrap(), work_items);
+    assert_eq!(hull["parameters"]["u"].as_f64().unwrap(), 0.0);
+    assert!(hull["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("every access taken as coalesced"));
+    // The quick bench measured the scattered bandwidth and T_ldst.
+    assert!(hull["device"]["p_uncoalesced"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("gather/float"));
+    let q = &p["quantitative"]["prediction"];
+    assert_eq!(q["kernel"]["k_type"], "fp32");
+    let densities = q["kernel"]["d_ops"].as_f64().unwrap()
+        + q["kernel"]["d_ldst"].as_f64().unwrap()
+        + q["kernel"]["d_other"].as_f64().unwrap();
+    assert!((densities - 1.0).abs() < 1e-12);
+    // PoCL has no power sensor here: the energy model says so.
+    if p["energy"]["prediction"].is_null() {
+        assert!(p["energy"]["skipped"]
+            .as_str()
+            .unwrap()
+            .contains("no energy fit"));
+    }
+    for file in [
+        "boat-hull-0.svg",
+        "quadrant-split-0.png",
+        "predictions.json",
+        "index.html",
+    ] {
+        assert!(charts.join(file).is_file(), "{file} missing");
+    }
+    let page = std::fs::read_to_string(charts.join("index.html")).unwrap();
+    assert!(page.contains("id=\"predictions\""));
+}
+
+#[test]
+fn bad_input_fails_with_exit_2() {
+    let data = tempfile::tempdir().unwrap();
+    let no_device = clflow(data.path(), &["predict", "kernels/triad/triad.toml"]);
+    assert_eq!(no_device.status.code(), Some(2));
+    let unknown = clflow(
+        data.path(),
+        &[
+            "predict",
+            "kernels/triad/triad.toml",
+            "--device",
+            "no-such-device-anywhere",
+            "--no-run",
+        ],
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
+    assert!(text(&unknown.stderr).contains("matches no device"));
+    let ops = clflow(
+        data.path(),
+        &[
+            "predict",
+            "kernels/triad/triad.toml",
+            "--device",
+            "0",
+            "--ops",
+            "frobnicate",
+        ],
+    );
+    assert_eq!(ops.status.code(), Some(2));
+}

@@ -1,0 +1,350 @@
+//! Every model for one kernel on one device, beside what was measured.
+
+use crate::ape::ape;
+use crate::boat_hull::{self, BoatHull};
+use crate::device::{missing, DeviceRates, Rate};
+use crate::energy::EnergyCoefficients;
+use crate::kernel::KernelFacts;
+use crate::quantitative::{self, Quantitative};
+use crate::roofline::{roofline_time, Bound, RooflineTime};
+use clflow_interp::OpClass;
+use serde::Serialize;
+
+/// The models, in the order reports list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    Roofline,
+    BoatHull,
+    Quantitative,
+    Energy,
+}
+
+impl Model {
+    pub const ALL: [Model; 4] = [
+        Model::Roofline,
+        Model::BoatHull,
+        Model::Quantitative,
+        Model::Energy,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Model::Roofline => "roofline bound",
+            Model::BoatHull => "boat hull",
+            Model::Quantitative => "quantitative roofline",
+            Model::Energy => "energy roofline",
+        }
+    }
+}
+
+/// What was measured on the device, where it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Measured {
+    pub time_s: Option<f64>,
+    pub energy_j: Option<f64>,
+}
+
+/// The roofline bound with its inputs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Roofline {
+    pub class: OpClass,
+    pub work: f64,
+    pub bytes: f64,
+    pub traffic: &'static str,
+    pub peak: Rate,
+    pub bandwidth: Rate,
+    #[serde(flatten)]
+    pub time: RooflineTime,
+}
+
+/// The energy roofline's prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Energy {
+    pub coefficients: EnergyCoefficients,
+    /// The time the constant power is charged over, and which it is.
+    pub time_s: f64,
+    pub time_from: &'static str,
+    pub energy_j: f64,
+}
+
+/// One model's outcome: its prediction, or why it has none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome<T> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<T>,
+    /// Predicted kernel time (energy in joules for the energy model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ape: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl<T> Outcome<T> {
+    fn of(result: Result<T, String>, value: impl Fn(&T) -> f64, measured: Option<f64>) -> Self {
+        match result {
+            Ok(prediction) => {
+                let v = value(&prediction);
+                Outcome {
+                    value: Some(v),
+                    ape: measured.and_then(|m| ape(v, m)),
+                    prediction: Some(prediction),
+                    skipped: None,
+                }
+            }
+            Err(reason) => Outcome {
+                prediction: None,
+                value: None,
+                ape: None,
+                skipped: Some(reason),
+            },
+        }
+    }
+}
+
+/// Every model for one kernel on one device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Predictions {
+    pub kernel: String,
+    pub device: String,
+    pub measured: Measured,
+    pub roofline: Outcome<Roofline>,
+    pub boat_hull: Outcome<BoatHull>,
+    pub quantitative: Outcome<Quantitative>,
+    pub energy: Outcome<Energy>,
+}
+
+/// One line of a summary: a model's predicted value and its error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub model: Model,
+    pub value: Option<f64>,
+    pub ape: Option<f64>,
+    pub bound: Option<Bound>,
+    pub skipped: Option<String>,
+}
+
+impl Predictions {
+    /// The models' outcomes in order, for tables.
+    pub fn rows(&self) -> Vec<Row> {
+        fn row<T>(model: Model, o: &Outcome<T>, bound: Option<Bound>) -> Row {
+            Row {
+                model,
+                value: o.value,
+                ape: o.ape,
+                bound,
+                skipped: o.skipped.clone(),
+            }
+        }
+        vec![
+            row(
+                Model::Roofline,
+                &self.roofline,
+                self.roofline.prediction.as_ref().map(|p| p.time.bound),
+            ),
+            row(
+                Model::BoatHull,
+                &self.boat_hull,
+                self.boat_hull.prediction.as_ref().map(|p| p.bound),
+            ),
+            row(
+                Model::Quantitative,
+                &self.quantitative,
+                self.quantitative.prediction.as_ref().map(|p| p.bound),
+            ),
+            row(Model::Energy, &self.energy, None),
+        ]
+    }
+}
+
+/// The class whose peak the roofline bound divides W by: the float class
+/// with the most work where floats outweigh integers, else int (as the
+/// report's rooflines choose their ceiling).
+fn roofline_class(facts: &KernelFacts) -> OpClass {
+    let w = &facts.work_by_class;
+    let floats = [
+        (OpClass::Fp32, w.fp32),
+        (OpClass::Fp64, w.fp64),
+        (OpClass::Fp16, w.fp16),
+    ];
+    let (class, most) = floats
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .expect("three float classes");
+    if w.fp32 + w.fp64 + w.fp16 > w.int && most > 0 {
+        class
+    } else {
+        OpClass::Int
+    }
+}
+
+fn roofline(facts: &KernelFacts, device: &DeviceRates) -> Result<Roofline, String> {
+    let class = roofline_class(facts);
+    let peak = device
+        .peak
+        .get(class)
+        .cloned()
+        .ok_or_else(|| missing(&format!("{} peak throughput", class.name()), device))?;
+    let bandwidth = device
+        .bandwidth
+        .clone()
+        .ok_or_else(|| missing("memory bandwidth", device))?;
+    let (bytes, traffic) = facts.traffic.dram();
+    let work = facts.work as f64;
+    Ok(Roofline {
+        class,
+        work,
+        bytes: bytes as f64,
+        traffic,
+        time: roofline_time(work, peak.value, bytes as f64, bandwidth.value),
+        peak,
+        bandwidth,
+    })
+}
+
+fn energy(
+    facts: &KernelFacts,
+    device: &DeviceRates,
+    measured: &Measured,
+    roofline: Option<&Roofline>,
+) -> Result<Energy, String> {
+    let coefficients = device.energy.clone().ok_or_else(|| {
+        format!(
+            "{} has no energy fit (no power sensor sampled its microbenchmarks)",
+            device.name
+        )
+    })?;
+    let (time_s, time_from) = match (measured.time_s, roofline) {
+        (Some(t), _) => (t, "measured"),
+        (None, Some(r)) => (r.time.time_s, "roofline bound"),
+        (None, None) => return Err("no time to charge the constant power over".into()),
+    };
+    let bytes = facts.traffic.dram().0 as f64;
+    Ok(Energy {
+        energy_j: coefficients.energy(facts.work as f64, bytes, time_s),
+        coefficients,
+        time_s,
+        time_from,
+    })
+}
+
+/// Runs every model for `facts` on `device`; errors against `measured`.
+pub fn predict_all(facts: &KernelFacts, device: &DeviceRates, measured: Measured) -> Predictions {
+    let roofline = Outcome::of(roofline(facts, device), |r| r.time.time_s, measured.time_s);
+    let energy = Outcome::of(
+        energy(facts, device, &measured, roofline.prediction.as_ref()),
+        |e| e.energy_j,
+        measured.energy_j,
+    );
+    Predictions {
+        kernel: facts.name.clone(),
+        device: device.name.clone(),
+        boat_hull: Outcome::of(
+            boat_hull::predict_kernel(facts, device),
+            |b| b.time_s,
+            measured.time_s,
+        ),
+        quantitative: Outcome::of(
+            quantitative::predict_kernel(facts, device),
+            |q| q.time_s,
+            measured.time_s,
+        ),
+        roofline,
+        energy,
+        measured,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tests::sgemm_facts;
+
+    fn device() -> DeviceRates {
+        let rate = |v: f64| Some(Rate::new(v, "test"));
+        DeviceRates {
+            name: "test device".into(),
+            peak: crate::device::ClassRates {
+                int: rate(100e9),
+                fp32: rate(200e9),
+                fp64: None,
+                fp16: None,
+            },
+            int_add: rate(50e9),
+            ldst: rate(50e9),
+            bandwidth: rate(20e9),
+            uncoalesced_bandwidth: rate(2e9),
+            host_link: rate(10e9),
+            energy: None,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_model_predicts_or_says_why_not() {
+        let facts = sgemm_facts();
+        let p = predict_all(
+            &facts,
+            &device(),
+            Measured {
+                time_s: Some(2e-6),
+                energy_j: None,
+            },
+        );
+        // sgemm's integer work outweighs its floats: W / F̂_int against
+        // the compulsory 12 KiB at 20 GB/s.
+        let r = p.roofline.prediction.as_ref().unwrap();
+        assert_eq!(r.class, OpClass::Int);
+        assert_eq!(r.time.compute_s, 299_008.0 / 100e9);
+        assert_eq!(r.time.memory_s, 12288.0 / 20e9);
+        assert_eq!(p.roofline.value, Some(299_008.0 / 100e9));
+        let ape = p.roofline.ape.unwrap();
+        assert!((ape - (2.99008e-6 - 2e-6) / 2e-6).abs() < 1e-9);
+        assert!(p.boat_hull.value.is_some() && p.quantitative.value.is_some());
+        assert!(p.energy.skipped.as_ref().unwrap().contains("no energy fit"));
+        let rows = p.rows();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].bound, Some(Bound::Compute));
+        // A device without bandwidth: each model names what it lacks.
+        let mut blind = device();
+        blind.bandwidth = None;
+        let p = predict_all(&facts, &blind, Measured::default());
+        assert_eq!(
+            p.roofline.skipped.as_deref(),
+            Some("test device has no memory bandwidth")
+        );
+        assert!(p.quantitative.skipped.as_ref().unwrap().contains("B_mem"));
+        assert_eq!(p.roofline.ape, None);
+    }
+
+    #[test]
+    fn energy_charges_the_measured_time_else_the_bound() {
+        let facts = sgemm_facts();
+        let mut dev = device();
+        dev.energy = Some(EnergyCoefficients {
+            op_j: 1e-10,
+            byte_j: 1e-9,
+            constant_w: 10.0,
+            rms_residual_w: 0.0,
+            samples: 5,
+            source: "test".into(),
+        });
+        let measured = Measured {
+            time_s: Some(1e-3),
+            energy_j: Some(0.02),
+        };
+        let p = predict_all(&facts, &dev, measured);
+        let e = p.energy.prediction.as_ref().unwrap();
+        let expected = 1e-10 * 299_008.0 + 1e-9 * 12288.0 + 10.0 * 1e-3;
+        assert!((e.energy_j - expected).abs() < 1e-15);
+        assert_eq!(e.time_from, "measured");
+        assert!((p.energy.ape.unwrap() - (0.02 - expected).abs() / 0.02).abs() < 1e-12);
+        let unmeasured = predict_all(&facts, &dev, Measured::default());
+        assert_eq!(
+            unmeasured.energy.prediction.unwrap().time_from,
+            "roofline bound"
+        );
+    }
+}

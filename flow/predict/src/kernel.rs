@@ -1,0 +1,420 @@
+//! What the models know about a kernel, all of it from the interpreter's
+//! counts of one real launch: work, traffic, the instruction mix, and the
+//! bytes the host moves. No model reads `Counts` itself; they read
+//! [`KernelFacts`], so a count from elsewhere (a cache simulation, a
+//! coalescing analysis) plugs in by filling the optional fields.
+
+use clflow_core::{Access, ArgValue, Launch};
+use clflow_interp::{Counts, OpClass, OpSet};
+use serde::Serialize;
+
+/// Operations or instruction lanes per arithmetic class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PerClass {
+    pub int: u64,
+    pub fp32: u64,
+    pub fp64: u64,
+    pub fp16: u64,
+}
+
+impl PerClass {
+    pub fn get(&self, class: OpClass) -> u64 {
+        match class {
+            OpClass::Int => self.int,
+            OpClass::Fp32 => self.fp32,
+            OpClass::Fp64 => self.fp64,
+            OpClass::Fp16 => self.fp16,
+        }
+    }
+
+    fn add(&mut self, class: OpClass, amount: u64) {
+        let slot = match class {
+            OpClass::Int => &mut self.int,
+            OpClass::Fp32 => &mut self.fp32,
+            OpClass::Fp64 => &mut self.fp64,
+            OpClass::Fp16 => &mut self.fp16,
+        };
+        *slot += amount;
+    }
+}
+
+/// Executed instruction lanes sorted into the quantitative roofline's three
+/// kinds (its eq. 5–7): arithmetic per class, loads and stores, and the rest.
+///
+/// Rules, applied to each histogram entry (opcode × type, in lanes):
+/// * **ldst**: `OpLoad …` and `OpStore …` in any space (vload/vstore and
+///   memcpy count there too) and atomics;
+/// * **other**: control flow, and every instruction the interpreter counts
+///   as not arithmetic (conversions, select, phi, register moves);
+/// * **arithmetic**: the rest, in the class of its type (`float` → fp32,
+///   `double` → fp64, `half` → fp16, anything else → int). A multi-operation
+///   builtin (`mad`, `rotate`) is one instruction here, however many
+///   operations W counts for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct InstructionMix {
+    pub arithmetic: PerClass,
+    pub ldst: u64,
+    pub other: u64,
+}
+
+impl InstructionMix {
+    pub fn total(&self) -> u64 {
+        let a = &self.arithmetic;
+        a.int + a.fp32 + a.fp64 + a.fp16 + self.ldst + self.other
+    }
+}
+
+/// Control-flow instructions: counted once per execution, never arithmetic.
+const CONTROL: &[&str] = &[
+    "OpBranch",
+    "OpBranchConditional",
+    "OpSwitch",
+    "OpReturn",
+    "OpReturnValue",
+    "OpFunctionCall",
+    "OpControlBarrier",
+    "OpMemoryBarrier",
+    "OpUnreachable",
+    "OpKill",
+];
+
+fn is_ldst(op: &str) -> bool {
+    op.starts_with("OpLoad") || op.starts_with("OpStore") || op.starts_with("OpAtomic")
+}
+
+/// The class of a histogram type name (`float`, `uint`, `ptr` …).
+fn class_of_type(ty: &str) -> OpClass {
+    match ty {
+        "float" => OpClass::Fp32,
+        "double" => OpClass::Fp64,
+        "half" => OpClass::Fp16,
+        _ => OpClass::Int,
+    }
+}
+
+impl InstructionMix {
+    /// Sorts a run's histogram by the rules above.
+    pub fn of(counts: &Counts) -> InstructionMix {
+        let mut mix = InstructionMix::default();
+        for entry in &counts.histogram {
+            let op = entry.op.as_str();
+            let not_arithmetic = counts
+                .work
+                .iter()
+                .any(|(key, _)| key.op == op && !key.arith);
+            if is_ldst(op) {
+                mix.ldst += entry.lanes;
+            } else if CONTROL.contains(&op) || not_arithmetic {
+                mix.other += entry.lanes;
+            } else {
+                mix.arithmetic.add(class_of_type(&entry.ty), entry.lanes);
+            }
+        }
+        mix
+    }
+}
+
+/// How the kernel's global accesses coalesce: bytes whose neighbouring
+/// work-items touch neighbouring addresses, and the rest. Produced by a
+/// coalescing analysis; absent, the boat hull takes every access as
+/// coalesced and says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Coalescing {
+    pub coalesced_bytes: u64,
+    pub uncoalesced_bytes: u64,
+}
+
+impl Coalescing {
+    /// The share of bytes that coalesce, in [0, 1]; 1 for no traffic.
+    pub fn coalesced_share(&self) -> f64 {
+        let total = self.coalesced_bytes + self.uncoalesced_bytes;
+        if total == 0 {
+            1.0
+        } else {
+            self.coalesced_bytes as f64 / total as f64
+        }
+    }
+}
+
+/// Global-memory traffic in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Traffic {
+    /// Every global and constant load and store (Q accessed).
+    pub accessed: u64,
+    /// Each line once (Q compulsory, a cold cache that holds everything).
+    pub compulsory: u64,
+    /// DRAM traffic at the device's cache size, from a cache simulation.
+    pub simulated: Option<u64>,
+}
+
+impl Traffic {
+    /// The bytes the models charge to memory: the simulated DRAM traffic
+    /// where a simulation ran, else the compulsory traffic; and which.
+    pub fn dram(&self) -> (u64, &'static str) {
+        match self.simulated {
+            Some(bytes) => (bytes, "DRAM traffic simulated at the device's cache size"),
+            None => (
+                self.compulsory,
+                "compulsory traffic (each line once; no cache simulation)",
+            ),
+        }
+    }
+}
+
+/// Bytes the host copies to the device before the launch and back after it
+/// (the boat hull's d): read buffers in, written buffers out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct HostTransfer {
+    pub to_device: u64,
+    pub from_device: u64,
+}
+
+impl HostTransfer {
+    pub fn of(launch: &Launch) -> HostTransfer {
+        let mut transfer = HostTransfer::default();
+        for arg in &launch.args {
+            if let ArgValue::Buffer { access, bytes, .. } = &arg.value {
+                let n = bytes.len() as u64;
+                match access {
+                    Access::ReadOnly => transfer.to_device += n,
+                    Access::WriteOnly => transfer.from_device += n,
+                    Access::ReadWrite => {
+                        transfer.to_device += n;
+                        transfer.from_device += n;
+                    }
+                }
+            }
+        }
+        transfer
+    }
+
+    pub fn total(&self) -> u64 {
+        self.to_device + self.from_device
+    }
+}
+
+/// Everything the models read about one kernel launch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelFacts {
+    pub name: String,
+    pub work_items: u64,
+    /// W over the chosen op set.
+    pub work: u64,
+    /// W of the arithmetic operations of each class (a mad counts 2).
+    pub work_by_class: PerClass,
+    /// Of those, the address computations (`ptr` lanes), part of `int`.
+    pub address_work: u64,
+    pub instructions: InstructionMix,
+    /// Lanes of global and constant loads: the elements the kernel reads.
+    pub load_lanes: u64,
+    pub traffic: Traffic,
+    pub coalescing: Option<Coalescing>,
+    pub host: HostTransfer,
+}
+
+impl KernelFacts {
+    /// The facts of one interpreted launch; W over `ops`. The cache
+    /// simulation and coalescing analysis start empty: fill
+    /// [`Traffic::simulated`] and [`KernelFacts::coalescing`] when they ran.
+    pub fn from_counts(name: &str, counts: &Counts, ops: &OpSet, launch: &Launch) -> KernelFacts {
+        let mut work_by_class = PerClass::default();
+        for class in OpClass::ALL {
+            work_by_class.add(class, counts.w_class(class));
+        }
+        let address_work = counts
+            .work
+            .iter()
+            .filter(|(key, _)| key.arith && key.ty == clflow_interp::LaneType::Pointer)
+            .map(|(_, n)| n)
+            .sum();
+        let load_lanes = counts
+            .histogram
+            .iter()
+            .filter(|e| e.op == "OpLoad global" || e.op == "OpLoad constant")
+            .map(|e| e.lanes)
+            .sum();
+        KernelFacts {
+            name: name.to_string(),
+            work_items: counts.work_items,
+            work: counts.w(ops),
+            work_by_class,
+            address_work,
+            instructions: InstructionMix::of(counts),
+            load_lanes,
+            traffic: Traffic {
+                accessed: counts.q_accessed(),
+                compulsory: counts.q_compulsory(),
+                simulated: None,
+            },
+            coalescing: None,
+            host: HostTransfer::of(launch),
+        }
+    }
+
+    /// The class whose operations do the kernel's useful work, by the
+    /// quantitative roofline's rule (its §2.2, K_type): fp64 if it executes
+    /// any double-precision arithmetic, else fp32 (or fp16) if any float
+    /// arithmetic, else int.
+    pub fn dominant_class(&self) -> OpClass {
+        let a = &self.instructions.arithmetic;
+        if a.fp64 > 0 {
+            OpClass::Fp64
+        } else if a.fp32 > 0 {
+            OpClass::Fp32
+        } else if a.fp16 > 0 {
+            OpClass::Fp16
+        } else {
+            OpClass::Int
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use clflow_core::{ElementType, LaunchArg, NdRange, ScalarType};
+    use clflow_interp::counts::{HistogramEntry, Traffic as CountTraffic, WorkKey};
+    use clflow_interp::LaneType;
+
+    fn entry(op: &str, ty: &str, lanes: u64) -> HistogramEntry {
+        HistogramEntry {
+            op: op.into(),
+            ty: ty.into(),
+            lanes,
+        }
+    }
+
+    /// sgemm's counts as `clflow count kernels/sgemm/sgemm.toml` gives them
+    /// (1024 work-items, 32×32 matrices).
+    pub fn sgemm_counts() -> Counts {
+        let float = LaneType::Scalar(ScalarType::Float);
+        let uint = LaneType::Scalar(ScalarType::UInt);
+        let key = |op, ty, arith| WorkKey { op, ty, arith };
+        Counts {
+            kernel: "sgemm".into(),
+            work_items: 1024,
+            work_groups: 4,
+            local_size: [16, 16, 1],
+            histogram: vec![
+                entry("OpIAdd", "uint", 99328),
+                entry("OpInBoundsPtrAccessChain", "ptr", 66560),
+                entry("OpUConvert", "ulong", 66560),
+                entry("OpLoad global", "float", 65536),
+                entry("OpBranchConditional", "bool", 33792),
+                entry("OpIMul", "uint", 33792),
+                entry("OpPhi", "float", 33792),
+                entry("OpPhi", "uint", 33792),
+                entry("OpULessThan", "uint", 32768),
+                entry("mad", "float", 32768),
+                entry("OpReturn", "bool", 2048),
+                entry("OpBranch", "bool", 1024),
+                entry("OpFunctionCall", "bool", 1024),
+                entry("OpIEqual", "uint", 1024),
+                entry("OpStore global", "float", 1024),
+            ],
+            work: vec![
+                (key("OpIAdd", uint, true), 99328),
+                (
+                    key("OpInBoundsPtrAccessChain", LaneType::Pointer, true),
+                    66560,
+                ),
+                (key("OpUConvert", uint, false), 66560),
+                (key("OpIMul", uint, true), 33792),
+                (key("OpPhi", float, false), 67584),
+                (key("OpULessThan", uint, true), 32768),
+                (key("OpFMul", float, true), 32768),
+                (key("OpFAdd", float, true), 32768),
+                (key("OpIEqual", uint, true), 1024),
+            ],
+            traffic: {
+                let mut t = CountTraffic::default();
+                t.add(clflow_interp::counts::Space::Global, false, 65536 * 4);
+                t.add(clflow_interp::counts::Space::Global, true, 1024 * 4);
+                t
+            },
+            line_bytes: 64,
+            lines_read: 2 * 1024 * 4 / 64,
+            lines_written: 1024 * 4 / 64,
+            steps: 0,
+        }
+    }
+
+    pub fn sgemm_launch() -> Launch {
+        let float = ElementType {
+            scalar: ScalarType::Float,
+            lanes: 1,
+        };
+        let buffer = |access, n: usize| LaunchArg {
+            name: None,
+            value: ArgValue::Buffer {
+                ty: float,
+                access,
+                bytes: vec![0; n * 4],
+            },
+        };
+        Launch {
+            kernel: "sgemm".into(),
+            range: NdRange {
+                dims: 2,
+                global: [32, 32, 1],
+                local: Some([16, 16, 1]),
+                offset: [0; 3],
+            },
+            args: vec![
+                buffer(Access::ReadOnly, 1024),
+                buffer(Access::ReadOnly, 1024),
+                buffer(Access::WriteOnly, 1024),
+                buffer(Access::ReadWrite, 10),
+            ],
+        }
+    }
+
+    pub fn sgemm_facts() -> KernelFacts {
+        KernelFacts::from_counts("sgemm", &sgemm_counts(), &OpSet::default(), &sgemm_launch())
+    }
+
+    #[test]
+    fn the_histogram_sorts_into_arithmetic_ldst_and_other() {
+        let mix = sgemm_facts().instructions;
+        // mad is one fp32 instruction per lane.
+        assert_eq!(mix.arithmetic.fp32, 32768);
+        // add, access chain, mul, less-than, equal.
+        assert_eq!(mix.arithmetic.int, 99328 + 66560 + 33792 + 32768 + 1024);
+        assert_eq!(mix.ldst, 65536 + 1024);
+        // convert, two phis, branches, returns, call.
+        assert_eq!(mix.other, 66560 + 2 * 33792 + 33792 + 2048 + 1024 + 1024);
+        assert_eq!(mix.total(), 504_832);
+    }
+
+    #[test]
+    fn facts_carry_work_traffic_and_host_bytes() {
+        let facts = sgemm_facts();
+        assert_eq!(facts.work_by_class.fp32, 65536);
+        assert_eq!(facts.work_by_class.int, 233_472);
+        assert_eq!(facts.address_work, 66560);
+        assert_eq!(facts.work, 233_472 + 65536);
+        assert_eq!(facts.load_lanes, 65536);
+        assert_eq!(facts.traffic.accessed, 66560 * 4);
+        assert_eq!(facts.traffic.compulsory, 3 * 4096);
+        assert_eq!(facts.traffic.dram().0, 3 * 4096);
+        // Two inputs and the read-write buffer in; the output and it out.
+        assert_eq!(facts.host.to_device, 2 * 4096 + 40);
+        assert_eq!(facts.host.from_device, 4096 + 40);
+        assert_eq!(facts.dominant_class(), OpClass::Fp32);
+    }
+
+    #[test]
+    fn a_simulated_traffic_replaces_the_compulsory_one() {
+        let traffic = Traffic {
+            accessed: 100,
+            compulsory: 10,
+            simulated: Some(40),
+        };
+        assert_eq!(traffic.dram().0, 40);
+        let share = Coalescing {
+            coalesced_bytes: 30,
+            uncoalesced_bytes: 10,
+        };
+        assert_eq!(share.coalesced_share(), 0.75);
+    }
+}

@@ -1,0 +1,31 @@
+//! Predicted kernel time and energy from clflow's exact counts.
+//!
+//! Each model is a pure function from documented inputs to a prediction:
+//!
+//! - [`roofline`]: the bound max(W / F̂, Q / B̂);
+//! - [`boat_hull`]: the boat hull model's compute and memory equations,
+//!   floors and host transfer, class parameters from the interpretation;
+//! - [`quantitative`]: the quantitative roofline's instruction densities,
+//!   mix and instruction efficiencies, adjusted peak and predicted time;
+//! - [`energy`]: the energy roofline, its coefficients fitted from power
+//!   sampled during the microbenchmarks;
+//! - [`ape`]: the absolute percentage error against a measurement.
+//!
+//! The models read a kernel as [`KernelFacts`] (built from the
+//! interpreter's `Counts` and the launch) and a device as [`DeviceRates`];
+//! [`predict_all`] runs every model and sets each beside the measurement.
+
+pub mod all;
+pub mod ape;
+pub mod boat_hull;
+pub mod device;
+pub mod energy;
+pub mod kernel;
+pub mod quantitative;
+pub mod roofline;
+
+pub use all::{predict_all, Measured, Model, Outcome, Predictions, Row};
+pub use device::{ClassRates, DeviceRates, Rate};
+pub use energy::{fit, EnergyCoefficients, FitError, PowerSample};
+pub use kernel::{Coalescing, HostTransfer, InstructionMix, KernelFacts, PerClass, Traffic};
+pub use roofline::Bound;

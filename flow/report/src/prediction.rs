@@ -1,0 +1,330 @@
+//! The prediction models' charts and table: the boat hull's time against
+//! complexity, the quadrant split (devices as points in bandwidth ×
+//! throughput, the kernel as a half-line of slope I), and the energy
+//! roofline; and the table of predicted beside measured times with APE.
+
+use crate::charts::color;
+use crate::html::escape;
+use crate::plot::{Line, LogPlot, Marker, Place, Stroke, Tag};
+use clflow_metrics::{format_number, Unit};
+use clflow_predict::Predictions;
+use plotters::style::RGBColor;
+use std::fmt::Write;
+
+const INK: RGBColor = RGBColor(30, 30, 30);
+const GIGA: f64 = 1e9;
+
+fn decade_floor(v: f64) -> f64 {
+    10f64.powf(v.log10().floor())
+}
+
+fn decade_ceil(v: f64) -> f64 {
+    10f64.powf(v.log10().ceil())
+}
+
+/// Log range holding every positive finite value, a decade of room.
+fn range_of(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    (hi > 0.0).then(|| (decade_floor(lo / 2.0), decade_ceil(hi * 2.0)))
+}
+
+fn log_points(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+    (0..=64)
+        .map(|k| {
+            let x = lo * (hi / lo).powf(k as f64 / 64.0);
+            (x, f(x))
+        })
+        .collect()
+}
+
+fn line(points: Vec<(f64, f64)>, color: RGBColor, stroke: Stroke, legend: &str) -> Line {
+    Line {
+        points,
+        color,
+        faint: false,
+        stroke,
+        width: 2,
+        legend: Some(legend.to_string()),
+    }
+}
+
+/// The boat hull model's view (its Figures 2 and 7): predicted time against
+/// the complexity f, compute equation and floor, memory equation and floor,
+/// the totals with host transfer dashed, and the measured time as a point.
+pub fn boat_hull_chart(p: &Predictions) -> Option<LogPlot> {
+    let hull = p.boat_hull.prediction.as_ref()?;
+    let params = hull.parameters;
+    let compute = hull.device.p_compute.value;
+    let f_kernel = params.f.max(1e-3);
+    let (x_lo, x_hi) = (
+        decade_floor(f_kernel / 100.0),
+        decade_ceil(f_kernel * 100.0),
+    );
+    let c0 = |f: f64| params.compute_time(f, compute);
+    let mut lines = vec![line(
+        log_points(x_lo, x_hi, c0),
+        color(0),
+        Stroke::Solid,
+        "c0 compute",
+    )];
+    if params.fma_floor {
+        lines.push(line(
+            log_points(x_lo, x_hi, |f| 2.0 * c0(f)),
+            color(0),
+            Stroke::Dotted,
+            "c1 floor: no FMA",
+        ));
+    }
+    lines.push(line(
+        vec![(x_lo, hull.m0_s), (x_hi, hull.m0_s)],
+        color(1),
+        Stroke::Solid,
+        "m0 memory",
+    ));
+    if let Some(m1) = hull.m1_s {
+        lines.push(line(
+            vec![(x_lo, m1), (x_hi, m1)],
+            color(1),
+            Stroke::Dotted,
+            "m1 floor: scattered",
+        ));
+    }
+    if let Some(t0) = hull.t0_s {
+        lines.push(line(
+            log_points(x_lo, x_hi, |f| c0(f).max(hull.m0_s) + t0),
+            color(2),
+            Stroke::Dashed,
+            "max(c0, m0) + t0 host copies",
+        ));
+    }
+    let mut markers = vec![Marker {
+        at: (f_kernel, hull.time_s),
+        color: INK,
+        legend: Some(format!("predicted {}", Unit::Seconds.format(hull.time_s))),
+    }];
+    if let Some(t) = p.measured.time_s {
+        markers.push(Marker {
+            at: (f_kernel, t),
+            color: RGBColor(214, 39, 40),
+            legend: Some(format!("measured {}", Unit::Seconds.format(t))),
+        });
+    }
+    let ys = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|(_, y)| *y))
+        .chain(markers.iter().map(|m| m.at.1));
+    let y_range = range_of(ys)?;
+    Some(LogPlot {
+        title: format!("Boat hull: {} on {}", p.kernel, p.device),
+        x_label: "Complexity f (operations per element read)".into(),
+        y_label: "Time (s)".into(),
+        x_range: (x_lo, x_hi),
+        y_range,
+        lines,
+        markers,
+        tags: vec![Tag {
+            text: format!(
+                "w {}, m {}, o {}",
+                format_number(params.w),
+                format_number(params.m),
+                format_number(params.o)
+            ),
+            at: (f_kernel, hull.time_s),
+            place: Place::BelowRight,
+            color: INK,
+        }],
+    })
+}
+
+/// A device as the quadrant split draws it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuadrantDevice {
+    pub name: String,
+    pub bandwidth: f64,
+    pub throughput: f64,
+}
+
+/// The quadrant split: each device a point at (bandwidth, throughput), the
+/// kernel the half-line throughput = I · bandwidth. Devices above the line
+/// run the kernel memory bound, those below compute bound.
+pub fn quadrant_split_chart(
+    kernel: &str,
+    intensity: f64,
+    devices: &[QuadrantDevice],
+) -> Option<LogPlot> {
+    if !(intensity.is_finite() && intensity > 0.0) || devices.is_empty() {
+        return None;
+    }
+    let xs: Vec<f64> = devices.iter().map(|d| d.bandwidth / GIGA).collect();
+    let ys: Vec<f64> = devices.iter().map(|d| d.throughput / GIGA).collect();
+    let (x_lo, x_hi) = range_of(xs.iter().copied())?;
+    let (y_lo, y_hi) = range_of(
+        ys.iter()
+            .copied()
+            .chain([intensity * x_lo, intensity * x_hi]),
+    )?;
+    let half_line = line(
+        log_points(x_lo, x_hi, |b| intensity * b),
+        INK,
+        Stroke::Solid,
+        &format!("{kernel}: slope I = {}", format_number(intensity)),
+    );
+    let markers = devices
+        .iter()
+        .enumerate()
+        .map(|(k, d)| {
+            let bound = if d.throughput / d.bandwidth > intensity {
+                "memory bound"
+            } else {
+                "compute bound"
+            };
+            Marker {
+                at: (d.bandwidth / GIGA, d.throughput / GIGA),
+                color: color(k),
+                legend: Some(format!("{}: {bound}", d.name)),
+            }
+        })
+        .collect();
+    Some(LogPlot {
+        title: format!("Quadrant split: {kernel}"),
+        x_label: "Memory bandwidth (GB/s)".into(),
+        y_label: "Throughput (GOPS)".into(),
+        x_range: (x_lo, x_hi),
+        y_range: (y_lo.min(decade_floor(y_hi / 1e4)), y_hi),
+        lines: vec![half_line],
+        markers,
+        tags: Vec::new(),
+    })
+}
+
+/// The energy roofline of every device with a fit: operations per joule
+/// against intensity, the kernel's predicted (and measured) efficiency at
+/// its intensity.
+pub fn energy_roofline_chart(predictions: &[&Predictions]) -> Option<LogPlot> {
+    let mut lines = Vec::new();
+    let mut markers = Vec::new();
+    let mut intensities = Vec::new();
+    for (k, p) in predictions.iter().enumerate() {
+        let (Some(energy), Some(roofline)) =
+            (p.energy.prediction.as_ref(), p.roofline.prediction.as_ref())
+        else {
+            continue;
+        };
+        let intensity = roofline.work / roofline.bytes.max(1.0);
+        intensities.push(intensity);
+        let c = &energy.coefficients;
+        let (peak, bandwidth) = (roofline.peak.value, roofline.bandwidth.value);
+        lines.push(line(
+            log_points(1e-3, 1e4, |i| c.efficiency_at(i, peak, bandwidth) / GIGA),
+            color(k),
+            Stroke::Solid,
+            &format!("{} (balance {} op/B)", p.device, format_number(c.balance())),
+        ));
+        markers.push(Marker {
+            at: (intensity, roofline.work / energy.energy_j / GIGA),
+            color: color(k),
+            legend: Some(format!("{} predicted on {}", p.kernel, p.device)),
+        });
+        if let Some(measured) = p.measured.energy_j {
+            markers.push(Marker {
+                at: (intensity, roofline.work / measured / GIGA),
+                color: INK,
+                legend: Some(format!("{} measured on {}", p.kernel, p.device)),
+            });
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let ys = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|(_, y)| *y))
+        .chain(markers.iter().map(|m| m.at.1));
+    let y_range = range_of(ys)?;
+    Some(LogPlot {
+        title: "Energy roofline".into(),
+        x_label: "Operational intensity I (OPS/B)".into(),
+        y_label: "Energy efficiency (GOPS/J)".into(),
+        x_range: (1e-3, 1e4),
+        y_range,
+        lines,
+        markers,
+        tags: Vec::new(),
+    })
+}
+
+/// The table of every model's prediction beside the measurement, as HTML.
+pub fn predictions_table(predictions: &[&Predictions]) -> String {
+    let mut page = String::from(
+        "<table id=\"predictions\"><tr><th>Kernel</th><th>Device</th><th>Model</th>\
+         <th>Predicted</th><th>Measured</th><th>APE</th><th>Bound</th><th>Note</th></tr>\n",
+    );
+    for p in predictions {
+        for row in p.rows() {
+            let energy = row.model == clflow_predict::Model::Energy;
+            let unit = if energy { Unit::Joules } else { Unit::Seconds };
+            let measured = if energy {
+                p.measured.energy_j
+            } else {
+                p.measured.time_s
+            };
+            let show = |v: Option<f64>| v.map_or("–".to_string(), |v| unit.format(v));
+            let _ = writeln!(
+                page,
+                "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>",
+                escape(&p.kernel),
+                escape(&p.device),
+                row.model.label(),
+                show(row.value),
+                show(measured),
+                row.ape
+                    .map_or("–".to_string(), |a| format!("{:.1}%", a * 100.0)),
+                row.bound.map_or("–", |b| b.name()),
+                escape(row.skipped.as_deref().unwrap_or("")),
+            );
+        }
+    }
+    page.push_str("</table>\n");
+    page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quadrant_split_puts_devices_on_either_side_of_the_kernel() {
+        let devices = [
+            QuadrantDevice {
+                name: "gpu".into(),
+                bandwidth: 900e9,
+                throughput: 20e12,
+            },
+            QuadrantDevice {
+                name: "cpu".into(),
+                bandwidth: 100e9,
+                throughput: 100e9,
+            },
+        ];
+        let plot = quadrant_split_chart("k", 4.0, &devices).unwrap();
+        // The GPU's balance (22 op/B) lies above I = 4, the CPU's (1) below.
+        let legends: Vec<&str> = plot
+            .markers
+            .iter()
+            .filter_map(|m| m.legend.as_deref())
+            .collect();
+        assert_eq!(legends, ["gpu: memory bound", "cpu: compute bound"]);
+        assert_eq!(plot.markers[0].at, (900.0, 20000.0));
+        // The half-line has slope I on linear axes: y = 4 x.
+        for (x, y) in &plot.lines[0].points {
+            assert!((y - 4.0 * x).abs() < 1e-9 * y);
+        }
+        assert!(plot.x_range.0 <= 100.0 && plot.x_range.1 >= 900.0);
+        assert!(quadrant_split_chart("k", 0.0, &devices).is_none());
+    }
+}
