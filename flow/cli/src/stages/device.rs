@@ -443,4 +443,26 @@ mod tests {
         assert_eq!(Timing::of(vec![5], &[], 0.0).unwrap().cv, None);
         assert_eq!(Timing::of(vec![], &[], 0.0), None);
     }
+
+    /// A kernel with doubles on a device without cl_khr_fp64 is refused by
+    /// name before any build; the same device with fp64 takes it.
+    #[test]
+    fn doubles_need_a_device_with_fp64() {
+        let daxpy =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels/daxpy/daxpy.cl");
+        let cache = tempfile::tempdir().unwrap();
+        let compiled = clflow_compile::Compiler::discover()
+            .expect("the compile toolchain (run ci/setup)")
+            .with_cache_dir(Some(cache.path().to_path_buf()))
+            .compile(&clflow_compile::CompileRequest::new(&daxpy, ""))
+            .unwrap();
+        let module = clflow_spirv::load(&compiled.spirv).unwrap();
+        let mut device = clflow_ocl::discover()
+            .expect("the PoCL device (ci/setup installs pocl-opencl-icd)")
+            .remove(0);
+        device.fp64 = true;
+        assert!(missing_extensions(&module, &device).is_empty());
+        device.fp64 = false;
+        assert_eq!(missing_extensions(&module, &device), ["cl_khr_fp64"]);
+    }
 }
