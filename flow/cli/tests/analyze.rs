@@ -2,26 +2,9 @@
 //! the unmeasured device, the run, and the report's files and figures.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn clflow(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(repo())
-        .env("CLFLOW_DATA_DIR", data_dir)
-        .env("CLFLOW_STORE", data_dir.join("history.db"))
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{clflow, text};
 
 fn value(figure: &Value) -> f64 {
     figure["value"]

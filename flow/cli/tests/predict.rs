@@ -3,26 +3,9 @@
 //! the charts.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn clflow(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(repo())
-        .env("CLFLOW_DATA_DIR", data_dir)
-        .env("CLFLOW_STORE", data_dir.join("history.db"))
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{clflow, text};
 
 #[test]
 fn triad_is_predicted_by_every_model_beside_its_run() {

@@ -2,26 +2,10 @@
 //! against the interpreter, and the errors a user meets.
 
 use serde_json::Value;
+mod common;
+
+use common::{clflow, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn clflow(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(repo())
-        .env("CLFLOW_DATA_DIR", data_dir)
-        .env("CLFLOW_STORE", data_dir.join("history.db"))
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A kernel that computes `out[i] = 3i` for the interpreter (clang's SPIR
 /// target defines `__SPIR__`) and, on a device build without it, gets
