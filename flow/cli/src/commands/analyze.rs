@@ -106,16 +106,8 @@ struct Selected {
 }
 
 pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops: OpSet = args
-        .ops
-        .parse()
-        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
-    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
-        return Err(Failure::input(format!(
-            "--min-time {}: give a number of seconds, 0 or more",
-            args.min_time
-        )));
-    }
+    let ops = crate::stages::count::parse_ops(&args.ops)?;
+    crate::stages::device::check_min_time(args.min_time)?;
     if !args.line_bytes.is_power_of_two() {
         return Err(Failure::input(format!(
             "--line-bytes {}: give a power of two",

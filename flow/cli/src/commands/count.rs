@@ -6,7 +6,7 @@ use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
 use crate::stages::count::interpret;
 use clap::Args;
-use clflow_interp::{OpSet, RunOptions};
+use clflow_interp::RunOptions;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -59,10 +59,7 @@ pub struct CountArgs {
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops: OpSet = args
-        .ops
-        .parse()
-        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
+    let ops = crate::stages::count::parse_ops(&args.ops)?;
     if !kernel_input::is_manifest(&args.manifest) {
         return Err(Failure::input(format!(
             "{}: `clflow count` needs a manifest (.toml or .sim), which gives the kernel's inputs",

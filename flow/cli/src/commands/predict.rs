@@ -10,7 +10,7 @@ use crate::stages::profile::{self, measured_profile};
 use crate::stages::progress;
 use clap::Args;
 use clflow_bench::{device_rates, Mode};
-use clflow_interp::{OpSet, RunOptions};
+use clflow_interp::RunOptions;
 use clflow_metrics::Unit;
 use clflow_ocl::{discover, select_device, DeviceSelector};
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
@@ -76,16 +76,8 @@ struct Document<'a> {
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops: OpSet = args
-        .ops
-        .parse()
-        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
-    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
-        return Err(Failure::input(format!(
-            "--min-time {}: give a number of seconds, 0 or more",
-            args.min_time
-        )));
-    }
+    let ops = crate::stages::count::parse_ops(&args.ops)?;
+    crate::stages::device::check_min_time(args.min_time)?;
     let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
     let devices = args
         .device

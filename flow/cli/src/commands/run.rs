@@ -68,12 +68,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
-    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
-        return Err(Failure::input(format!(
-            "--min-time {}: give a number of seconds, 0 or more",
-            args.min_time
-        )));
-    }
+    crate::stages::device::check_min_time(args.min_time)?;
     if args.repetitions == Some(0) {
         return Err(Failure::input("--repetitions 0: time at least one launch"));
     }

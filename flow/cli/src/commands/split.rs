@@ -97,10 +97,7 @@ enum Traffic {
 const PLOT_STEPS: usize = 65;
 
 pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops: OpSet = args
-        .ops
-        .parse()
-        .map_err(|e| Failure::input(format!("--ops: {e}")))?;
+    let ops = crate::stages::count::parse_ops(&args.ops)?;
     if args.devices.len() != 2 {
         return Err(Failure::input(format!(
             "--devices {}: name exactly two devices, C then G",

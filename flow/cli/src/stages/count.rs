@@ -11,6 +11,12 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
 
+/// The `--ops` argument as an op set; a bad one is the user's to fix.
+pub fn parse_ops(text: &str) -> crate::Result<OpSet> {
+    text.parse()
+        .map_err(|e| Failure::input(format!("--ops: {e}")))
+}
+
 /// Interprets `launch` on the kernel it names. An owned launch gives its
 /// buffers to the interpreter (no copy of inputs of hundreds of megabytes);
 /// a borrowed one is copied, for callers that still need the inputs.

@@ -19,6 +19,17 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
+/// The `--min-time` argument: seconds of kernel time, finite and not negative.
+pub fn check_min_time(seconds: f64) -> crate::Result<()> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok(())
+    } else {
+        Err(Failure::input(format!(
+            "--min-time {seconds}: give a number of seconds, 0 or more"
+        )))
+    }
+}
+
 /// How long and how often to time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimingPlan {
