@@ -30,6 +30,8 @@ fn vadd_is_analyzed_into_a_full_report() {
             "0.05",
             "--out",
             out_dir.to_str().unwrap(),
+            "--cache",
+            "16KiB/128",
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -43,6 +45,8 @@ fn vadd_is_analyzed_into_a_full_report() {
         "metrics.csv",
         "results.json",
         "roofline-all.svg",
+        "traffic-curve.svg",
+        "predictions.json",
     ] {
         assert!(out_dir.join(file).is_file(), "{file} missing");
     }
@@ -70,6 +74,20 @@ fn vadd_is_analyzed_into_a_full_report() {
     let ridge = value(&m["ridge"]);
     assert!((ridge - f / b).abs() < 1e-9 * ridge);
     assert_eq!(m["bound"], if i < ridge { "memory" } else { "compute" });
+    // The cache simulation at --cache: vadd streams 3 × 4096 floats, each
+    // 128-byte line once, whatever the cache.
+    let traffic: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("traffic.json")).unwrap())
+            .unwrap();
+    let on = &traffic[0]["devices"][0];
+    assert_eq!(on["cache"]["bytes"], 16384);
+    assert_eq!(on["cache_source"], "--cache");
+    assert_eq!(on["dram"]["read_bytes"], 32768);
+    assert_eq!(on["dram"]["written_bytes"], 16384);
+    assert_eq!(on["coalescing"]["bytes"]["contiguous"], 49152);
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(html.contains("Traffic at a cache size"));
+    assert!(html.contains("traffic-curve.svg"));
     let csv = std::fs::read_to_string(out_dir.join("metrics.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("vadd,"), "{csv}");

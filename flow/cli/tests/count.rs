@@ -140,6 +140,124 @@ fn bad_input_gets_one_line_and_exit_2() {
     let out = clflow(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
+    for (cache, why) in [
+        ("40MiB/96", "line size 96 is not a power of two"),
+        ("forty", "`forty` is not a size"),
+        ("32/64", "a 32-byte cache holds no 64-byte line"),
+    ] {
+        let out = clflow(&["count", "kernels/vadd/vadd.toml", "--cache", cache]);
+        assert_eq!(out.status.code(), Some(2), "--cache {cache}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!("clflow: error: --cache {cache}: {why}")),
+            "{err}"
+        );
+    }
+}
+
+/// Q DRAM through a cache of `cache`, and the compulsory and accessed bytes.
+fn traffic(manifest: &str, cache: &str) -> (u64, u64, u64, serde_json::Value) {
+    let v = json(&["count", manifest, "--cache", cache, "--json"]);
+    let t = &v["traffic"];
+    let q =
+        t["dram"]["read_bytes"].as_u64().unwrap() + t["dram"]["written_bytes"].as_u64().unwrap();
+    let compulsory = t["compulsory"]["read_bytes"].as_u64().unwrap()
+        + t["compulsory"]["written_bytes"].as_u64().unwrap();
+    (
+        q,
+        compulsory,
+        t["accessed_bytes"].as_u64().unwrap(),
+        t.clone(),
+    )
+}
+
+#[test]
+fn the_cache_simulation_shows_what_tiling_does_to_sgemm() {
+    let n = 128u64;
+    // Both read A and B and write C once where everything fits: 3 n² floats.
+    let compulsory = 3 * n * n * 4;
+    // Naive: each work-item reads a row of A and a column of B, 2n floats.
+    let (naive, c, accessed, t) = traffic("kernels/sgemm/sgemm-128.toml", "1KiB/64");
+    assert_eq!((c, accessed), (compulsory, 2 * n * n * n * 4 + n * n * 4));
+    // Through 16 lines: a batch of 64 work-items (4 rows of 16 in the 16×16
+    // work-group) keeps its 4 lines of A while it walks k, 16 floats a line,
+    // but meets each of B's n lines (16 columns wide) once: per batch
+    // 4·n/16 + n lines, for (n²/64) batches; C is written back once.
+    let batches = n * n / 64;
+    assert_eq!(naive, batches * (4 * n / 16 + n) * 64 + n * n * 4);
+    // Tiled: 16×16 tiles of A and B go through __local memory, so each
+    // global float is read n/16 times, whatever the cache.
+    let (tiled, c_tiled, accessed_tiled, _) =
+        traffic("kernels/sgemm-tiled/sgemm-tiled-128.toml", "1KiB/64");
+    assert_eq!(c_tiled, compulsory);
+    assert_eq!(accessed_tiled, 2 * n * n * n / 16 * 4 + n * n * 4);
+    assert_eq!(tiled, accessed_tiled);
+    assert!(naive > 2 * tiled, "naive {naive}, tiled {tiled}");
+    // A cache that holds all three matrices leaves only compulsory traffic.
+    assert_eq!(
+        traffic("kernels/sgemm/sgemm-128.toml", "256KiB/64").0,
+        compulsory
+    );
+    assert_eq!(
+        traffic("kernels/sgemm-tiled/sgemm-tiled-128.toml", "256KiB").0,
+        compulsory
+    );
+    // The curve falls from the 1 KiB figure to the compulsory traffic.
+    let curve: Vec<u64> = t["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["read_bytes"].as_u64().unwrap() + p["written_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(curve.first(), Some(&naive));
+    assert_eq!(curve.last(), Some(&compulsory));
+    assert!(curve.windows(2).all(|w| w[0] >= w[1]), "{curve:?}");
+    // Naive sgemm's A loads are one address per row of work-items
+    // (uniform), its B loads and C stores contiguous.
+    let bytes = &t["coalescing"]["bytes"];
+    assert_eq!(bytes["uniform"].as_u64(), Some(n * n * n * 4));
+    assert_eq!(
+        bytes["contiguous"].as_u64(),
+        Some(n * n * n * 4 + n * n * 4)
+    );
+    assert_eq!(bytes["strided"].as_u64(), Some(0));
+}
+
+#[test]
+fn csr_rows_one_per_work_item_are_strided_and_the_gather_scattered() {
+    // spmv: 1024 rows of 8 non-zeros, one work-item a row. Neighbouring
+    // work-items read values and col_idx 8 elements (32 bytes) apart, so
+    // each load uses 4 of each 32 bytes; x[col_idx[j]] lands anywhere.
+    let (_, _, accessed, t) = traffic("kernels/spmv/spmv.toml", "64KiB/64");
+    let sites = t["coalescing"]["sites"].as_array().unwrap();
+    let site = |buffer: &str| {
+        sites
+            .iter()
+            .find(|s| {
+                s["description"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("({buffer})"))
+            })
+            .unwrap_or_else(|| panic!("no site on {buffer}: {sites:?}"))
+    };
+    for strided in ["values", "col_idx"] {
+        let s = site(strided);
+        assert_eq!(s["bytes"]["strided"].as_u64(), Some(8192 * 4), "{s}");
+        assert_eq!(s["bytes"]["contiguous"].as_u64(), Some(0), "{s}");
+    }
+    let x = site("x");
+    assert!(
+        x["bytes"]["scattered"].as_u64().unwrap() > 8192 * 4 * 9 / 10,
+        "{x}"
+    );
+    assert_eq!(site("y")["bytes"]["contiguous"].as_u64(), Some(1024 * 4));
+    let bytes = &t["coalescing"]["bytes"];
+    let total: u64 = ["contiguous", "uniform", "strided", "scattered"]
+        .iter()
+        .map(|k| bytes[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, accessed);
 }
 
 #[test]

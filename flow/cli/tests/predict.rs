@@ -54,14 +54,27 @@ fn triad_is_predicted_by_every_model_beside_its_run() {
             roofline["bytes"].as_f64().unwrap() / roofline["bandwidth"]["value"].as_f64().unwrap(),
         );
     assert!((p["roofline"]["value"].as_f64().unwrap() - bound).abs() <= 1e-12 * bound);
-    // Boat hull parameters come from the interpretation, fallback stated.
-    let hull = &p["boat_hull"]["prediction"];
-    assert_eq!(hull["parameters"]["w"].as_f64().unwrap(), work_items);
-    assert_eq!(hull["parameters"]["u"].as_f64().unwrap(), 0.0);
-    assert!(hull["notes"][0]
+    // Q is the DRAM traffic simulated through the device's cache: triad's
+    // 48 bytes per float4 each move once, 64-byte lines being whole.
+    let traffic = &doc["traffic"][0];
+    assert!(traffic["cache_source"]
         .as_str()
         .unwrap()
-        .contains("every access taken as coalesced"));
+        .contains("CACHE_SIZE"));
+    let dram = traffic["dram"]["read_bytes"].as_f64().unwrap()
+        + traffic["dram"]["written_bytes"].as_f64().unwrap();
+    assert_eq!(dram, 49_152.0);
+    assert_eq!(roofline["bytes"].as_f64().unwrap(), dram);
+    // Boat hull parameters come from the interpretation; triad's float4
+    // accesses are all contiguous, so all of Q is coalesced.
+    let hull = &p["boat_hull"]["prediction"];
+    assert_eq!(hull["parameters"]["w"].as_f64().unwrap(), work_items);
+    assert_eq!(hull["parameters"]["c"].as_f64().unwrap(), dram);
+    assert_eq!(hull["parameters"]["u"].as_f64().unwrap(), 0.0);
+    assert_eq!(
+        traffic["coalescing"]["bytes"]["contiguous"].as_f64(),
+        Some(dram)
+    );
     // The quick bench measured the scattered bandwidth and T_ldst.
     assert!(hull["device"]["p_uncoalesced"]["source"]
         .as_str()

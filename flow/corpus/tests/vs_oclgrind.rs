@@ -23,28 +23,9 @@ use clflow_core::Launch;
 use clflow_corpus::{check_outputs, Case};
 use clflow_interp::{Counts, OpClass, OpSet, Program, RunOptions};
 use clflow_manifest::Manifest;
+use clflow_ocl::oclgrind::{PAPER_LLVM_OPS, PAPER_OPS};
 use clflow_ocl::{run_under_oclgrind, InstructionHistogram, OclgrindConfig, ProgramSource};
 use std::path::PathBuf;
-
-/// The paper's op selection, in the spelling `clflow count --ops` takes.
-const PAPER_OPS: &str = "add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div";
-
-/// The same selection as LLVM instruction names (`div` is all three divides).
-const PAPER_LLVM: &[&str] = &[
-    "add",
-    "xor",
-    "sub",
-    "shl",
-    "lshr",
-    "or",
-    "getelementptr",
-    "icmp",
-    "mul",
-    "and",
-    "udiv",
-    "sdiv",
-    "fdiv",
-];
 
 /// LLVM instructions clflow's `arith` classes count (one operation each):
 /// integer and float arithmetic, bitwise ops, shifts, compares, address
@@ -448,7 +429,7 @@ fn compare(case: Case, compiler: &Compiler, config: &OclgrindConfig) -> Row {
             oclgrind_w_fp(h),
         ),
         w_arith: (counts.w(&OpSet::default()), oclgrind_w(h, ARITH_LLVM, true)),
-        w_paper: (counts.w(&paper), oclgrind_w(h, PAPER_LLVM, false)),
+        w_paper: (counts.w(&paper), oclgrind_w(h, PAPER_LLVM_OPS, false)),
     }
 }
 

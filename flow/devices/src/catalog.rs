@@ -42,6 +42,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     embed!("amd-mi250x"),
     embed!("amd-mi300x"),
     embed!("intel-max-1550"),
+    embed!("intel-n6001"),
     embed!("intel-pac-d5005"),
     embed!("intel-xeon-8480"),
     embed!("nvidia-a100-sxm"),

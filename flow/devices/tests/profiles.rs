@@ -113,6 +113,20 @@ fn device_names_find_the_most_specific_profile() {
     let m = c.match_name("Tesla K20Xm").unwrap();
     assert_eq!(m.pattern, "Tesla K20X");
     assert!(m.ties.is_empty());
+    // The name the oneAPI runtime gives an OFS-based Agilex 7 board; the
+    // platform part is every OFS board's and matches none alone.
+    assert_eq!(
+        id("ofs_n6001 : Intel OFS Platform (ofs_ee00000)").as_deref(),
+        Some("intel-n6001")
+    );
+    assert_eq!(
+        id("ofs_iseries-dk : Intel OFS Platform (ofs_ee00000)"),
+        None
+    );
+    let n6001 = c.get("intel-n6001").unwrap();
+    assert_eq!(n6001.class, DeviceClass::Fpga);
+    assert_eq!(n6001.datasheet.memory_bandwidth_bytes_per_s(), Some(38.4e9));
+    assert_eq!(n6001.datasheet.fp32_ops_per_s(), None);
     // The PoCL CPU device of a generic virtual machine has no datasheet.
     assert!(c
         .match_name("pthread-skylake-avx512-Intel(R) Xeon(R) Processor")

@@ -6,32 +6,19 @@
 //! seconds=81.2 load_bytes=... store_bytes=... w_paper=...
 //! ```
 //!
-//! `w_paper` sums the paper's selection of LLVM instructions (add, xor,
-//! sub, shl, lshr, or, getelementptr, icmp, mul, and, udiv/sdiv). The
+//! `w_paper` sums the paper's selection of LLVM instructions
+//! (`clflow_ocl::oclgrind::PAPER_LLVM_OPS`, what `--ops` with
+//! `PAPER_OPS` counts in clflow). The
 //! kernel is built with `-cl-opt-disable` (plus the manifest's options):
 //! Oclgrind 21.10 cannot run the `llvm.fshl` intrinsic the optimiser makes
 //! of rotates. Usage: `oclgrind_count MANIFEST CHILD`, CHILD being the path
 //! of `clflow-ocl-child`.
 
+use clflow_ocl::oclgrind::PAPER_LLVM_OPS;
 use clflow_ocl::{run_under_oclgrind, OclgrindConfig, ProgramSource};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-
-const PAPER_OPS: [&str; 12] = [
-    "add",
-    "xor",
-    "sub",
-    "shl",
-    "lshr",
-    "or",
-    "getelementptr",
-    "icmp",
-    "mul",
-    "and",
-    "udiv",
-    "sdiv",
-];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,7 +50,7 @@ fn run(manifest: &str, child: &str) -> Result<String, String> {
     let run = run_under_oclgrind(&config, &source, &launch).map_err(|e| e.to_string())?;
     let seconds = started.elapsed().as_secs_f64();
     let h = &run.histogram;
-    let w: u64 = PAPER_OPS.iter().map(|op| h.count(op)).sum();
+    let w: u64 = PAPER_LLVM_OPS.iter().map(|op| h.count(op)).sum();
     Ok(format!(
         "seconds={seconds:.3} load_bytes={} store_bytes={} w_paper={w}",
         h.loads.global.bytes + h.loads.constant.bytes,

@@ -9,7 +9,11 @@
 //!   Comparisons are typed by their operands, boolean logic is `bool`,
 //!   address computations (`OpInBoundsPtrAccessChain` ...) are `ptr`.
 //!   Control flow (`OpBranch`, `OpSwitch`, `OpReturn`, `OpFunctionCall`) and
-//!   `OpPhi` are counted once per execution. Counting is per basic block: a
+//!   `OpPhi` are counted once per execution. An instruction without a
+//!   result is `void` (`OpBranch`, `OpReturn`, `OpControlBarrier`, a call of
+//!   a void function), unless it is about one value: stores are typed by
+//!   the value stored, `OpSwitch` by its selector, `OpBranchConditional`
+//!   by its `bool` condition. Counting is per basic block: a
 //!   block's static counts times the number of times it ran.
 //! * **Operations (W)** count each instruction in its *base form*, lanes
 //!   times operations per lane:
@@ -60,6 +64,8 @@ pub enum LaneType {
     Scalar(ScalarType),
     Bool,
     Pointer,
+    /// No value: control flow, barriers, calls of void functions.
+    Void,
 }
 
 impl fmt::Display for LaneType {
@@ -68,6 +74,7 @@ impl fmt::Display for LaneType {
             LaneType::Scalar(s) => f.write_str(s.name()),
             LaneType::Bool => f.write_str("bool"),
             LaneType::Pointer => f.write_str("ptr"),
+            LaneType::Void => f.write_str("void"),
         }
     }
 }
@@ -556,7 +563,8 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
     out
 }
 
-fn group_digits(n: u64) -> String {
+/// `1234567` as `1,234,567`.
+pub fn group_digits(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

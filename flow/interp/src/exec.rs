@@ -34,6 +34,7 @@ use crate::memory::{
 };
 use crate::opencl_std as math;
 use crate::program::Program;
+use crate::trace::{AccessKind, AccessSink, Arrivals, Delivery, GlobalAccess};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Work-items per batch in kernels without barriers: enough to pay for a
@@ -199,29 +200,58 @@ pub struct Launched<'a> {
 
 /// Runs every work-group of a launch on `threads` threads, each taking the
 /// next group not yet taken and keeping one `Runner` throughout. Where work-
-/// items fault, the fault of the first such work-group is returned.
-pub fn run_groups(launch: &Launched<'_>, threads: usize) -> Result<Partial, Fault> {
+/// items fault, the fault of the first such work-group is returned. With a
+/// sink, every global access goes to it, work-group by work-group in
+/// order, on the calling thread (see [`crate::trace`]).
+pub fn run_groups(
+    launch: &Launched<'_>,
+    threads: usize,
+    sink: Option<&mut dyn AccessSink>,
+) -> Result<Partial, Fault> {
     let groups: u64 = launch.geometry.groups.iter().product();
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let work = || -> Result<Partial, (u64, Fault)> {
-        let mut runner = Runner::new(launch);
+    let delivery = Delivery::new(threads);
+    let tracing = sink.is_some();
+    let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
+        let mut runner = Runner::new(launch, tracing);
+        let stopped = || stop.load(Ordering::Relaxed);
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
-            if g >= groups || stop.load(Ordering::Relaxed) {
+            if g >= groups || stopped() {
                 return Ok(runner.partial);
+            }
+            if arrivals.is_some() {
+                delivery.wait_turn(g, &stopped);
+                if stopped() {
+                    return Ok(runner.partial);
+                }
             }
             runner.run_group(g).map_err(|fault| {
                 stop.store(true, Ordering::Relaxed);
                 (g, fault)
             })?;
+            if let Some(arrivals) = &arrivals {
+                // The sink side is gone only when this run is over anyway.
+                let _ = arrivals.send((g, runner.take_trace()));
+            }
         }
     };
-    let outcomes: Vec<_> = if threads <= 1 {
-        vec![work()]
-    } else {
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+    let outcomes: Vec<_> = match sink {
+        None if threads <= 1 => vec![work(None)],
+        sink => std::thread::scope(|scope| {
+            let (sender, arrivals) = std::sync::mpsc::channel();
+            let work = &work;
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    let sender = sink.is_some().then(|| sender.clone());
+                    scope.spawn(move || work(sender))
+                })
+                .collect();
+            drop(sender);
+            if let Some(sink) = sink {
+                delivery.deliver(arrivals, sink);
+            }
             workers
                 .into_iter()
                 .map(|w| {
@@ -229,7 +259,7 @@ pub fn run_groups(launch: &Launched<'_>, threads: usize) -> Result<Partial, Faul
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                 })
                 .collect()
-        })
+        }),
     };
     let mut total = Partial::default();
     let mut first_fault: Option<(u64, Fault)> = None;
@@ -257,10 +287,39 @@ pub struct Runner<'a> {
     group: [u64; 3],
     local: Arena,
     pub partial: Partial,
+    /// The work-group's global accesses, where they are traced.
+    trace: Option<Recorder>,
+}
+
+/// Collects a work-group's global accesses as they are made.
+#[derive(Debug, Default)]
+struct Recorder {
+    accesses: Vec<GlobalAccess>,
+    /// The instruction being dispatched, and its dispatch number.
+    site: u32,
+    dispatch: u32,
+    /// The work-group's size, for work-items' linear ids.
+    local: [u64; 3],
+}
+
+impl Recorder {
+    #[inline]
+    fn record(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, item: [u64; 3]) {
+        let [lx, ly, _] = self.local;
+        self.accesses.push(GlobalAccess {
+            offset,
+            buffer: buffer as u32,
+            bytes: bytes.min(u32::MAX as u64) as u32,
+            site: self.site,
+            dispatch: self.dispatch,
+            item: ((item[2] * ly + item[1]) * lx + item[0]) as u32,
+            kind,
+        });
+    }
 }
 
 impl<'a> Runner<'a> {
-    pub fn new(launch: &'a Launched<'a>) -> Self {
+    pub fn new(launch: &'a Launched<'a>, tracing: bool) -> Self {
         let group_items = launch.geometry.local.iter().product::<u64>() as usize;
         let item_bytes = 8 * launch.regs.len() as u64 + launch.program.private.total();
         let width = if launch.program.uses_barrier {
@@ -299,6 +358,21 @@ impl<'a> Runner<'a> {
                 hits: vec![0; launch.program.blocks.len()],
                 traffic: Traffic::default(),
             },
+            trace: tracing.then(|| Recorder {
+                local: launch.geometry.local,
+                ..Recorder::default()
+            }),
+        }
+    }
+
+    /// The traced accesses of the work-group just run (none if untraced).
+    pub fn take_trace(&mut self) -> Vec<GlobalAccess> {
+        match &mut self.trace {
+            Some(recorder) => {
+                let capacity = recorder.accesses.len();
+                std::mem::replace(&mut recorder.accesses, Vec::with_capacity(capacity))
+            }
+            None => Vec::new(),
         }
     }
 
@@ -431,6 +505,7 @@ impl Runner<'_> {
             local_layout: &launch.local_layout,
             private_layout: &program.private,
             traffic: &mut self.partial.traffic,
+            trace: self.trace.as_mut(),
         };
         let Batch {
             width,
@@ -833,62 +908,76 @@ impl Runner<'_> {
                     size: 4,
                     n: 1,
                     align: 4,
-                } => lanes!(l => {
-                    let p = r!(l, ptr);
-                    r!(l, dst) = match mem.global_word(p) {
-                        Some((buffer, offset)) => buffer.read_word(offset) as u64,
-                        None => {
-                            let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
-                            mem.read(&private[l], loc, 0, 4)
-                        }
-                    };
-                }),
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let p = r!(l, ptr);
+                        mem.trace_pointer(p, 4, AccessKind::Load, local_id[l]);
+                        r!(l, dst) = match mem.global_word(p) {
+                            Some((buffer, offset)) => buffer.read_word(offset) as u64,
+                            None => {
+                                let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
+                                mem.read(&private[l], loc, 0, 4)
+                            }
+                        };
+                    })
+                }
                 Op::Store {
                     src,
                     ptr,
                     size: 4,
                     n: 1,
                     align: 4,
-                } => lanes!(l => {
-                    let (p, v) = (r!(l, ptr), r!(l, src));
-                    match mem.global_word(p) {
-                        Some((buffer, offset)) => buffer.write_word(offset, v as u32),
-                        None => {
-                            let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
-                            mem.write(&mut private[l], loc, 0, 4, v);
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let (p, v) = (r!(l, ptr), r!(l, src));
+                        mem.trace_pointer(p, 4, AccessKind::Store, local_id[l]);
+                        match mem.global_word(p) {
+                            Some((buffer, offset)) => buffer.write_word(offset, v as u32),
+                            None => {
+                                let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
+                                mem.write(&mut private[l], loc, 0, 4, v);
+                            }
                         }
-                    }
-                }),
+                    })
+                }
                 Op::Load {
                     dst,
                     ptr,
                     size,
                     n,
                     align,
-                } => lanes!(l => {
-                    let loc = mem
-                        .resolve(r!(l, ptr), size as u64 * n as u64, align as u64)
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let loc = mem
+                        .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Load, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
-                    for i in 0..n as u32 {
-                        r!(l, dst + i) =
-                            mem.read(&private[l], loc, i as u64 * size as u64, size as u32);
-                    }
-                }),
+                        for i in 0..n as u32 {
+                            r!(l, dst + i) =
+                                mem.read(&private[l], loc, i as u64 * size as u64, size as u32);
+                        }
+                    })
+                }
                 Op::Store {
                     src,
                     ptr,
                     size,
                     n,
                     align,
-                } => lanes!(l => {
-                    let loc = mem
-                        .resolve(r!(l, ptr), size as u64 * n as u64, align as u64)
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let loc = mem
+                        .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Store, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
-                    for i in 0..n as u32 {
-                        let v = r!(l, src + i);
-                        mem.write(&mut private[l], loc, i as u64 * size as u64, size as u32, v);
-                    }
-                }),
+                        for i in 0..n as u32 {
+                            let v = r!(l, src + i);
+                            mem.write(&mut private[l], loc, i as u64 * size as u64, size as u32, v);
+                        }
+                    })
+                }
                 Op::LoadAgg { dst, ptr, layout } => {
                     let leaves = &program.layouts[layout as usize];
                     let span = leaves
@@ -896,8 +985,11 @@ impl Runner<'_> {
                         .map(|l| l.offset as u64 + l.size as u64)
                         .max()
                         .unwrap_or(0);
+                    mem.dispatch(at);
                     lanes!(l => {
-                        let loc = mem.resolve(r!(l, ptr), span, 1).map_err(|kind| (at, l, kind))?;
+                        let loc = mem
+                        .access(r!(l, ptr), span, 1, AccessKind::Load, local_id[l])
+                        .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
                             r!(l, dst as usize + i) =
                                 mem.read(&private[l], loc, leaf.offset as u64, leaf.size as u32);
@@ -911,8 +1003,11 @@ impl Runner<'_> {
                         .map(|l| l.offset as u64 + l.size as u64)
                         .max()
                         .unwrap_or(0);
+                    mem.dispatch(at);
                     lanes!(l => {
-                        let loc = mem.resolve(r!(l, ptr), span, 1).map_err(|kind| (at, l, kind))?;
+                        let loc = mem
+                        .access(r!(l, ptr), span, 1, AccessKind::Store, local_id[l])
+                        .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
                             let v = r!(l, src as usize + i);
                             mem.write(
@@ -930,19 +1025,24 @@ impl Runner<'_> {
                     src,
                     bytes,
                     bytes_reg,
-                } => lanes!(l => {
-                    let bytes = match bytes_reg {
-                        Some(reg) => {
-                            let b = r!(l, reg);
-                            mem.count(r!(l, src), b, false);
-                            mem.count(r!(l, dst), b, true);
-                            b
-                        }
-                        None => bytes,
-                    };
-                    mem.copy(&mut private[l], r!(l, dst), r!(l, src), bytes)
-                        .map_err(|kind| (at, l, kind))?;
-                }),
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let bytes = match bytes_reg {
+                            Some(reg) => {
+                                let b = r!(l, reg);
+                                mem.count(r!(l, src), b, false);
+                                mem.count(r!(l, dst), b, true);
+                                b
+                            }
+                            None => bytes,
+                        };
+                        mem.trace_pointer(r!(l, src), bytes, AccessKind::Load, local_id[l]);
+                        mem.trace_pointer(r!(l, dst), bytes, AccessKind::Store, local_id[l]);
+                        mem.copy(&mut private[l], r!(l, dst), r!(l, src), bytes)
+                            .map_err(|kind| (at, l, kind))?;
+                    })
+                }
                 Op::GroupCopy {
                     dst,
                     src,
@@ -951,57 +1051,68 @@ impl Runner<'_> {
                     elem,
                     event,
                     out,
-                } => lanes!(l => {
-                    if local_id[l] == [0, 0, 0] {
-                        let (count, stride) = (r!(l, elems), r!(l, stride).max(1));
-                        // Strided copies gather from (local→global: scatter to) every stride-th element.
-                        let (dst, src) = (r!(l, dst), r!(l, src));
-                        let local_dst = memory::decode(dst).0 == SPACE_LOCAL;
-                        for i in 0..count {
-                            let far = i * stride * elem as u64;
-                            let near = i * elem as u64;
-                            let (d, s) = if local_dst {
-                                (dst.wrapping_add(near), src.wrapping_add(far))
-                            } else {
-                                (dst.wrapping_add(far), src.wrapping_add(near))
-                            };
-                            mem.count(s, elem as u64, false);
-                            mem.count(d, elem as u64, true);
-                            mem.copy(&mut private[l], d, s, elem as u64)
-                                .map_err(|kind| (at, l, kind))?;
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        if local_id[l] == [0, 0, 0] {
+                            let (count, stride) = (r!(l, elems), r!(l, stride).max(1));
+                            // Strided copies gather from (local→global: scatter to) every stride-th element.
+                            let (dst, src) = (r!(l, dst), r!(l, src));
+                            let local_dst = memory::decode(dst).0 == SPACE_LOCAL;
+                            for i in 0..count {
+                                let far = i * stride * elem as u64;
+                                let near = i * elem as u64;
+                                let (d, s) = if local_dst {
+                                    (dst.wrapping_add(near), src.wrapping_add(far))
+                                } else {
+                                    (dst.wrapping_add(far), src.wrapping_add(near))
+                                };
+                                mem.count(s, elem as u64, false);
+                                mem.count(d, elem as u64, true);
+                                mem.trace_pointer(s, elem as u64, AccessKind::Load, local_id[l]);
+                                mem.trace_pointer(d, elem as u64, AccessKind::Store, local_id[l]);
+                                mem.copy(&mut private[l], d, s, elem as u64)
+                                    .map_err(|kind| (at, l, kind))?;
+                            }
                         }
-                    }
-                    r!(l, out) = r!(l, event);
-                }),
-                Op::LoadHalf { dst, ptr, n } => lanes!(l => {
-                    let loc = mem
-                        .resolve(r!(l, ptr), 2 * n as u64, 2)
+                        r!(l, out) = r!(l, event);
+                    })
+                }
+                Op::LoadHalf { dst, ptr, n } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let loc = mem
+                        .access(r!(l, ptr), 2 * n as u64, 2, AccessKind::Load, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
-                    for i in 0..n as u32 {
-                        let h = mem.read(&private[l], loc, 2 * i as u64, 2) as u16;
-                        r!(l, dst + i) = math::f16_to_f32(h).to_bits() as u64;
-                    }
-                }),
+                        for i in 0..n as u32 {
+                            let h = mem.read(&private[l], loc, 2 * i as u64, 2) as u16;
+                            r!(l, dst + i) = math::f16_to_f32(h).to_bits() as u64;
+                        }
+                    })
+                }
                 Op::StoreHalf {
                     src,
                     ptr,
                     n,
                     from,
                     rounding,
-                } => lanes!(l => {
-                    let loc = mem
-                        .resolve(r!(l, ptr), 2 * n as u64, 2)
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let loc = mem
+                        .access(r!(l, ptr), 2 * n as u64, 2, AccessKind::Store, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
-                    for i in 0..n as u32 {
-                        let v = r!(l, src + i);
-                        let h = if from == 64 {
-                            math::convert(ConvKind::FloatToFloat { rounding }, 64, 16, v)
-                        } else {
-                            math::f32_to_f16_rounded(f32::from_bits(v as u32), rounding) as u64
-                        };
-                        mem.write(&mut private[l], loc, 2 * i as u64, 2, h);
-                    }
-                }),
+                        for i in 0..n as u32 {
+                            let v = r!(l, src + i);
+                            let h = if from == 64 {
+                                math::convert(ConvKind::FloatToFloat { rounding }, 64, 16, v)
+                            } else {
+                                math::f32_to_f16_rounded(f32::from_bits(v as u32), rounding) as u64
+                            };
+                            mem.write(&mut private[l], loc, 2 * i as u64, 2, h);
+                        }
+                    })
+                }
                 Op::Atomic {
                     op,
                     bits,
@@ -1009,13 +1120,21 @@ impl Runner<'_> {
                     ptr,
                     a,
                     b,
-                } => lanes!(l => {
+                } => {
+                    mem.dispatch(at);
+                    let kind = match op {
+                        AtomicOp::Load => AccessKind::Load,
+                        AtomicOp::Store => AccessKind::Store,
+                        _ => AccessKind::Atomic,
+                    };
                     let size = bits as u64 / 8;
-                    let loc = mem
-                        .resolve(r!(l, ptr), size, size)
-                        .map_err(|kind| (at, l, kind))?;
-                    r!(l, dst) = mem.atomic(&mut private[l], loc, op, bits, r!(l, a), r!(l, b));
-                }),
+                    lanes!(l => {
+                        let loc = mem
+                            .access(r!(l, ptr), size, size, kind, local_id[l])
+                            .map_err(|kind| (at, l, kind))?;
+                        r!(l, dst) = mem.atomic(&mut private[l], loc, op, bits, r!(l, a), r!(l, b));
+                    })
+                }
                 Op::Builtin {
                     which,
                     dst,
@@ -1237,9 +1356,47 @@ struct Mem<'m> {
     local_layout: &'m ArenaLayout,
     private_layout: &'m ArenaLayout,
     traffic: &'m mut Traffic,
+    trace: Option<&'m mut Recorder>,
 }
 
 impl Mem<'_> {
+    /// Starts tracing a memory instruction at `pc` for the active lanes.
+    #[inline(always)]
+    fn dispatch(&mut self, pc: usize) {
+        if let Some(t) = &mut self.trace {
+            t.site = pc as u32;
+            t.dispatch = t.dispatch.wrapping_add(1);
+        }
+    }
+
+    /// [`Mem::resolve`] for an access of work-item `item`, traced if global.
+    #[inline(always)]
+    fn access(
+        &mut self,
+        pointer: u64,
+        bytes: u64,
+        align: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) -> Result<Loc, TrapKind> {
+        let loc = self.resolve(pointer, bytes, align)?;
+        if let (Some(t), Loc::Global(buffer, offset)) = (&mut self.trace, loc) {
+            t.record(buffer, offset, bytes, kind, item);
+        }
+        Ok(loc)
+    }
+
+    /// Traces an access whose pointer has not been resolved (the fast
+    /// word paths, run-time sized copies).
+    #[inline(always)]
+    fn trace_pointer(&mut self, pointer: u64, bytes: u64, kind: AccessKind, item: [u64; 3]) {
+        if let Some(t) = &mut self.trace {
+            if let (SPACE_GLOBAL, buffer, offset) = memory::decode(pointer) {
+                t.record(buffer, offset as u64, bytes, kind, item);
+            }
+        }
+    }
+
     /// Checks that `bytes` at `pointer` lie inside one buffer and that the
     /// pointer is aligned to `align`.
     #[inline(always)]

@@ -33,11 +33,13 @@ mod exec;
 mod memory;
 mod opencl_std;
 mod program;
+pub mod trace;
 mod translate;
 mod types;
 
 pub use counts::{CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError};
 pub use error::{InterpError, TranslateError, Trap, TrapKind};
+pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 
 use clflow_core::{AddressSpace, ArgValue, Launch};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
@@ -133,17 +135,55 @@ impl Program {
         self.inner.code.is_empty()
     }
 
+    /// The SPIR-V instruction bytecode instruction `pc` came from (a
+    /// traced access's `site`), as text.
+    pub fn site(&self, pc: u32) -> &str {
+        self.inner.site(pc as usize)
+    }
+
     /// Runs the kernel on a copy of the launch's buffers.
     pub fn run(&self, launch: &Launch, options: &RunOptions) -> Result<RunResult, InterpError> {
-        self.run_taking(launch, vec![None; launch.args.len()], options)
+        self.run_taking(launch, vec![None; launch.args.len()], options, None)
+    }
+
+    /// Runs the kernel on a copy of the launch's buffers and hands every
+    /// global and constant access to `sink`, work-group by work-group in
+    /// order (see [`trace`]). Counts and outputs are those of [`Program::run`].
+    pub fn run_traced(
+        &self,
+        launch: &Launch,
+        options: &RunOptions,
+        sink: &mut dyn AccessSink,
+    ) -> Result<RunResult, InterpError> {
+        self.run_taking(launch, vec![None; launch.args.len()], options, Some(sink))
     }
 
     /// Runs the kernel on the launch's own buffers, which it takes over, so
     /// that no buffer is held twice (inputs of hundreds of megabytes).
     pub fn run_owned(
         &self,
+        launch: Launch,
+        options: &RunOptions,
+    ) -> Result<RunResult, InterpError> {
+        self.run_owned_with(launch, options, None)
+    }
+
+    /// [`Program::run_owned`], handing every global access to `sink` as
+    /// [`Program::run_traced`] does.
+    pub fn run_owned_traced(
+        &self,
+        launch: Launch,
+        options: &RunOptions,
+        sink: &mut dyn AccessSink,
+    ) -> Result<RunResult, InterpError> {
+        self.run_owned_with(launch, options, Some(sink))
+    }
+
+    fn run_owned_with(
+        &self,
         mut launch: Launch,
         options: &RunOptions,
+        sink: Option<&mut dyn AccessSink>,
     ) -> Result<RunResult, InterpError> {
         let taken = launch
             .args
@@ -153,7 +193,7 @@ impl Program {
                 _ => None,
             })
             .collect();
-        self.run_taking(&launch, taken, options)
+        self.run_taking(&launch, taken, options, sink)
     }
 
     /// `taken[i]`, where present, holds argument i's bytes instead of the launch.
@@ -162,6 +202,7 @@ impl Program {
         launch: &Launch,
         mut taken: Vec<Option<Vec<u8>>>,
         options: &RunOptions,
+        mut sink: Option<&mut dyn AccessSink>,
     ) -> Result<RunResult, InterpError> {
         let p = &self.inner;
         let launch_error = |message: String| InterpError::Launch {
@@ -291,7 +332,19 @@ impl Program {
         if threads == 0 {
             return Err(launch_error("0 threads cannot run a kernel".into()));
         }
-        let outcome = exec::run_groups(&launched, threads);
+        if let Some(sink) = sink.as_mut() {
+            let buffers: Vec<TraceBuffer> = global
+                .buffers
+                .iter()
+                .map(|b| TraceBuffer {
+                    label: b.label.clone(),
+                    space: b.space,
+                    bytes: b.len,
+                })
+                .collect();
+            sink.buffers(&buffers);
+        }
+        let outcome = exec::run_groups(&launched, threads, sink);
         let partial = outcome.map_err(|f| {
             InterpError::Trap(Box::new(Trap {
                 kernel: p.kernel.clone(),

@@ -1304,6 +1304,23 @@ fn atomic_op(op: S) -> Option<AtomicOp> {
 }
 
 impl<'m> Translator<'m> {
+    /// The histogram type of an instruction counted once per execution
+    /// rather than per lane (control flow, calls, barriers, builtins run for
+    /// their effect). The rule for every histogram entry: an instruction is
+    /// typed by the element of the value it produces, and is `void` when it
+    /// produces none (`OpBranch`, `OpReturn`, `OpControlBarrier`, a call of a
+    /// void function) or only an opaque handle (an async copy's event). An
+    /// instruction without a result that is about one value is typed by that
+    /// value instead: a store by what it stores (`OpStore global float`),
+    /// `OpSwitch` by its selector, `OpBranchConditional` by its `bool`
+    /// condition.
+    fn result_lane_type(&self, inst: &Instruction) -> LaneType {
+        match inst.result_type.map(|ty| self.types.lanes(ty)) {
+            Some(Ok((s, _))) => lane_type(s, false).unwrap_or(LaneType::Void),
+            _ => LaneType::Void,
+        }
+    }
+
     fn lane_type_of(&self, ty: Word, signed: bool) -> LaneType {
         match self.types.lanes(ty) {
             Ok((s, _)) => lane_type(s, signed).unwrap_or(LaneType::Pointer),
@@ -1907,13 +1924,14 @@ impl<'m> Translator<'m> {
             S::Branch => {
                 let t = self.target(id(inst, 0)?);
                 self.emit(Op::Jump { target: t });
-                self.hist(name, LaneType::Bool, 1);
+                self.hist(name, self.result_lane_type(inst), 1);
             }
             S::BranchConditional => {
                 let cond = self.val(id(inst, 0)?)?.slot;
                 let then = self.target(id(inst, 1)?);
                 let other = self.target(id(inst, 2)?);
                 self.emit(Op::Branch { cond, then, other });
+                // Typed by its condition (see `result_lane_type`).
                 self.hist(name, LaneType::Bool, 1);
             }
             S::Switch => {
@@ -1939,13 +1957,13 @@ impl<'m> Translator<'m> {
             }
             S::Return => {
                 self.emit(Op::Ret { src: 0, n: 0 });
-                self.hist(name, LaneType::Bool, 1);
+                self.hist(name, self.result_lane_type(inst), 1);
             }
             S::ReturnValue => {
                 let v = self.val(id(inst, 0)?)?;
                 let n = self.types.slots(v.ty)?;
                 self.emit(Op::Ret { src: v.slot, n });
-                self.hist("OpReturn", LaneType::Bool, 1);
+                self.hist("OpReturn", self.result_lane_type(inst), 1);
             }
             S::Unreachable | S::Kill => self.emit(Op::Trap),
             S::FunctionCall => {
@@ -1983,12 +2001,12 @@ impl<'m> Translator<'m> {
                     ret,
                     ret_n,
                 });
-                self.hist(name, LaneType::Bool, 1);
+                self.hist(name, self.result_lane_type(inst), 1);
             }
             S::ControlBarrier => {
                 self.uses_barrier = true;
                 self.emit(Op::Barrier);
-                self.hist(name, LaneType::Bool, 1);
+                self.hist(name, self.result_lane_type(inst), 1);
             }
             S::GroupAsyncCopy => self.async_copy(inst)?,
             S::GroupWaitEvents => {
@@ -2039,7 +2057,7 @@ impl<'m> Translator<'m> {
                 }
                 self.silent = true;
             }
-            _ => self.hist("OpFunctionCall", LaneType::Bool, 1),
+            _ => self.hist("OpFunctionCall", self.result_lane_type(inst), 1),
         }
         self.inline_depth += 1;
         if self.inline_depth > 16 {
@@ -2061,7 +2079,7 @@ impl<'m> Translator<'m> {
             ));
             self.current_site = (self.sites.len() - 1) as u32;
             match callee_inst.class.opcode {
-                S::Return => self.hist("OpReturn", LaneType::Bool, 1),
+                S::Return => self.hist("OpReturn", self.result_lane_type(callee_inst), 1),
                 S::ReturnValue => {
                     let v = self.val(id(callee_inst, 0)?)?;
                     let n = self.types.slots(v.ty)?;
@@ -2082,7 +2100,7 @@ impl<'m> Translator<'m> {
                             });
                         }
                     }
-                    self.hist("OpReturn", LaneType::Bool, 1);
+                    self.hist("OpReturn", self.result_lane_type(callee_inst), 1);
                 }
                 _ => self.instruction(callee_inst)?,
             }
@@ -2530,7 +2548,11 @@ impl<'m> Translator<'m> {
             event,
             out,
         });
-        self.hist(spirv_name(inst.class.opname), LaneType::Bool, 1);
+        self.hist(
+            spirv_name(inst.class.opname),
+            self.result_lane_type(inst),
+            1,
+        );
         Ok(())
     }
 }
@@ -2825,7 +2847,7 @@ impl<'m> Translator<'m> {
                         });
                     }
                 }
-                self.hist(ext_name, LaneType::Bool, 1);
+                self.hist(ext_name, self.result_lane_type(inst), 1);
                 return Ok(());
             }
             Ext::VLoad | Ext::VStore => {

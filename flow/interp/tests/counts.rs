@@ -209,3 +209,54 @@ fn work_group_reduction_with_barriers_and_local_memory() {
     assert_eq!(report.local.store_bytes, 4 * (512 + 8 * 63));
     assert_eq!(report.local.load_bytes, 4 * (8 * 63 * 2 + 8));
 }
+
+/// The histogram's types of `op`, in the order counted.
+fn types_of<'c>(counts: &'c clflow_interp::Counts, op: &str) -> Vec<(&'c str, u64)> {
+    counts
+        .histogram
+        .iter()
+        .filter(|e| e.op == op)
+        .map(|e| (e.ty.as_str(), e.lanes))
+        .collect()
+}
+
+#[test]
+fn instructions_without_a_value_are_void_and_a_branch_is_typed_by_its_condition() {
+    const SHIFT: &str = r#"
+__kernel void shift(__global const uint *in, __global uint *out, __local uint *tile) {
+  size_t l = get_local_id(0);
+  tile[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l > 0) out[get_global_id(0)] = tile[l - 1];
+}"#;
+    let n = 256usize;
+    let input: Vec<u32> = (0..n as u32).map(|i| 3 * i + 1).collect();
+    let r = run(
+        SHIFT,
+        "shift",
+        &[n as u64],
+        Some(&[64]),
+        vec![u32s(&input), u32s(&vec![0; n]), local(64 * 4)],
+    )
+    .unwrap();
+    let out = as_u32(&r.buffers[1].bytes);
+    for i in 0..n {
+        let expected = if i % 64 == 0 { 0 } else { input[i - 1] };
+        assert_eq!(out[i], expected, "out[{i}]");
+    }
+    let k = &r.counts;
+    assert_eq!(types_of(k, "OpControlBarrier"), [("void", n as u64)]);
+    assert_eq!(types_of(k, "OpBranchConditional"), [("bool", n as u64)]);
+    assert!(
+        types_of(k, "OpReturn").iter().all(|(ty, _)| *ty == "void"),
+        "{:?}",
+        types_of(k, "OpReturn")
+    );
+    assert!(k.lanes_of("OpReturn") >= n as u64);
+    // A store is typed by the value it stores; the first item of each
+    // work-group skips it.
+    assert_eq!(
+        types_of(k, "OpStore global"),
+        [("uint", (n - n / 64) as u64)]
+    );
+}

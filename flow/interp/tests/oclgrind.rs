@@ -5,6 +5,7 @@
 //! Fails, saying so, where `oclgrind-kernel` is not installed.
 
 mod common;
+use clflow_ocl::oclgrind::{PAPER_LLVM_OPS, PAPER_OPS};
 use common::*;
 use std::collections::HashMap;
 use std::process::Command;
@@ -86,28 +87,11 @@ fn lookup3_traffic_equals_oclgrind_and_w_is_within_five_percent() {
     assert_eq!(r.counts.q_load(), load, "global bytes loaded");
     assert_eq!(r.counts.q_store(), store, "global bytes stored");
 
-    let paper = [
-        "add",
-        "xor",
-        "sub",
-        "shl",
-        "lshr",
-        "or",
-        "getelementptr",
-        "icmp",
-        "mul",
-        "and",
-        "udiv",
-    ];
-    let theirs: u64 = paper
+    let theirs: u64 = PAPER_LLVM_OPS
         .iter()
         .map(|op| ops.get(*op).copied().unwrap_or(0))
         .sum();
-    let ours = r
-        .counts
-        .w(&"add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div"
-            .parse()
-            .unwrap());
+    let ours = r.counts.w(&PAPER_OPS.parse().unwrap());
     let off = (ours as f64 - theirs as f64).abs() / theirs as f64;
     assert!(
         off < 0.05,

@@ -3,7 +3,9 @@
 //! (eq. 8; Figures 7, 9, 11); every device on one chart (Figures 3, 4); and
 //! the energy of each run (Figure 12).
 
-use crate::plot::{Bar, BarPlot, Line, LogPlot, Marker, Place, Stroke, Tag};
+use crate::plot::{
+    decade_ceil, decade_floor, Bar, BarPlot, Line, LogPlot, Marker, Place, Stroke, Tag,
+};
 use clflow_metrics::{format_number, ridge, Ceilings, DeviceProfile, Metrics, ResultSet, Unit};
 use plotters::style::RGBColor;
 
@@ -104,14 +106,6 @@ struct KernelSpec {
     intensity_max: f64,
     achieved: Option<f64>,
     color: RGBColor,
-}
-
-fn decade_floor(v: f64) -> f64 {
-    10f64.powf(v.log10().floor())
-}
-
-fn decade_ceil(v: f64) -> f64 {
-    10f64.powf(v.log10().ceil())
 }
 
 fn value_text(value: f64, roof: Roof) -> String {

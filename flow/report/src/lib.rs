@@ -11,6 +11,7 @@ pub mod perdome;
 pub mod plot;
 pub mod prediction;
 mod tables;
+pub mod traffic;
 
 pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 pub use error::ReportError;

@@ -13,6 +13,16 @@ pub const HEIGHT: u32 = 660;
 const LEGEND_WIDTH: u32 = 340;
 const TAG_SIZE: u32 = 15;
 
+/// The power of ten at or below `v`.
+pub fn decade_floor(v: f64) -> f64 {
+    10f64.powf(v.log10().floor())
+}
+
+/// The power of ten at or above `v`.
+pub fn decade_ceil(v: f64) -> f64 {
+    10f64.powf(v.log10().ceil())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stroke {
     Solid,

@@ -5,7 +5,7 @@
 
 use crate::charts::color;
 use crate::html::escape;
-use crate::plot::{Line, LogPlot, Marker, Place, Stroke, Tag};
+use crate::plot::{decade_ceil, decade_floor, Line, LogPlot, Marker, Place, Stroke, Tag};
 use clflow_metrics::{format_number, Unit};
 use clflow_predict::Predictions;
 use plotters::style::RGBColor;
@@ -13,14 +13,6 @@ use std::fmt::Write;
 
 const INK: RGBColor = RGBColor(30, 30, 30);
 const GIGA: f64 = 1e9;
-
-fn decade_floor(v: f64) -> f64 {
-    10f64.powf(v.log10().floor())
-}
-
-fn decade_ceil(v: f64) -> f64 {
-    10f64.powf(v.log10().ceil())
-}
 
 /// Log range holding every positive finite value, a decade of room.
 fn range_of(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {

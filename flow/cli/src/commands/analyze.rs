@@ -6,11 +6,14 @@ use crate::commands::run::{history_entry as run_history_entry, prepare_manifest}
 use crate::failure::Failure;
 use crate::kernel_input::KernelInput;
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::{interpret, kernel_counts};
+use crate::stages::count::{interpret_traced, kernel_counts};
 use crate::stages::device::{
     missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan,
 };
 use crate::stages::profile::{self, device_profile, measured_profile, FloatCeiling, Obtained};
+use crate::stages::traffic::{
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
+};
 use crate::stages::{history, progress};
 use clap::Args;
 use clflow_bench::Mode;
@@ -18,6 +21,9 @@ use clflow_core::{FailureKind, Launch};
 use clflow_interp::{CountReport, OpClass, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{results_document, KernelCounts, Metrics, ResultSet, Run};
 use clflow_ocl::{discover, select_device, DeviceInfo, DeviceSelector};
+use clflow_report::traffic::KernelTraffic;
+use clflow_report::Section;
+use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -44,7 +50,8 @@ failed build) is noted in the report and the others go on; the exit status is th
     count W and Q with the interpreter, take each selected device's measured peaks (benchmarking \
     devices not yet measured) and datasheet peaks, time each kernel on each device with power \
     sampling and an output check, derive I, F, R, E, the attainable performance and the bound, \
-    and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
+    simulate each kernel's DRAM traffic through each device's last-level cache, predict its time \
+    with four models, and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
     index.html).",
     after_help = EXAMPLES
 )]
@@ -79,6 +86,10 @@ pub struct AnalyzeArgs {
     /// Do not append to the history store.
     #[arg(long)]
     no_history: bool,
+    /// The cache each kernel's Q is simulated through on every device, e.g. 40MiB/128
+    /// [default: each device's last-level cache from its datasheet profile, else its driver].
+    #[arg(long, value_name = "SIZE[/LINE]")]
+    cache: Option<String>,
 }
 
 /// One kernel, counted and ready to run.
@@ -97,12 +108,16 @@ struct Counted {
     other_float_work: u64,
     /// What the prediction models read.
     facts: clflow_predict::KernelFacts,
+    /// Q through each device's cache, for the devices that have one.
+    traffic: Vec<DeviceTraffic>,
 }
 
 /// One selected device and what the report calls it.
 struct Selected {
     info: DeviceInfo,
     name: String,
+    /// Its cache, for the traffic simulation.
+    cache: Option<DeviceCache>,
 }
 
 pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
@@ -114,9 +129,15 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
             args.line_bytes
         )));
     }
+    let chosen_cache = args.cache.as_deref().map(parse_cache).transpose()?;
     // Selections are checked before the count stage spends its time.
-    let devices = select_devices(&args.devices, verbosity)?;
-    let kernels = count_all(&args, &ops, verbosity)?;
+    let catalog = profile::catalog(verbosity);
+    let mut devices = select_devices(&args.devices, verbosity)?;
+    for device in &mut devices {
+        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+        device.cache = device_cache(chosen_cache, &device.info, datasheet);
+    }
+    let kernels = count_all(&args, &ops, &devices, verbosity)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));
 
     let mut set = ResultSet {
@@ -134,7 +155,6 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         FloatCeiling::Fp32
     };
 
-    let catalog = profile::catalog(verbosity);
     let all: Vec<DeviceInfo> = discover().unwrap_or_default();
     let mode = if args.quick_bench {
         Mode::Quick
@@ -267,14 +287,25 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
                 time_s: run.time.map(|f| f.value),
                 energy_j: run.energy_measured.map(|f| f.value),
             };
-            Some(clflow_predict::predict_all(
-                &kernel.facts,
-                device_rates,
-                measured,
-            ))
+            let facts = match kernel.traffic.iter().find(|t| &t.device == device) {
+                Some(traffic) => facts_at(&kernel.facts, &traffic.summary),
+                None => kernel.facts.clone(),
+            };
+            Some(clflow_predict::predict_all(&facts, device_rates, measured))
         })
         .collect();
-    let sections = [crate::commands::predict::report_section(&predictions)];
+    let traffic: Vec<KernelTraffic> = kernels
+        .iter()
+        .map(|k| KernelTraffic {
+            kernel: k.name.clone(),
+            work: k.report.w.total,
+            devices: k.traffic.clone(),
+        })
+        .collect();
+    let sections: Vec<Section> = clflow_report::traffic::traffic_section(&traffic)
+        .into_iter()
+        .chain([crate::commands::predict::report_section(&predictions)])
+        .collect();
     let written = clflow_report::write_report_with(&set, &out, &sections).map_err(|e| Failure {
         kind: e.kind(),
         message: e.to_string(),
@@ -376,13 +407,22 @@ fn select_devices(selectors: &[String], verbosity: Verbosity) -> crate::Result<V
             } else {
                 name.clone()
             };
-            Selected { info, name }
+            Selected {
+                info,
+                name,
+                cache: None,
+            }
         })
         .collect())
 }
 
 /// Compiles and counts every manifest.
-fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Result<Vec<Counted>> {
+fn count_all(
+    args: &AnalyzeArgs,
+    ops: &OpSet,
+    devices: &[Selected],
+    verbosity: Verbosity,
+) -> crate::Result<Vec<Counted>> {
     let options = RunOptions {
         line_bytes: args.line_bytes,
         ..RunOptions::default()
@@ -399,15 +439,22 @@ fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Re
                 launch.range.work_items()
             ),
         );
-        let result = interpret(
+        let caches = devices.iter().map(|d| &d.cache);
+        let result = interpret_traced(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &options,
+            TrafficAnalysis::new(&line_sizes(caches)),
             verbosity,
         );
         spinner.finish_and_clear();
-        let result = result?;
+        let (result, traffic_report) = result?;
+        let traffic: Vec<DeviceTraffic> = devices
+            .iter()
+            .filter_map(|d| Some(device_traffic(&d.name, d.cache.as_ref()?, &traffic_report)))
+            .collect();
+        drop(traffic_report);
         let report = result.counts.report(ops);
         verbosity.note(format!(
             "counted {}: W = {} ({ops}), Q = {} bytes accessed, I = {}",
@@ -419,6 +466,9 @@ fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Re
                 .min
                 .map_or("unbounded".into(), clflow_metrics::format_number)
         ));
+        for t in &traffic {
+            verbosity.note(format!("  {}: {}", t.device, describe(t, report.w.total)));
+        }
         let mut fp64_work = 0;
         let mut other_float_work = 0;
         for (key, lanes) in result.counts.work.iter().filter(|(k, _)| ops.contains(k)) {
@@ -432,6 +482,7 @@ fn count_all(args: &AnalyzeArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Re
         let facts = clflow_predict::KernelFacts::from_counts(&name, &result.counts, ops, &launch);
         kernels.push(Counted {
             facts,
+            traffic,
             manifest: manifest.clone(),
             input,
             launch,

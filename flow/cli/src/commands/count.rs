@@ -4,9 +4,11 @@
 use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret;
+use crate::stages::count::{interpret, interpret_traced};
+use crate::stages::traffic::{parse_cache, render_text};
 use clap::Args;
 use clflow_interp::RunOptions;
+use clflow_traffic::TrafficAnalysis;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -20,10 +22,19 @@ Examples:
       machine-readable: kernel, work_items, ops, W, Q, I
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
+  clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
+      DRAM traffic through a 40 MiB cache of 128-byte lines, Q against the cache
+      size, and how each load and store coalesces
 
 Op sets: arith (default: int + fp32 + fp64 + fp16), int, fp32, fp64, fp16, or a comma list
 of classes, SPIR-V opcodes (OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp,
-getelementptr). FMA and mad count 2; vector operations count one per lane.";
+getelementptr). FMA and mad count 2; vector operations count one per lane.
+
+--cache runs the kernel's global accesses, work-group by work-group, through a fully
+associative LRU cache (write-back, no read on a store miss): Q DRAM lies between the
+compulsory traffic (each line once) and, for a tiny cache, the line-granular traffic of every
+access. Sizes take B, KiB, MiB or GiB (K, M, G and KB, MB, GB mean the same); the line is 64
+bytes unless given.";
 
 /// Interpret a kernel on its manifest's inputs and count W and Q.
 #[derive(Args)]
@@ -56,10 +67,23 @@ pub struct CountArgs {
     /// Write each output buffer (access wo or rw) to DIR/<name>.bin, raw little-endian.
     #[arg(long, value_name = "DIR")]
     dump: Option<PathBuf>,
+    /// Simulate a cache of this size and line (e.g. 40MiB/128): Q and I there, Q against
+    /// the cache size, and the coalescing of each access.
+    #[arg(long, value_name = "SIZE[/LINE]")]
+    cache: Option<String>,
+}
+
+/// `--json` with `--cache`: the count report and the traffic.
+#[derive(serde::Serialize)]
+struct TracedReport {
+    #[serde(flatten)]
+    counts: clflow_interp::CountReport,
+    traffic: clflow_traffic::TrafficSummary,
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
+    let cache = args.cache.as_deref().map(parse_cache).transpose()?;
     if !kernel_input::is_manifest(&args.manifest) {
         return Err(Failure::input(format!(
             "{}: `clflow count` needs a manifest (.toml or .sim), which gives the kernel's inputs",
@@ -78,24 +102,42 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         line_bytes: args.line_bytes,
         threads: args.threads,
     };
-    let result = interpret(
-        &args.manifest,
-        &input.module,
-        Cow::Owned(launch),
-        &options,
-        verbosity,
-    )?;
+    let (result, traffic) = match cache {
+        Some(cache) => {
+            let analysis = TrafficAnalysis::new(&[cache.line_bytes]);
+            let (result, report) = interpret_traced(
+                &args.manifest,
+                &input.module,
+                Cow::Owned(launch),
+                &options,
+                analysis,
+                verbosity,
+            )?;
+            (result, Some(report.summary(cache)))
+        }
+        None => {
+            let launch = Cow::Owned(launch);
+            let result = interpret(&args.manifest, &input.module, launch, &options, verbosity)?;
+            (result, None)
+        }
+    };
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }
-    if args.json {
-        print_json(&result.counts.report(&ops))
-    } else {
-        print!(
-            "{}",
-            clflow_interp::counts::render_text(&result.counts, &ops)
-        );
-        Ok(())
+    let counts = result.counts.report(&ops);
+    match (args.json, traffic) {
+        (true, Some(traffic)) => print_json(&TracedReport { counts, traffic }),
+        (true, None) => print_json(&counts),
+        (false, traffic) => {
+            print!(
+                "{}",
+                clflow_interp::counts::render_text(&result.counts, &ops)
+            );
+            if let Some(traffic) = traffic {
+                print!("{}", render_text(&traffic, counts.w.total));
+            }
+            Ok(())
+        }
     }
 }
 

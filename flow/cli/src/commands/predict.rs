@@ -4,10 +4,13 @@
 use crate::commands::run::prepare_manifest;
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret;
+use crate::stages::count::interpret_traced;
 use crate::stages::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
 use crate::stages::profile::{self, measured_profile};
 use crate::stages::progress;
+use crate::stages::traffic::{
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
+};
 use clap::Args;
 use clflow_bench::{device_rates, Mode};
 use clflow_interp::RunOptions;
@@ -18,6 +21,7 @@ use clflow_report::prediction::{
     boat_hull_chart, energy_roofline_chart, quadrant_split_chart, QuadrantDevice,
 };
 use clflow_report::Section;
+use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -36,7 +40,12 @@ from the interpretation; compute and memory equations, no-FMA and scattered floo
 transfer d/B_bus); the quantitative roofline (instruction densities, E_mix, E_instr, T'_op);
 the energy roofline (ε_op, ε_mem, π₀ fitted from power sampled during `clflow bench`; skipped
 without a power sensor). Device rates come from the measured profile (benchmarking a device
-that has none) and its datasheet. APE = |predicted − measured| / measured.";
+that has none) and its datasheet. APE = |predicted − measured| / measured.
+
+Q is the DRAM traffic through each device's last-level cache (its datasheet profile, else its
+driver, or --cache), simulated as a fully associative LRU cache over the kernel's access
+stream in work-group order; the boat hull's c and u split it by how neighbouring work-items'
+accesses coalesce.";
 
 /// Predict a kernel's time on devices with four models; compare with a run.
 #[derive(Args)]
@@ -66,6 +75,10 @@ pub struct PredictArgs {
     /// Also write the charts (boat hull, quadrant split, energy roofline) here.
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
+    /// The cache the models' Q goes through on every device, e.g. 40MiB/128 [default: each
+    /// device's last-level cache from its datasheet profile, else from its driver].
+    #[arg(long, value_name = "SIZE[/LINE]")]
+    cache: Option<String>,
 }
 
 /// The `--json` document.
@@ -73,11 +86,14 @@ pub struct PredictArgs {
 struct Document<'a> {
     kernel: &'a KernelFacts,
     predictions: &'a [Predictions],
+    /// The cache simulation for each device that has a cache.
+    traffic: &'a [DeviceTraffic],
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
     crate::stages::device::check_min_time(args.min_time)?;
+    let chosen_cache = args.cache.as_deref().map(parse_cache).transpose()?;
     let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
     let devices = args
         .device
@@ -86,19 +102,27 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             select_device(Some(&DeviceSelector::parse(text))).map_err(|e| ocl_failure(e, verbosity))
         })
         .collect::<crate::Result<Vec<_>>>()?;
-    let spinner = progress::spinner(verbosity, "count", "interpreting");
-    let counted = interpret(
+    let catalog = profile::catalog(verbosity);
+    let caches: Vec<Option<DeviceCache>> = devices
+        .iter()
+        .map(|d| {
+            let datasheet = catalog.match_name(&d.info.name).map(|m| m.profile);
+            device_cache(chosen_cache, &d.info, datasheet)
+        })
+        .collect();
+    let spinner = progress::spinner(verbosity, "count", "interpreting, cache simulation");
+    let counted = interpret_traced(
         &args.manifest,
         &input.module,
         Cow::Borrowed(&launch),
         &RunOptions::default(),
+        TrafficAnalysis::new(&line_sizes(&caches)),
         verbosity,
     );
     spinner.finish_and_clear();
-    let counted = counted?;
+    let (counted, traffic_report) = counted?;
     let facts = KernelFacts::from_counts(&launch.kernel, &counted.counts, &ops, &launch);
-
-    let catalog = profile::catalog(verbosity);
+    let mut traffic = Vec::new();
     let all = discover().unwrap_or_default();
     let mode = if args.quick_bench {
         Mode::Quick
@@ -110,8 +134,23 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         ..TimingPlan::default()
     };
     let mut predictions = Vec::new();
-    for device in &devices {
+    for (device, cache) in devices.iter().zip(&caches) {
         let name = device.info.name.trim().to_string();
+        let facts = match cache {
+            Some(cache) => {
+                let at = device_traffic(&name, cache, &traffic_report);
+                let facts = facts_at(&facts, &at.summary);
+                traffic.push(at);
+                facts
+            }
+            None => {
+                verbosity.note(format!(
+                    "{name}: no cache size known (no datasheet profile, none from the driver): \
+                     the models take the compulsory traffic; give one with --cache"
+                ));
+                facts.clone()
+            }
+        };
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
         let measured = match measured_profile(device, datasheet, mode, verbosity) {
             Ok((profile, _)) => Some(profile),
@@ -179,9 +218,10 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         print_json(&Document {
             kernel: &facts,
             predictions: &predictions,
+            traffic: &traffic,
         })
     } else {
-        print!("{}", render(&facts, &predictions));
+        print!("{}", render(&facts, &predictions, &traffic));
         Ok(())
     }
 }
@@ -255,18 +295,22 @@ pub fn report_section(predictions: &[Predictions]) -> Section {
 }
 
 /// Per device: each model's prediction, the measurement and the APE.
-fn render(facts: &KernelFacts, predictions: &[Predictions]) -> String {
+fn render(facts: &KernelFacts, predictions: &[Predictions], traffic: &[DeviceTraffic]) -> String {
     let s = |v: f64| Unit::Seconds.format(v);
     let mut out = format!(
-        "kernel `{}`: W = {}, Q = {} bytes ({}), {} work-items\n",
-        facts.name,
-        facts.work,
-        facts.traffic.dram().0,
-        facts.traffic.dram().1,
-        facts.work_items
+        "kernel `{}`: W = {}, Q = {} bytes accessed, {} compulsory, {} work-items\n",
+        facts.name, facts.work, facts.traffic.accessed, facts.traffic.compulsory, facts.work_items
     );
     for p in predictions {
         out.push_str(&format!("\non {}\n", p.device));
+        match traffic.iter().find(|t| t.device == p.device) {
+            Some(t) => out.push_str(&format!("  {}\n", describe(t, facts.work))),
+            None => out.push_str(&format!(
+                "  Q {} bytes: {}\n",
+                facts.traffic.dram().0,
+                facts.traffic.dram().1
+            )),
+        }
         out.push_str(&format!(
             "  {:<22} {:>12} {:>12} {:>8}  {}\n",
             "MODEL", "PREDICTED", "MEASURED", "APE", "BOUND"

@@ -7,6 +7,7 @@ use clflow_core::Launch;
 use clflow_interp::{InterpError, OpClass, OpSet, Program, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
+use clflow_traffic::{TrafficAnalysis, TrafficReport};
 use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
@@ -27,6 +28,34 @@ pub fn interpret(
     options: &RunOptions,
     verbosity: Verbosity,
 ) -> crate::Result<RunResult> {
+    interpret_with(manifest, module, launch, options, None, verbosity).map(|(result, _)| result)
+}
+
+/// [`interpret`], with the kernel's global access stream through `analysis`
+/// (the cache simulation and the coalescing analysis), whose report names
+/// each access site's SPIR-V instruction.
+pub fn interpret_traced(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    analysis: TrafficAnalysis,
+    verbosity: Verbosity,
+) -> crate::Result<(RunResult, TrafficReport)> {
+    let (result, report) =
+        interpret_with(manifest, module, launch, options, Some(analysis), verbosity)?;
+    let report = report.ok_or_else(|| Failure::analysis("the traced run reported no traffic"))?;
+    Ok((result, report))
+}
+
+fn interpret_with(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    mut analysis: Option<TrafficAnalysis>,
+    verbosity: Verbosity,
+) -> crate::Result<(RunResult, Option<TrafficReport>)> {
     let program =
         Program::translate(module, &launch.kernel).map_err(|e| interp_failure(manifest, e))?;
     verbosity.detail(format!(
@@ -35,18 +64,25 @@ pub fn interpret(
         program.len()
     ));
     let started = Instant::now();
-    let result = match launch {
-        Cow::Owned(launch) => program.run_owned(launch, options),
-        Cow::Borrowed(launch) => program.run(launch, options),
+    let result = match (launch, analysis.as_mut()) {
+        (Cow::Owned(launch), None) => program.run_owned(launch, options),
+        (Cow::Borrowed(launch), None) => program.run(launch, options),
+        (Cow::Owned(launch), Some(sink)) => program.run_owned_traced(launch, options, sink),
+        (Cow::Borrowed(launch), Some(sink)) => program.run_traced(launch, options, sink),
     }
     .map_err(|e| interp_failure(manifest, e))?;
+    let report = analysis.map(|analysis| {
+        let mut report = analysis.finish();
+        report.describe_sites(|site| program.site(site).to_string());
+        report
+    });
     let elapsed = started.elapsed().as_secs_f64();
     verbosity.detail(format!(
         "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
         result.counts.work_items,
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
     ));
-    Ok(result)
+    Ok((result, report))
 }
 
 /// The interpreter's error as a failure naming the manifest.

@@ -2,6 +2,7 @@
 //! `run` and `analyze` interpret, time and record a kernel the same way.
 //!
 //! - [`count`]: translate the kernel to bytecode, interpret it, count W and Q;
+//! - [`traffic`]: the cache each device has, and the kernel's Q through it;
 //! - [`outputs`]: compare a device's output buffers with the interpreter's;
 //! - [`device`]: build on a device, time repeated launches, sample power;
 //! - [`profile`]: a device's ceilings, measured (benchmarking it if need be)
@@ -15,3 +16,4 @@ pub mod history;
 pub mod outputs;
 pub mod profile;
 pub mod progress;
+pub mod traffic;

@@ -9,8 +9,10 @@
 //! which makes Oclgrind print its histogram when each kernel ends.
 
 mod histogram;
+mod paper_ops;
 
 pub use histogram::{parse_histograms, InstructionHistogram, MemoryOps, SpaceTraffic};
+pub use paper_ops::{PAPER_LLVM_OPS, PAPER_OPS};
 
 use crate::child::ChildCommand;
 use crate::error::{OclError, Result};

@@ -1,0 +1,235 @@
+//! The traffic stage: which cache a device has (`--cache`, else its
+//! datasheet profile's last-level cache, else what its OpenCL driver
+//! reports), the kernel's DRAM traffic Q through it from the cache
+//! simulation, and how its accesses coalesce.
+
+use crate::failure::Failure;
+use clflow_devices::{DatasheetProfile, Metric};
+use clflow_interp::counts::group_digits;
+use clflow_ocl::DeviceInfo;
+use clflow_predict::{Coalescing, KernelFacts};
+use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
+use std::fmt::Write;
+
+/// The `--cache` argument.
+pub fn parse_cache(text: &str) -> crate::Result<CacheSpec> {
+    text.parse().map_err(|e| {
+        Failure::input(format!("--cache {text}: {e}"))
+            .with_hint("give SIZE[/LINE], e.g. --cache 40MiB/128 or --cache 512KiB")
+    })
+}
+
+/// A device's cache and where its figures come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceCache {
+    pub spec: CacheSpec,
+    pub source: String,
+}
+
+/// The cache the simulation uses for a device: `chosen` (`--cache`) if
+/// given, else the datasheet's last-level cache and line, else the OpenCL
+/// driver's global-memory cache; `None` when nothing states one.
+pub fn device_cache(
+    chosen: Option<CacheSpec>,
+    info: &DeviceInfo,
+    datasheet: Option<&DatasheetProfile>,
+) -> Option<DeviceCache> {
+    if let Some(spec) = chosen {
+        return Some(DeviceCache {
+            spec,
+            source: "--cache".into(),
+        });
+    }
+    let sheet = datasheet.and_then(|p| {
+        let bytes = p.datasheet.quantity(Metric::LastLevelCache)?.value as u64;
+        let line = p
+            .datasheet
+            .quantity(Metric::CacheLine)
+            .map(|q| q.value as u64)
+            .filter(|l| l.is_power_of_two())
+            .unwrap_or(clflow_traffic::DEFAULT_LINE_BYTES);
+        Some((bytes, line, format!("datasheet profile {}", p.id)))
+    });
+    let driver = || {
+        let line = u64::from(info.global_cacheline_bytes);
+        let line = if line.is_power_of_two() {
+            line
+        } else {
+            clflow_traffic::DEFAULT_LINE_BYTES
+        };
+        Some((
+            info.global_cache_bytes,
+            line,
+            "the OpenCL driver's CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".to_string(),
+        ))
+    };
+    let (bytes, line_bytes, source) = sheet.or_else(driver)?;
+    (bytes >= line_bytes).then_some(DeviceCache {
+        spec: CacheSpec { bytes, line_bytes },
+        source,
+    })
+}
+
+/// The facts the models read, with the simulated DRAM traffic at a
+/// device's cache and the coalescing analysis filled in.
+pub fn facts_at(facts: &KernelFacts, summary: &TrafficSummary) -> KernelFacts {
+    let mut facts = facts.clone();
+    facts.traffic.simulated = Some(summary.dram.total());
+    facts.coalescing = Some(Coalescing {
+        coalesced_bytes: summary.coalescing.bytes.coalesced(),
+        uncoalesced_bytes: summary.coalescing.bytes.uncoalesced(),
+    });
+    facts
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// How many access sites the text report lists.
+const SITES_SHOWN: usize = 12;
+
+/// The cache simulation and coalescing analysis as text; `work` is W.
+pub fn render_text(summary: &TrafficSummary, work: u64) -> String {
+    let mut out = String::new();
+    let q = summary.dram.total();
+    let intensity = if q == 0 {
+        "n/a (Q = 0)".to_string()
+    } else {
+        format!("{:.3} ops/byte", work as f64 / q as f64)
+    };
+    let _ = writeln!(
+        out,
+        "\nThrough a {} LRU cache (fully associative, write-back; {}-byte lines):",
+        format_size(summary.cache.bytes),
+        summary.cache.line_bytes
+    );
+    let _ = writeln!(
+        out,
+        "  Q DRAM      {:>18} bytes (read {}, written back {});  I = {intensity}",
+        group_digits(q),
+        group_digits(summary.dram.read_bytes),
+        group_digits(summary.dram.written_bytes),
+    );
+    let _ = writeln!(
+        out,
+        "  compulsory  {:>18} bytes (a cache that holds every line)",
+        group_digits(summary.compulsory.total())
+    );
+    let _ = writeln!(
+        out,
+        "  accessed    {:>18} bytes (every load and store)",
+        group_digits(summary.accessed_bytes)
+    );
+    // Line rounding alone adds a little; say why only where it is more.
+    if q as f64 > 1.01 * summary.accessed_bytes as f64 {
+        let _ = writeln!(
+            out,
+            "  (more than accessed: the accesses use a small part of each line they miss)"
+        );
+    }
+    let _ = writeln!(out, "\n  cache size      Q DRAM (bytes)  of accessed");
+    for point in &summary.curve {
+        let mark = if point.cache_bytes == summary.cache.bytes {
+            "  <- this cache"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>18}  {:>11}{mark}",
+            format_size(point.cache_bytes),
+            group_digits(point.total()),
+            percent(point.total(), summary.accessed_bytes)
+        );
+    }
+    let c = &summary.coalescing;
+    let all = c.bytes.total();
+    let _ = writeln!(
+        out,
+        "\nCoalescing (neighbouring work-items' addresses), by bytes: contiguous {}, uniform {}, \
+         strided {}, scattered {}",
+        percent(c.bytes.contiguous, all),
+        percent(c.bytes.uniform, all),
+        percent(c.bytes.strided, all),
+        percent(c.bytes.scattered, all)
+    );
+    if !c.sites.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>16} {:>11} {:>8} {:>10} {:>10}  instruction",
+            "kind", "bytes", "contiguous", "uniform", "strided", "scattered"
+        );
+    }
+    for site in c.sites.iter().take(SITES_SHOWN) {
+        let total = site.bytes.total();
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>16} {:>11} {:>8} {:>10} {:>10}  {}  ({:.0}% of each {}-byte line used)",
+            site.kind,
+            group_digits(total),
+            percent(site.bytes.contiguous, total),
+            percent(site.bytes.uniform, total),
+            percent(site.bytes.strided, total),
+            percent(site.bytes.scattered, total),
+            site.description,
+            100.0 * site.line_efficiency(c.line_bytes),
+            c.line_bytes
+        );
+    }
+    if c.sites.len() > SITES_SHOWN {
+        let _ = writeln!(
+            out,
+            "  ... and {} more sites (--json lists all)",
+            c.sites.len() - SITES_SHOWN
+        );
+    }
+    out
+}
+
+/// The line sizes to simulate for these devices' caches (the default line
+/// when none has a cache).
+pub fn line_sizes<'a>(caches: impl IntoIterator<Item = &'a Option<DeviceCache>>) -> Vec<u64> {
+    let mut lines: Vec<u64> = Vec::new();
+    for cache in caches.into_iter().flatten() {
+        if !lines.contains(&cache.spec.line_bytes) {
+            lines.push(cache.spec.line_bytes);
+        }
+    }
+    if lines.is_empty() {
+        lines.push(clflow_traffic::DEFAULT_LINE_BYTES);
+    }
+    lines
+}
+
+/// A device's cache and the kernel's traffic through it.
+pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport) -> DeviceTraffic {
+    DeviceTraffic {
+        device: device.to_string(),
+        cache_source: cache.source.clone(),
+        summary: report.summary(cache.spec),
+    }
+}
+
+/// One line: Q and I at a device's cache; `work` is W.
+pub fn describe(traffic: &DeviceTraffic, work: u64) -> String {
+    let summary = &traffic.summary;
+    let q = summary.dram.total();
+    let intensity = if q == 0 {
+        "unbounded".to_string()
+    } else {
+        format!("{:.3}", work as f64 / q as f64)
+    };
+    format!(
+        "Q DRAM {} bytes through a {} cache ({}), I = {intensity} ops/byte; {:.0}% of bytes coalesce",
+        group_digits(q),
+        summary.cache,
+        traffic.cache_source,
+        100.0 * summary.coalescing.bytes.coalesced() as f64
+            / summary.coalescing.bytes.total().max(1) as f64
+    )
+}

@@ -1,0 +1,131 @@
+//! The global access stream: every global and constant load and store of a
+//! launch, handed to an [`AccessSink`] one work-group at a time, in
+//! work-group order, whatever order the threads ran them in.
+//!
+//! Within a work-group the accesses come in the order the batch ran them:
+//! one instruction's accesses for all the lanes that ran it (one
+//! *dispatch*), then the next instruction's. That is the order a GPU's
+//! warps present a work-group's accesses to the memory system, and what a
+//! cache simulation and a coalescing analysis need.
+//!
+//! Workers take work-groups in increasing order; a work-group whose
+//! accesses wait for an earlier one is held, and no worker starts a group
+//! more than a small window ahead of the last one delivered, so that the
+//! held accesses stay bounded.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// What an access does to memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+    /// A read-modify-write: a load and a store of the same bytes.
+    Atomic,
+}
+
+impl AccessKind {
+    pub fn reads(self) -> bool {
+        matches!(self, AccessKind::Load | AccessKind::Atomic)
+    }
+
+    pub fn writes(self) -> bool {
+        matches!(self, AccessKind::Store | AccessKind::Atomic)
+    }
+}
+
+/// One work-item's access to a global or constant buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GlobalAccess {
+    /// Byte offset into the buffer.
+    pub offset: u64,
+    /// The buffer: the kernel argument's index, or for program-scope
+    /// variables the index after the last argument (see [`TraceBuffer`]).
+    pub buffer: u32,
+    /// Bytes accessed together (a whole vector or struct).
+    pub bytes: u32,
+    /// The bytecode instruction that made it; [`crate::Program::site`]
+    /// names its SPIR-V.
+    pub site: u32,
+    /// Accesses with the same dispatch number were made by one instruction
+    /// run for several work-items together.
+    pub dispatch: u32,
+    /// The work-item's linear id within its work-group.
+    pub item: u32,
+    pub kind: AccessKind,
+}
+
+/// A buffer the trace's accesses refer to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceBuffer {
+    pub label: String,
+    /// `__global` or `__constant`.
+    pub space: &'static str,
+    pub bytes: u64,
+}
+
+/// Receives a launch's global accesses.
+pub trait AccessSink {
+    /// Called once, before any access, with the buffers by index.
+    fn buffers(&mut self, buffers: &[TraceBuffer]);
+    /// Called for every work-group in increasing order of its linear index
+    /// (work-groups without global accesses included).
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]);
+}
+
+/// How many work-groups per worker may run ahead of the last delivered.
+const WINDOW_PER_THREAD: u64 = 2;
+
+/// The delivery side shared by the workers: they send finished
+/// work-groups and wait while too far ahead.
+pub(crate) struct Delivery {
+    /// The next work-group the sink is waiting for.
+    next: Mutex<u64>,
+    moved: Condvar,
+    window: u64,
+}
+
+impl Delivery {
+    pub fn new(threads: usize) -> Self {
+        Delivery {
+            next: Mutex::new(0),
+            moved: Condvar::new(),
+            window: WINDOW_PER_THREAD * threads.max(1) as u64,
+        }
+    }
+
+    /// Blocks a worker about to run `group` while it is too far ahead;
+    /// `stop` is checked now and then so that a fault elsewhere ends it.
+    pub fn wait_turn(&self, group: u64, stop: &dyn Fn() -> bool) {
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        while group >= *next + self.window && !stop() {
+            next = self
+                .moved
+                .wait_timeout(next, Duration::from_millis(5))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Hands every work-group that arrives to `sink` in order, until
+    /// every sender is gone.
+    pub fn deliver(&self, arrivals: Receiver<(u64, Vec<GlobalAccess>)>, sink: &mut dyn AccessSink) {
+        let mut held = BTreeMap::new();
+        let mut next = 0;
+        for (group, accesses) in arrivals {
+            held.insert(group, accesses);
+            while let Some(accesses) = held.remove(&next) {
+                sink.work_group(next, &accesses);
+                next += 1;
+            }
+            *self.next.lock().unwrap_or_else(|p| p.into_inner()) = next;
+            self.moved.notify_all();
+        }
+    }
+}
+
+/// Where a worker sends its finished work-groups.
+pub(crate) type Arrivals = Sender<(u64, Vec<GlobalAccess>)>;

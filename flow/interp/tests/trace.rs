@@ -1,0 +1,139 @@
+//! The global access stream: every access, in work-group order, with the
+//! counts and outputs of an untraced run.
+
+mod common;
+use clflow_interp::{AccessKind, AccessSink, GlobalAccess, RunOptions, TraceBuffer};
+use common::*;
+
+/// Keeps everything it is given.
+#[derive(Default)]
+struct Recording {
+    buffers: Vec<TraceBuffer>,
+    groups: Vec<(u64, Vec<GlobalAccess>)>,
+}
+
+impl AccessSink for Recording {
+    fn buffers(&mut self, buffers: &[TraceBuffer]) {
+        self.buffers = buffers.to_vec();
+    }
+
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.groups.push((group, accesses.to_vec()));
+    }
+}
+
+const GATHER: &str = r#"
+__kernel void gather(__global const float4 *in, __global const uint *index,
+                     __global float *out, __global uint *hits) {
+  size_t i = get_global_id(0);
+  float4 v = in[index[i]];
+  out[i] = v.x + v.y + v.z + v.w;
+  if (get_local_id(0) == 0) atomic_inc(hits);
+}"#;
+
+#[test]
+fn every_access_arrives_in_work_group_order_with_its_work_item() {
+    let n = 256u32;
+    let index: Vec<u32> = (0..n).map(|i| (i * 7) % n).collect();
+    let input: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
+    let launch = launch(
+        "gather",
+        &[n as u64],
+        Some(&[32]),
+        vec![
+            f32s(&input),
+            u32s(&index),
+            f32s(&vec![0.0; n as usize]),
+            u32s(&[0]),
+        ],
+    );
+    let program = program(GATHER, "gather");
+    let plain = program.run(&launch, &RunOptions::default()).unwrap();
+    let mut recording = Recording::default();
+    let options = RunOptions {
+        threads: Some(3),
+        ..RunOptions::default()
+    };
+    let traced = program
+        .run_traced(&launch, &options, &mut recording)
+        .unwrap();
+    assert_eq!(traced.buffers, plain.buffers);
+    assert_eq!(traced.counts.q_accessed(), plain.counts.q_accessed());
+
+    assert_eq!(recording.buffers.len(), 4);
+    assert_eq!(recording.buffers[0].bytes, 16 * n as u64);
+    let order: Vec<u64> = recording.groups.iter().map(|(g, _)| *g).collect();
+    assert_eq!(order, (0..8).collect::<Vec<_>>(), "work-groups in order");
+    for (g, accesses) in &recording.groups {
+        // Per work-item: index (load), the 16 bytes of in[index] (as one
+        // float4 load or one per lane: the compiler decides), out (store);
+        // and one atomic per group.
+        let of = |b: u32| accesses.iter().filter(move |a| a.buffer == b);
+        assert_eq!(
+            of(1).count() + of(2).count() + of(3).count(),
+            2 * 32 + 1,
+            "group {g}"
+        );
+        let mut read = vec![0u64; 32];
+        for a in of(0) {
+            let i = (g * 32 + a.item as u64) as usize;
+            let at = 16 * index[i] as u64;
+            assert_eq!(a.kind, AccessKind::Load);
+            assert!(
+                a.offset >= at && a.offset + a.bytes as u64 <= at + 16,
+                "{a:?}"
+            );
+            read[a.item as usize] += a.bytes as u64;
+        }
+        assert_eq!(read, vec![16; 32]);
+        for a in accesses.iter().filter(|a| a.buffer == 2) {
+            assert_eq!(a.kind, AccessKind::Store);
+            assert_eq!(a.offset, 4 * (g * 32 + a.item as u64));
+        }
+        let atomics: Vec<_> = accesses.iter().filter(|a| a.buffer == 3).collect();
+        assert_eq!(atomics.len(), 1);
+        assert_eq!((atomics[0].kind, atomics[0].item), (AccessKind::Atomic, 0));
+        // One instruction's accesses share a dispatch, and come before the
+        // next instruction's.
+        let loads_of_index: Vec<_> = accesses.iter().filter(|a| a.buffer == 1).collect();
+        assert!(loads_of_index
+            .iter()
+            .all(|a| a.dispatch == loads_of_index[0].dispatch));
+        let first_out = accesses.iter().position(|a| a.buffer == 2).unwrap();
+        assert!(
+            accesses[..first_out]
+                .iter()
+                .filter(|a| a.buffer == 1)
+                .count()
+                == 32
+        );
+    }
+    let bytes: u64 = recording
+        .groups
+        .iter()
+        .flat_map(|(_, a)| a)
+        .map(|a| a.bytes as u64 * if a.kind == AccessKind::Atomic { 2 } else { 1 })
+        .sum();
+    assert_eq!(bytes, plain.counts.q_accessed());
+}
+
+#[test]
+fn a_fault_stops_the_trace_with_the_work_item_at_fault() {
+    const OOB: &str = r#"
+__kernel void oob(__global float *a) {
+  size_t i = get_global_id(0);
+  a[i * 2] = 1.0f;
+}"#;
+    let launch = launch("oob", &[64], Some(&[8]), vec![f32s(&[0.0; 64])]);
+    let mut recording = Recording::default();
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let err = program(OOB, "oob")
+        .run_traced(&launch, &options, &mut recording)
+        .unwrap_err();
+    // Work-item 32 is the first to write past the 64 floats.
+    assert!(err.to_string().contains("(32,0,0)"), "{err}");
+    assert!(recording.groups.iter().all(|(g, _)| *g < 4));
+}

@@ -1,0 +1,341 @@
+//! Whether neighbouring work-items touch neighbouring addresses.
+//!
+//! The accesses one instruction makes for the work-items of a batch (one
+//! dispatch, see `clflow_interp::trace`) are put in work-item order, and
+//! each is compared with its neighbours' (the previous and the next
+//! work-item's):
+//!
+//! | pattern      | neighbour's address is …                                  |
+//! |--------------|-----------------------------------------------------------|
+//! | `contiguous` | right next to it (± the access's size): one wide access   |
+//! | `uniform`    | the same: one access broadcast to all                     |
+//! | `strided`    | a constant stride away, the same for the whole dispatch   |
+//! | `scattered`  | anywhere else, in another buffer, or there is no neighbour|
+//!
+//! Either neighbour will do, in that order of preference: the first
+//! work-item of a new row of a 2-D work-group rarely continues the row
+//! before it in memory, but it does continue into the next work-item.
+//!
+//! Contiguous and uniform accesses coalesce; strided and scattered ones
+//! do not. A work-item alone in its dispatch (`if (lid == 0) …`) is
+//! scattered: it gets a memory transaction to itself. Each dispatch also
+//! counts the distinct lines it touches, the memory transactions a GPU
+//! would issue for it.
+
+use clflow_interp::{AccessKind, GlobalAccess};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Accesses (or bytes) per pattern.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PatternCounts {
+    pub contiguous: u64,
+    pub uniform: u64,
+    pub strided: u64,
+    pub scattered: u64,
+}
+
+impl PatternCounts {
+    pub fn coalesced(&self) -> u64 {
+        self.contiguous + self.uniform
+    }
+
+    pub fn uncoalesced(&self) -> u64 {
+        self.strided + self.scattered
+    }
+
+    pub fn total(&self) -> u64 {
+        self.coalesced() + self.uncoalesced()
+    }
+
+    fn add(&mut self, pattern: Pattern, amount: u64) {
+        *match pattern {
+            Pattern::Contiguous => &mut self.contiguous,
+            Pattern::Uniform => &mut self.uniform,
+            Pattern::Strided => &mut self.strided,
+            Pattern::Scattered => &mut self.scattered,
+        } += amount;
+    }
+
+    fn merge(&mut self, other: &PatternCounts) {
+        self.contiguous += other.contiguous;
+        self.uniform += other.uniform;
+        self.strided += other.strided;
+        self.scattered += other.scattered;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    Contiguous,
+    Uniform,
+    Strided,
+    Scattered,
+}
+
+/// One instruction's global accesses over the whole launch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SiteCoalescing {
+    /// The bytecode instruction (`clflow_interp::Program::site` names it).
+    pub site: u32,
+    /// The SPIR-V instruction it came from, where the caller named it
+    /// (`TrafficReport::describe_sites`).
+    pub description: String,
+    /// The buffers it accessed (indexes into the trace's buffers).
+    pub buffers: Vec<u32>,
+    /// `load`, `store` or `atomic`.
+    pub kind: &'static str,
+    pub dispatches: u64,
+    pub accesses: PatternCounts,
+    pub bytes: PatternCounts,
+    /// Distinct lines touched, summed over dispatches: the transactions.
+    pub lines: u64,
+}
+
+impl SiteCoalescing {
+    /// Bytes asked for per byte of the lines the dispatches touched, at
+    /// most 1 (a broadcast asks for its bytes many times over).
+    pub fn line_efficiency(&self, line_bytes: u64) -> f64 {
+        let moved = self.lines * line_bytes;
+        if moved == 0 {
+            1.0
+        } else {
+            (self.bytes.total() as f64 / moved as f64).min(1.0)
+        }
+    }
+}
+
+fn kind_name(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Load => "load",
+        AccessKind::Store => "store",
+        AccessKind::Atomic => "atomic",
+    }
+}
+
+/// Sorts a launch's accesses into patterns, dispatch by dispatch.
+#[derive(Debug)]
+pub struct CoalescingAnalyzer {
+    line_shift: u32,
+    sites: HashMap<(u32, AccessKind), SiteCoalescing>,
+    /// One dispatch's accesses of one kind, reused.
+    scratch: Vec<GlobalAccess>,
+    lines: Vec<(u32, u64)>,
+}
+
+impl CoalescingAnalyzer {
+    pub fn new(line_bytes: u64) -> CoalescingAnalyzer {
+        assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
+        CoalescingAnalyzer {
+            line_shift: line_bytes.trailing_zeros(),
+            sites: HashMap::new(),
+            scratch: Vec::new(),
+            lines: Vec::new(),
+        }
+    }
+
+    /// A work-group's accesses, in the order they were made.
+    pub fn work_group(&mut self, accesses: &[GlobalAccess]) {
+        let mut rest = accesses;
+        while let Some(first) = rest.first() {
+            let len = rest
+                .iter()
+                .position(|a| a.dispatch != first.dispatch)
+                .unwrap_or(rest.len());
+            let (dispatch, after) = rest.split_at(len);
+            rest = after;
+            // A copy loads and stores in one dispatch: each kind on its own.
+            for kind in [AccessKind::Load, AccessKind::Store, AccessKind::Atomic] {
+                self.scratch.clear();
+                self.scratch
+                    .extend(dispatch.iter().filter(|a| a.kind == kind).copied());
+                if !self.scratch.is_empty() {
+                    self.dispatch(kind);
+                }
+            }
+        }
+    }
+
+    fn dispatch(&mut self, kind: AccessKind) {
+        let accesses = &mut self.scratch;
+        if !accesses.is_sorted_by_key(|a| a.item) {
+            accesses.sort_by_key(|a| a.item);
+        }
+        let site = accesses[0].site;
+        let stats = self
+            .sites
+            .entry((site, kind))
+            .or_insert_with(|| SiteCoalescing {
+                site,
+                description: String::new(),
+                buffers: Vec::new(),
+                kind: kind_name(kind),
+                dispatches: 0,
+                accesses: PatternCounts::default(),
+                bytes: PatternCounts::default(),
+                lines: 0,
+            });
+        stats.dispatches += 1;
+        let delta = |a: &GlobalAccess, b: &GlobalAccess| {
+            (a.buffer == b.buffer).then(|| a.offset.abs_diff(b.offset))
+        };
+        let first_stride = accesses.get(1).and_then(|b| delta(&accesses[0], b));
+        let regular = first_stride.is_some()
+            && accesses
+                .windows(2)
+                .all(|w| delta(&w[0], &w[1]) == first_stride);
+        for (k, access) in accesses.iter().enumerate() {
+            let before = k.checked_sub(1).and_then(|b| delta(access, &accesses[b]));
+            let after = accesses.get(k + 1).and_then(|n| delta(access, n));
+            let next_to = |d: Option<u64>| d == Some(access.bytes as u64);
+            let pattern = if next_to(before) || next_to(after) {
+                Pattern::Contiguous
+            } else if before == Some(0) || after == Some(0) {
+                Pattern::Uniform
+            } else if regular {
+                Pattern::Strided
+            } else {
+                Pattern::Scattered
+            };
+            if !stats.buffers.contains(&access.buffer) {
+                stats.buffers.push(access.buffer);
+            }
+            stats.accesses.add(pattern, 1);
+            stats.bytes.add(pattern, access.bytes as u64);
+        }
+        stats.lines += distinct_lines(accesses, self.line_shift, &mut self.lines);
+    }
+
+    pub fn finish(self) -> CoalescingReport {
+        let mut sites: Vec<SiteCoalescing> = self.sites.into_values().collect();
+        sites.sort_by(|a, b| {
+            b.bytes
+                .total()
+                .cmp(&a.bytes.total())
+                .then(a.site.cmp(&b.site))
+        });
+        CoalescingReport { sites }
+    }
+}
+
+/// The lines a dispatch's accesses touch, each once.
+fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32, u64)>) -> u64 {
+    scratch.clear();
+    for a in accesses.iter().filter(|a| a.bytes > 0) {
+        let first = a.offset >> shift;
+        let last = (a.offset + a.bytes as u64 - 1) >> shift;
+        scratch.extend((first..=last).map(|line| (a.buffer, line)));
+    }
+    if !scratch.is_sorted() {
+        scratch.sort_unstable();
+    }
+    scratch.dedup();
+    scratch.len() as u64
+}
+
+/// Every access site's patterns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoalescingReport {
+    /// The sites, those with the most bytes first.
+    pub sites: Vec<SiteCoalescing>,
+}
+
+impl CoalescingReport {
+    /// Bytes per pattern over all sites.
+    pub fn bytes(&self) -> PatternCounts {
+        let mut total = PatternCounts::default();
+        for site in &self.sites {
+            total.merge(&site.bytes);
+        }
+        total
+    }
+
+    /// Accesses per pattern over all sites.
+    pub fn accesses(&self) -> PatternCounts {
+        let mut total = PatternCounts::default();
+        for site in &self.sites {
+            total.merge(&site.accesses);
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(item: u32, offset: u64, bytes: u32, dispatch: u32) -> GlobalAccess {
+        GlobalAccess {
+            offset,
+            buffer: 0,
+            bytes,
+            site: dispatch % 2,
+            dispatch,
+            item,
+            kind: AccessKind::Load,
+        }
+    }
+
+    fn analyse(groups: &[Vec<GlobalAccess>]) -> CoalescingReport {
+        let mut a = CoalescingAnalyzer::new(64);
+        for g in groups {
+            a.work_group(g);
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn unit_stride_is_contiguous_and_a_row_walk_is_strided() {
+        // Dispatch 1 (site 1): a[gid], 16 floats, one line. Dispatch 2
+        // (site 0): b[gid * 256], each work-item in a line of its own.
+        let group: Vec<_> = (0..16)
+            .map(|i| access(i, 4 * i as u64, 4, 1))
+            .chain((0..16).map(|i| access(i, 1024 * i as u64, 4, 2)))
+            .collect();
+        let report = analyse(&[group]);
+        let by_site = |s: u32| report.sites.iter().find(|x| x.site == s).unwrap();
+        assert_eq!(by_site(1).accesses.contiguous, 16);
+        assert_eq!(by_site(1).lines, 1);
+        assert_eq!(by_site(0).accesses.strided, 16);
+        assert_eq!(by_site(0).lines, 16);
+        assert_eq!(report.bytes().coalesced(), 64);
+        assert_eq!(report.bytes().uncoalesced(), 64);
+        assert!((by_site(1).line_efficiency(64) - 1.0).abs() < 1e-12);
+        assert!((by_site(0).line_efficiency(64) - 1.0 / 16.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn broadcasts_lone_items_and_gathers() {
+        // Same address for all; one work-item alone; an irregular gather
+        // given out of work-item order.
+        let same: Vec<_> = (0..8).map(|i| access(i, 40, 4, 1)).collect();
+        let lone = vec![access(0, 8, 4, 3)];
+        let gather = vec![
+            access(2, 400, 4, 5),
+            access(0, 12, 4, 5),
+            access(1, 16, 4, 5),
+            access(3, 4000, 4, 5),
+        ];
+        let report = analyse(&[same, lone, gather]);
+        let total = report.accesses();
+        assert_eq!(total.uniform, 8);
+        // Work-items 0 and 1 of the gather are neighbours 4 bytes apart.
+        assert_eq!(total.contiguous, 2);
+        assert_eq!(total.scattered, 1 + 2);
+        assert_eq!(total.strided, 0);
+    }
+
+    #[test]
+    fn a_copy_sorts_its_loads_and_stores_apart() {
+        let mut group = Vec::new();
+        for i in 0..4u32 {
+            group.push(access(i, 8 * i as u64, 8, 7));
+            let mut store = access(i, 4096 + 8 * i as u64, 8, 7);
+            store.kind = AccessKind::Store;
+            group.push(store);
+        }
+        let report = analyse(&[group]);
+        assert_eq!(report.sites.len(), 2);
+        assert!(report.sites.iter().all(|s| s.accesses.contiguous == 4));
+    }
+}

@@ -1,0 +1,438 @@
+//! What a kernel's global accesses do to a device's memory system, from the
+//! interpreter's access stream (`clflow_interp::Program::run_traced`):
+//!
+//! * [`lru`]: the DRAM traffic Q through an LRU cache of any size, from one
+//!   pass (stack distances), between the compulsory traffic (a cache that
+//!   holds everything) and the line-granular traffic of no cache at all;
+//! * [`coalescing`]: per access site, whether neighbouring work-items touch
+//!   neighbouring addresses, and the lines each dispatch touches.
+//!
+//! ```no_run
+//! # fn demo(program: &clflow_interp::Program, launch: &clflow_core::Launch) -> Result<(), Box<dyn std::error::Error>> {
+//! let cache: clflow_traffic::CacheSpec = "40MiB/128".parse()?;
+//! let mut analysis = clflow_traffic::TrafficAnalysis::new(&[cache.line_bytes]);
+//! program.run_traced(launch, &Default::default(), &mut analysis)?;
+//! let report = analysis.finish();
+//! println!("Q at 40 MiB: {} B", report.at(cache).dram.total());
+//! # Ok(()) }
+//! ```
+
+pub mod coalescing;
+mod fenwick;
+pub mod lru;
+
+pub use coalescing::{CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing};
+pub use lru::{DramTraffic, LruCurve, LruSimulator};
+
+use clflow_interp::{AccessSink, GlobalAccess, TraceBuffer};
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// A cache's size and line, as `--cache 40MiB/128` gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheSpec {
+    pub bytes: u64,
+    pub line_bytes: u64,
+}
+
+/// The line size where none is given.
+pub const DEFAULT_LINE_BYTES: u64 = 64;
+
+impl FromStr for CacheSpec {
+    type Err = String;
+
+    /// `SIZE[/LINE]`: a size with an optional unit (`B`, `K`/`KB`/`KiB`,
+    /// `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, all powers of 1024 as cache sizes
+    /// are), and a line size in bytes, a power of two (64 if left out).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (size, line) = match text.split_once('/') {
+            Some((size, line)) => (size, Some(line)),
+            None => (text, None),
+        };
+        let bytes = parse_size(size)?;
+        let line_bytes = match line {
+            Some(line) => parse_size(line)?,
+            None => DEFAULT_LINE_BYTES,
+        };
+        if !line_bytes.is_power_of_two() {
+            return Err(format!("line size {line_bytes} is not a power of two"));
+        }
+        if bytes < line_bytes {
+            return Err(format!(
+                "a {bytes}-byte cache holds no {line_bytes}-byte line"
+            ));
+        }
+        Ok(CacheSpec { bytes, line_bytes })
+    }
+}
+
+impl fmt::Display for CacheSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", format_size(self.bytes), self.line_bytes)
+    }
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let not_a_size = || format!("`{text}` is not a size (e.g. 40MiB, 512KiB, 128)");
+    if number.is_empty() {
+        return Err(not_a_size());
+    }
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{text}` (use B, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    let value: f64 = number.parse().map_err(|_| not_a_size())?;
+    let bytes = value * scale as f64;
+    if !(1.0..=(1u64 << 50) as f64).contains(&bytes) || bytes.fract() != 0.0 {
+        return Err(format!(
+            "`{text}` is not a whole number of bytes from 1 B to 1 PiB"
+        ));
+    }
+    Ok(bytes as u64)
+}
+
+/// `40MiB`, `1.5MiB`, `48KiB`, `100B`.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= scale {
+            let value = bytes as f64 / scale as f64;
+            return if value.fract() == 0.0 {
+                format!("{value}{unit}")
+            } else {
+                format!("{value:.2}{unit}")
+            };
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// The access sink: feeds every access to an LRU simulation per line size
+/// and to the coalescing analysis (with the first line size).
+#[derive(Debug)]
+pub struct TrafficAnalysis {
+    line_sizes: Vec<u64>,
+    simulators: Vec<LruSimulator>,
+    coalescing: CoalescingAnalyzer,
+    buffers: Vec<TraceBuffer>,
+    accessed_bytes: u64,
+    accesses: u64,
+}
+
+impl TrafficAnalysis {
+    /// An analysis for these line sizes (powers of two; duplicates are
+    /// dropped; none means the default line).
+    pub fn new(line_sizes: &[u64]) -> TrafficAnalysis {
+        let mut sizes: Vec<u64> = Vec::new();
+        for &line in line_sizes {
+            if !sizes.contains(&line) {
+                sizes.push(line);
+            }
+        }
+        if sizes.is_empty() {
+            sizes.push(DEFAULT_LINE_BYTES);
+        }
+        TrafficAnalysis {
+            coalescing: CoalescingAnalyzer::new(sizes[0]),
+            line_sizes: sizes,
+            simulators: Vec::new(),
+            buffers: Vec::new(),
+            accessed_bytes: 0,
+            accesses: 0,
+        }
+    }
+
+    pub fn finish(self) -> TrafficReport {
+        TrafficReport {
+            accessed_bytes: self.accessed_bytes,
+            accesses: self.accesses,
+            buffers: self.buffers,
+            curves: self
+                .simulators
+                .into_iter()
+                .map(LruSimulator::finish)
+                .collect(),
+            coalescing_line_bytes: self.line_sizes[0],
+            coalescing: self.coalescing.finish(),
+        }
+    }
+}
+
+impl AccessSink for TrafficAnalysis {
+    fn buffers(&mut self, buffers: &[TraceBuffer]) {
+        let sizes: Vec<u64> = buffers.iter().map(|b| b.bytes).collect();
+        self.simulators = self
+            .line_sizes
+            .iter()
+            .map(|&line| LruSimulator::new(line, &sizes))
+            .collect();
+        self.buffers = buffers.to_vec();
+    }
+
+    fn work_group(&mut self, _group: u64, accesses: &[GlobalAccess]) {
+        for a in accesses {
+            self.accessed_bytes += a.bytes as u64
+                * if a.kind.reads() && a.kind.writes() {
+                    2
+                } else {
+                    1
+                };
+        }
+        self.accesses += accesses.len() as u64;
+        for sim in &mut self.simulators {
+            for a in accesses {
+                sim.access(a.buffer, a.offset, a.bytes, a.kind.reads(), a.kind.writes());
+            }
+        }
+        self.coalescing.work_group(accesses);
+    }
+}
+
+/// What the analysis found.
+#[derive(Debug, Clone)]
+pub struct TrafficReport {
+    /// Bytes of every global access (an atomic counts its load and store):
+    /// the traffic without a cache, counted in bytes rather than lines.
+    pub accessed_bytes: u64,
+    pub accesses: u64,
+    pub buffers: Vec<TraceBuffer>,
+    curves: Vec<LruCurve>,
+    coalescing_line_bytes: u64,
+    pub coalescing: CoalescingReport,
+}
+
+/// Q at one cache size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TrafficAtCache {
+    pub cache: CacheSpec,
+    /// DRAM traffic through an LRU cache of that size.
+    pub dram: DramTraffic,
+    /// With a cache that holds every line.
+    pub compulsory: DramTraffic,
+    /// Every access's bytes.
+    pub accessed_bytes: u64,
+}
+
+/// Q at one cache size with the curve and the coalescing around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrafficSummary {
+    pub cache: CacheSpec,
+    pub accessed_bytes: u64,
+    pub compulsory: DramTraffic,
+    /// Through an LRU cache of `cache`'s size and line.
+    pub dram: DramTraffic,
+    /// Q against the cache size, at `cache`'s line size.
+    pub curve: Vec<CurvePoint>,
+    pub coalescing: CoalescingSummary,
+}
+
+/// A kernel's traffic through one device's cache.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceTraffic {
+    pub device: String,
+    /// Where the cache's size and line come from.
+    pub cache_source: String,
+    #[serde(flatten)]
+    pub summary: TrafficSummary,
+}
+
+/// How the accesses coalesce, over all sites and per site.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoalescingSummary {
+    /// The line size the sites' `lines` count in.
+    pub line_bytes: u64,
+    pub bytes: PatternCounts,
+    pub accesses: PatternCounts,
+    pub sites: Vec<SiteCoalescing>,
+}
+
+/// One point of the Q-against-cache-size curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CurvePoint {
+    pub cache_bytes: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+impl CurvePoint {
+    pub fn total(&self) -> u64 {
+        self.read_bytes + self.written_bytes
+    }
+}
+
+impl TrafficReport {
+    /// The curve for a line size the analysis ran with.
+    pub fn curve(&self, line_bytes: u64) -> Option<&LruCurve> {
+        self.curves.iter().find(|c| c.line_bytes() == line_bytes)
+    }
+
+    /// The line sizes simulated.
+    pub fn line_sizes(&self) -> Vec<u64> {
+        self.curves.iter().map(LruCurve::line_bytes).collect()
+    }
+
+    pub fn coalescing_line_bytes(&self) -> u64 {
+        self.coalescing_line_bytes
+    }
+
+    /// Names every access site, e.g. with `clflow_interp::Program::site`.
+    /// The buffers each site accessed follow the name.
+    pub fn describe_sites(&mut self, describe: impl Fn(u32) -> String) {
+        for site in &mut self.coalescing.sites {
+            let buffers: Vec<&str> = site
+                .buffers
+                .iter()
+                .filter_map(|&b| self.buffers.get(b as usize))
+                .map(|b| b.label.as_str())
+                .collect();
+            site.description = format!("{} on {}", describe(site.site), buffers.join(", "));
+        }
+    }
+
+    /// Everything about one cache size, for reports: Q there, the bounds,
+    /// the curve at its line size (through it), and the coalescing.
+    pub fn summary(&self, cache: CacheSpec) -> TrafficSummary {
+        let at = self.at(cache);
+        TrafficSummary {
+            cache,
+            accessed_bytes: at.accessed_bytes,
+            compulsory: at.compulsory,
+            dram: at.dram,
+            curve: self.sweep(cache.line_bytes, &[cache.bytes]),
+            coalescing: CoalescingSummary {
+                line_bytes: self.coalescing_line_bytes,
+                bytes: self.coalescing.bytes(),
+                accesses: self.coalescing.accesses(),
+                sites: self.coalescing.sites.clone(),
+            },
+        }
+    }
+
+    /// Q at `cache`, whose line size must be one the analysis ran with.
+    pub fn at(&self, cache: CacheSpec) -> TrafficAtCache {
+        let curve = self
+            .curve(cache.line_bytes)
+            .unwrap_or_else(|| panic!("no simulation with {}-byte lines", cache.line_bytes));
+        TrafficAtCache {
+            cache,
+            dram: curve.at_bytes(cache.bytes),
+            compulsory: curve.compulsory(),
+            accessed_bytes: self.accessed_bytes,
+        }
+    }
+
+    /// Q at cache sizes from one line, doubling, to the first size that
+    /// holds every line the kernel touched, with `extra` sizes among them.
+    pub fn sweep(&self, line_bytes: u64, extra: &[u64]) -> Vec<CurvePoint> {
+        let Some(curve) = self.curve(line_bytes) else {
+            return Vec::new();
+        };
+        let all = curve.lines_touched().max(1) * line_bytes;
+        let mut sizes: Vec<u64> = std::iter::successors(Some(line_bytes.max(1024)), |s| {
+            (*s < all).then(|| s.saturating_mul(2))
+        })
+        .collect();
+        sizes.extend(extra.iter().copied().filter(|&s| s >= line_bytes));
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+            .into_iter()
+            .map(|cache_bytes| {
+                let dram = curve.at_bytes(cache_bytes);
+                CurvePoint {
+                    cache_bytes,
+                    read_bytes: dram.read_bytes,
+                    written_bytes: dram.written_bytes,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_specs_parse_with_units_and_lines() {
+        let spec = |t: &str| t.parse::<CacheSpec>();
+        assert_eq!(
+            spec("40MiB/128"),
+            Ok(CacheSpec {
+                bytes: 40 << 20,
+                line_bytes: 128
+            })
+        );
+        assert_eq!(spec("512k").unwrap().bytes, 512 << 10);
+        assert_eq!(spec("1.5MB").unwrap().bytes, 3 << 19);
+        assert_eq!(spec("32768").unwrap().line_bytes, 64);
+        assert_eq!(spec("40MiB/128").unwrap().to_string(), "40MiB/128");
+        assert!(spec("40MiB/96").unwrap_err().contains("power of two"));
+        assert!(spec("40 furlongs")
+            .unwrap_err()
+            .contains("unknown size unit"));
+        assert!(spec("32/64").unwrap_err().contains("holds no"));
+        assert!(spec("0.3").is_err());
+    }
+
+    fn report_of(groups: &[Vec<GlobalAccess>], buffer_bytes: u64) -> TrafficReport {
+        let mut analysis = TrafficAnalysis::new(&[64, 128, 64]);
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: buffer_bytes,
+        }]);
+        for (g, accesses) in groups.iter().enumerate() {
+            analysis.work_group(g as u64, accesses);
+        }
+        analysis.finish()
+    }
+
+    #[test]
+    fn a_report_answers_at_any_size_and_sweeps_to_the_compulsory_traffic() {
+        // Two work-groups each read the same 8 KiB (128 lines of 64 B).
+        let group: Vec<GlobalAccess> = (0..2048)
+            .map(|i| GlobalAccess {
+                offset: 4 * i,
+                buffer: 0,
+                bytes: 4,
+                site: 0,
+                dispatch: (i / 64) as u32,
+                item: (i % 64) as u32,
+                kind: clflow_interp::AccessKind::Load,
+            })
+            .collect();
+        let report = report_of(&[group.clone(), group], 8192);
+        assert_eq!(report.line_sizes(), [64, 128]);
+        assert_eq!(report.accessed_bytes, 16384);
+        let small = report.at("4KiB/64".parse().unwrap());
+        assert_eq!(small.dram.read_bytes, 16384, "too small: read twice");
+        let fits = report.at("8KiB/64".parse().unwrap());
+        assert_eq!(fits.dram.read_bytes, 8192);
+        assert_eq!(fits.compulsory, fits.dram);
+        let sweep = report.sweep(64, &[5000]);
+        let sizes: Vec<u64> = sweep.iter().map(|p| p.cache_bytes).collect();
+        assert_eq!(sizes, [1024, 2048, 4096, 5000, 8192]);
+        assert_eq!(sweep.last().unwrap().total(), 8192);
+        assert_eq!(report.coalescing.bytes().contiguous, 16384);
+    }
+
+    #[test]
+    fn sizes_print_in_binary_units() {
+        assert_eq!(format_size(40 << 20), "40MiB");
+        assert_eq!(format_size(3 << 19), "1.50MiB");
+        assert_eq!(format_size(100), "100B");
+    }
+}

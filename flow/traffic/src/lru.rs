@@ -1,0 +1,440 @@
+//! DRAM traffic of an access stream through a fully associative LRU cache,
+//! at every cache size at once.
+//!
+//! An access to a line hits an LRU cache of C lines exactly when fewer than
+//! C other lines were touched since the line's previous access (its *stack
+//! distance*, Mattson et al. 1970). One pass that records each access's
+//! distance therefore answers for every C. Distances come from a Fenwick
+//! tree over access stamps in which only each line's latest stamp is set:
+//! the distance is the number of set stamps after the line's own. Stamps
+//! are renumbered when they run out, so the tree stays about twice the
+//! number of lines touched, however long the stream.
+//!
+//! The cache writes back and allocates on a store miss without reading the
+//! line (as GPU last-level caches do): a load miss reads a line from DRAM;
+//! a dirty line is written to DRAM when it is evicted, or when the kernel
+//! ends. A line is dirty at its eviction exactly when every access since
+//! its last store hit, i.e. when C exceeds the largest distance among those
+//! accesses; so each eviction is a write-back for a range of C, recorded
+//! as a difference array.
+
+use crate::fenwick::Fenwick;
+use serde::Serialize;
+
+/// Not stored to since the start.
+const NEVER_STORED: i32 = i32::MIN;
+/// No stamp yet: the line was never touched.
+const UNTOUCHED: u32 = 0;
+
+#[derive(Debug, Clone, Copy)]
+struct LineState {
+    /// The line's latest stamp in the tree, or `UNTOUCHED`.
+    stamp: u32,
+    /// `NEVER_STORED`; -1 when the latest access stored; else the largest
+    /// distance of the accesses since the latest store.
+    since_store: i32,
+}
+
+/// Feeds accesses, line by line, through the stack-distance pass.
+#[derive(Debug)]
+pub struct LruSimulator {
+    line_shift: u32,
+    /// Where each buffer's lines start in `lines`.
+    first_line: Vec<u64>,
+    lines: Vec<LineState>,
+    tree: Fenwick,
+    /// The line of each stamp still set (`u32::MAX` where cleared).
+    owner: Vec<u32>,
+    /// The next stamp to hand out.
+    now: u32,
+    /// Lines touched so far: the set stamps.
+    touched: u32,
+    /// The line accessed last: an access to it again has distance 0 and
+    /// moves nothing.
+    last_line: u32,
+    /// Loads by stack distance.
+    load_distances: Vec<u64>,
+    cold_loads: u64,
+    /// Write-backs: +1 where a range of cache sizes starts, -1 after it ends.
+    writeback_delta: Vec<i64>,
+}
+
+impl LruSimulator {
+    /// A simulator for buffers of `buffer_bytes` bytes and lines of
+    /// `line_bytes` (a power of two).
+    pub fn new(line_bytes: u64, buffer_bytes: &[u64]) -> LruSimulator {
+        Self::with_stamps(line_bytes, buffer_bytes, 1 << 16)
+    }
+
+    fn with_stamps(line_bytes: u64, buffer_bytes: &[u64], stamps: u32) -> LruSimulator {
+        assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
+        let line_shift = line_bytes.trailing_zeros();
+        let mut first_line = Vec::with_capacity(buffer_bytes.len() + 1);
+        let mut total = 0u64;
+        for bytes in buffer_bytes {
+            first_line.push(total);
+            total += bytes.div_ceil(line_bytes);
+        }
+        first_line.push(total);
+        let state = LineState {
+            stamp: UNTOUCHED,
+            since_store: NEVER_STORED,
+        };
+        LruSimulator {
+            line_shift,
+            first_line,
+            lines: vec![state; total as usize],
+            tree: Fenwick::new(stamps as usize),
+            owner: vec![u32::MAX; stamps as usize + 1],
+            now: 1,
+            touched: 0,
+            last_line: u32::MAX,
+            load_distances: Vec::new(),
+            cold_loads: 0,
+            writeback_delta: Vec::new(),
+        }
+    }
+
+    pub fn line_bytes(&self) -> u64 {
+        1 << self.line_shift
+    }
+
+    /// One access of `bytes` bytes at `offset` in buffer `buffer`; every
+    /// line it spans is accessed in turn. Accesses outside the buffers
+    /// (which the interpreter never makes) are ignored.
+    pub fn access(&mut self, buffer: u32, offset: u64, bytes: u32, reads: bool, writes: bool) {
+        let b = buffer as usize;
+        if bytes == 0 || b + 1 >= self.first_line.len() {
+            return;
+        }
+        let (base, end) = (self.first_line[b], self.first_line[b + 1]);
+        let first = base + (offset >> self.line_shift);
+        let last = base + ((offset + bytes as u64 - 1) >> self.line_shift);
+        for line in first..=last.min(end.saturating_sub(1)) {
+            self.touch(line as u32, reads, writes);
+        }
+    }
+
+    #[inline]
+    fn touch(&mut self, line: u32, reads: bool, writes: bool) {
+        let distance = if line == self.last_line {
+            Some(0)
+        } else {
+            self.last_line = line;
+            self.restamp(line)
+        };
+        if reads {
+            match distance {
+                Some(d) => bump(&mut self.load_distances, d as usize),
+                None => self.cold_loads += 1,
+            }
+        }
+        let state = &mut self.lines[line as usize];
+        if let Some(d) = distance {
+            if state.since_store != NEVER_STORED {
+                // Evicted and dirty for C in [since_store + 1, d].
+                let from = (state.since_store + 1).max(1) as usize;
+                if from <= d as usize {
+                    add_at(&mut self.writeback_delta, from, 1);
+                    add_at(&mut self.writeback_delta, d as usize + 1, -1);
+                }
+                state.since_store = state.since_store.max(d.min(i32::MAX as u32) as i32);
+            }
+        }
+        if writes {
+            state.since_store = -1;
+        }
+    }
+
+    /// Gives `line` the newest stamp; returns its stack distance, `None`
+    /// on its first access.
+    fn restamp(&mut self, line: u32) -> Option<u32> {
+        if self.now as usize >= self.owner.len() {
+            self.renumber();
+        }
+        let old = self.lines[line as usize].stamp;
+        let distance = if old == UNTOUCHED {
+            self.touched += 1;
+            None
+        } else {
+            // Set stamps after `old`: lines touched since.
+            let after = self.touched - self.tree.prefix(old as usize);
+            self.tree.add(old as usize, -1);
+            self.owner[old as usize] = u32::MAX;
+            Some(after)
+        };
+        let stamp = self.now;
+        self.now += 1;
+        self.tree.add(stamp as usize, 1);
+        self.owner[stamp as usize] = line;
+        self.lines[line as usize].stamp = stamp;
+        distance
+    }
+
+    /// Gives the touched lines stamps 1.. in their order, in a tree with
+    /// room for as many new stamps again.
+    fn renumber(&mut self) {
+        let touched = self.touched as usize;
+        let capacity = (2 * touched + 1024).min(u32::MAX as usize - 1);
+        let mut owner = vec![u32::MAX; capacity + 1];
+        let mut next = 1;
+        for &line in self.owner.iter().filter(|&&l| l != u32::MAX) {
+            owner[next] = line;
+            self.lines[line as usize].stamp = next as u32;
+            next += 1;
+        }
+        debug_assert_eq!(next - 1, touched);
+        self.owner = owner;
+        self.tree = Fenwick::with_ones(capacity, touched);
+        self.now = next as u32;
+    }
+
+    /// The traffic at every cache size.
+    pub fn finish(self) -> LruCurve {
+        let line_bytes = 1 << self.line_shift;
+        let mut flush_from = Vec::new();
+        let mut dirty_lines = 0u64;
+        for state in &self.lines {
+            if state.since_store != NEVER_STORED {
+                dirty_lines += 1;
+                bump(&mut flush_from, (state.since_store + 1).max(1) as usize);
+            }
+        }
+        let sizes = self
+            .load_distances
+            .len()
+            .max(self.writeback_delta.len())
+            .max(flush_from.len())
+            + 1;
+        // load_misses[c]: loads with distance ≥ c, plus the cold ones.
+        let mut load_misses = vec![self.cold_loads; sizes + 1];
+        for c in (0..sizes).rev() {
+            load_misses[c] = load_misses[c + 1] + self.load_distances.get(c).copied().unwrap_or(0);
+        }
+        let mut writebacks = vec![0u64; sizes + 1];
+        let (mut open, mut flushed) = (0i64, 0u64);
+        for (c, slot) in writebacks.iter_mut().enumerate() {
+            open += self.writeback_delta.get(c).copied().unwrap_or(0);
+            flushed += flush_from.get(c).copied().unwrap_or(0);
+            *slot = open as u64 + flushed;
+        }
+        debug_assert_eq!(writebacks[sizes], dirty_lines);
+        LruCurve {
+            line_bytes,
+            lines_touched: self.touched as u64,
+            load_misses,
+            writebacks,
+        }
+    }
+}
+
+fn bump(counts: &mut Vec<u64>, at: usize) {
+    if counts.len() <= at {
+        counts.resize(at + 1, 0);
+    }
+    counts[at] += 1;
+}
+
+fn add_at(counts: &mut Vec<i64>, at: usize, amount: i64) {
+    if counts.len() <= at {
+        counts.resize(at + 1, 0);
+    }
+    counts[at] += amount;
+}
+
+/// Bytes moved between the cache and DRAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DramTraffic {
+    /// Lines read on load misses.
+    pub read_bytes: u64,
+    /// Dirty lines written back, on eviction or at the kernel's end.
+    pub written_bytes: u64,
+}
+
+impl DramTraffic {
+    pub fn total(&self) -> u64 {
+        self.read_bytes + self.written_bytes
+    }
+}
+
+/// DRAM traffic as a function of the cache size, for one line size.
+#[derive(Debug, Clone)]
+pub struct LruCurve {
+    line_bytes: u64,
+    lines_touched: u64,
+    /// Load misses at a cache of `c` lines (the last entry holds for every
+    /// larger cache).
+    load_misses: Vec<u64>,
+    /// Write-backs at a cache of `c` lines (likewise).
+    writebacks: Vec<u64>,
+}
+
+impl LruCurve {
+    pub fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+
+    /// Distinct lines the kernel touched: a cache this large (in lines)
+    /// misses only the first time.
+    pub fn lines_touched(&self) -> u64 {
+        self.lines_touched
+    }
+
+    /// The traffic through a cache of `lines` lines.
+    pub fn at_lines(&self, lines: u64) -> DramTraffic {
+        let at = |v: &Vec<u64>| v[(lines.min(v.len() as u64 - 1)) as usize];
+        DramTraffic {
+            read_bytes: at(&self.load_misses) * self.line_bytes,
+            written_bytes: at(&self.writebacks) * self.line_bytes,
+        }
+    }
+
+    /// The traffic through a cache of `bytes` bytes (whole lines).
+    pub fn at_bytes(&self, bytes: u64) -> DramTraffic {
+        self.at_lines(bytes / self.line_bytes)
+    }
+
+    /// The traffic of a cache that holds every line: each line read once
+    /// (if it is loaded before it is stored) and written once (if stored).
+    pub fn compulsory(&self) -> DramTraffic {
+        self.at_lines(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_pcg::Pcg64Mcg;
+
+    /// A plain LRU write-back cache, for comparison.
+    struct Naive {
+        capacity: usize,
+        /// (line, dirty), most recent last.
+        lines: Vec<(u64, bool)>,
+        read: u64,
+        written: u64,
+    }
+
+    impl Naive {
+        fn access(&mut self, line: u64, reads: bool, writes: bool) {
+            let dirty = match self.lines.iter().position(|(l, _)| *l == line) {
+                Some(i) => self.lines.remove(i).1,
+                None => {
+                    if reads {
+                        self.read += 1;
+                    }
+                    if self.lines.len() == self.capacity && self.lines.remove(0).1 {
+                        self.written += 1;
+                    }
+                    false
+                }
+            };
+            self.lines.push((line, dirty || writes));
+        }
+
+        fn end(&mut self) -> (u64, u64) {
+            let dirty = self.lines.iter().filter(|(_, d)| *d).count() as u64;
+            (self.read, self.written + dirty)
+        }
+    }
+
+    fn random_stream(seed: u64, len: usize, lines: u64) -> Vec<(u64, bool, bool)> {
+        use rand_core::Rng;
+        let mut rng = Pcg64Mcg::new(seed as u128 | 1);
+        (0..len)
+            .map(|_| {
+                // Mostly a small hot set, sometimes a cold line, so that every
+                // distance occurs.
+                let hot = !rng.next_u32().is_multiple_of(4);
+                let line = if hot {
+                    rng.next_u64() % 8
+                } else {
+                    rng.next_u64() % lines
+                };
+                let kind = rng.next_u32() % 5;
+                (line, kind != 1, kind == 1 || kind == 2)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_cache_size_matches_a_plain_lru_cache() {
+        for seed in 0..6 {
+            let stream = random_stream(seed, 3000, 300);
+            // Few stamps, so that renumbering happens many times.
+            let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4);
+            for &(line, reads, writes) in &stream {
+                sim.access(0, line * 64 + 8, 4, reads, writes);
+            }
+            let curve = sim.finish();
+            for capacity in [1, 2, 3, 5, 8, 9, 17, 64, 150, 299, 300, 1000] {
+                let mut naive = Naive {
+                    capacity,
+                    lines: Vec::new(),
+                    read: 0,
+                    written: 0,
+                };
+                for &(line, reads, writes) in &stream {
+                    naive.access(line, reads, writes);
+                }
+                let (read, written) = naive.end();
+                let got = curve.at_lines(capacity as u64);
+                assert_eq!(
+                    (got.read_bytes, got.written_bytes),
+                    (read * 64, written * 64),
+                    "seed {seed}, {capacity} lines"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_twice_hits_only_where_it_fits() {
+        // 100 lines read twice: a cache of 100 lines misses 100 times, one
+        // of 99 misses all 200 (LRU's worst case).
+        let mut sim = LruSimulator::new(64, &[6400]);
+        for _ in 0..2 {
+            for line in 0..100 {
+                sim.access(0, line * 64, 64, true, false);
+            }
+        }
+        let curve = sim.finish();
+        assert_eq!(curve.at_lines(100).read_bytes, 100 * 64);
+        assert_eq!(curve.at_lines(99).read_bytes, 200 * 64);
+        assert_eq!(curve.at_bytes(6400), curve.compulsory());
+        assert_eq!(curve.lines_touched(), 100);
+        assert_eq!(curve.compulsory().written_bytes, 0);
+    }
+
+    #[test]
+    fn accesses_span_lines_and_buffers_are_kept_apart() {
+        let mut sim = LruSimulator::new(64, &[100, 64]);
+        // Bytes 60..68 of buffer 0 touch its lines 0 and 1; buffer 1's line
+        // 0 is another line.
+        sim.access(0, 60, 8, true, false);
+        sim.access(1, 0, 4, false, true);
+        let curve = sim.finish();
+        assert_eq!(curve.lines_touched(), 3);
+        assert_eq!(
+            curve.compulsory(),
+            DramTraffic {
+                read_bytes: 128,
+                written_bytes: 64
+            }
+        );
+    }
+
+    #[test]
+    fn renumbering_keeps_the_order_of_lines() {
+        let mut sim = LruSimulator::with_stamps(64, &[64 * 1000], 2);
+        for round in 0..3 {
+            for line in 0..10 {
+                sim.access(0, line * 64, 4, true, round == 2);
+            }
+        }
+        let curve = sim.finish();
+        assert_eq!(curve.at_lines(10).read_bytes, 10 * 64);
+        assert_eq!(curve.at_lines(9).read_bytes, 30 * 64);
+        assert_eq!(curve.at_lines(10).written_bytes, 10 * 64);
+    }
+}
