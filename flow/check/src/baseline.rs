@@ -4,6 +4,7 @@
 
 use crate::error::{CheckError, Result};
 use crate::metric::{Sampled, Value};
+use clflow_traffic::CacheSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -19,6 +20,10 @@ pub struct Baseline {
     /// The op set W.total was counted with.
     pub ops: String,
     pub line_bytes: u64,
+    /// The cache the traffic metrics went through (`SIZE/LINE`), if the
+    /// suite named one; absent in baselines recorded without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     /// By manifest path relative to the suite.
     pub kernels: BTreeMap<String, KernelBaseline>,
 }
@@ -34,12 +39,23 @@ pub struct KernelBaseline {
 }
 
 impl Baseline {
-    pub fn new(ops: &str, line_bytes: u64) -> Self {
+    pub fn new(ops: &str, line_bytes: u64, cache: Option<CacheSpec>) -> Self {
         Baseline {
             schema: BASELINE_SCHEMA,
             ops: ops.to_string(),
             line_bytes,
+            cache: cache.map(cache_text),
             kernels: BTreeMap::new(),
+        }
+    }
+
+    /// Whether the baseline was recorded through `cache` (or, both, none).
+    /// The recorded text is read back, so "32768/64" and "32KiB/64" agree.
+    pub fn recorded_with_cache(&self, cache: Option<CacheSpec>) -> bool {
+        match (&self.cache, cache) {
+            (None, None) => true,
+            (Some(text), Some(cache)) => text.parse::<CacheSpec>() == Ok(cache),
+            _ => false,
         }
     }
 
@@ -107,6 +123,17 @@ impl Baseline {
     }
 }
 
+/// A cache as the baseline records it: its usual form (`32KiB/64`) where
+/// that reads back exactly, else its size in bytes (`40000/64`).
+fn cache_text(cache: CacheSpec) -> String {
+    let text = cache.to_string();
+    if text.parse::<CacheSpec>() == Ok(cache) {
+        text
+    } else {
+        format!("{}/{}", cache.bytes, cache.line_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,7 +142,7 @@ mod tests {
     fn a_baseline_round_trips_with_sorted_keys() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baseline.json");
-        let mut baseline = Baseline::new("arith", 64);
+        let mut baseline = Baseline::new("arith", 64, None);
         let mut counts = BTreeMap::new();
         counts.insert("W.total".to_string(), Value::Count(4096));
         counts.insert("I.max".to_string(), Value::Real(0.25));
@@ -131,7 +158,41 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.find("I.max").unwrap() < text.find("W.total").unwrap());
         assert!(text.contains("\"W.total\": 4096"), "{text}");
-        assert_eq!(Baseline::load(&path).unwrap(), baseline);
+        assert!(!text.contains("cache"), "no cache, no field: {text}");
+        let loaded = Baseline::load(&path).unwrap();
+        assert_eq!(loaded, baseline);
+        assert!(loaded.recorded_with_cache(None));
+        assert!(!loaded.recorded_with_cache(Some("32KiB/64".parse().unwrap())));
+    }
+
+    #[test]
+    fn a_baseline_records_its_cache_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baseline.json");
+        let l1: CacheSpec = "32768/64".parse().unwrap();
+        Baseline::new("arith", 64, Some(l1)).save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"cache\": \"32KiB/64\""), "{text}");
+        let loaded = Baseline::load(&path).unwrap();
+        assert_eq!(loaded.cache.as_deref(), Some("32KiB/64"));
+        assert!(loaded.recorded_with_cache(Some(l1)));
+        assert!(!loaded.recorded_with_cache(Some("32KiB/128".parse().unwrap())));
+        assert!(!loaded.recorded_with_cache(None));
+
+        // A size its short form would round is kept in bytes.
+        let odd: CacheSpec = "40000/64".parse().unwrap();
+        let baseline = Baseline::new("arith", 64, Some(odd));
+        assert_eq!(baseline.cache.as_deref(), Some("40000/64"));
+        assert!(baseline.recorded_with_cache(Some(odd)));
+        assert!(!baseline.recorded_with_cache(Some("40001/64".parse().unwrap())));
+    }
+
+    #[test]
+    fn a_baseline_from_before_caches_still_loads() {
+        let old = "{\"schema\": 1, \"ops\": \"arith\", \"line_bytes\": 64, \"kernels\": {}}";
+        let baseline = Baseline::parse(Path::new("ci/baseline.json"), old).unwrap();
+        assert_eq!(baseline.cache, None);
+        assert!(baseline.recorded_with_cache(None));
     }
 
     #[test]

@@ -9,10 +9,13 @@
 //! that defaults to three times the spread the baseline measured (see
 //! [`compare`]). W, Q, the histogram, T and E going up are regressions; F
 //! and R going down are; I = W/Q is reported when it changes but never
-//! judged (W and Q carry the verdict).
+//! judged (W and Q carry the verdict). A suite with a `cache` adds the
+//! DRAM traffic through it and the uncoalesced bytes (Q.dram,
+//! Q.uncoalesced, lower is better) and I.dram (reported, never judged).
 //!
 //! The crate measures nothing itself: the caller counts each kernel
-//! ([`count_metrics`]) and times it ([`device_metrics`]), then calls
+//! ([`count_metrics`], with the traffic summary where the suite has a
+//! cache) and times it ([`device_metrics`]), then calls
 //! [`compare()`] and renders the result ([`render`]).
 
 mod baseline;
@@ -36,7 +39,7 @@ pub fn updated_baseline(
     previous: Option<&Baseline>,
     measured: &[Measurement],
 ) -> Baseline {
-    let mut baseline = Baseline::new(&suite.ops, suite.line_bytes);
+    let mut baseline = Baseline::new(&suite.ops, suite.line_bytes, suite.cache);
     for m in measured {
         let Ok(counts) = &m.counts else { continue };
         let mut devices = previous

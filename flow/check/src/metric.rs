@@ -4,10 +4,14 @@
 //! Names are dotted paths: `W.int`, `W.fp32`, `W.fp64`, `W.fp16`, `W.total`
 //! (the suite's op set), `Q.load`, `Q.store`, `Q.accessed`, `Q.compulsory`,
 //! `I.min`, `I.max`, `ops.<opcode>.<type>` (the histogram, in lanes), and on
-//! devices `T` (s), `F` (OPS/s), `R` (OPS/s/W), `E` (J).
+//! devices `T` (s), `F` (OPS/s), `R` (OPS/s/W), `E` (J). Through a suite's
+//! cache also `Q.dram` (bytes read from and written back to DRAM),
+//! `Q.uncoalesced` (bytes of strided and scattered accesses) and `I.dram`
+//! (W.total / Q.dram).
 
 use clflow_interp::CountReport;
 use clflow_metrics::{evaluate, DeviceProfile, Figure, KernelCounts, OpKind, Run, Unit};
+use clflow_traffic::TrafficSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -106,8 +110,15 @@ impl Group {
     pub fn members(self) -> &'static [&'static str] {
         match self {
             Group::W => &["W.int", "W.fp32", "W.fp64", "W.fp16", "W.total"],
-            Group::Q => &["Q.load", "Q.store", "Q.accessed", "Q.compulsory"],
-            Group::I => &["I.min", "I.max"],
+            Group::Q => &[
+                "Q.load",
+                "Q.store",
+                "Q.accessed",
+                "Q.compulsory",
+                "Q.dram",
+                "Q.uncoalesced",
+            ],
+            Group::I => &["I.min", "I.max", "I.dram"],
             Group::Ops => &[],
             Group::T => &["T"],
             Group::F => &["F"],
@@ -129,8 +140,12 @@ impl Group {
     }
 }
 
-/// The interpreter's counts of one kernel, by metric name.
-pub fn count_metrics(report: &CountReport) -> BTreeMap<String, Value> {
+/// The interpreter's counts of one kernel, by metric name, with the traffic
+/// through the suite's cache where the kernel ran through one.
+pub fn count_metrics(
+    report: &CountReport,
+    traffic: Option<&TrafficSummary>,
+) -> BTreeMap<String, Value> {
     let mut metrics = BTreeMap::new();
     let w = &report.w;
     let q = &report.q;
@@ -150,6 +165,18 @@ pub fn count_metrics(report: &CountReport) -> BTreeMap<String, Value> {
     for (name, value) in [("I.min", report.i.min), ("I.max", report.i.max)] {
         if let Some(value) = value {
             metrics.insert(name.to_string(), Value::Real(value));
+        }
+    }
+    if let Some(traffic) = traffic {
+        let dram = traffic.dram.total();
+        metrics.insert("Q.dram".into(), Value::Count(dram));
+        metrics.insert(
+            "Q.uncoalesced".into(),
+            Value::Count(traffic.coalescing.bytes.uncoalesced()),
+        );
+        // No DRAM traffic, no intensity there (as I.min without Q).
+        if dram > 0 {
+            metrics.insert("I.dram".into(), Value::Real(w.total as f64 / dram as f64));
         }
     }
     for (op, types) in &report.ops {
@@ -258,6 +285,8 @@ fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clflow_interp::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+    use clflow_traffic::TrafficAnalysis;
 
     fn timed(seconds: f64, watts: Option<f64>) -> TimedRun {
         let mut run = Run::new("vadd", "gpu");
@@ -290,11 +319,130 @@ mod tests {
         assert!(!m.contains_key("E"), "no power, no energy");
     }
 
+    /// The interpreter's report of a kernel that did `w_total` ops and
+    /// read `load_bytes`; only the fields `count_metrics` reads matter.
+    fn count_report(w_total: u64, load_bytes: u64) -> CountReport {
+        use clflow_interp::counts::{IntensityReport, SpaceReport, TrafficReport, WorkReport};
+        let none = SpaceReport {
+            load_bytes: 0,
+            store_bytes: 0,
+        };
+        CountReport {
+            kernel: "k".into(),
+            work_items: 2048,
+            work_groups: 1,
+            local_size: [2048, 1, 1],
+            ops: BTreeMap::new(),
+            w: WorkReport {
+                set: "arith".into(),
+                int: 0,
+                fp32: w_total,
+                fp64: 0,
+                fp16: 0,
+                total: w_total,
+            },
+            q: TrafficReport {
+                load_bytes,
+                store_bytes: 0,
+                accessed: load_bytes,
+                compulsory: load_bytes,
+                compulsory_read: load_bytes,
+                compulsory_written: 0,
+                line_bytes: 64,
+                constant_load_bytes: 0,
+            },
+            i: IntensityReport {
+                min: Some(w_total as f64 / load_bytes as f64),
+                max: Some(w_total as f64 / load_bytes as f64),
+            },
+            local: none.clone(),
+            private: none,
+            steps: 0,
+        }
+    }
+
+    /// `count` 4-byte loads from an 8 KiB buffer at offsets `stride` bytes
+    /// apart, 16 work-items a dispatch, from dispatch `first` on.
+    fn loads(site: u32, first: u32, stride: u64, count: u64) -> Vec<GlobalAccess> {
+        (0..count)
+            .map(|i| GlobalAccess {
+                offset: stride * i,
+                buffer: 0,
+                bytes: 4,
+                site,
+                dispatch: first + (i / 16) as u32,
+                item: (i % 16) as u32,
+                kind: AccessKind::Load,
+            })
+            .collect()
+    }
+
+    fn traffic_of(accesses: &[GlobalAccess], cache: &str) -> TrafficSummary {
+        let mut analysis = TrafficAnalysis::new(&[64]);
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: 8192,
+        }]);
+        if !accesses.is_empty() {
+            analysis.work_group(0, accesses);
+        }
+        analysis.finish().summary(cache.parse().unwrap())
+    }
+
+    #[test]
+    fn count_metrics_add_the_traffic_through_the_cache() {
+        // Every word once, in order (8 KiB, coalesced), then the first word
+        // of each of the 128 lines (512 B, a 64-byte stride): through a
+        // 4 KiB LRU cache (64 lines) the second pass misses every line again.
+        let mut accesses = loads(0, 0, 4, 2048);
+        accesses.extend(loads(1, 1000, 64, 128));
+        let traffic = traffic_of(&accesses, "4KiB/64");
+        let report = count_report(4096, 8192 + 512);
+
+        let m = count_metrics(&report, Some(&traffic));
+        assert_eq!(m["Q.dram"], Value::Count(8192 + 8192));
+        assert_eq!(m["Q.uncoalesced"], Value::Count(512));
+        assert_eq!(m["I.dram"], Value::Real(4096.0 / 16384.0));
+        assert_eq!(m["Q.accessed"], Value::Count(8704));
+        assert_eq!(m["W.total"], Value::Count(4096));
+
+        // A cache that holds the buffer reads each line once.
+        let fits = count_metrics(&report, Some(&traffic_of(&accesses, "8KiB/64")));
+        assert_eq!(fits["Q.dram"], Value::Count(8192));
+        assert_eq!(fits["Q.uncoalesced"], Value::Count(512));
+        assert_eq!(fits["I.dram"], Value::Real(0.5));
+
+        // Without a cache the metrics are the plain counts, nothing more.
+        let plain = count_metrics(&report, None);
+        assert!(m.keys().filter(|k| !plain.contains_key(*k)).eq([
+            "I.dram",
+            "Q.dram",
+            "Q.uncoalesced"
+        ]));
+        for (name, value) in &plain {
+            assert_eq!(m[name], *value, "{name}");
+        }
+    }
+
+    #[test]
+    fn no_dram_traffic_means_no_dram_intensity() {
+        let m = count_metrics(&count_report(10, 4), Some(&traffic_of(&[], "4KiB/64")));
+        assert_eq!(m["Q.dram"], Value::Count(0));
+        assert_eq!(m["Q.uncoalesced"], Value::Count(0));
+        assert!(!m.contains_key("I.dram"));
+    }
+
     #[test]
     fn metric_names_know_their_group() {
         assert_eq!(Group::of("W.total"), Some(Group::W));
         assert_eq!(Group::of("ops.OpIAdd.uint"), Some(Group::Ops));
         assert_eq!(Group::of("T"), Some(Group::T));
+        assert_eq!(Group::of("Q.dram"), Some(Group::Q));
+        assert_eq!(Group::of("I.dram"), Some(Group::I));
+        assert!(Group::Q.members().contains(&"Q.uncoalesced"));
+        assert_eq!(Group::Q.direction(), Direction::LowerIsBetter);
+        assert_eq!(Group::I.direction(), Direction::Neutral);
         assert_eq!(Group::of("X.y"), None);
         assert_eq!(Group::F.direction(), Direction::HigherIsBetter);
         assert_eq!(Group::E.direction(), Direction::LowerIsBetter);

@@ -6,6 +6,7 @@
 //! exclude = ["../kernels/lookup3/lookup3-paper.toml"]
 //! ops = "arith"                              # the op set W.total counts
 //! line_bytes = 64                            # compulsory-traffic line size
+//! cache = "32KiB/64"                         # SIZE[/LINE]: also Q.dram, Q.uncoalesced, I.dram
 //! ignore = ["I", "ops.OpPhi"]                # metrics not compared
 //! devices = []                               # devices to time on (none: counts only)
 //!
@@ -19,10 +20,17 @@
 //! (`W` is every W, `ops.OpIAdd` every type of OpIAdd), optionally followed by
 //! `@DEVICE` for device metrics. The most specific rule wins: one naming a
 //! device before one that does not, then the longer name.
+//!
+//! With a `cache`, each kernel's global accesses also run through an LRU
+//! cache of that size and line (as `clflow count --cache` does), which adds
+//! the DRAM traffic there (`Q.dram`), the bytes of accesses that do not
+//! coalesce (`Q.uncoalesced`) and `I.dram` = W.total / Q.dram: an access
+//! pattern that worsens shows there even when W and Q.accessed stay put.
 
 use crate::error::{line_of, CheckError, Result};
 use crate::metric::Group;
 use clflow_interp::OpSet;
+use clflow_traffic::CacheSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,6 +144,8 @@ pub struct Suite {
     pub manifests: Vec<SuiteManifest>,
     pub ops: String,
     pub line_bytes: u64,
+    /// The cache the traffic metrics are simulated through, if any.
+    pub cache: Option<CacheSpec>,
     pub ignore: Vec<Selector>,
     pub rules: Vec<Rule>,
     pub devices: Vec<String>,
@@ -152,6 +162,7 @@ struct RawSuite {
     exclude: Vec<Spanned<String>>,
     ops: Option<Spanned<String>>,
     line_bytes: Option<Spanned<u64>>,
+    cache: Option<Spanned<String>>,
     #[serde(default)]
     ignore: Vec<Spanned<String>>,
     #[serde(default)]
@@ -198,6 +209,20 @@ impl Suite {
             Some(n) => *n.get_ref(),
             None => 64,
         };
+        let cache = raw
+            .cache
+            .map(|cache| {
+                cache.get_ref().parse::<CacheSpec>().map_err(|e| {
+                    at(
+                        cache.span(),
+                        format!(
+                            "cache: `{}`: {e} (write SIZE[/LINE], e.g. \"32KiB/64\")",
+                            cache.get_ref()
+                        ),
+                    )
+                })
+            })
+            .transpose()?;
         let ignore = raw
             .ignore
             .iter()
@@ -264,6 +289,7 @@ impl Suite {
             manifests,
             ops,
             line_bytes,
+            cache,
             ignore,
             rules,
             devices: raw.devices,
@@ -337,6 +363,7 @@ mod tests {
         assert_eq!(keys, ["k/a/a.toml"]);
         assert_eq!(suite.ops, "arith");
         assert_eq!(suite.line_bytes, 64);
+        assert_eq!(suite.cache, None);
         assert_eq!(suite.baseline, dir.path().join("baseline.json"));
     }
 
@@ -371,6 +398,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_is_read_as_size_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = suite_in(
+            dir.path(),
+            "manifests = [\"k/a/a.toml\"]\ncache = \"32KiB/128\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            suite.cache,
+            Some(CacheSpec {
+                bytes: 32 << 10,
+                line_bytes: 128
+            })
+        );
+        let suite = suite_in(
+            dir.path(),
+            "manifests = [\"k/a/a.toml\"]\ncache = \"1MiB\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            suite.cache.map(|c| (c.bytes, c.line_bytes)),
+            Some((1 << 20, 64))
+        );
+    }
+
+    #[test]
     fn mistakes_name_their_line() {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
@@ -402,6 +455,21 @@ mod tests {
                 "power of two",
             ),
             ("manifests = [\"k/a/a.toml\"]\ncolour = 1\n", 2, "colour"),
+            (
+                "manifests = [\"k/a/a.toml\"]\n\ncache = \"32 furlongs\"\n",
+                3,
+                "cache: `32 furlongs`: unknown size unit",
+            ),
+            (
+                "manifests = [\"k/a/a.toml\"]\ncache = \"32KiB/48\"\n",
+                2,
+                "not a power of two",
+            ),
+            (
+                "manifests = [\"k/a/a.toml\"]\ncache = 32768\n",
+                2,
+                "expected a string",
+            ),
             ("manifests = [\"k/a/a.toml\"\n", 1, ""),
         ];
         for (text, line, needle) in cases {

@@ -10,28 +10,35 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A suite over one copy of vadd in a fresh directory.
+/// The suite of the vadd workspace.
+const VADD_SUITE: &str = "manifests = [\"k/*.toml\"]\nops = \"arith\"\n[rules]\nW = \"exact\"\n";
+
+/// A suite over kernels in `k/` of a fresh directory.
 struct Workspace {
     dir: tempfile::TempDir,
 }
 
 impl Workspace {
+    /// A suite over one copy of vadd.
     fn new() -> Self {
+        let ws = Workspace::with_suite(VADD_SUITE);
+        for file in ["vadd.cl", "vadd.toml"] {
+            std::fs::copy(repo().join(VADD).join(file), ws.path("k").join(file)).unwrap();
+        }
+        ws
+    }
+
+    /// `suite` as suite.toml and an empty `k/` for its kernels.
+    fn with_suite(suite: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("k")).unwrap();
-        for file in ["vadd.cl", "vadd.toml"] {
-            std::fs::copy(
-                repo().join(VADD).join(file),
-                dir.path().join("k").join(file),
-            )
-            .unwrap();
-        }
-        std::fs::write(
-            dir.path().join("suite.toml"),
-            "manifests = [\"k/*.toml\"]\nops = \"arith\"\n[rules]\nW = \"exact\"\n",
-        )
-        .unwrap();
-        Workspace { dir }
+        let ws = Workspace { dir };
+        ws.write("suite.toml", suite);
+        ws
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.path(file), text).unwrap();
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -285,6 +292,113 @@ fn a_slower_recorded_run_beyond_the_spread_is_a_t_regression() {
     assert_eq!(ws.check(&["--update"]).status.code(), Some(0));
     let kept = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
     assert!(kept.contains("\"pthread-cpu\""), "{kept}");
+}
+
+/// `c[i] = a[i]` over 4096 floats, in 64-item work-groups.
+const GATHER_CL: &str =
+    "__kernel void gather(__global const float *a, __global float *c, const uint n)
+{
+    const size_t i = get_global_id(0);
+    c[i] = a[i];
+}
+";
+
+const GATHER_TOML: &str = r#"source = "gather.cl"
+kernel = "gather"
+global_size = [4096]
+local_size = [64]
+
+[[arg]]
+name = "a"
+type = "float"
+count = 4096
+random = { min = -1.0, max = 1.0, seed = 1 }
+access = "ro"
+
+[[arg]]
+name = "c"
+type = "float"
+count = 4096
+access = "wo"
+
+[[arg]]
+name = "n"
+type = "uint"
+value = 4096
+"#;
+
+#[test]
+fn a_strided_index_is_a_dram_and_coalescing_regression_through_the_suites_cache() {
+    // The new index costs a few integer operations; this test is about the
+    // traffic, so W and the histogram are left out.
+    let ws = Workspace::with_suite(
+        "manifests = [\"k/*.toml\"]\ncache = \"4KiB/64\"\nignore = [\"W\", \"ops\"]\n",
+    );
+    ws.write("k/gather.cl", GATHER_CL);
+    ws.write("k/gather.toml", GATHER_TOML);
+    recorded(&ws);
+    let baseline = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(baseline.contains("\"cache\": \"4KiB/64\""), "{baseline}");
+    // a read once and c written back once, 16 KiB each; every access coalesces.
+    assert!(baseline.contains("\"Q.dram\": 32768"), "{baseline}");
+    assert!(baseline.contains("\"Q.uncoalesced\": 0"), "{baseline}");
+
+    // Neighbouring work-items now read 64 bytes apart: the same loads, the
+    // same lines, but each of a's 256 lines is read 16 times, 256 lines
+    // apart, which a 64-line LRU cache never holds.
+    ws.edit("k/gather.cl", "c[i] = a[i];", "c[i] = a[(i * 16) % n];");
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("check failed: "), "{}", stderr(&out));
+    let table = stdout(&out);
+    let dram = row(&table, "Q.dram").expect(&table);
+    assert_eq!(dram[2..4], ["32768", "278528"], "{table}");
+    assert_eq!(dram.last().unwrap(), "REGRESSION");
+    let uncoalesced = row(&table, "Q.uncoalesced").expect(&table);
+    assert_eq!(uncoalesced[2..4], ["0", "16384"], "{table}");
+    assert_eq!(uncoalesced.last().unwrap(), "REGRESSION");
+    assert_eq!(
+        row(&table, "I.dram").map(|r| r.last().unwrap().clone()),
+        Some("changed".to_string()),
+        "{table}"
+    );
+    for unchanged in ["Q.load", "Q.store", "Q.accessed", "Q.compulsory"] {
+        assert!(row(&table, unchanged).is_none(), "{unchanged}: {table}");
+    }
+}
+
+#[test]
+fn a_baseline_recorded_without_the_suites_cache_is_refused_until_updated() {
+    let ws = Workspace::new();
+    recorded(&ws);
+    ws.write(
+        "suite.toml",
+        &VADD_SUITE.replace("ops = ", "cache = \"32KiB/64\"\nops = "),
+    );
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cache = none; the suite asks for ops = \"arith\", line_bytes = 64, cache = \"32KiB/64\""),
+        "{err}"
+    );
+    assert!(err.contains("--update"), "{err}");
+
+    recorded(&ws);
+    let baseline = std::fs::read_to_string(ws.path("baseline.json")).unwrap();
+    assert!(baseline.contains("\"cache\": \"32KiB/64\""), "{baseline}");
+    // a, b and c stream through once: 48 KiB, coalesced; I.dram is
+    // W.total (4096 adds and 16384 integer ops) per 48 KiB.
+    assert!(baseline.contains("\"W.total\": 20480"), "{baseline}");
+    assert!(baseline.contains("\"Q.dram\": 49152"), "{baseline}");
+    assert!(baseline.contains("\"Q.uncoalesced\": 0"), "{baseline}");
+    assert!(
+        baseline.contains(&format!("\"I.dram\": {}", 20480.0 / 49152.0)),
+        "{baseline}"
+    );
+    let out = ws.check(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("no change\n"), "{}", stdout(&out));
 }
 
 #[test]

@@ -74,6 +74,13 @@ pub trait AccessSink {
     /// Called for every work-group in increasing order of its linear index
     /// (work-groups without global accesses included).
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]);
+
+    /// [`AccessSink::work_group`] with the accesses given away: what the
+    /// run calls. A sink that keeps them (to hand to other threads)
+    /// overrides it and saves a copy.
+    fn take_work_group(&mut self, group: u64, accesses: Vec<GlobalAccess>) {
+        self.work_group(group, &accesses);
+    }
 }
 
 /// How many work-groups per worker may run ahead of the last delivered.
@@ -118,7 +125,7 @@ impl Delivery {
         for (group, accesses) in arrivals {
             held.insert(group, accesses);
             while let Some(accesses) = held.remove(&next) {
-                sink.work_group(next, &accesses);
+                sink.take_work_group(next, accesses);
                 next += 1;
             }
             *self.next.lock().unwrap_or_else(|p| p.into_inner()) = next;

@@ -84,12 +84,13 @@ pub fn traffic_curve_chart(kernels: &[KernelTraffic]) -> Option<LogPlot> {
                 markers.push(Marker {
                     at: (at.cache.bytes as f64 / KIB, q),
                     color: c,
+                    // The device's name last: a long one is cut at the legend's edge.
                     legend: Some(format!(
-                        "{} on {}: {} at {}",
+                        "{}: {} MB at {} ({})",
                         kernel.kernel,
-                        device.device,
                         format_number(q),
-                        format_size(at.cache.bytes)
+                        format_size(at.cache.bytes),
+                        device.device
                     )),
                 });
             }

@@ -28,6 +28,9 @@ use clflow_interp::{AccessSink, GlobalAccess, TraceBuffer};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// A cache's size and line, as `--cache 40MiB/128` gives them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -119,13 +122,60 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// The access sink: feeds every access to an LRU simulation per line size
-/// and to the coalescing analysis (with the first line size).
+/// Work-groups a stage may have queued before the run waits for it.
+const STAGE_QUEUE: usize = 16;
+
+/// A simulation running on a thread of its own, fed work-group by
+/// work-group in order.
+#[derive(Debug)]
+struct Stage<R> {
+    queue: SyncSender<Arc<Vec<GlobalAccess>>>,
+    worker: JoinHandle<R>,
+}
+
+impl<R: Send + 'static> Stage<R> {
+    fn spawn<S: Send + 'static>(
+        mut state: S,
+        feed: fn(&mut S, &[GlobalAccess]),
+        done: fn(S) -> R,
+    ) -> Stage<R> {
+        let (queue, groups) = sync_channel::<Arc<Vec<GlobalAccess>>>(STAGE_QUEUE);
+        let worker = std::thread::spawn(move || {
+            for accesses in groups {
+                feed(&mut state, &accesses);
+            }
+            done(state)
+        });
+        Stage { queue, worker }
+    }
+
+    fn send(&self, accesses: &Arc<Vec<GlobalAccess>>) {
+        // A stage stops early only by panicking, which `finish` passes on.
+        let _ = self.queue.send(Arc::clone(accesses));
+    }
+
+    fn finish(self) -> R {
+        drop(self.queue);
+        self.worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+fn simulate(sim: &mut LruSimulator, accesses: &[GlobalAccess]) {
+    for a in accesses {
+        sim.access(a.buffer, a.offset, a.bytes, a.kind.reads(), a.kind.writes());
+    }
+}
+
+/// The access sink: an LRU simulation per line size and the coalescing
+/// analysis (at the first line size), each on a thread of its own, so that
+/// they run beside each other and beside the interpreter.
 #[derive(Debug)]
 pub struct TrafficAnalysis {
     line_sizes: Vec<u64>,
-    simulators: Vec<LruSimulator>,
-    coalescing: CoalescingAnalyzer,
+    simulations: Vec<Stage<LruCurve>>,
+    coalescing: Option<Stage<CoalescingReport>>,
     buffers: Vec<TraceBuffer>,
     accessed_bytes: u64,
     accesses: u64,
@@ -145,27 +195,32 @@ impl TrafficAnalysis {
             sizes.push(DEFAULT_LINE_BYTES);
         }
         TrafficAnalysis {
-            coalescing: CoalescingAnalyzer::new(sizes[0]),
             line_sizes: sizes,
-            simulators: Vec::new(),
+            simulations: Vec::new(),
+            coalescing: None,
             buffers: Vec::new(),
             accessed_bytes: 0,
             accesses: 0,
         }
     }
 
-    pub fn finish(self) -> TrafficReport {
+    /// Waits for the simulations to drain, and gathers what they found.
+    pub fn finish(mut self) -> TrafficReport {
+        if self.coalescing.is_none() {
+            // No run reached the sink: empty results for every line size.
+            self.buffers(&[]);
+        }
+        let coalescing = match self.coalescing.take() {
+            Some(stage) => stage.finish(),
+            None => CoalescingReport::default(),
+        };
         TrafficReport {
             accessed_bytes: self.accessed_bytes,
             accesses: self.accesses,
             buffers: self.buffers,
-            curves: self
-                .simulators
-                .into_iter()
-                .map(LruSimulator::finish)
-                .collect(),
+            curves: self.simulations.into_iter().map(Stage::finish).collect(),
             coalescing_line_bytes: self.line_sizes[0],
-            coalescing: self.coalescing.finish(),
+            coalescing,
         }
     }
 }
@@ -173,30 +228,47 @@ impl TrafficAnalysis {
 impl AccessSink for TrafficAnalysis {
     fn buffers(&mut self, buffers: &[TraceBuffer]) {
         let sizes: Vec<u64> = buffers.iter().map(|b| b.bytes).collect();
-        self.simulators = self
+        self.simulations = self
             .line_sizes
             .iter()
-            .map(|&line| LruSimulator::new(line, &sizes))
+            .map(|&line| {
+                Stage::spawn(
+                    LruSimulator::new(line, &sizes),
+                    simulate,
+                    LruSimulator::finish,
+                )
+            })
             .collect();
+        self.coalescing = Some(Stage::spawn(
+            CoalescingAnalyzer::new(self.line_sizes[0]),
+            CoalescingAnalyzer::work_group,
+            CoalescingAnalyzer::finish,
+        ));
         self.buffers = buffers.to_vec();
     }
 
-    fn work_group(&mut self, _group: u64, accesses: &[GlobalAccess]) {
-        for a in accesses {
-            self.accessed_bytes += a.bytes as u64
-                * if a.kind.reads() && a.kind.writes() {
-                    2
-                } else {
-                    1
-                };
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.take_work_group(group, accesses.to_vec());
+    }
+
+    fn take_work_group(&mut self, _group: u64, accesses: Vec<GlobalAccess>) {
+        for a in &accesses {
+            // An atomic reads and writes its bytes.
+            let times = if a.kind.reads() && a.kind.writes() {
+                2
+            } else {
+                1
+            };
+            self.accessed_bytes += a.bytes as u64 * times;
         }
         self.accesses += accesses.len() as u64;
-        for sim in &mut self.simulators {
-            for a in accesses {
-                sim.access(a.buffer, a.offset, a.bytes, a.kind.reads(), a.kind.writes());
-            }
+        let accesses = Arc::new(accesses);
+        for stage in &self.simulations {
+            stage.send(&accesses);
         }
-        self.coalescing.work_group(accesses);
+        if let Some(stage) = &self.coalescing {
+            stage.send(&accesses);
+        }
     }
 }
 

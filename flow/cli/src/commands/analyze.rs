@@ -10,7 +10,7 @@ use crate::stages::count::{interpret_traced, kernel_counts};
 use crate::stages::device::{
     missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan,
 };
-use crate::stages::profile::{self, device_profile, measured_profile, FloatCeiling, Obtained};
+use crate::stages::profile::{self, device_profile, measured_or_datasheet, FloatCeiling};
 use crate::stages::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
 };
@@ -174,26 +174,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
             .map_err(|e| ocl_failure(e, verbosity))?;
         let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
-        let measured = match measured_profile(&device, datasheet, mode, verbosity) {
-            Ok((profile, how)) => {
-                if how == Obtained::Stored {
-                    verbosity.note(format!(
-                        "device {}: measured profile of {} reused",
-                        selected.info.label(),
-                        profile.measured_at
-                    ));
-                }
-                Some(profile)
-            }
-            Err(failure) => {
-                verbosity.note(format!(
-                    "clflow: warning: device {}: not benchmarked ({}); datasheet ceilings only",
-                    selected.info.label(),
-                    failure.message
-                ));
-                None
-            }
-        };
+        let measured = measured_or_datasheet(&device, datasheet, mode, verbosity);
         rates.push(clflow_bench::device_rates(
             &selected.name,
             measured.as_ref(),
@@ -547,7 +528,7 @@ fn count_entries(kernels: &[Counted], ops: &OpSet) -> Vec<clflow_history::Entry>
                 &kernel.input.source,
             );
             entry.op_set = Some(ops.to_string());
-            entry.metrics = clflow_check::count_metrics(&kernel.report)
+            entry.metrics = clflow_check::count_metrics(&kernel.report, None)
                 .iter()
                 .map(|(name, value)| history::metric(name, value.as_f64()))
                 .collect();

@@ -4,7 +4,7 @@
 use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure, KernelInput};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret;
+use crate::stages::count::interpret_at_cache;
 use crate::stages::history;
 use clap::Args;
 use clflow_check::{
@@ -41,7 +41,7 @@ Every check appends its counts and timings to the history store (see `clflow his
     after_help = EXAMPLES
 )]
 pub struct CheckArgs {
-    /// The suite file (TOML): manifests, rules, metrics to ignore.
+    /// The suite file (TOML): manifests, rules, metrics to ignore, a cache to gate traffic through.
     #[arg(value_name = "SUITE")]
     suite: PathBuf,
     /// The baseline (default: the suite's `baseline`, else baseline.json beside it).
@@ -101,10 +101,20 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
         Err(e) => return Err(check_failure(e)),
     };
     if let Some(b) = baseline.as_ref().filter(|_| !args.update) {
-        if b.ops != suite.ops || b.line_bytes != suite.line_bytes {
+        if b.ops != suite.ops
+            || b.line_bytes != suite.line_bytes
+            || !b.recorded_with_cache(suite.cache)
+        {
+            let suite_cache = suite.cache.map(|c| c.to_string());
             return Err(Failure::input(format!(
-                "{}: recorded with ops = \"{}\", line_bytes = {}; the suite asks for ops = \"{}\", line_bytes = {}",
-                baseline_path.display(), b.ops, b.line_bytes, suite.ops, suite.line_bytes
+                "{}: recorded with ops = \"{}\", line_bytes = {}, cache = {}; the suite asks for ops = \"{}\", line_bytes = {}, cache = {}",
+                baseline_path.display(),
+                b.ops,
+                b.line_bytes,
+                quoted_or_none(b.cache.as_deref()),
+                suite.ops,
+                suite.line_bytes,
+                quoted_or_none(suite_cache.as_deref())
             ))
             .with_hint("record the baseline again with --update"));
         }
@@ -137,14 +147,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let mut worst_input_failure = None;
     for manifest in &suite.manifests {
         verbosity.note(format!("checking {}", manifest.key));
-        let outcome = measure(
-            manifest,
-            &ops,
-            suite.line_bytes,
-            devices,
-            &recorded,
-            verbosity,
-        );
+        let outcome = measure(manifest, &suite, &ops, devices, &recorded, verbosity);
         let (measurement, kernel_entries) = match outcome {
             Ok((m, e)) => (m, e),
             Err(failure) => {
@@ -232,11 +235,17 @@ fn write_outputs(args: &CheckArgs, comparison: &Comparison) -> crate::Result<()>
     }
 }
 
-/// Counts one manifest, gathers its timings, and builds its history entries.
+/// `"32KiB/64"`, or `none`.
+fn quoted_or_none(text: Option<&str>) -> String {
+    text.map_or("none".into(), |t| format!("\"{t}\""))
+}
+
+/// Counts one manifest (through the suite's cache, if it has one), gathers
+/// its timings, and builds its history entries.
 fn measure(
     manifest: &SuiteManifest,
+    suite: &Suite,
     ops: &OpSet,
-    line_bytes: u64,
     devices: &[String],
     recorded: &[clflow_metrics::ResultSet],
     verbosity: Verbosity,
@@ -249,18 +258,20 @@ fn measure(
         .materialize()
         .map_err(manifest_failure)?;
     let options = RunOptions {
-        line_bytes,
+        line_bytes: suite.line_bytes,
         ..RunOptions::default()
     };
-    let result = interpret(
+    // The launch is lent, not given: the device timer still needs its inputs.
+    let (result, traffic) = interpret_at_cache(
         &manifest.path,
         &input.module,
         Cow::Borrowed(&launch),
         &options,
+        suite.cache,
         verbosity,
     )?;
     let report = result.counts.report(ops);
-    let counts = count_metrics(&report);
+    let counts = count_metrics(&report, traffic.as_ref());
 
     let mut runs: Vec<TimedRun> = recorded_runs(recorded, &launch.kernel);
     if !devices.is_empty() {

@@ -4,11 +4,10 @@
 use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::{interpret, interpret_traced};
+use crate::stages::count::interpret_at_cache;
 use crate::stages::traffic::{parse_cache, render_text};
 use clap::Args;
 use clflow_interp::RunOptions;
-use clflow_traffic::TrafficAnalysis;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -102,25 +101,14 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         line_bytes: args.line_bytes,
         threads: args.threads,
     };
-    let (result, traffic) = match cache {
-        Some(cache) => {
-            let analysis = TrafficAnalysis::new(&[cache.line_bytes]);
-            let (result, report) = interpret_traced(
-                &args.manifest,
-                &input.module,
-                Cow::Owned(launch),
-                &options,
-                analysis,
-                verbosity,
-            )?;
-            (result, Some(report.summary(cache)))
-        }
-        None => {
-            let launch = Cow::Owned(launch);
-            let result = interpret(&args.manifest, &input.module, launch, &options, verbosity)?;
-            (result, None)
-        }
-    };
+    let (result, traffic) = interpret_at_cache(
+        &args.manifest,
+        &input.module,
+        Cow::Owned(launch),
+        &options,
+        cache,
+        verbosity,
+    )?;
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }

@@ -6,7 +6,7 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use crate::stages::count::interpret_traced;
 use crate::stages::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
-use crate::stages::profile::{self, measured_profile};
+use crate::stages::profile::{self, measured_or_datasheet};
 use crate::stages::progress;
 use crate::stages::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
@@ -152,17 +152,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             }
         };
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        let measured = match measured_profile(device, datasheet, mode, verbosity) {
-            Ok((profile, _)) => Some(profile),
-            Err(failure) => {
-                verbosity.note(format!(
-                    "clflow: warning: device {}: not benchmarked ({}); datasheet rates only",
-                    device.info.label(),
-                    failure.message
-                ));
-                None
-            }
-        };
+        let measured = measured_or_datasheet(device, datasheet, mode, verbosity);
         let rates = device_rates(&name, measured.as_ref(), datasheet);
         for note in &rates.notes {
             verbosity.note(format!("{name}: {note}"));

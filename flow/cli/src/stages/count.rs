@@ -7,7 +7,7 @@ use clflow_core::Launch;
 use clflow_interp::{InterpError, OpClass, OpSet, Program, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
-use clflow_traffic::{TrafficAnalysis, TrafficReport};
+use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport, TrafficSummary};
 use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
@@ -46,6 +46,30 @@ pub fn interpret_traced(
         interpret_with(manifest, module, launch, options, Some(analysis), verbosity)?;
     let report = report.ok_or_else(|| Failure::analysis("the traced run reported no traffic"))?;
     Ok((result, report))
+}
+
+/// [`interpret`], and where a cache is given, the traffic through it
+/// ([`interpret_traced`] at that cache's line size).
+pub fn interpret_at_cache(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    cache: Option<CacheSpec>,
+    verbosity: Verbosity,
+) -> crate::Result<(RunResult, Option<TrafficSummary>)> {
+    match cache {
+        Some(cache) => {
+            let analysis = TrafficAnalysis::new(&[cache.line_bytes]);
+            let (result, report) =
+                interpret_traced(manifest, module, launch, options, analysis, verbosity)?;
+            Ok((result, Some(report.summary(cache))))
+        }
+        None => Ok((
+            interpret(manifest, module, launch, options, verbosity)?,
+            None,
+        )),
+    }
 }
 
 fn interpret_with(

@@ -36,6 +36,37 @@ pub enum Obtained {
     Measured,
 }
 
+/// [`measured_profile`] for commands that go on without one: the reuse of a
+/// stored profile is noted, and a failed benchmark is a warning after which
+/// the datasheet stands alone.
+pub fn measured_or_datasheet(
+    device: &OclDevice,
+    datasheet: Option<&DatasheetProfile>,
+    mode: Mode,
+    verbosity: Verbosity,
+) -> Option<MeasuredProfile> {
+    match measured_profile(device, datasheet, mode, verbosity) {
+        Ok((profile, how)) => {
+            if how == Obtained::Stored {
+                verbosity.note(format!(
+                    "device {}: measured profile of {} reused",
+                    device.info.label(),
+                    profile.measured_at
+                ));
+            }
+            Some(profile)
+        }
+        Err(failure) => {
+            verbosity.note(format!(
+                "clflow: warning: device {}: not benchmarked ({}); datasheet figures only",
+                device.info.label(),
+                failure.message
+            ));
+            None
+        }
+    }
+}
+
 /// The device's measured profile: the stored one, or a benchmark run now.
 /// A quick profile does not stand in for a full one.
 pub fn measured_profile(
