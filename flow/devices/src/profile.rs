@@ -27,6 +27,9 @@ pub enum Metric {
     MemorySize,
     LastLevelCache,
     CacheLine,
+    /// The unit a cache line is filled from memory in, where smaller than
+    /// the line (NVIDIA's 32-byte sectors of 128-byte L2 lines).
+    CacheSector,
     OnChipMemory,
 }
 
@@ -41,7 +44,7 @@ pub enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 13] = [
         Metric::Fp32,
         Metric::Fp64,
         Metric::Fp16,
@@ -53,6 +56,7 @@ impl Metric {
         Metric::MemorySize,
         Metric::LastLevelCache,
         Metric::CacheLine,
+        Metric::CacheSector,
         Metric::OnChipMemory,
     ];
 
@@ -70,6 +74,7 @@ impl Metric {
             Metric::MemorySize => "memory_gb",
             Metric::LastLevelCache => "last_level_cache_kib",
             Metric::CacheLine => "cache_line_bytes",
+            Metric::CacheSector => "cache_sector_bytes",
             Metric::OnChipMemory => "on_chip_memory_kib",
         }
     }
@@ -86,6 +91,7 @@ impl Metric {
             Metric::MemorySize
             | Metric::LastLevelCache
             | Metric::CacheLine
+            | Metric::CacheSector
             | Metric::OnChipMemory => Unit::Bytes,
         }
     }
@@ -101,7 +107,7 @@ impl Metric {
             | Metric::HostLink
             | Metric::MemorySize => 1e9,
             Metric::LastLevelCache | Metric::OnChipMemory => 1024.0,
-            Metric::Tdp | Metric::Power | Metric::CacheLine => 1.0,
+            Metric::Tdp | Metric::Power | Metric::CacheLine | Metric::CacheSector => 1.0,
         }
     }
 }

@@ -20,8 +20,9 @@
 //! * `o`: the offset, every other arithmetic operation per work-item
 //!   (index and address computations, work of the other classes);
 //! * `c`, `u`: the compulsory (or cache-simulated) traffic split by the
-//!   coalescing analysis; without one, all of it is coalesced (`u` = 0) and
-//!   the prediction says so;
+//!   coalescing analysis; without one, or on a CPU (whose cores serve a
+//!   work-item's scattered accesses from their caches), all of it is
+//!   coalesced (`u` = 0) and the prediction says so;
 //! * `d`: the bytes the host copies in and out.
 //!
 //! The no-FMA floor applies when the kernel's useful instructions are not
@@ -70,9 +71,17 @@ impl ClassParameters {
         let o = all_arith.saturating_sub(useful) as f64 / w;
         let (dram, _) = facts.traffic.dram();
         let (c, u) = match facts.coalescing {
-            Some(share) => {
+            Some(share) if share.penalised => {
                 let c = (dram as f64 * share.coalesced_share()).round();
                 (c, dram as f64 - c)
+            }
+            Some(share) => {
+                notes.push(format!(
+                    "a CPU device: its uncoalesced accesses ({:.0}% of bytes) run through each \
+                     core's caches, so all of the traffic is charged at P_coalesced (u = 0)",
+                    100.0 * (1.0 - share.coalesced_share())
+                ));
+                (dram as f64, 0.0)
             }
             None => {
                 notes.push(
@@ -337,9 +346,19 @@ mod tests {
         facts.coalescing = Some(Coalescing {
             coalesced_bytes: 3,
             uncoalesced_bytes: 1,
+            penalised: true,
         });
         let (p, notes) = ClassParameters::from_facts(&facts);
         assert_eq!((p.c, p.u), (9216.0, 3072.0));
         assert!(notes.is_empty());
+        // A CPU charges everything at P_coalesced, and says why.
+        facts.coalescing = Some(Coalescing {
+            coalesced_bytes: 3,
+            uncoalesced_bytes: 1,
+            penalised: false,
+        });
+        let (p, notes) = ClassParameters::from_facts(&facts);
+        assert_eq!((p.c, p.u), (12288.0, 0.0));
+        assert!(notes[0].contains("a CPU device: its uncoalesced accesses (25% of bytes)"));
     }
 }

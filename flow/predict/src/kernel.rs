@@ -122,6 +122,11 @@ impl InstructionMix {
 pub struct Coalescing {
     pub coalesced_bytes: u64,
     pub uncoalesced_bytes: u64,
+    /// Whether the device pays for uncoalesced accesses: a GPU or an
+    /// accelerator issues a memory transaction per scattered work-item; a
+    /// CPU runs each work-item's accesses through its core's caches, where
+    /// a work-item's own next access finds the rest of the line.
+    pub penalised: bool,
 }
 
 impl Coalescing {
@@ -414,6 +419,7 @@ pub(crate) mod tests {
         let share = Coalescing {
             coalesced_bytes: 30,
             uncoalesced_bytes: 10,
+            penalised: true,
         };
         assert_eq!(share.coalesced_share(), 0.75);
     }

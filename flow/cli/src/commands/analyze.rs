@@ -268,8 +268,9 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
                 time_s: run.time.map(|f| f.value),
                 energy_j: run.energy_measured.map(|f| f.value),
             };
+            let kind = devices.iter().find(|d| &d.name == device)?.info.kind;
             let facts = match kernel.traffic.iter().find(|t| &t.device == device) {
-                Some(traffic) => facts_at(&kernel.facts, &traffic.summary),
+                Some(traffic) => facts_at(&kernel.facts, &traffic.summary, kind),
                 None => kernel.facts.clone(),
             };
             Some(clflow_predict::predict_all(&facts, device_rates, measured))

@@ -139,7 +139,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         let facts = match cache {
             Some(cache) => {
                 let at = device_traffic(&name, cache, &traffic_report);
-                let facts = facts_at(&facts, &at.summary);
+                let facts = facts_at(&facts, &at.summary, device.info.kind);
                 traffic.push(at);
                 facts
             }

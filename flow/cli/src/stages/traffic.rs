@@ -6,7 +6,7 @@
 use crate::failure::Failure;
 use clflow_devices::{DatasheetProfile, Metric};
 use clflow_interp::counts::group_digits;
-use clflow_ocl::DeviceInfo;
+use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
 use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
 use std::fmt::Write;
@@ -27,12 +27,28 @@ pub struct DeviceCache {
 }
 
 /// The cache the simulation uses for a device: `chosen` (`--cache`) if
-/// given, else the datasheet's last-level cache and line, else the OpenCL
-/// driver's global-memory cache; `None` when nothing states one.
+/// given, else the datasheet's last-level cache and line (its sector, where
+/// the profile states one), else the OpenCL driver's global-memory cache;
+/// `None` when nothing states one.
 pub fn device_cache(
     chosen: Option<CacheSpec>,
     info: &DeviceInfo,
     datasheet: Option<&DatasheetProfile>,
+) -> Option<DeviceCache> {
+    cache_of(
+        chosen,
+        datasheet,
+        info.global_cache_bytes,
+        info.global_cacheline_bytes,
+    )
+}
+
+/// [`device_cache`] with the driver's cache size and line.
+fn cache_of(
+    chosen: Option<CacheSpec>,
+    datasheet: Option<&DatasheetProfile>,
+    driver_bytes: u64,
+    driver_line: u32,
 ) -> Option<DeviceCache> {
     if let Some(spec) = chosen {
         return Some(DeviceCache {
@@ -42,23 +58,35 @@ pub fn device_cache(
     }
     let sheet = datasheet.and_then(|p| {
         let bytes = p.datasheet.quantity(Metric::LastLevelCache)?.value as u64;
-        let line = p
-            .datasheet
-            .quantity(Metric::CacheLine)
-            .map(|q| q.value as u64)
-            .filter(|l| l.is_power_of_two())
-            .unwrap_or(clflow_traffic::DEFAULT_LINE_BYTES);
-        Some((bytes, line, format!("datasheet profile {}", p.id)))
+        let stated = |metric| {
+            p.datasheet
+                .quantity(metric)
+                .map(|q| q.value as u64)
+                .filter(|l: &u64| l.is_power_of_two())
+        };
+        // Memory fills sectors where a line has them: DRAM traffic moves in those.
+        Some(match stated(Metric::CacheSector) {
+            Some(sector) => (
+                bytes,
+                sector,
+                format!("datasheet profile {}, in {sector}-byte sectors", p.id),
+            ),
+            None => (
+                bytes,
+                stated(Metric::CacheLine).unwrap_or(clflow_traffic::DEFAULT_LINE_BYTES),
+                format!("datasheet profile {}", p.id),
+            ),
+        })
     });
     let driver = || {
-        let line = u64::from(info.global_cacheline_bytes);
+        let line = u64::from(driver_line);
         let line = if line.is_power_of_two() {
             line
         } else {
             clflow_traffic::DEFAULT_LINE_BYTES
         };
         Some((
-            info.global_cache_bytes,
+            driver_bytes,
             line,
             "the OpenCL driver's CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".to_string(),
         ))
@@ -71,13 +99,15 @@ pub fn device_cache(
 }
 
 /// The facts the models read, with the simulated DRAM traffic at a
-/// device's cache and the coalescing analysis filled in.
-pub fn facts_at(facts: &KernelFacts, summary: &TrafficSummary) -> KernelFacts {
+/// device's cache and the coalescing analysis filled in; `kind` says
+/// whether the device pays for uncoalesced accesses (all but CPUs).
+pub fn facts_at(facts: &KernelFacts, summary: &TrafficSummary, kind: DeviceKind) -> KernelFacts {
     let mut facts = facts.clone();
     facts.traffic.simulated = Some(summary.dram.total());
     facts.coalescing = Some(Coalescing {
         coalesced_bytes: summary.coalescing.bytes.coalesced(),
         uncoalesced_bytes: summary.coalescing.bytes.uncoalesced(),
+        penalised: kind != DeviceKind::Cpu,
     });
     facts
 }
@@ -232,4 +262,51 @@ pub fn describe(traffic: &DeviceTraffic, work: u64) -> String {
         100.0 * summary.coalescing.bytes.coalesced() as f64
             / summary.coalescing.bytes.total().max(1) as f64
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clflow_devices::ProfileOrigin;
+
+    fn profile(extra: &str) -> DatasheetProfile {
+        let text = format!(
+            "model = \"G\"\nvendor = \"V\"\ntype = \"gpu\"\nmatch = [\"G\"]\n\n[datasheet]\n\
+             tdp_w = {{ value = 300, source = \"s\" }}\n{extra}"
+        );
+        DatasheetProfile::parse(&text, "g.toml", "g", ProfileOrigin::Embedded).unwrap()
+    }
+
+    #[test]
+    fn the_cache_comes_from_the_option_the_datasheet_or_the_driver() {
+        let llc = "last_level_cache_kib = { value = 51200, source = \"s\" }\n";
+        let line = "cache_line_bytes = { value = 128, source = \"s\" }\n";
+        let sector = "cache_sector_bytes = { value = 32, source = \"s\" }\n";
+        let spec = |c: Option<DeviceCache>| c.map(|c| (c.spec.bytes, c.spec.line_bytes, c.source));
+        // Sectors, where stated, are what DRAM traffic moves in.
+        let sectored = profile(&format!("{llc}{line}{sector}"));
+        assert_eq!(
+            spec(cache_of(None, Some(&sectored), 1 << 20, 64)),
+            Some((
+                50 << 20,
+                32,
+                "datasheet profile g, in 32-byte sectors".into()
+            ))
+        );
+        let lined = profile(&format!("{llc}{line}"));
+        assert_eq!(spec(cache_of(None, Some(&lined), 0, 0)).unwrap().1, 128);
+        // No cache in the datasheet: the driver's, with a sane line.
+        let bare = profile("");
+        let driver = spec(cache_of(None, Some(&bare), 1 << 20, 48)).unwrap();
+        assert_eq!((driver.0, driver.1), (1 << 20, 64));
+        // --cache wins; nothing known at all is no cache.
+        let chosen: CacheSpec = "4MiB/128".parse().unwrap();
+        assert_eq!(
+            spec(cache_of(Some(chosen), Some(&sectored), 0, 0))
+                .unwrap()
+                .2,
+            "--cache"
+        );
+        assert_eq!(spec(cache_of(None, None, 0, 0)), None);
+    }
 }
