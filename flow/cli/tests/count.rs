@@ -365,3 +365,26 @@ fn close(what: &str, ours: &[f64], theirs: &[f64]) {
         assert!(ok, "{what}: element {i}: interpreter {a}, device {b}");
     }
 }
+
+#[test]
+fn a_profiles_name_stands_for_its_last_level_cache() {
+    // The H100's 50 MiB L2, in 32-byte sectors: vadd's 3 × 4096 floats move once.
+    let (q, compulsory, _, t) = traffic("kernels/vadd/vadd.toml", "nvidia-h100-sxm");
+    assert_eq!(t["cache"]["bytes"].as_u64(), Some(50 << 20));
+    assert_eq!(t["cache"]["line_bytes"].as_u64(), Some(32));
+    assert_eq!((q, compulsory), (3 * 4096 * 4, 3 * 4096 * 4));
+    let text = String::from_utf8_lossy(
+        &clflow(&[
+            "count",
+            "kernels/vadd/vadd.toml",
+            "--cache",
+            "nvidia-h100-sxm",
+        ])
+        .stdout,
+    )
+    .to_string();
+    assert!(
+        text.contains("Through a 50MiB LRU cache (fully associative, write-back; 32-byte lines; datasheet profile nvidia-h100-sxm, in 32-byte sectors)"),
+        "{text}"
+    );
+}

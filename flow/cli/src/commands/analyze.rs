@@ -86,9 +86,10 @@ pub struct AnalyzeArgs {
     /// Do not append to the history store.
     #[arg(long)]
     no_history: bool,
-    /// The cache each kernel's Q is simulated through on every device, e.g. 40MiB/128
-    /// [default: each device's last-level cache from its datasheet profile, else its driver].
-    #[arg(long, value_name = "SIZE[/LINE]")]
+    /// The cache each kernel's Q is simulated through on every device: a size (40MiB/128) or a
+    /// datasheet profile (nvidia-h100-sxm) [default: each device's last-level cache from its
+    /// datasheet profile, else its driver].
+    #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
 }
 
@@ -129,13 +130,17 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
             args.line_bytes
         )));
     }
-    let chosen_cache = args.cache.as_deref().map(parse_cache).transpose()?;
-    // Selections are checked before the count stage spends its time.
     let catalog = profile::catalog(verbosity);
+    let chosen_cache = args
+        .cache
+        .as_deref()
+        .map(|text| parse_cache(text, &catalog))
+        .transpose()?;
+    // Selections are checked before the count stage spends its time.
     let mut devices = select_devices(&args.devices, verbosity)?;
     for device in &mut devices {
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        device.cache = device_cache(chosen_cache, &device.info, datasheet);
+        device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
     }
     let kernels = count_all(&args, &ops, &devices, verbosity)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));

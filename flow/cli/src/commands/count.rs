@@ -5,6 +5,7 @@ use crate::failure::Failure;
 use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
 use crate::stages::count::interpret_at_cache;
+use crate::stages::profile;
 use crate::stages::traffic::{parse_cache, render_text};
 use clap::Args;
 use clflow_interp::RunOptions;
@@ -24,6 +25,8 @@ Examples:
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
       DRAM traffic through a 40 MiB cache of 128-byte lines, Q against the cache
       size, and how each load and store coalesces
+  clflow count kernels/spmv/spmv.toml --cache nvidia-h100-sxm
+      the same through an H100's L2 (its datasheet profile: 50 MiB, 32-byte sectors)
 
 Op sets: arith (default: int + fp32 + fp64 + fp16), int, fp32, fp64, fp16, or a comma list
 of classes, SPIR-V opcodes (OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp,
@@ -66,9 +69,10 @@ pub struct CountArgs {
     /// Write each output buffer (access wo or rw) to DIR/<name>.bin, raw little-endian.
     #[arg(long, value_name = "DIR")]
     dump: Option<PathBuf>,
-    /// Simulate a cache of this size and line (e.g. 40MiB/128): Q and I there, Q against
-    /// the cache size, and the coalescing of each access.
-    #[arg(long, value_name = "SIZE[/LINE]")]
+    /// Simulate a cache of this size and line (e.g. 40MiB/128), or a datasheet profile's
+    /// last-level cache (e.g. nvidia-h100-sxm): Q and I there, Q against the cache size, and
+    /// the coalescing of each access.
+    #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
 }
 
@@ -82,7 +86,10 @@ struct TracedReport {
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
-    let cache = args.cache.as_deref().map(parse_cache).transpose()?;
+    let cache = match args.cache.as_deref() {
+        Some(text) => Some(parse_cache(text, &profile::catalog(verbosity))?),
+        None => None,
+    };
     if !kernel_input::is_manifest(&args.manifest) {
         return Err(Failure::input(format!(
             "{}: `clflow count` needs a manifest (.toml or .sim), which gives the kernel's inputs",
@@ -106,7 +113,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         &input.module,
         Cow::Owned(launch),
         &options,
-        cache,
+        cache.as_ref().map(|c| c.spec),
         verbosity,
     )?;
     if let Some(dir) = &args.dump {
@@ -122,7 +129,8 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
                 clflow_interp::counts::render_text(&result.counts, &ops)
             );
             if let Some(traffic) = traffic {
-                print!("{}", render_text(&traffic, counts.w.total));
+                let source = cache.as_ref().map_or("", |c| c.source.as_str());
+                print!("{}", render_text(&traffic, counts.w.total, source));
             }
             Ok(())
         }

@@ -75,9 +75,10 @@ pub struct PredictArgs {
     /// Also write the charts (boat hull, quadrant split, energy roofline) here.
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
-    /// The cache the models' Q goes through on every device, e.g. 40MiB/128 [default: each
-    /// device's last-level cache from its datasheet profile, else from its driver].
-    #[arg(long, value_name = "SIZE[/LINE]")]
+    /// The cache the models' Q goes through on every device: a size (40MiB/128) or a datasheet
+    /// profile (nvidia-h100-sxm) [default: each device's last-level cache from its datasheet
+    /// profile, else from its driver].
+    #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
 }
 
@@ -93,7 +94,12 @@ struct Document<'a> {
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
     crate::stages::device::check_min_time(args.min_time)?;
-    let chosen_cache = args.cache.as_deref().map(parse_cache).transpose()?;
+    let catalog = profile::catalog(verbosity);
+    let chosen_cache = args
+        .cache
+        .as_deref()
+        .map(|text| parse_cache(text, &catalog))
+        .transpose()?;
     let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
     let devices = args
         .device
@@ -102,12 +108,11 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             select_device(Some(&DeviceSelector::parse(text))).map_err(|e| ocl_failure(e, verbosity))
         })
         .collect::<crate::Result<Vec<_>>>()?;
-    let catalog = profile::catalog(verbosity);
     let caches: Vec<Option<DeviceCache>> = devices
         .iter()
         .map(|d| {
             let datasheet = catalog.match_name(&d.info.name).map(|m| m.profile);
-            device_cache(chosen_cache, &d.info, datasheet)
+            device_cache(chosen_cache.as_ref(), &d.info, datasheet)
         })
         .collect();
     let spinner = progress::spinner(verbosity, "count", "interpreting, cache simulation");

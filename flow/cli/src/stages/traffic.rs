@@ -4,19 +4,39 @@
 //! simulation, and how its accesses coalesce.
 
 use crate::failure::Failure;
-use clflow_devices::{DatasheetProfile, Metric};
+use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
 use clflow_interp::counts::group_digits;
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
 use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
 use std::fmt::Write;
 
-/// The `--cache` argument.
-pub fn parse_cache(text: &str) -> crate::Result<CacheSpec> {
-    text.parse().map_err(|e| {
-        Failure::input(format!("--cache {text}: {e}"))
-            .with_hint("give SIZE[/LINE], e.g. --cache 40MiB/128 or --cache 512KiB")
-    })
+/// The `--cache` argument: a size (`40MiB/128`), or a datasheet profile's
+/// name (`nvidia-h100-sxm`), whose last-level cache it means.
+pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<DeviceCache> {
+    let size_error = match text.parse::<CacheSpec>() {
+        Ok(spec) => {
+            return Ok(DeviceCache {
+                spec,
+                source: "--cache".into(),
+            })
+        }
+        Err(e) => e,
+    };
+    match catalog.get(text.trim()) {
+        Some(profile) => cache_of(Some(profile), 0, 0).ok_or_else(|| {
+            Failure::input(format!(
+                "--cache {text}: the datasheet profile states no last-level cache"
+            ))
+            .with_hint("give the size instead, e.g. --cache 40MiB/128")
+        }),
+        None => Err(
+            Failure::input(format!("--cache {text}: {size_error}")).with_hint(
+                "give SIZE[/LINE] (e.g. 40MiB/128) or a datasheet profile's name \
+             (`clflow devices --profiles` lists them)",
+            ),
+        ),
+    }
 }
 
 /// A device's cache and where its figures come from.
@@ -31,31 +51,26 @@ pub struct DeviceCache {
 /// the profile states one), else the OpenCL driver's global-memory cache;
 /// `None` when nothing states one.
 pub fn device_cache(
-    chosen: Option<CacheSpec>,
+    chosen: Option<&DeviceCache>,
     info: &DeviceInfo,
     datasheet: Option<&DatasheetProfile>,
 ) -> Option<DeviceCache> {
+    if let Some(chosen) = chosen {
+        return Some(chosen.clone());
+    }
     cache_of(
-        chosen,
         datasheet,
         info.global_cache_bytes,
         info.global_cacheline_bytes,
     )
 }
 
-/// [`device_cache`] with the driver's cache size and line.
+/// [`device_cache`] without `--cache`, the driver's cache size and line given.
 fn cache_of(
-    chosen: Option<CacheSpec>,
     datasheet: Option<&DatasheetProfile>,
     driver_bytes: u64,
     driver_line: u32,
 ) -> Option<DeviceCache> {
-    if let Some(spec) = chosen {
-        return Some(DeviceCache {
-            spec,
-            source: "--cache".into(),
-        });
-    }
     let sheet = datasheet.and_then(|p| {
         let bytes = p.datasheet.quantity(Metric::LastLevelCache)?.value as u64;
         let stated = |metric| {
@@ -123,8 +138,9 @@ fn percent(part: u64, whole: u64) -> String {
 /// How many access sites the text report lists.
 const SITES_SHOWN: usize = 12;
 
-/// The cache simulation and coalescing analysis as text; `work` is W.
-pub fn render_text(summary: &TrafficSummary, work: u64) -> String {
+/// The cache simulation and coalescing analysis as text; `work` is W,
+/// `source` where the cache's figures come from.
+pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String {
     let mut out = String::new();
     let q = summary.dram.total();
     let intensity = if q == 0 {
@@ -134,7 +150,7 @@ pub fn render_text(summary: &TrafficSummary, work: u64) -> String {
     };
     let _ = writeln!(
         out,
-        "\nThrough a {} LRU cache (fully associative, write-back; {}-byte lines):",
+        "\nThrough a {} LRU cache (fully associative, write-back; {}-byte lines; {source}):",
         format_size(summary.cache.bytes),
         summary.cache.line_bytes
     );
@@ -286,7 +302,7 @@ mod tests {
         // Sectors, where stated, are what DRAM traffic moves in.
         let sectored = profile(&format!("{llc}{line}{sector}"));
         assert_eq!(
-            spec(cache_of(None, Some(&sectored), 1 << 20, 64)),
+            spec(cache_of(Some(&sectored), 1 << 20, 64)),
             Some((
                 50 << 20,
                 32,
@@ -294,19 +310,28 @@ mod tests {
             ))
         );
         let lined = profile(&format!("{llc}{line}"));
-        assert_eq!(spec(cache_of(None, Some(&lined), 0, 0)).unwrap().1, 128);
+        assert_eq!(spec(cache_of(Some(&lined), 0, 0)).unwrap().1, 128);
         // No cache in the datasheet: the driver's, with a sane line.
         let bare = profile("");
-        let driver = spec(cache_of(None, Some(&bare), 1 << 20, 48)).unwrap();
+        let driver = spec(cache_of(Some(&bare), 1 << 20, 48)).unwrap();
         assert_eq!((driver.0, driver.1), (1 << 20, 64));
-        // --cache wins; nothing known at all is no cache.
-        let chosen: CacheSpec = "4MiB/128".parse().unwrap();
+        // Nothing known at all is no cache.
+        assert_eq!(spec(cache_of(None, 0, 0)), None);
+    }
+
+    #[test]
+    fn the_cache_option_takes_a_size_or_a_profiles_name() {
+        let catalog = ProfileCatalog::embedded().unwrap();
+        let sized = parse_cache("1MiB", &catalog).unwrap();
+        assert_eq!((sized.spec.bytes, sized.spec.line_bytes), (1 << 20, 64));
+        assert_eq!(sized.source, "--cache");
+        // The H100's 50 MiB L2, filled in 32-byte sectors.
+        let h100 = parse_cache("nvidia-h100-sxm", &catalog).unwrap();
+        assert_eq!((h100.spec.bytes, h100.spec.line_bytes), (50 << 20, 32));
+        let bad = parse_cache("h100", &catalog).unwrap_err();
         assert_eq!(
-            spec(cache_of(Some(chosen), Some(&sectored), 0, 0))
-                .unwrap()
-                .2,
-            "--cache"
+            bad.message,
+            "--cache h100: `h100` is not a size (e.g. 40MiB, 512KiB, 128)"
         );
-        assert_eq!(spec(cache_of(None, None, 0, 0)), None);
     }
 }
