@@ -12,7 +12,7 @@ use crate::stages::device::{
 };
 use crate::stages::profile::{self, device_profile, measured_or_datasheet, FloatCeiling};
 use crate::stages::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
 use crate::stages::{history, progress};
 use clap::Args;
@@ -131,11 +131,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         )));
     }
     let catalog = profile::catalog(verbosity);
-    let chosen_cache = args
-        .cache
-        .as_deref()
-        .map(|text| parse_cache(text, &catalog))
-        .transpose()?;
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
     // Selections are checked before the count stage spends its time.
     let mut devices = select_devices(&args.devices, verbosity)?;
     for device in &mut devices {

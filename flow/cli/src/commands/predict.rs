@@ -9,7 +9,7 @@ use crate::stages::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPl
 use crate::stages::profile::{self, measured_or_datasheet};
 use crate::stages::progress;
 use crate::stages::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache, DeviceCache,
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
 use clap::Args;
 use clflow_bench::{device_rates, Mode};
@@ -95,11 +95,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
     crate::stages::device::check_min_time(args.min_time)?;
     let catalog = profile::catalog(verbosity);
-    let chosen_cache = args
-        .cache
-        .as_deref()
-        .map(|text| parse_cache(text, &catalog))
-        .transpose()?;
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
     let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
     let devices = args
         .device

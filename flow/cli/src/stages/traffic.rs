@@ -39,6 +39,14 @@ pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<Device
     }
 }
 
+/// [`parse_cache`] for an optional `--cache`.
+pub fn parse_cache_option(
+    text: Option<&str>,
+    catalog: &ProfileCatalog,
+) -> crate::Result<Option<DeviceCache>> {
+    text.map(|text| parse_cache(text, catalog)).transpose()
+}
+
 /// A device's cache and where its figures come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceCache {
