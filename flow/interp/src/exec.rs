@@ -35,7 +35,7 @@ use crate::memory::{
 use crate::opencl_std as math;
 use crate::program::Program;
 use crate::trace::{AccessKind, AccessSink, Arrivals, Delivery, GlobalAccess};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Work-items per batch in kernels without barriers: enough to pay for a
 /// dispatch many times over, few enough that a batch's registers stay in
@@ -210,25 +210,29 @@ pub fn run_groups(
 ) -> Result<Partial, Fault> {
     let groups: u64 = launch.geometry.groups.iter().product();
     let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    // The lowest work-group that faulted so far. Groups above it are not
+    // started; groups below it (all taken already: groups are taken in
+    // order) still run, so that the fault reported is always the first
+    // group's, however the threads interleave.
+    let first_fault = AtomicU64::new(u64::MAX);
     let delivery = Delivery::new(threads);
     let tracing = sink.is_some();
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
         let mut runner = Runner::new(launch, tracing);
-        let stopped = || stop.load(Ordering::Relaxed);
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
-            if g >= groups || stopped() {
+            let after_fault = || g > first_fault.load(Ordering::Relaxed);
+            if g >= groups || after_fault() {
                 return Ok(runner.partial);
             }
             if arrivals.is_some() {
-                delivery.wait_turn(g, &stopped);
-                if stopped() {
+                delivery.wait_turn(g, &after_fault);
+                if after_fault() {
                     return Ok(runner.partial);
                 }
             }
             runner.run_group(g).map_err(|fault| {
-                stop.store(true, Ordering::Relaxed);
+                first_fault.fetch_min(g, Ordering::Relaxed);
                 (g, fault)
             })?;
             if let Some(arrivals) = &arrivals {

@@ -125,15 +125,29 @@ __kernel void oob(__global float *a) {
   a[i * 2] = 1.0f;
 }"#;
     let launch = launch("oob", &[64], Some(&[8]), vec![f32s(&[0.0; 64])]);
-    let mut recording = Recording::default();
-    let options = RunOptions {
-        threads: Some(2),
-        ..RunOptions::default()
-    };
-    let err = program(OOB, "oob")
-        .run_traced(&launch, &options, &mut recording)
-        .unwrap_err();
-    // Work-item 32 is the first to write past the 64 floats.
-    assert!(err.to_string().contains("(32,0,0)"), "{err}");
-    assert!(recording.groups.iter().all(|(g, _)| *g < 4));
+    let program = program(OOB, "oob");
+    // Work-groups 4 to 7 all write past the 64 floats; whichever thread
+    // faults first, the error is always work-group 4's first work-item's.
+    for threads in [1, 2, 3] {
+        let options = RunOptions {
+            threads: Some(threads),
+            ..RunOptions::default()
+        };
+        for _ in 0..10 {
+            let mut recording = Recording::default();
+            let err = program
+                .run_traced(&launch, &options, &mut recording)
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("(32,0,0)"),
+                "{threads} threads: {err}"
+            );
+            assert!(recording.groups.iter().all(|(g, _)| *g < 4));
+            let err = program.run(&launch, &options).unwrap_err();
+            assert!(
+                err.to_string().contains("(32,0,0)"),
+                "{threads} threads: {err}"
+            );
+        }
+    }
 }
