@@ -34,7 +34,10 @@ use crate::memory::{
 };
 use crate::opencl_std as math;
 use crate::program::Program;
-use crate::trace::{AccessKind, AccessSink, Arrivals, Delivery, GlobalAccess};
+use crate::trace::{
+    AccessKind, AccessSink, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES,
+    QUEUED_PER_THREAD,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Work-items per batch in kernels without barriers: enough to pay for a
@@ -216,16 +219,21 @@ pub fn run_groups(
     // group's, however the threads interleave.
     let first_fault = AtomicU64::new(u64::MAX);
     let delivery = Delivery::new(threads);
-    let tracing = sink.is_some();
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
-        let mut runner = Runner::new(launch, tracing);
+        let tracing = arrivals.is_some();
+        let outlet = arrivals.map(|arrivals| Outlet {
+            delivery: &delivery,
+            arrivals,
+            first_fault: &first_fault,
+        });
+        let mut runner = Runner::new(launch, outlet);
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
             let after_fault = || g > first_fault.load(Ordering::Relaxed);
             if g >= groups || after_fault() {
                 return Ok(runner.partial);
             }
-            if arrivals.is_some() {
+            if tracing {
                 delivery.wait_turn(g, &after_fault);
                 if after_fault() {
                     return Ok(runner.partial);
@@ -235,16 +243,16 @@ pub fn run_groups(
                 first_fault.fetch_min(g, Ordering::Relaxed);
                 (g, fault)
             })?;
-            if let Some(arrivals) = &arrivals {
-                // The sink side is gone only when this run is over anyway.
-                let _ = arrivals.send((g, runner.take_trace()));
+            if let Some(recorder) = &mut runner.trace {
+                recorder.hand_over(true);
             }
         }
     };
     let outcomes: Vec<_> = match sink {
         None if threads <= 1 => vec![work(None)],
         sink => std::thread::scope(|scope| {
-            let (sender, arrivals) = std::sync::mpsc::channel();
+            let (sender, arrivals) =
+                std::sync::mpsc::sync_channel(QUEUED_PER_THREAD * threads.max(1));
             let work = &work;
             let workers: Vec<_> = (0..threads.max(1))
                 .map(|_| {
@@ -292,21 +300,61 @@ pub struct Runner<'a> {
     local: Arena,
     pub partial: Partial,
     /// The work-group's global accesses, where they are traced.
-    trace: Option<Recorder>,
+    trace: Option<Recorder<'a>>,
+}
+
+/// Where a tracing worker hands its accesses over.
+struct Outlet<'a> {
+    delivery: &'a Delivery,
+    arrivals: Arrivals,
+    /// The lowest work-group that faulted (see `run_groups`).
+    first_fault: &'a AtomicU64,
 }
 
 /// Collects a work-group's global accesses as they are made.
-#[derive(Debug, Default)]
-struct Recorder {
+struct Recorder<'a> {
     accesses: Vec<GlobalAccess>,
+    /// The work-group's linear index.
+    group: u64,
     /// The instruction being dispatched, and its dispatch number.
     site: u32,
     dispatch: u32,
     /// The work-group's size, for work-items' linear ids.
     local: [u64; 3],
+    outlet: Outlet<'a>,
 }
 
-impl Recorder {
+impl Recorder<'_> {
+    /// Starts the accesses of a memory instruction at `pc`; a large
+    /// work-group hands over what it holds first.
+    #[inline]
+    fn dispatch(&mut self, pc: usize) {
+        if self.accesses.len() >= CHUNK_ACCESSES {
+            self.hand_over(false);
+        }
+        self.site = pc as u32;
+        self.dispatch = self.dispatch.wrapping_add(1);
+    }
+
+    /// Sends the accesses held: all that is left of the group (`complete`),
+    /// or a chunk, once the group's turn has come. A chunk whose turn never
+    /// comes (an earlier group faulted) is dropped: the run fails anyway.
+    fn hand_over(&mut self, complete: bool) {
+        let capacity = self.accesses.len().min(CHUNK_ACCESSES);
+        let accesses = std::mem::replace(&mut self.accesses, Vec::with_capacity(capacity));
+        let out = &self.outlet;
+        let group = self.group;
+        let stop = || group > out.first_fault.load(Ordering::Relaxed);
+        if complete || out.delivery.wait_current(group, &stop) {
+            // The sink side is gone only when this run is over anyway.
+            let _ = out.arrivals.send(Arrival {
+                group,
+                accesses,
+                complete,
+            });
+        }
+    }
+
     #[inline]
     fn record(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, item: [u64; 3]) {
         let [lx, ly, _] = self.local;
@@ -323,7 +371,8 @@ impl Recorder {
 }
 
 impl<'a> Runner<'a> {
-    pub fn new(launch: &'a Launched<'a>, tracing: bool) -> Self {
+    /// A runner; one with an outlet traces every global access to it.
+    fn new(launch: &'a Launched<'a>, outlet: Option<Outlet<'a>>) -> Self {
         let group_items = launch.geometry.local.iter().product::<u64>() as usize;
         let item_bytes = 8 * launch.regs.len() as u64 + launch.program.private.total();
         let width = if launch.program.uses_barrier {
@@ -362,21 +411,14 @@ impl<'a> Runner<'a> {
                 hits: vec![0; launch.program.blocks.len()],
                 traffic: Traffic::default(),
             },
-            trace: tracing.then(|| Recorder {
+            trace: outlet.map(|outlet| Recorder {
+                accesses: Vec::new(),
+                group: 0,
+                site: 0,
+                dispatch: 0,
                 local: launch.geometry.local,
-                ..Recorder::default()
+                outlet,
             }),
-        }
-    }
-
-    /// The traced accesses of the work-group just run (none if untraced).
-    pub fn take_trace(&mut self) -> Vec<GlobalAccess> {
-        match &mut self.trace {
-            Some(recorder) => {
-                let capacity = recorder.accesses.len();
-                std::mem::replace(&mut recorder.accesses, Vec::with_capacity(capacity))
-            }
-            None => Vec::new(),
         }
     }
 
@@ -384,6 +426,9 @@ impl<'a> Runner<'a> {
         let g = self.launch.geometry;
         let group = g.group_of(index);
         self.group = group;
+        if let Some(recorder) = &mut self.trace {
+            recorder.group = index;
+        }
         reset_arena(&mut self.local);
         let count = g.local.iter().product::<u64>() as usize;
         let width = self.batch.width;
@@ -1354,22 +1399,21 @@ enum Loc {
 }
 
 /// The memory one work-item sees.
-struct Mem<'m> {
+struct Mem<'m, 'r> {
     global: &'m GlobalMemory,
     local: &'m mut Arena,
     local_layout: &'m ArenaLayout,
     private_layout: &'m ArenaLayout,
     traffic: &'m mut Traffic,
-    trace: Option<&'m mut Recorder>,
+    trace: Option<&'m mut Recorder<'r>>,
 }
 
-impl Mem<'_> {
+impl Mem<'_, '_> {
     /// Starts tracing a memory instruction at `pc` for the active lanes.
     #[inline(always)]
     fn dispatch(&mut self, pc: usize) {
         if let Some(t) = &mut self.trace {
-            t.site = pc as u32;
-            t.dispatch = t.dispatch.wrapping_add(1);
+            t.dispatch(pc);
         }
     }
 

@@ -11,10 +11,13 @@
 //! Workers take work-groups in increasing order; a work-group whose
 //! accesses wait for an earlier one is held, and no worker starts a group
 //! more than a small window ahead of the last one delivered, so that the
-//! held accesses stay bounded.
+//! held accesses stay bounded. A work-group that makes more than
+//! [`CHUNK_ACCESSES`] accesses (a long loop over global memory) is not held
+//! whole: its worker waits for the group's turn and hands it over in
+//! chunks, each ending where a memory instruction's dispatch ends.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -72,7 +75,8 @@ pub trait AccessSink {
     /// Called once, before any access, with the buffers by index.
     fn buffers(&mut self, buffers: &[TraceBuffer]);
     /// Called for every work-group in increasing order of its linear index
-    /// (work-groups without global accesses included).
+    /// (work-groups without global accesses included). A large work-group's
+    /// accesses come in several calls, in order, each of whole dispatches.
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]);
 
     /// [`AccessSink::work_group`] with the accesses given away: what the
@@ -85,6 +89,19 @@ pub trait AccessSink {
 
 /// How many work-groups per worker may run ahead of the last delivered.
 const WINDOW_PER_THREAD: u64 = 2;
+
+/// Accesses a worker holds for one work-group before it hands them over
+/// (32 MiB of them).
+pub const CHUNK_ACCESSES: usize = 1 << 20;
+
+/// What a worker sends: a work-group's accesses, all of them or (for the
+/// group whose turn it is) the next chunk.
+pub(crate) struct Arrival {
+    pub group: u64,
+    pub accesses: Vec<GlobalAccess>,
+    /// The group's last accesses: the sink may go on to the next group.
+    pub complete: bool,
+}
 
 /// The delivery side shared by the workers: they send finished
 /// work-groups and wait while too far ahead.
@@ -117,13 +134,37 @@ impl Delivery {
         }
     }
 
+    /// Blocks a worker until `group` is the one the sink takes, so that it
+    /// may hand over a chunk; false if `stop` ended the wait first (an
+    /// earlier group faulted, and this one's turn never comes).
+    pub fn wait_current(&self, group: u64, stop: &dyn Fn() -> bool) -> bool {
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        while *next != group {
+            if stop() {
+                return false;
+            }
+            next = self
+                .moved
+                .wait_timeout(next, Duration::from_millis(5))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
     /// Hands every work-group that arrives to `sink` in order, until
     /// every sender is gone.
-    pub fn deliver(&self, arrivals: Receiver<(u64, Vec<GlobalAccess>)>, sink: &mut dyn AccessSink) {
+    pub fn deliver(&self, arrivals: Receiver<Arrival>, sink: &mut dyn AccessSink) {
         let mut held = BTreeMap::new();
         let mut next = 0;
-        for (group, accesses) in arrivals {
-            held.insert(group, accesses);
+        for arrival in arrivals {
+            if !arrival.complete {
+                // A chunk comes only when its group's turn has come.
+                debug_assert_eq!(arrival.group, next);
+                sink.take_work_group(arrival.group, arrival.accesses);
+                continue;
+            }
+            held.insert(arrival.group, arrival.accesses);
             while let Some(accesses) = held.remove(&next) {
                 sink.take_work_group(next, accesses);
                 next += 1;
@@ -134,5 +175,9 @@ impl Delivery {
     }
 }
 
-/// Where a worker sends its finished work-groups.
-pub(crate) type Arrivals = Sender<(u64, Vec<GlobalAccess>)>;
+/// Where a worker sends its work-groups' accesses: a bounded queue, so
+/// that workers wait for a slow sink rather than pile up accesses.
+pub(crate) type Arrivals = SyncSender<Arrival>;
+
+/// Arrivals the queue holds per worker.
+pub(crate) const QUEUED_PER_THREAD: usize = 2;

@@ -151,3 +151,59 @@ __kernel void oob(__global float *a) {
         }
     }
 }
+
+#[test]
+fn a_work_group_with_a_million_accesses_arrives_in_chunks_of_whole_dispatches() {
+    const SUM: &str = r#"
+__kernel void sum(__global const float *a, __global float *out, uint n) {
+  size_t i = get_global_id(0);
+  float s = 0.0f;
+  for (uint k = 0; k < n; k++)
+    s += a[k * 64 + get_local_id(0)];
+  out[i] = s;
+}"#;
+    // Two work-groups of 64, each reading 64 × 20,000 floats: 1,280,000
+    // loads a group, more than one chunk holds.
+    let n = 20_000u32;
+    let a: Vec<f32> = (0..64 * n).map(|i| (i % 7) as f32).collect();
+    let launch = launch(
+        "sum",
+        &[128],
+        Some(&[64]),
+        vec![f32s(&a), f32s(&[0.0; 128]), scalar(n.to_le_bytes())],
+    );
+    let program = program(SUM, "sum");
+    let mut recording = Recording::default();
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let traced = program
+        .run_traced(&launch, &options, &mut recording)
+        .unwrap();
+    let order: Vec<u64> = recording.groups.iter().map(|(g, _)| *g).collect();
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+    assert!(order.iter().filter(|g| **g == 0).count() >= 2, "{order:?}");
+    for g in 0..2 {
+        let chunks: Vec<&Vec<GlobalAccess>> = recording
+            .groups
+            .iter()
+            .filter(|(group, _)| *group == g)
+            .map(|(_, a)| a)
+            .collect();
+        let total: usize = chunks.iter().map(|c| c.len()).sum();
+        assert_eq!(total, 64 * n as usize + 64, "group {g}");
+        // A chunk ends where a dispatch ends.
+        for pair in chunks.windows(2) {
+            let (end, start) = (pair[0].last().unwrap(), pair[1].first().unwrap());
+            assert_ne!(end.dispatch, start.dispatch);
+        }
+    }
+    let bytes: u64 = recording
+        .groups
+        .iter()
+        .flat_map(|(_, a)| a)
+        .map(|a| a.bytes as u64)
+        .sum();
+    assert_eq!(bytes, traced.counts.q_accessed());
+}
