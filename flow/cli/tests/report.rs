@@ -1,6 +1,10 @@
 //! `clflow report` end to end: the paper's comparison, merging a CSV of
-//! FPGA measurements, and clear errors for bad inputs.
+//! FPGA measurements, redrawing a `clflow analyze` report with its traffic
+//! and prediction sections, and clear errors for bad inputs.
 
+mod common;
+
+use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -106,6 +110,99 @@ fn bad_inputs_name_the_file_and_line() {
         stderr(&output).contains("missing.json: cannot read"),
         "{}",
         stderr(&output)
+    );
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_redrawn_analyze_report_keeps_its_traffic_and_prediction_sections() {
+    let data = tempfile::tempdir().unwrap();
+    let original = data.path().join("original");
+    let output = common::clflow(
+        data.path(),
+        &[
+            "analyze",
+            "kernels/vadd/vadd.toml",
+            "--devices",
+            "0",
+            "--quick-bench",
+            "--min-time",
+            "0.05",
+            "--cache",
+            "16KiB/128",
+            "--out",
+            original.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let redrawn = data.path().join("redrawn");
+    let output = common::clflow(
+        data.path(),
+        &[
+            "report",
+            original.join("results.json").to_str().unwrap(),
+            "--out",
+            redrawn.to_str().unwrap(),
+            "-v",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // -v says which section files were picked up.
+    for name in ["traffic.json", "predictions.json"] {
+        let read = format!("{}: read", original.join(name).display());
+        assert!(stderr(&output).contains(&read), "{}", stderr(&output));
+    }
+    assert!(redrawn.join("traffic-curve.svg").is_file());
+    for name in ["traffic.json", "predictions.json"] {
+        let before = read_json(&original.join(name));
+        assert!(!before.as_array().unwrap().is_empty(), "{name} is empty");
+        assert_eq!(read_json(&redrawn.join(name)), before, "{name} differs");
+    }
+    // The cache the traffic went through, as analyze simulated it.
+    let traffic = read_json(&redrawn.join("traffic.json"));
+    assert_eq!(traffic[0]["kernel"], "vadd");
+    assert_eq!(traffic[0]["devices"][0]["cache"]["bytes"], 16384);
+    let html = std::fs::read_to_string(redrawn.join("index.html")).unwrap();
+    for heading in [
+        "<h2>Traffic at a cache size</h2>",
+        "<h2>Predicted time</h2>",
+    ] {
+        assert!(
+            html.contains(heading),
+            "no `{heading}` in the redrawn index.html"
+        );
+    }
+}
+
+#[test]
+fn a_corrupt_section_file_beside_results_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = clflow(dir.path(), &["report", "--paper"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::write(
+        dir.path().join("reports/paper/traffic.json"),
+        "[{\"kernel\": ",
+    )
+    .unwrap();
+    let output = clflow(
+        dir.path(),
+        &["report", "reports/paper/results.json", "--out", "redrawn"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "clflow: error: reports/paper/traffic.json:1:12: not the traffic.json `clflow analyze` writes"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        !dir.path().join("redrawn").exists(),
+        "no report on an input error"
     );
 }
 

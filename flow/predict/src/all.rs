@@ -4,14 +4,15 @@ use crate::ape::ape;
 use crate::boat_hull::{self, BoatHull};
 use crate::device::{missing, DeviceRates, Rate};
 use crate::energy::EnergyCoefficients;
+use crate::json::{nan_if_null, op_class};
 use crate::kernel::KernelFacts;
 use crate::quantitative::{self, Quantitative};
 use crate::roofline::{roofline_time, Bound, RooflineTime};
 use clflow_interp::OpClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The models, in the order reports list them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Model {
     Roofline,
@@ -39,19 +40,22 @@ impl Model {
 }
 
 /// What was measured on the device, where it ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     pub time_s: Option<f64>,
     pub energy_j: Option<f64>,
 }
 
 /// The roofline bound with its inputs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Roofline {
+    #[serde(deserialize_with = "op_class")]
     pub class: OpClass,
+    #[serde(deserialize_with = "nan_if_null")]
     pub work: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub bytes: f64,
-    pub traffic: &'static str,
+    pub traffic: String,
     pub peak: Rate,
     pub bandwidth: Rate,
     #[serde(flatten)]
@@ -59,17 +63,19 @@ pub struct Roofline {
 }
 
 /// The energy roofline's prediction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Energy {
     pub coefficients: EnergyCoefficients,
     /// The time the constant power is charged over, and which it is.
+    #[serde(deserialize_with = "nan_if_null")]
     pub time_s: f64,
-    pub time_from: &'static str,
+    pub time_from: String,
+    #[serde(deserialize_with = "nan_if_null")]
     pub energy_j: f64,
 }
 
 /// One model's outcome: its prediction, or why it has none.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome<T> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<T>,
@@ -105,7 +111,7 @@ impl<T> Outcome<T> {
 }
 
 /// Every model for one kernel on one device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Predictions {
     pub kernel: String,
     pub device: String,
@@ -197,7 +203,7 @@ fn roofline(facts: &KernelFacts, device: &DeviceRates) -> Result<Roofline, Strin
         class,
         work,
         bytes: bytes as f64,
-        traffic,
+        traffic: traffic.into(),
         time: roofline_time(work, peak.value, bytes as f64, bandwidth.value),
         peak,
         bandwidth,
@@ -226,7 +232,7 @@ fn energy(
         energy_j: coefficients.energy(facts.work as f64, bytes, time_s),
         coefficients,
         time_s,
-        time_from,
+        time_from: time_from.into(),
     })
 }
 
@@ -346,5 +352,76 @@ mod tests {
             unmeasured.energy.prediction.unwrap().time_from,
             "roofline bound"
         );
+    }
+
+    fn energy_device() -> DeviceRates {
+        DeviceRates {
+            energy: Some(EnergyCoefficients {
+                op_j: 1.3e-10,
+                byte_j: 7.1e-10,
+                constant_w: 11.5,
+                rms_residual_w: 0.25,
+                samples: 6,
+                source: "test".into(),
+            }),
+            ..device()
+        }
+    }
+
+    /// Written as `predictions.json` writes it, read back.
+    fn round_trip(predictions: &[Predictions]) -> (String, Vec<Predictions>) {
+        let text = serde_json::to_string_pretty(predictions).unwrap();
+        let back: Vec<Predictions> = serde_json::from_str(&text).unwrap();
+        (text, back)
+    }
+
+    #[test]
+    fn predictions_read_back_from_the_json_they_are_written_as() {
+        let facts = sgemm_facts();
+        let measured = Measured {
+            time_s: Some(2.7e-6),
+            energy_j: Some(3.1e-5),
+        };
+        let mut blind = device();
+        blind.bandwidth = None;
+        let predictions = vec![
+            predict_all(&facts, &energy_device(), measured),
+            predict_all(&facts, &blind, Measured::default()),
+        ];
+        // Every model predicted on the first device, none but the boat
+        // hull's memory side lacking on the second.
+        let first = &predictions[0];
+        assert!(first.rows().iter().all(|r| r.value.is_some()));
+        assert!(predictions[1].roofline.skipped.is_some());
+        let (text, back) = round_trip(&predictions);
+        assert_eq!(back, predictions);
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
+        // The format as written: the roofline time flattened beside its
+        // inputs, classes and bounds by name, skipped outcomes without values.
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let roofline = &json[0]["roofline"]["prediction"];
+        assert_eq!(roofline["class"], "int");
+        assert_eq!(roofline["bound"], "compute");
+        assert!(roofline["compute_s"].is_f64());
+        assert_eq!(
+            json[0]["quantitative"]["prediction"]["kernel"]["k_type"],
+            "fp32"
+        );
+        assert_eq!(json[0]["energy"]["prediction"]["time_from"], "measured");
+        assert!(json[1]["roofline"].get("value").is_none());
+    }
+
+    #[test]
+    fn an_infinite_intensity_reads_back_infinite() {
+        // No DRAM traffic: the quantitative roofline's O_krn is +inf, which
+        // JSON holds as null.
+        let mut facts = sgemm_facts();
+        facts.traffic.compulsory = 0;
+        let predictions = vec![predict_all(&facts, &device(), Measured::default())];
+        let q = predictions[0].quantitative.prediction.as_ref().unwrap();
+        assert_eq!(q.kernel_intensity, f64::INFINITY);
+        let (text, back) = round_trip(&predictions);
+        assert!(text.contains("\"kernel_intensity\": null"), "{text}");
+        assert_eq!(back, predictions);
     }
 }

@@ -31,21 +31,29 @@
 //! compares measurements with the average of the predicted range.
 
 use crate::device::{missing, DeviceRates, Rate};
+use crate::json::nan_if_null;
 use crate::kernel::KernelFacts;
 use crate::roofline::Bound;
 use clflow_interp::OpClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The class parameters of the boat hull model, traffic in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClassParameters {
+    #[serde(deserialize_with = "nan_if_null")]
     pub w: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub m: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub o: f64,
     /// The kernel's complexity f (operations per element read).
+    #[serde(deserialize_with = "nan_if_null")]
     pub f: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub c: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub u: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub d: f64,
     /// Whether the no-FMA floor applies.
     pub fma_floor: bool,
@@ -134,7 +142,7 @@ impl ClassParameters {
 }
 
 /// The device figures the model reads, with their sources.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HullDevice {
     pub p_compute: Rate,
     pub p_coalesced: Rate,
@@ -162,21 +170,26 @@ impl HullDevice {
 }
 
 /// The model's prediction for one kernel on one device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoatHull {
     pub parameters: ClassParameters,
     pub device: HullDevice,
+    #[serde(deserialize_with = "nan_if_null")]
     pub c0_s: f64,
     /// The no-FMA floor, where it applies.
     pub c1_s: Option<f64>,
+    #[serde(deserialize_with = "nan_if_null")]
     pub m0_s: f64,
     /// The scattered floor, where P_uncoalesced is known.
     pub m1_s: Option<f64>,
     /// Host copies, where B_bus is known.
     pub t0_s: Option<f64>,
     /// The predicted kernel time: [low, high] and the midpoint.
+    #[serde(deserialize_with = "nan_if_null")]
     pub low_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub high_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub time_s: f64,
     pub bound: Bound,
     pub notes: Vec<String>,

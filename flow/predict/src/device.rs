@@ -4,12 +4,14 @@
 //! business: `clflow-bench` maps a measured profile onto them.
 
 use crate::energy::EnergyCoefficients;
+use crate::json::nan_if_null;
 use clflow_interp::OpClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A rate (operations/s, bytes/s) and where it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
+    #[serde(deserialize_with = "nan_if_null")]
     pub value: f64,
     pub source: String,
 }
@@ -25,7 +27,7 @@ impl Rate {
 
 /// Peak throughput of each arithmetic class, multiply-add counted as 2
 /// operations (the quantitative roofline's T_SP, T_DP, T_int).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassRates {
     pub int: Option<Rate>,
     pub fp32: Option<Rate>,
@@ -45,7 +47,7 @@ impl ClassRates {
 }
 
 /// One device's rates, as the models read them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceRates {
     pub name: String,
     /// Peak multiply-add throughput per class (ops/s).

@@ -14,12 +14,16 @@
 //! The models read a kernel as [`KernelFacts`] (built from the
 //! interpreter's `Counts` and the launch) and a device as [`DeviceRates`];
 //! [`predict_all`] runs every model and sets each beside the measurement.
+//! [`Predictions`] read back from the JSON they are written as, so that a
+//! report redraws from `predictions.json`; a non-finite number, which JSON
+//! writes as `null`, reads back as the `json` module says.
 
 pub mod all;
 pub mod ape;
 pub mod boat_hull;
 pub mod device;
 pub mod energy;
+mod json;
 pub mod kernel;
 pub mod quantitative;
 pub mod roofline;

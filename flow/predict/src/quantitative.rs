@@ -20,20 +20,28 @@
 //! device throughputs clflow's microbenchmarks measure.
 
 use crate::device::{missing, DeviceRates};
+use crate::json::{infinity_if_null, nan_if_null, op_class};
 use crate::kernel::KernelFacts;
 use crate::roofline::Bound;
 use clflow_interp::OpClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kernel's side of the model (its Table 2).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct KernelParameters {
+    #[serde(deserialize_with = "op_class")]
     pub k_type: OpClass,
+    #[serde(deserialize_with = "nan_if_null")]
     pub w_comp: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub w_traf: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub e_mix: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub d_ops: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub d_ldst: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub d_other: f64,
 }
 
@@ -68,12 +76,17 @@ pub fn mix_efficiency(k_type: OpClass, w_comp: f64, i_ops: f64) -> f64 {
 }
 
 /// The device's side (its Table 3), operations or lanes per second.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DeviceParameters {
+    #[serde(deserialize_with = "nan_if_null")]
     pub t_sp: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub t_op: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub t_ldst: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub t_add: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub b_mem: f64,
 }
 
@@ -102,21 +115,30 @@ impl DeviceParameters {
 }
 
 /// Every intermediate of the model, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Quantitative {
     pub kernel: KernelParameters,
     pub device: DeviceParameters,
+    #[serde(deserialize_with = "nan_if_null")]
     pub w_op: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub w_ldst: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub w_other: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub e_instr: f64,
     /// T'_op, operations per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub adjusted_peak: f64,
     /// O_krn and O_dev, operations per byte.
+    #[serde(deserialize_with = "infinity_if_null")]
     pub kernel_intensity: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub device_intensity: f64,
     /// The predicted throughput (eq. 19), operations per second.
+    #[serde(deserialize_with = "nan_if_null")]
     pub throughput: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub time_s: f64,
     pub bound: Bound,
 }

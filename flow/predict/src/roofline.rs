@@ -2,10 +2,11 @@
 //! no faster than its operations at peak throughput, nor than its traffic
 //! at peak bandwidth (the slides' T = f·t_f + m·t_m with full overlap).
 
-use serde::Serialize;
+use crate::json::nan_if_null;
+use serde::{Deserialize, Serialize};
 
 /// Which side of the ridge a kernel falls on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Compute,
@@ -21,10 +22,13 @@ impl Bound {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RooflineTime {
+    #[serde(deserialize_with = "nan_if_null")]
     pub compute_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub memory_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub time_s: f64,
     pub bound: Bound,
 }

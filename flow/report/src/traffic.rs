@@ -8,14 +8,17 @@ use crate::output::Section;
 use crate::plot::{decade_ceil, decade_floor, Line, LogPlot, Marker, Stroke};
 use clflow_metrics::format_number;
 use clflow_traffic::{format_size, DeviceTraffic, PatternCounts};
+use serde::Deserialize;
 use std::fmt::Write;
 
 /// One kernel's traffic through the caches of the devices it was simulated
-/// for (the first device's curve is the one drawn).
-#[derive(Debug, Clone)]
+/// for (the first device's curve is the one drawn). `traffic.json` holds a
+/// list of them, which reads back into `Vec<KernelTraffic>`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct KernelTraffic {
     pub kernel: String,
     /// W, for the intensity at each cache.
+    #[serde(rename = "W")]
     pub work: u64,
     pub devices: Vec<DeviceTraffic>,
 }
@@ -315,6 +318,32 @@ mod tests {
             .unwrap()
             .1
             .contains("\"cache_source\": \"test\""));
+    }
+
+    #[test]
+    fn traffic_json_reads_back_into_the_kernels_it_was_written_from() {
+        let kernels = vec![
+            KernelTraffic {
+                kernel: "k".into(),
+                work: 65536,
+                devices: traffic(1024, &[("small", 16 << 10), ("large", 1 << 20)]),
+            },
+            KernelTraffic {
+                kernel: "j".into(),
+                work: 7,
+                devices: traffic(3, &[("small", 1 << 10)]),
+            },
+        ];
+        let (name, text) = traffic_section(&kernels).unwrap().file.unwrap();
+        assert_eq!(name, "traffic.json");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json[0]["W"], 65536);
+        assert_eq!(
+            json[1]["devices"][0]["coalescing"]["sites"][0]["kind"],
+            "load"
+        );
+        let back: Vec<KernelTraffic> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, kernels);
     }
 
     #[test]

@@ -23,11 +23,12 @@
 //! would issue for it.
 
 use clflow_interp::{AccessKind, GlobalAccess};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::fmt;
 
 /// Accesses (or bytes) per pattern.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PatternCounts {
     pub contiguous: u64,
     pub uniform: u64,
@@ -74,7 +75,7 @@ enum Pattern {
 }
 
 /// One instruction's global accesses over the whole launch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteCoalescing {
     /// The bytecode instruction (`clflow_interp::Program::site` names it).
     pub site: u32,
@@ -84,7 +85,7 @@ pub struct SiteCoalescing {
     /// The buffers it accessed (indexes into the trace's buffers).
     pub buffers: Vec<u32>,
     /// `load`, `store` or `atomic`.
-    pub kind: &'static str,
+    pub kind: AccessSiteKind,
     pub dispatches: u64,
     pub accesses: PatternCounts,
     pub bytes: PatternCounts,
@@ -105,11 +106,39 @@ impl SiteCoalescing {
     }
 }
 
-fn kind_name(kind: AccessKind) -> &'static str {
-    match kind {
-        AccessKind::Load => "load",
-        AccessKind::Store => "store",
-        AccessKind::Atomic => "atomic",
+/// What a site does to memory; written `load`, `store` or `atomic`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessSiteKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl AccessSiteKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessSiteKind::Load => "load",
+            AccessSiteKind::Store => "store",
+            AccessSiteKind::Atomic => "atomic",
+        }
+    }
+}
+
+impl From<AccessKind> for AccessSiteKind {
+    fn from(kind: AccessKind) -> AccessSiteKind {
+        match kind {
+            AccessKind::Load => AccessSiteKind::Load,
+            AccessKind::Store => AccessSiteKind::Store,
+            AccessKind::Atomic => AccessSiteKind::Atomic,
+        }
+    }
+}
+
+impl fmt::Display for AccessSiteKind {
+    /// The name, padded as the format asks (tables align on it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
     }
 }
 
@@ -169,7 +198,7 @@ impl CoalescingAnalyzer {
                 site,
                 description: String::new(),
                 buffers: Vec::new(),
-                kind: kind_name(kind),
+                kind: kind.into(),
                 dispatches: 0,
                 accesses: PatternCounts::default(),
                 bytes: PatternCounts::default(),
@@ -234,7 +263,7 @@ fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32,
 }
 
 /// Every access site's patterns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoalescingReport {
     /// The sites, those with the most bytes first.
     pub sites: Vec<SiteCoalescing>,
@@ -337,5 +366,11 @@ mod tests {
         let report = analyse(&[group]);
         assert_eq!(report.sites.len(), 2);
         assert!(report.sites.iter().all(|s| s.accesses.contiguous == 4));
+        let mut kinds: Vec<String> = report.sites.iter().map(|s| s.kind.to_string()).collect();
+        kinds.sort();
+        assert_eq!(kinds, ["load", "store"]);
+        // Tables align on the kind's padded name.
+        assert_eq!(format!("{:<6}|", AccessSiteKind::Atomic), "atomic|");
+        assert_eq!(format!("{:<6}|", AccessSiteKind::Load), "load  |");
     }
 }

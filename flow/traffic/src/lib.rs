@@ -21,11 +21,13 @@ pub mod coalescing;
 mod fenwick;
 pub mod lru;
 
-pub use coalescing::{CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing};
+pub use coalescing::{
+    AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing,
+};
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 
 use clflow_interp::{AccessSink, GlobalAccess, TraceBuffer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -33,7 +35,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// A cache's size and line, as `--cache 40MiB/128` gives them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheSpec {
     pub bytes: u64,
     pub line_bytes: u64,
@@ -286,7 +288,7 @@ pub struct TrafficReport {
 }
 
 /// Q at one cache size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrafficAtCache {
     pub cache: CacheSpec,
     /// DRAM traffic through an LRU cache of that size.
@@ -298,7 +300,7 @@ pub struct TrafficAtCache {
 }
 
 /// Q at one cache size with the curve and the coalescing around it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrafficSummary {
     pub cache: CacheSpec,
     pub accessed_bytes: u64,
@@ -311,7 +313,7 @@ pub struct TrafficSummary {
 }
 
 /// A kernel's traffic through one device's cache.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceTraffic {
     pub device: String,
     /// Where the cache's size and line come from.
@@ -321,7 +323,7 @@ pub struct DeviceTraffic {
 }
 
 /// How the accesses coalesce, over all sites and per site.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoalescingSummary {
     /// The line size the sites' `lines` count in.
     pub line_bytes: u64,
@@ -331,7 +333,7 @@ pub struct CoalescingSummary {
 }
 
 /// One point of the Q-against-cache-size curve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub cache_bytes: u64,
     pub read_bytes: u64,
@@ -499,6 +501,59 @@ mod tests {
         assert_eq!(sizes, [1024, 2048, 4096, 5000, 8192]);
         assert_eq!(sweep.last().unwrap().total(), 8192);
         assert_eq!(report.coalescing.bytes().contiguous, 16384);
+    }
+
+    #[test]
+    fn a_device_traffic_reads_back_from_the_json_it_writes() {
+        // A work-group loads 4 KiB contiguously, stores it with a stride,
+        // and bumps one counter atomically: every site kind, every field.
+        let access =
+            |i: u64, offset: u64, site: u32, kind: clflow_interp::AccessKind| GlobalAccess {
+                offset,
+                buffer: 0,
+                bytes: 4,
+                site,
+                dispatch: site,
+                item: i as u32,
+                kind,
+            };
+        use clflow_interp::AccessKind::{Atomic, Load, Store};
+        let group: Vec<GlobalAccess> = (0..1024)
+            .map(|i| access(i, 4 * i, 0, Load))
+            .chain((0..1024).map(|i| access(i, 4096 + 64 * i, 1, Store)))
+            .chain((0..4).map(|i| access(i, 8, 2, Atomic)))
+            .collect();
+        let mut report = report_of(&[group], 4096 + 64 * 1024);
+        report.describe_sites(|site| format!("site {site}"));
+        let traffic = DeviceTraffic {
+            device: "dev".into(),
+            cache_source: "--cache".into(),
+            summary: report.summary("16KiB/128".parse().unwrap()),
+        };
+        let json = serde_json::to_value(&traffic).unwrap();
+        // The summary is flattened into the device's object, the cache is
+        // a struct and the kinds are their names.
+        assert_eq!(
+            json["cache"],
+            serde_json::json!({ "bytes": 16384, "line_bytes": 128 })
+        );
+        // An atomic's bytes count twice.
+        assert_eq!(json["accessed_bytes"], 4096 + 4096 + 4 * 4 * 2);
+        let kinds: Vec<&str> = json["coalescing"]["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["load", "store", "atomic"]);
+        let back: DeviceTraffic = serde_json::from_value(json).unwrap();
+        assert_eq!(back, traffic);
+        let text = serde_json::to_string_pretty(&traffic).unwrap();
+        assert_eq!(
+            serde_json::from_str::<DeviceTraffic>(&text).unwrap(),
+            traffic
+        );
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! as a difference array.
 
 use crate::fenwick::Fenwick;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Not stored to since the start.
 const NEVER_STORED: i32 = i32::MIN;
@@ -243,7 +243,7 @@ fn add_at(counts: &mut Vec<i64>, at: usize, amount: i64) {
 }
 
 /// Bytes moved between the cache and DRAM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DramTraffic {
     /// Lines read on load misses.
     pub read_bytes: u64,
