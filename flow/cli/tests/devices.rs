@@ -130,6 +130,14 @@ fn json_has_every_fact_and_the_joins() {
         "{path}"
     );
     assert_eq!(d["power"]["source"], Value::Null);
+    // No datasheet profile: the cache simulated is the driver's.
+    let cache = &d["simulated_cache"];
+    assert_eq!(cache["bytes"], d["global_cache_bytes"]);
+    assert_eq!(cache["line_bytes"], d["global_cacheline_bytes"]);
+    assert!(cache["source"]
+        .as_str()
+        .unwrap()
+        .contains("CL_DEVICE_GLOBAL_MEM_CACHE_SIZE"));
     assert_eq!(
         report["measured_dir"],
         case.data().join("measured").display().to_string()

@@ -4,6 +4,7 @@
 
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
+use crate::stages::traffic::device_cache;
 use clap::Args;
 use clflow_devices::power::{choose_sensor, PowerImport, PowerSource, SensorOptions};
 use clflow_devices::{
@@ -11,6 +12,7 @@ use clflow_devices::{
     ProfileOrigin,
 };
 use clflow_ocl::{DeviceInfo, DeviceKind, OclError};
+use clflow_traffic::format_size;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -109,6 +111,15 @@ struct DeviceReport<'a> {
     profile: Option<ProfileRef>,
     measured: MeasuredRef,
     power: PowerRef,
+    /// The cache `predict` and `analyze` simulate for it.
+    simulated_cache: Option<CacheRef>,
+}
+
+#[derive(Serialize)]
+struct CacheRef {
+    bytes: u64,
+    line_bytes: u64,
+    source: String,
 }
 
 #[derive(Serialize)]
@@ -163,6 +174,11 @@ fn describe<'a>(
             sensor: choice.description,
             notes: choice.notes,
         },
+        simulated_cache: device_cache(None, device, profile).map(|c| CacheRef {
+            bytes: c.spec.bytes,
+            line_bytes: c.spec.line_bytes,
+            source: c.source,
+        }),
     }
 }
 
@@ -318,6 +334,18 @@ fn detail_rows(r: &DeviceReport) -> Vec<Vec<String>> {
                 m.path.as_deref().unwrap_or("?")
             ),
             (None, false) => format!("not yet: `clflow bench --device {}` measures it", d.index),
+        },
+    ));
+    rows.push(row(
+        "cache model",
+        match &r.simulated_cache {
+            Some(c) => format!(
+                "{} LRU, {}-byte lines, from the {} (what predict and analyze simulate)",
+                format_size(c.bytes),
+                c.line_bytes,
+                c.source.strip_prefix("the ").unwrap_or(&c.source)
+            ),
+            None => "none known: predict and analyze take the compulsory traffic".into(),
         },
     ));
     let power = match r.power.source {
