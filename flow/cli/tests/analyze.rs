@@ -182,3 +182,44 @@ fn bad_selections_fail_before_any_work() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--ops: unknown operation `flops`"));
 }
+
+#[test]
+fn one_device_gets_no_split_section() {
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = data.path().join("report");
+    let out = clflow(
+        data.path(),
+        &[
+            "-v",
+            "analyze",
+            "kernels/vadd/vadd.toml",
+            "kernels/triad/triad.toml",
+            "--devices",
+            "0",
+            "--quick-bench",
+            "--min-time",
+            "0.02",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--no-history",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    // -v says why; the CPU+GPU split needs two devices.
+    assert!(
+        stderr.contains(
+            "no CPU+GPU split (PerDome) section: it needs a CPU and another device, and only device 0 ("
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning: no CPU+GPU split"), "{stderr}");
+    assert!(out_dir.join("index.html").is_file());
+    for file in ["perdome.svg", "perdome.png", "split.json"] {
+        assert!(!out_dir.join(file).exists(), "{file} written");
+    }
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(!html.contains("PerDome"), "a split section in the page");
+    // The sections analyze always adds are still there.
+    assert!(html.contains("<h2>Predicted time</h2>"));
+}

@@ -80,6 +80,40 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// A device described by hand rather than discovered, with plausible
+    /// figures (8 compute units at 1 GHz, 1 GiB of memory, a 1 MiB cache of
+    /// 64-byte lines, fp64): for tests, and for reasoning about devices that
+    /// are not here. Change the fields that matter with `..` syntax.
+    pub fn described(index: usize, platform: &str, name: &str, kind: DeviceKind) -> DeviceInfo {
+        DeviceInfo {
+            index,
+            platform_name: platform.into(),
+            platform_vendor: String::new(),
+            platform_version: "OpenCL 3.0".into(),
+            name: name.into(),
+            vendor: String::new(),
+            kind,
+            driver_version: "1.0".into(),
+            device_version: "OpenCL 3.0".into(),
+            opencl_c_version: "OpenCL C 1.2".into(),
+            compute_units: 8,
+            max_clock_mhz: 1000,
+            global_mem_bytes: 1 << 30,
+            max_alloc_bytes: 1 << 28,
+            local_mem_bytes: 1 << 16,
+            global_cache_bytes: 1 << 20,
+            global_cacheline_bytes: 64,
+            max_work_group_size: 1024,
+            max_work_item_sizes: vec![1024; 3],
+            fp64: true,
+            fp16: false,
+            il_version: None,
+            spirv: false,
+            profiling_timer_resolution_ns: 1,
+            extensions: vec![],
+        }
+    }
+
     /// "platform name / device name": what selectors match against.
     pub fn label(&self) -> String {
         format!("{} / {}", self.platform_name, self.name)
@@ -318,33 +352,7 @@ mod tests {
     use super::*;
 
     fn device(index: usize, platform: &str, name: &str) -> DeviceInfo {
-        DeviceInfo {
-            index,
-            platform_name: platform.into(),
-            platform_vendor: String::new(),
-            platform_version: String::new(),
-            name: name.into(),
-            vendor: String::new(),
-            kind: DeviceKind::Cpu,
-            driver_version: String::new(),
-            device_version: String::new(),
-            opencl_c_version: String::new(),
-            compute_units: 1,
-            max_clock_mhz: 0,
-            global_mem_bytes: 0,
-            max_alloc_bytes: 0,
-            local_mem_bytes: 0,
-            global_cache_bytes: 0,
-            global_cacheline_bytes: 0,
-            max_work_group_size: 1,
-            max_work_item_sizes: vec![1],
-            fp64: false,
-            fp16: false,
-            il_version: None,
-            spirv: false,
-            profiling_timer_resolution_ns: 1,
-            extensions: vec![],
-        }
+        DeviceInfo::described(index, platform, name, DeviceKind::Cpu)
     }
 
     fn list() -> Vec<DeviceInfo> {

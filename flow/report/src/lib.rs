@@ -15,5 +15,9 @@ pub mod traffic;
 
 pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 pub use error::ReportError;
-pub use output::{write_report, write_report_with, Section, Written};
+pub use html::escape;
+pub use output::{
+    write_report, write_report_sections, write_report_with, ReportSection, Section, SectionChart,
+    Written,
+};
 pub use tables::metrics_csv;

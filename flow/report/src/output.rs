@@ -6,9 +6,12 @@
 use crate::charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 use crate::error::ReportError;
 use crate::html::{self, ChartFile};
-use crate::plot::{render_png, render_svg, Chart, LogPlot};
+use crate::perdome::PerdomePlot;
+use crate::plot::{render_png, render_svg, Chart, Geometry, LogPlot};
 use crate::tables::metrics_csv;
 use clflow_metrics::{results_document, Metrics, ResultSet};
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingBackend};
 use std::path::{Path, PathBuf};
 
 /// What a report wrote.
@@ -134,6 +137,54 @@ pub struct Section {
     pub file: Option<(String, String)>,
 }
 
+/// A chart a [`ReportSection`] draws: a log-log plot, as most sections
+/// have, or the PerDome heat map.
+#[derive(Debug, Clone)]
+pub enum SectionChart {
+    Log(LogPlot),
+    Perdome(PerdomePlot),
+}
+
+impl Chart for SectionChart {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<Option<Geometry>, String> {
+        match self {
+            SectionChart::Log(plot) => plot.draw(root),
+            SectionChart::Perdome(plot) => plot.draw(root),
+        }
+    }
+}
+
+/// The general form of a [`Section`]: charts of any kind and any number of
+/// files of its own. Everything it holds is written with the rest of the
+/// report, all or nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ReportSection {
+    pub heading: String,
+    pub html: String,
+    /// (file stem, caption, chart): `<stem>.svg` and `<stem>.png`.
+    pub charts: Vec<(String, String, SectionChart)>,
+    /// (file name, contents), e.g. `split.json`.
+    pub files: Vec<(String, String)>,
+}
+
+impl From<Section> for ReportSection {
+    fn from(section: Section) -> Self {
+        ReportSection {
+            heading: section.heading,
+            html: section.html,
+            charts: section
+                .charts
+                .into_iter()
+                .map(|(stem, caption, plot)| (stem, caption, SectionChart::Log(plot)))
+                .collect(),
+            files: section.file.into_iter().collect(),
+        }
+    }
+}
+
 /// Writes the whole report for `set` into `out` (created if missing).
 pub fn write_report(set: &ResultSet, out: &Path) -> Result<Written, ReportError> {
     write_report_with(set, out, &[])
@@ -144,6 +195,16 @@ pub fn write_report_with(
     set: &ResultSet,
     out: &Path,
     sections: &[Section],
+) -> Result<Written, ReportError> {
+    let sections: Vec<ReportSection> = sections.iter().cloned().map(Into::into).collect();
+    write_report_sections(set, out, &sections)
+}
+
+/// [`write_report_with`] for sections of any kind of chart.
+pub fn write_report_sections(
+    set: &ResultSet,
+    out: &Path,
+    sections: &[ReportSection],
 ) -> Result<Written, ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -175,7 +236,7 @@ pub fn write_report_with(
         for (stem, caption, plot) in &section.charts {
             files.push(staging.chart(stem.clone(), caption.clone(), plot)?);
         }
-        if let Some((name, text)) = &section.file {
+        for (name, text) in &section.files {
             staging.write(name, text.as_bytes())?;
         }
         parts.push(html::Part {
@@ -209,7 +270,74 @@ pub fn write_report_with(
 
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::*;
+
+    #[test]
+    fn a_section_writes_its_perdome_chart_and_files_with_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = ResultSet {
+            title: Some("split test".into()),
+            ..ResultSet::default()
+        };
+        let section = ReportSection {
+            heading: "CPU+GPU split (PerDome)".into(),
+            html: "<p>bounds</p>\n".into(),
+            charts: vec![(
+                "perdome".into(),
+                "The PerDome plot".into(),
+                SectionChart::Perdome(crate::perdome::tests::plot()),
+            )],
+            files: vec![
+                ("split.json".into(), "{\"fraction\": 0.5}".into()),
+                ("notes.txt".into(), "two files".into()),
+            ],
+        };
+        let written = write_report_sections(&set, dir.path(), &[section]).unwrap();
+        for name in ["perdome.svg", "perdome.png", "split.json", "notes.txt"] {
+            assert!(written.files.iter().any(|f| f == name), "{name} listed");
+            assert!(dir.path().join(name).is_file(), "{name} written");
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("split.json")).unwrap(),
+            "{\"fraction\": 0.5}"
+        );
+        let page = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+        assert!(page.contains("<h2>CPU+GPU split (PerDome)</h2>\n<p>bounds</p>"));
+        assert!(
+            page.contains("<figure id=\"perdome\"><svg"),
+            "the plot is inlined"
+        );
+        assert!(page.contains("p-DP: 120 GOPS/s"));
+        // Nothing is left of the staging directory.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".clflow-report-")
+            })
+            .collect();
+        assert!(left.is_empty());
+    }
+
+    #[test]
+    fn a_plain_section_becomes_a_report_section_unchanged() {
+        let section = Section {
+            heading: "Predicted time".into(),
+            html: "<table></table>".into(),
+            charts: Vec::new(),
+            file: Some(("predictions.json".into(), "[]".into())),
+        };
+        let general = ReportSection::from(section);
+        assert_eq!(general.heading, "Predicted time");
+        assert_eq!(general.html, "<table></table>");
+        assert!(general.charts.is_empty());
+        assert_eq!(
+            general.files,
+            vec![("predictions.json".to_string(), "[]".to_string())]
+        );
+    }
 
     #[test]
     fn slugs_are_file_names() {

@@ -522,13 +522,13 @@ fn draw_notes<DB: DrawingBackend>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::plot::{HEIGHT, WIDTH};
 
     /// A small plot: 9 × 9 cells around I = 2, the lower-right and
     /// upper-left quadrants valued.
-    fn plot() -> PerdomePlot {
+    pub(crate) fn plot() -> PerdomePlot {
         let axis: Vec<f64> = (-4..=4).map(|k| 2f64 * 2f64.powf(k as f64 / 2.0)).collect();
         let values = axis
             .iter()

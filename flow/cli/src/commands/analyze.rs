@@ -11,6 +11,7 @@ use crate::stages::device::{
     missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan,
 };
 use crate::stages::profile::{self, device_profile, measured_or_datasheet, FloatCeiling};
+use crate::stages::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::stages::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
@@ -18,11 +19,13 @@ use crate::stages::{history, progress};
 use clap::Args;
 use clflow_bench::Mode;
 use clflow_core::{FailureKind, Launch};
-use clflow_interp::{CountReport, OpClass, OpSet, OutputBuffer, RunOptions};
+use clflow_devices::{MeasuredProfile, ProfileCatalog};
+use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{results_document, KernelCounts, Metrics, ResultSet, Run};
-use clflow_ocl::{discover, select_device, DeviceInfo, DeviceSelector};
+use clflow_ocl::{discover, select_device, DeviceInfo, DeviceKind, DeviceSelector};
 use clflow_report::traffic::KernelTraffic;
-use clflow_report::Section;
+use clflow_report::ReportSection;
+use clflow_split::Transfers;
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -52,7 +55,8 @@ failed build) is noted in the report and the others go on; the exit status is th
     sampling and an output check, derive I, F, R, E, the attainable performance and the bound, \
     simulate each kernel's DRAM traffic through each device's last-level cache, predict its time \
     with four models, and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
-    index.html).",
+    index.html); where the devices include a CPU and another device, the report also bounds the kernels split \
+    between the first CPU and the first other device (PerDome, as `clflow split` does).",
     after_help = EXAMPLES
 )]
 pub struct AnalyzeArgs {
@@ -104,9 +108,9 @@ struct Counted {
     /// W and Q as the report records them.
     record: KernelCounts,
     outputs: Vec<OutputBuffer>,
-    /// In-set W on fp64 and on other float lanes.
-    fp64_work: u64,
-    other_float_work: u64,
+    /// The kernel as the CPU+GPU split bounds it (and its in-set W by
+    /// kind of lane, which chooses the float ceiling).
+    split: split_stage::Counted,
     /// What the prediction models read.
     facts: clflow_predict::KernelFacts,
     /// Q through each device's cache, for the devices that have one.
@@ -148,8 +152,8 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
     for kernel in &kernels {
         set.put_kernel(kernel.record.clone());
     }
-    let float = if kernels.iter().map(|k| k.fp64_work).sum::<u64>()
-        > kernels.iter().map(|k| k.other_float_work).sum::<u64>()
+    let float = if kernels.iter().map(|k| k.split.mix.fp64).sum::<u64>()
+        > kernels.iter().map(|k| k.split.mix.other_float).sum::<u64>()
     {
         FloatCeiling::Fp64
     } else {
@@ -169,8 +173,10 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
     let mut failures: Vec<Failure> = Vec::new();
     // (kernel, device name, run) of every run that completed, for the history.
     let mut completed = Vec::new();
-    // Each device's rates, for the predictions.
+    // Each device's rates, for the predictions, and its measured profile,
+    // for the split.
     let mut rates = Vec::new();
+    let mut measured_profiles: Vec<Option<MeasuredProfile>> = Vec::new();
     for selected in &devices {
         let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
             .map_err(|e| ocl_failure(e, verbosity))?;
@@ -188,6 +194,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
             datasheet,
             float,
         ));
+        measured_profiles.push(measured);
 
         for kernel in &kernels {
             let missing = missing_extensions(&kernel.input.module, &selected.info);
@@ -285,15 +292,24 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
             devices: k.traffic.clone(),
         })
         .collect();
-    let sections: Vec<Section> = clflow_report::traffic::traffic_section(&traffic)
+    let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
         .into_iter()
         .chain([crate::commands::predict::report_section(&predictions)])
+        .map(ReportSection::from)
         .collect();
-    let written = clflow_report::write_report_with(&set, &out, &sections).map_err(|e| Failure {
-        kind: e.kind(),
-        message: e.to_string(),
-        hint: Some(e.hint().into()),
-    })?;
+    sections.extend(split_section(
+        &kernels,
+        &devices,
+        &measured_profiles,
+        &catalog,
+        verbosity,
+    ));
+    let written =
+        clflow_report::write_report_sections(&set, &out, &sections).map_err(|e| Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            hint: Some(e.hint().into()),
+        })?;
     let metrics = set.evaluate();
     if !args.no_history {
         let mut entries = count_entries(&kernels, &ops);
@@ -399,6 +415,93 @@ fn select_devices(selectors: &[String], verbosity: Verbosity) -> crate::Result<V
         .collect())
 }
 
+/// The CPU+GPU split section, where the devices include a CPU and another
+/// device: C the first CPU, G the first other device, each with the
+/// ceilings the rest of the report has (its measured profile, else its
+/// datasheet). A pair whose bounds cannot be had is a warning, never a
+/// failure of the analysis.
+fn split_section(
+    kernels: &[Counted],
+    devices: &[Selected],
+    measured: &[Option<MeasuredProfile>],
+    catalog: &ProfileCatalog,
+    verbosity: Verbosity,
+) -> Option<ReportSection> {
+    let Some((c, g)) = cpu_gpu_pair(devices.iter().map(|d| d.info.kind)) else {
+        let why = match devices {
+            [one] => format!(
+                "only device {} ({}) is analyzed",
+                one.info.index,
+                one.info.label()
+            ),
+            _ if devices.iter().all(|d| d.info.kind == DeviceKind::Cpu) => {
+                "every device analyzed is a CPU".to_string()
+            }
+            _ => "no device analyzed is a CPU".to_string(),
+        };
+        verbosity.detail(format!(
+            "no {SECTION_HEADING} section: it needs a CPU and another device, and {why}"
+        ));
+        return None;
+    };
+    let named = |i: usize| NamedDevice::OpenCl {
+        name: devices[i].name.clone(),
+        info: Box::new(devices[i].info.clone()),
+        measured: measured.get(i).cloned().flatten().map(Box::new),
+        datasheet: catalog
+            .match_name(&devices[i].info.name)
+            .map(|m| m.profile.clone()),
+    };
+    let application: Vec<split_stage::Counted> = kernels.iter().map(|k| k.split.clone()).collect();
+    let section = split(
+        &application,
+        &named(c),
+        &named(g),
+        split_stage::Traffic::Compulsory,
+        Transfers::Counted,
+    )
+    .and_then(|split| split.report_section(&pair_note(devices, c, g)));
+    match section {
+        Ok(section) => Some(section),
+        Err(failure) => {
+            let hint = failure.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+            verbosity.note(format!(
+                "clflow: warning: no {SECTION_HEADING} section: {}{hint}",
+                failure.message
+            ));
+            None
+        }
+    }
+}
+
+/// The indexes of the first CPU and of the first other device, where the
+/// kinds include both.
+fn cpu_gpu_pair(kinds: impl IntoIterator<Item = DeviceKind>) -> Option<(usize, usize)> {
+    let kinds: Vec<DeviceKind> = kinds.into_iter().collect();
+    let c = kinds.iter().position(|k| *k == DeviceKind::Cpu)?;
+    let g = kinds.iter().position(|k| *k != DeviceKind::Cpu)?;
+    Some((c, g))
+}
+
+/// Which pair the split section bounds, where more devices were analyzed
+/// (HTML); nothing for just the two.
+fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
+    if devices.len() <= 2 {
+        return String::new();
+    }
+    let (c, g) = (&devices[c], &devices[g]);
+    format!(
+        "<p>Of the {} devices analyzed, C is the first CPU, {}, and G the first other device, \
+         {}. <code>clflow split MANIFEST... --devices {},{}</code> prints these bounds; other \
+         indexes bound another pair.</p>\n",
+        devices.len(),
+        clflow_report::escape(&c.name),
+        clflow_report::escape(&g.name),
+        c.info.index,
+        g.info.index
+    )
+}
+
 /// Compiles and counts every manifest.
 fn count_all(
     args: &AnalyzeArgs,
@@ -452,17 +555,17 @@ fn count_all(
         for t in &traffic {
             verbosity.note(format!("  {}: {}", t.device, describe(t, report.w.total)));
         }
-        let mut fp64_work = 0;
-        let mut other_float_work = 0;
-        for (key, lanes) in result.counts.work.iter().filter(|(k, _)| ops.contains(k)) {
-            match OpClass::of(key.ty) {
-                OpClass::Fp64 => fp64_work += lanes,
-                OpClass::Fp32 | OpClass::Fp16 => other_float_work += lanes,
-                OpClass::Int => {}
-            }
-        }
         let name = unique_name(&launch.kernel, manifest, &kernels);
         let facts = clflow_predict::KernelFacts::from_counts(&name, &result.counts, ops, &launch);
+        // The split bounds compulsory traffic, as `clflow split` does by default.
+        let split = split_stage::Counted::new(
+            manifest,
+            name.clone(),
+            &result.counts,
+            ops,
+            split_stage::Traffic::Compulsory,
+            &launch,
+        );
         kernels.push(Counted {
             facts,
             traffic,
@@ -473,8 +576,7 @@ fn count_all(
             outputs: result.buffers,
             record: kernel_counts(&name, &result.counts, ops),
             name,
-            fp64_work,
-            other_float_work,
+            split,
         });
     }
     Ok(kernels)
@@ -596,4 +698,46 @@ fn summary_table(metrics: &[Metrics]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::split::tests::opencl_device;
+
+    #[test]
+    fn the_split_pairs_the_first_cpu_with_the_first_other_device() {
+        use DeviceKind::{Accelerator, Cpu, Gpu};
+        assert_eq!(cpu_gpu_pair([Cpu, Gpu]), Some((0, 1)));
+        assert_eq!(cpu_gpu_pair([Gpu, Accelerator, Cpu, Cpu]), Some((2, 0)));
+        assert_eq!(cpu_gpu_pair([Cpu]), None);
+        assert_eq!(cpu_gpu_pair([Cpu, Cpu]), None);
+        assert_eq!(cpu_gpu_pair([Gpu, Accelerator]), None);
+        assert_eq!(cpu_gpu_pair([]), None);
+    }
+
+    #[test]
+    fn the_section_names_the_pair_only_among_more_devices() {
+        let selected = |index, name: &str, kind| Selected {
+            info: opencl_device(index, name, kind),
+            name: name.to_string(),
+            cache: None,
+        };
+        let devices = vec![
+            selected(0, "NVIDIA A100 <SXM>", DeviceKind::Gpu),
+            selected(1, "AMD EPYC 7763", DeviceKind::Cpu),
+        ];
+        assert_eq!(pair_note(&devices, 1, 0), "");
+        let mut three = devices;
+        three.push(selected(2, "Other CPU", DeviceKind::Cpu));
+        let note = pair_note(&three, 1, 0);
+        assert!(
+            note.starts_with(
+                "<p>Of the 3 devices analyzed, C is the first CPU, AMD EPYC 7763, and G the \
+                 first other device, NVIDIA A100 &lt;SXM&gt;."
+            ),
+            "{note}"
+        );
+        assert!(note.contains("<code>clflow split MANIFEST... --devices 1,0</code>"));
+    }
 }

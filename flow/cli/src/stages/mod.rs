@@ -7,6 +7,8 @@
 //! - [`device`]: build on a device, time repeated launches, sample power;
 //! - [`profile`]: a device's ceilings, measured (benchmarking it if need be)
 //!   and from its datasheet;
+//! - [`split`]: the PerDome bounds of kernels split between two devices,
+//!   for `split` and `analyze`;
 //! - [`history`]: the entries every command appends to the history store;
 //! - [`progress`]: progress bars that stay out of pipes and `-q`.
 
@@ -16,4 +18,5 @@ pub mod history;
 pub mod outputs;
 pub mod profile;
 pub mod progress;
+pub mod split;
 pub mod traffic;

@@ -37,30 +37,8 @@ pub fn write(path: &Path, text: &str) {
 /// An OpenCL device as discovery reports it, with the facts tests care about.
 pub fn device(index: usize, name: &str, vendor: &str, kind: DeviceKind) -> DeviceInfo {
     DeviceInfo {
-        index,
-        platform_name: format!("{vendor} platform"),
-        platform_vendor: vendor.into(),
-        platform_version: "OpenCL 3.0".into(),
-        name: name.into(),
         vendor: vendor.into(),
-        kind,
-        driver_version: "1.0".into(),
-        device_version: "OpenCL 3.0".into(),
-        opencl_c_version: "OpenCL C 1.2".into(),
-        compute_units: 8,
-        max_clock_mhz: 1000,
-        global_mem_bytes: 1 << 30,
-        max_alloc_bytes: 1 << 28,
-        local_mem_bytes: 1 << 16,
-        global_cache_bytes: 1 << 20,
-        global_cacheline_bytes: 64,
-        max_work_group_size: 1024,
-        max_work_item_sizes: vec![1024, 1024, 1024],
-        fp64: true,
-        fp16: false,
-        il_version: None,
-        spirv: false,
-        profiling_timer_resolution_ns: 1,
-        extensions: vec![],
+        platform_vendor: vendor.into(),
+        ..DeviceInfo::described(index, &format!("{vendor} platform"), name, kind)
     }
 }

@@ -1,0 +1,1193 @@
+//! The PerDome split of an application between two devices C and G, as
+//! `clflow split` prints it and `clflow analyze` reports it: from counted
+//! kernels and the two devices' ceilings to the bounds (`clflow-split`),
+//! their text and HTML, the PerDome plot and the report section.
+
+use crate::failure::Failure;
+use crate::output::Verbosity;
+use crate::stages::profile::{device_profile, FloatCeiling};
+use clap::ValueEnum;
+use clflow_core::{Access, ArgValue, Launch};
+use clflow_devices::{
+    DatasheetProfile, DeviceClass, DeviceIdentity, Figures, MeasuredProfile, MeasuredStore, Metric,
+    ProfileCatalog,
+};
+use clflow_interp::{Counts, OpClass, OpSet};
+use clflow_metrics::{format_number, Ceilings, DeviceProfile, Figure, OpKind, Provenance, Unit};
+use clflow_ocl::{select_device, DeviceInfo, DeviceKind, DeviceSelector};
+use clflow_report::perdome::{PerdomePlot, PerdomePoint, PointKind};
+use clflow_report::{escape, ReportSection, SectionChart};
+use clflow_split::{
+    analyze, surface, Analysis, Kernel, Model, Partition, Processor, System, Transfers, Work,
+};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Grid cells per axis of the PerDome plot.
+const PLOT_STEPS: usize = 65;
+
+/// The heading of the report section.
+pub const SECTION_HEADING: &str = "CPU+GPU split (PerDome)";
+
+/// The traffic figure the bounds use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Traffic {
+    /// Each cache line once (a cache that holds everything): the least
+    /// traffic, so the highest bound.
+    Compulsory,
+    /// Every global load and store (no cache).
+    Accessed,
+}
+
+impl Traffic {
+    pub fn name(self) -> &'static str {
+        match self {
+            Traffic::Compulsory => "compulsory",
+            Traffic::Accessed => "accessed",
+        }
+    }
+}
+
+/// In-set W by kind of lane: what chooses the compute ceiling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkMix {
+    pub int: u64,
+    pub fp64: u64,
+    /// fp32 and fp16 lanes.
+    pub other_float: u64,
+}
+
+impl WorkMix {
+    pub fn of(counts: &Counts, ops: &OpSet) -> WorkMix {
+        let mut mix = WorkMix::default();
+        for (key, lanes) in counts.work.iter().filter(|(k, _)| ops.contains(k)) {
+            match OpClass::of(key.ty) {
+                OpClass::Int => mix.int += lanes,
+                OpClass::Fp64 => mix.fp64 += lanes,
+                OpClass::Fp32 | OpClass::Fp16 => mix.other_float += lanes,
+            }
+        }
+        mix
+    }
+}
+
+/// One kernel of the application, counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Counted {
+    pub manifest: PathBuf,
+    #[serde(flatten)]
+    pub kernel: Kernel,
+    #[serde(skip)]
+    pub mix: WorkMix,
+}
+
+impl Counted {
+    /// The kernel `name` as the split sees it: W over `ops`, Q as `traffic`
+    /// bounds it, and D, the bytes its buffers move to a device and back.
+    pub fn new(
+        manifest: &Path,
+        name: String,
+        counts: &Counts,
+        ops: &OpSet,
+        traffic: Traffic,
+        launch: &Launch,
+    ) -> Counted {
+        let bytes = match traffic {
+            Traffic::Compulsory => counts.q_compulsory(),
+            Traffic::Accessed => counts.q_accessed(),
+        };
+        // Counts are finite and never negative: all that `Work::new` checks.
+        let work = Work {
+            ops: counts.w(ops) as f64,
+            bytes: bytes as f64,
+            transfer: transfer_bytes(launch) as f64,
+        };
+        Counted {
+            manifest: manifest.to_path_buf(),
+            kernel: Kernel { name, work },
+            mix: WorkMix::of(counts, ops),
+        }
+    }
+}
+
+/// D: what a device that does not hold the data must receive and send
+/// back: the buffers the kernel reads (ro, rw) in, those it writes (wo,
+/// rw) out.
+fn transfer_bytes(launch: &Launch) -> u64 {
+    launch
+        .args
+        .iter()
+        .map(|arg| match &arg.value {
+            ArgValue::Buffer { access, bytes, .. } => {
+                let size = bytes.len() as u64;
+                match access {
+                    Access::ReadWrite => 2 * size,
+                    Access::ReadOnly | Access::WriteOnly => size,
+                }
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+pub fn split_failure(err: clflow_split::SplitError) -> Failure {
+    Failure {
+        kind: err.kind(),
+        message: err.to_string(),
+        hint: None,
+    }
+    .with_hint(err.hint())
+}
+
+/// The compute peak the application meets: the kind most of its in-set
+/// work is, over all its kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CeilingKind {
+    Int32,
+    Float(FloatCeiling),
+}
+
+impl CeilingKind {
+    pub fn of(kernels: &[Counted]) -> CeilingKind {
+        let int: u64 = kernels.iter().map(|k| k.mix.int).sum();
+        let fp64: u64 = kernels.iter().map(|k| k.mix.fp64).sum();
+        let other: u64 = kernels.iter().map(|k| k.mix.other_float).sum();
+        match OpKind::dominant(int, fp64 + other) {
+            OpKind::Int => CeilingKind::Int32,
+            OpKind::Float if fp64 > other => CeilingKind::Float(FloatCeiling::Fp64),
+            OpKind::Float => CeilingKind::Float(FloatCeiling::Fp32),
+        }
+    }
+
+    fn ops(self) -> OpKind {
+        match self {
+            CeilingKind::Int32 => OpKind::Int,
+            CeilingKind::Float(_) => OpKind::Float,
+        }
+    }
+
+    fn float(self) -> FloatCeiling {
+        match self {
+            CeilingKind::Float(float) => float,
+            CeilingKind::Int32 => FloatCeiling::Fp32,
+        }
+    }
+
+    fn metric(self) -> Metric {
+        match self {
+            CeilingKind::Int32 => Metric::Int32,
+            CeilingKind::Float(FloatCeiling::Fp32) => Metric::Fp32,
+            CeilingKind::Float(FloatCeiling::Fp64) => Metric::Fp64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CeilingKind::Int32 => "int32",
+            CeilingKind::Float(FloatCeiling::Fp32) => "fp32",
+            CeilingKind::Float(FloatCeiling::Fp64) => "fp64",
+        }
+    }
+}
+
+/// A device before its ceilings are chosen: they depend on the kind of
+/// work the application does.
+pub enum NamedDevice {
+    /// A datasheet profile by its file name.
+    Profile(DatasheetProfile),
+    /// An OpenCL device, with its measured profile and the datasheet
+    /// profile its name matches.
+    OpenCl {
+        /// What the bounds call it.
+        name: String,
+        info: Box<DeviceInfo>,
+        measured: Option<Box<MeasuredProfile>>,
+        datasheet: Option<DatasheetProfile>,
+    },
+}
+
+impl NamedDevice {
+    /// The device `--devices` names: a profile name wins over an OpenCL
+    /// selector, so that naming a profile never needs an OpenCL runtime; an
+    /// OpenCL device comes with its stored `clflow bench` profile.
+    pub fn resolve(
+        text: &str,
+        catalog: &ProfileCatalog,
+        verbosity: Verbosity,
+    ) -> crate::Result<Self> {
+        let text = text.trim();
+        if let Some(profile) = catalog.get(text) {
+            return Ok(NamedDevice::Profile(profile.clone()));
+        }
+        let device = select_device(Some(&DeviceSelector::parse(text))).map_err(|err| {
+            let ids: Vec<&str> = catalog.profiles().iter().map(|p| p.id.as_str()).collect();
+            verbosity.detail(format!("OpenCL: {err}"));
+            Failure::input(format!(
+                "--devices: `{text}` is neither a datasheet profile nor an OpenCL device ({err})"
+            ))
+            .with_hint(format!(
+                "name a profile ({}) or a device `clflow devices` lists",
+                ids.join(", ")
+            ))
+        })?;
+        let datasheet = catalog
+            .match_name(&device.info.name)
+            .map(|m| m.profile.clone());
+        let measured = stored_profile(&device.info)?;
+        Ok(NamedDevice::OpenCl {
+            name: device.info.name.trim().to_string(),
+            info: Box::new(device.info),
+            measured: measured.map(Box::new),
+            datasheet,
+        })
+    }
+
+    /// The device's ceilings for `kind`, each from the most direct source
+    /// that states it.
+    fn ceilings(&self, kind: CeilingKind) -> crate::Result<SplitDevice> {
+        let (name, class, profile, holds_data) = match self {
+            NamedDevice::Profile(p) => {
+                let measured_source = format!("{} profile [measured]", p.id);
+                let datasheet_source = format!("{} datasheet", p.model);
+                let profile = DeviceProfile {
+                    name: p.model.clone(),
+                    kind: Some(p.class.to_string()),
+                    measured: table_ceilings(
+                        &p.measured,
+                        kind,
+                        Provenance::Imported,
+                        &measured_source,
+                    ),
+                    datasheet: table_ceilings(
+                        &p.datasheet,
+                        kind,
+                        Provenance::Datasheet,
+                        &datasheet_source,
+                    ),
+                };
+                let holds_data = p.class == DeviceClass::Cpu;
+                (p.model.clone(), p.class.to_string(), profile, holds_data)
+            }
+            NamedDevice::OpenCl {
+                name,
+                info,
+                measured,
+                datasheet,
+            } => {
+                let profile = device_profile(
+                    name,
+                    info,
+                    measured.as_deref(),
+                    datasheet.as_ref(),
+                    kind.float(),
+                );
+                let class = profile.kind.clone().unwrap_or_default();
+                (name.clone(), class, profile, info.kind == DeviceKind::Cpu)
+            }
+        };
+        let pick = |choose: fn(&Ceilings) -> Option<&Figure>| {
+            choose(&profile.measured)
+                .or_else(|| choose(&profile.datasheet))
+                .cloned()
+        };
+        let missing = |what: &str| {
+            Failure::input(format!(
+                "device `{name}`: no {what} figure, measured or on a datasheet"
+            ))
+            .with_hint(match self {
+                NamedDevice::Profile(p) => {
+                    format!("add it to the profile {} (see devices/README.md)", p.id)
+                }
+                NamedDevice::OpenCl { info, .. } => {
+                    format!(
+                        "measure the device first: `clflow bench --device {}`",
+                        info.index
+                    )
+                }
+            })
+        };
+        let compute = match kind.ops() {
+            OpKind::Int => pick(|c| c.int.as_ref()),
+            OpKind::Float => pick(|c| c.float.as_ref()),
+        }
+        .ok_or_else(|| missing(&format!("{} peak", kind.name())))?;
+        let bandwidth = pick(|c| c.bandwidth.as_ref()).ok_or_else(|| missing("bandwidth"))?;
+        // A CPU holds the data; any other device receives it over the link
+        // its datasheet profile states.
+        let link = if holds_data {
+            None
+        } else {
+            match self {
+                NamedDevice::Profile(p) => host_link(p),
+                NamedDevice::OpenCl { datasheet, .. } => datasheet.as_ref().and_then(host_link),
+            }
+        };
+        Ok(SplitDevice {
+            name,
+            class,
+            compute,
+            bandwidth,
+            link,
+            holds_data,
+        })
+    }
+}
+
+/// The stored `clflow bench` profile of an OpenCL device, if any.
+fn stored_profile(info: &DeviceInfo) -> crate::Result<Option<MeasuredProfile>> {
+    let Some(store) = MeasuredStore::from_env() else {
+        return Ok(None);
+    };
+    store.load(&DeviceIdentity::of(info)).map_err(|e| {
+        Failure::input(&e).with_hint(
+            e.hint()
+                .unwrap_or("`clflow bench --refresh` measures again"),
+        )
+    })
+}
+
+/// One table of a datasheet profile as ceilings.
+fn table_ceilings(
+    figures: &Figures,
+    kind: CeilingKind,
+    provenance: Provenance,
+    origin: &str,
+) -> Ceilings {
+    let figure = |metric: Metric, unit: Unit| {
+        figures.get(metric).map(|f| {
+            Figure::new(
+                f.value * metric.scale_to_si(),
+                unit,
+                provenance,
+                format!("{origin}: {}", f.source),
+            )
+        })
+    };
+    let compute = figure(kind.metric(), Unit::OpsPerSecond);
+    let (int, float) = match kind.ops() {
+        OpKind::Int => (compute, None),
+        OpKind::Float => (None, compute),
+    };
+    Ceilings {
+        float,
+        int,
+        bandwidth: figure(Metric::MemoryBandwidth, Unit::BytesPerSecond),
+        power: None,
+    }
+}
+
+/// The host link a profile states.
+fn host_link(profile: &DatasheetProfile) -> Option<Figure> {
+    let figure = profile.datasheet.get(Metric::HostLink)?;
+    Some(Figure::datasheet(
+        figure.value * Metric::HostLink.scale_to_si(),
+        Unit::BytesPerSecond,
+        format!("{} datasheet: {}", profile.model, figure.source),
+    ))
+}
+
+/// One of the two devices with the figures the bounds use.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitDevice {
+    pub name: String,
+    class: String,
+    /// F̂: the compute peak for the application's kind of operations.
+    compute: Figure,
+    /// B̂.
+    bandwidth: Figure,
+    /// The host link its data crosses; `None` for a CPU (it holds the data)
+    /// or a device whose profile states no link.
+    link: Option<Figure>,
+    holds_data: bool,
+}
+
+impl SplitDevice {
+    fn processor(&self) -> crate::Result<Processor> {
+        Processor::new(
+            self.name.clone(),
+            self.compute.value,
+            self.bandwidth.value,
+            self.link.as_ref().map(|l| l.value),
+        )
+        .map_err(split_failure)
+    }
+
+    /// "1189 GOPS/s (imported: xeon-phi-5110p profile [measured]: paper Table 1)".
+    fn describe(figure: &Figure) -> String {
+        match &figure.source {
+            Some(source) => format!(
+                "{} ({}: {source})",
+                figure.display(),
+                figure.provenance.name()
+            ),
+            None => format!("{} ({})", figure.display(), figure.provenance.name()),
+        }
+    }
+
+    fn link_text(&self) -> String {
+        match (&self.link, self.holds_data) {
+            (Some(link), _) => format!("host link {}", Self::describe(link)),
+            (None, true) => "holds the data (a CPU: no transfers)".into(),
+            (None, false) => "no host link stated: transfers not counted".into(),
+        }
+    }
+}
+
+/// An application split between two devices: the bounds of every
+/// partition and what shows them.
+pub struct Split<'a> {
+    pub kernels: &'a [Counted],
+    pub ceiling: CeilingKind,
+    pub traffic: Traffic,
+    /// C, then G.
+    pub devices: [SplitDevice; 2],
+    pub system: System,
+    pub analysis: Analysis,
+}
+
+/// What `clflow split --json` prints and the report's `split.json` holds.
+#[derive(Serialize)]
+pub struct SplitReport<'a> {
+    /// The peak the devices' compute ceilings are: int32, fp32 or fp64.
+    ceiling: &'static str,
+    traffic: Traffic,
+    devices: &'a [SplitDevice],
+    kernels: &'a [Counted],
+    analysis: &'a Analysis,
+}
+
+/// Bounds `kernels`, together one application, split between `c` and `g`:
+/// the ceiling kind from the kernels' work, each device's ceilings for
+/// it, then every partition.
+pub fn split<'a>(
+    kernels: &'a [Counted],
+    c: &NamedDevice,
+    g: &NamedDevice,
+    traffic: Traffic,
+    transfers: Transfers,
+) -> crate::Result<Split<'a>> {
+    let ceiling = CeilingKind::of(kernels);
+    let devices = [c.ceilings(ceiling)?, g.ceilings(ceiling)?];
+    let system = System {
+        c: devices[0].processor()?,
+        g: devices[1].processor()?,
+    };
+    let parts: Vec<Kernel> = kernels.iter().map(|k| k.kernel.clone()).collect();
+    let analysis = analyze(&parts, &system, transfers).map_err(split_failure)?;
+    Ok(Split {
+        kernels,
+        ceiling,
+        traffic,
+        devices,
+        system,
+        analysis,
+    })
+}
+
+const TABLE_HEADER: [&str; 9] = [
+    "partition",
+    "C runs",
+    "G runs",
+    "C share",
+    "I_C",
+    "I_G",
+    "T_C",
+    "T_G",
+    "bound",
+];
+
+impl Split<'_> {
+    pub fn report(&self) -> SplitReport<'_> {
+        SplitReport {
+            ceiling: self.ceiling.name(),
+            traffic: self.traffic,
+            devices: &self.devices,
+            kernels: self.kernels,
+            analysis: &self.analysis,
+        }
+    }
+
+    fn title(&self) -> String {
+        format!(
+            "PerDome bounds: {} on two devices ({} ceilings)",
+            match self.kernels {
+                [one] => format!("kernel {}", one.kernel.name),
+                all => format!("{} kernels as one application", all.len()),
+            },
+            self.ceiling.name()
+        )
+    }
+
+    fn application(&self) -> String {
+        let app = &self.analysis.application;
+        format!(
+            "application: W = {}, Q = {} ({}), I = {} OPS/B, D = {} (buffers in and out)",
+            Unit::Ops.format(app.ops),
+            Unit::Bytes.format(app.bytes),
+            self.traffic.name(),
+            format_number(self.analysis.intensity),
+            Unit::Bytes.format(app.transfer),
+        )
+    }
+
+    /// What the bounds assume of transfers, and how to get the other model.
+    fn transfers(&self) -> (&'static str, &'static str) {
+        match self.analysis.transfers {
+            Transfers::Counted => (
+                "transfers counted: a linked device's time includes D/L for its part",
+                "--no-transfers: the paper's model",
+            ),
+            Transfers::Ignored => ("transfers ignored (the paper's model)", ""),
+        }
+    }
+
+    /// The header and one row per partition.
+    fn table(&self) -> Vec<[String; 9]> {
+        let mut rows = vec![TABLE_HEADER.map(String::from)];
+        for partition in &self.analysis.partitions {
+            rows.push(row(partition, self.kernels.len()));
+        }
+        rows
+    }
+
+    fn best(&self) -> String {
+        let best = self.analysis.best();
+        let mut out = format!(
+            "best: {} at {}",
+            best.model.name(),
+            Unit::OpsPerSecond.format(best.bound.performance)
+        );
+        if best.model == Model::PerfectDataPartition {
+            let _ = write!(
+                out,
+                ", C taking {} of the data",
+                Unit::Ratio.format(best.c_share)
+            );
+        }
+        if best.model == Model::CodePartition {
+            let _ = write!(
+                out,
+                ": {} on C, {} on G",
+                best.on_c.join(", "),
+                best.on_g.join(", ")
+            );
+        }
+        out
+    }
+
+    fn single_kernel_note(&self) -> Option<&'static str> {
+        (self.kernels.len() == 1)
+            .then_some("code partitions need two kernels or more: give each part's manifest")
+    }
+
+    /// The text report: the devices, the application, one row per partition.
+    pub fn text(&self) -> String {
+        let mut out = format!("{}\n", self.title());
+        for (role, device) in ["C", "G"].iter().zip(&self.devices) {
+            let _ = write!(
+                out,
+                "  {role}: {}\n     F̂ {}\n     B̂ {}\n     {}\n",
+                device.name,
+                SplitDevice::describe(&device.compute),
+                SplitDevice::describe(&device.bandwidth),
+                device.link_text()
+            );
+        }
+        let _ = writeln!(out, "  {}", self.application());
+        match self.transfers() {
+            (what, "") => {
+                let _ = writeln!(out, "  {what}\n");
+            }
+            (what, other) => {
+                let _ = writeln!(out, "  {what} ({other})\n");
+            }
+        }
+        let rows = self.table();
+        let widths: Vec<usize> = (0..9)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &rows {
+            let cells: Vec<String> = r
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(c, (cell, w))| {
+                    if c < 3 {
+                        format!("{cell:<w$}")
+                    } else {
+                        format!("{cell:>w$}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+        }
+        let _ = writeln!(out, "\n{}", self.best());
+        if let Some(note) = self.single_kernel_note() {
+            let _ = writeln!(out, "{note}");
+        }
+        out
+    }
+
+    /// The text report as HTML: the same lines and table.
+    pub fn html(&self) -> String {
+        let mut out = format!("<p>{}</p>\n<ul>\n", escape(&self.title()));
+        for (role, device) in ["C", "G"].iter().zip(&self.devices) {
+            let _ = writeln!(
+                out,
+                "<li>{role}: <b>{}</b>: F̂ {}; B̂ {}; {}</li>",
+                escape(&device.name),
+                escape(&SplitDevice::describe(&device.compute)),
+                escape(&SplitDevice::describe(&device.bandwidth)),
+                escape(&device.link_text())
+            );
+        }
+        let _ = writeln!(out, "</ul>\n<p>{}</p>", escape(&self.application()));
+        match self.transfers() {
+            (what, "") => {
+                let _ = writeln!(out, "<p>{}</p>", escape(what));
+            }
+            (what, other) => {
+                let _ = writeln!(
+                    out,
+                    "<p>{} (<code>clflow split</code> {})</p>",
+                    escape(what),
+                    escape(other)
+                );
+            }
+        }
+        let rows = self.table();
+        out.push_str("<table id=\"split\">\n");
+        for (r, cells) in rows.iter().enumerate() {
+            out.push_str("<tr>");
+            for (c, cell) in cells.iter().enumerate() {
+                let cell = escape(cell);
+                match (r, c) {
+                    (0, _) => {
+                        let _ = write!(out, "<th>{cell}</th>");
+                    }
+                    (_, 0..=2) => {
+                        let _ = write!(out, "<td class=\"name\">{cell}</td>");
+                    }
+                    _ => {
+                        let _ = write!(out, "<td>{cell}</td>");
+                    }
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        let _ = writeln!(out, "<p>{}</p>", escape(&self.best()));
+        if let Some(note) = self.single_kernel_note() {
+            let _ = writeln!(out, "<p>{}</p>", escape(note));
+        }
+        out
+    }
+
+    /// The PerDome plot: the surface around the application's I, wide
+    /// enough to hold every code partition. `None` where I is not a
+    /// positive number (Q = 0: no intensity to centre on).
+    pub fn plot(&self) -> Option<PerdomePlot> {
+        let analysis = &self.analysis;
+        let i = analysis.intensity;
+        if !(i.is_finite() && i > 0.0) {
+            return None;
+        }
+        let code: Vec<&Partition> = analysis
+            .partitions
+            .iter()
+            .filter(|p| p.model == Model::CodePartition)
+            .collect();
+        // At least 2^4 either side of I; as far as the code partitions reach,
+        // up to 2^12.
+        let reach = code
+            .iter()
+            .flat_map(|p| [p.i_c, p.i_g])
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(|v| (v / i).log2().abs() + 0.5)
+            .fold(4.0f64, f64::max)
+            .min(12.0)
+            .ceil();
+        let grid = surface(
+            &self.system,
+            &analysis.application,
+            analysis.transfers,
+            reach.exp2(),
+            PLOT_STEPS,
+        );
+        let (scale, unit) = Unit::OpsPerSecond.display_scale();
+        let mut points = Vec::new();
+        if let Some(p_dp) = analysis.find(Model::PerfectDataPartition) {
+            points.push(PerdomePoint {
+                label: format!("p-DP, C {}", Unit::Ratio.format(p_dp.c_share)),
+                at: (i, i),
+                value: p_dp.bound.performance / scale,
+                kind: PointKind::DataPartition,
+            });
+        }
+        if let Some(peak) = grid.peak() {
+            points.push(PerdomePoint {
+                label: "highest".into(),
+                at: (peak.i_c, peak.i_g),
+                value: peak.performance / scale,
+                kind: PointKind::Peak,
+            });
+        }
+        for p in &code {
+            points.push(PerdomePoint {
+                label: format!("G: {}", p.on_g.join(", ")),
+                at: (p.i_c, p.i_g),
+                value: p.bound.performance / scale,
+                kind: PointKind::CodePartition,
+            });
+        }
+        let value = |model| {
+            analysis.find(model).map_or("-".into(), |p: &Partition| {
+                format!("{} {unit}", format_number(p.bound.performance / scale))
+            })
+        };
+        let mut notes = vec![
+            format!("C: {}", self.devices[0].name),
+            format!("G: {}", self.devices[1].name),
+            format!("I = {} OPS/B", format_number(i)),
+            format!("C only: {}", value(Model::COnly)),
+            format!("G only: {}", value(Model::GOnly)),
+            format!("p-DP: {}", value(Model::PerfectDataPartition)),
+        ];
+        notes.push(match analysis.transfers {
+            Transfers::Counted => "host-link transfers counted".into(),
+            Transfers::Ignored => "transfers ignored (paper)".into(),
+        });
+        Some(PerdomePlot {
+            title: format!(
+                "PerDome: the bound of each split of the work, I = {} OPS/B",
+                format_number(i)
+            ),
+            intensity: i,
+            i_c: grid.i_c.clone(),
+            i_g: grid.i_g.clone(),
+            values: grid
+                .performance
+                .iter()
+                .map(|row| row.iter().map(|v| v.map(|v| v / scale)).collect())
+                .collect(),
+            unit,
+            points,
+            notes,
+        })
+    }
+
+    /// The report section: `preface` (HTML, e.g. which pair of devices was
+    /// taken) before the bounds table, the PerDome plot as `perdome.svg`
+    /// and `.png`, and `split.json` holding what `clflow split --json`
+    /// prints.
+    pub fn report_section(&self, preface: &str) -> crate::Result<ReportSection> {
+        let json = serde_json::to_string_pretty(&self.report()).map_err(|e| {
+            Failure::analysis(format!("split.json: the bounds cannot be encoded: {e}"))
+        })?;
+        let mut html = format!("{preface}{}", self.html());
+        let charts = match self.plot() {
+            Some(plot) => vec![(
+                "perdome".to_string(),
+                format!(
+                    "PerDome plot: the bound of each split of the work between C ({}) and G \
+                     ({}) over the intensities of their parts, I_C and I_G; the perfect data \
+                     partition, the highest bound and the code partitions marked",
+                    self.devices[0].name, self.devices[1].name
+                ),
+                SectionChart::Perdome(plot),
+            )],
+            None => {
+                let _ = writeln!(
+                    html,
+                    "<p>No PerDome plot: I = W/Q is {} (the kernels move no global memory).</p>",
+                    format_number(self.analysis.intensity)
+                );
+                Vec::new()
+            }
+        };
+        Ok(ReportSection {
+            heading: SECTION_HEADING.to_string(),
+            html,
+            charts,
+            files: vec![("split.json".to_string(), json)],
+        })
+    }
+}
+
+fn row(p: &Partition, kernel_count: usize) -> [String; 9] {
+    let side = |names: &[String], share: f64| match p.model {
+        Model::PerfectDataPartition => format!("{} of the data", Unit::Ratio.format(share)),
+        _ if names.is_empty() => "-".into(),
+        _ if names.len() == kernel_count && kernel_count > 1 => "all".into(),
+        _ => names.join(", "),
+    };
+    let time = |t: f64| {
+        if t > 0.0 {
+            Unit::Seconds.format(t)
+        } else {
+            "-".into()
+        }
+    };
+    [
+        p.model.name().to_string(),
+        side(&p.on_c, p.c_share),
+        side(&p.on_g, 1.0 - p.c_share),
+        Unit::Ratio.format(p.c_share),
+        format_number(p.i_c),
+        format_number(p.i_g),
+        time(p.bound.time_c),
+        time(p.bound.time_g),
+        Unit::OpsPerSecond.format(p.bound.performance),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use clflow_devices::ProfileCatalog;
+
+    fn profile(id: &str) -> NamedDevice {
+        let catalog = ProfileCatalog::embedded().unwrap();
+        NamedDevice::Profile(catalog.get(id).unwrap().clone())
+    }
+
+    /// An OpenCL device as discovery describes it, for tests.
+    pub(crate) fn opencl_device(index: usize, name: &str, kind: DeviceKind) -> DeviceInfo {
+        DeviceInfo::described(index, "Test Platform", name, kind)
+    }
+
+    /// An unmeasured OpenCL device with the datasheet its name matches.
+    fn unmeasured(index: usize, name: &str, kind: DeviceKind) -> NamedDevice {
+        let catalog = ProfileCatalog::embedded().unwrap();
+        NamedDevice::OpenCl {
+            name: format!("{name} #{index}"),
+            info: Box::new(opencl_device(index, name, kind)),
+            measured: None,
+            datasheet: catalog.match_name(name).map(|m| m.profile.clone()),
+        }
+    }
+
+    /// A counted fp32 kernel: W adds over Q bytes, its buffers D = Q.
+    fn fp32_kernel(name: &str, ops: f64, bytes: f64) -> Counted {
+        Counted {
+            manifest: PathBuf::from(format!("kernels/{name}/{name}.toml")),
+            kernel: Kernel {
+                name: name.into(),
+                work: Work {
+                    ops,
+                    bytes,
+                    transfer: bytes,
+                },
+            },
+            mix: WorkMix {
+                other_float: ops as u64,
+                ..WorkMix::default()
+            },
+        }
+    }
+
+    /// vadd and triad as `clflow split` counts them: 4096 and 8192 fp32
+    /// operations, each over three 16 KiB buffers.
+    fn vadd() -> Counted {
+        fp32_kernel("vadd", 4096.0, 49152.0)
+    }
+
+    fn triad() -> Counted {
+        fp32_kernel("triad", 8192.0, 49152.0)
+    }
+
+    fn close(value: f64, expected: f64) -> bool {
+        (value / expected - 1.0).abs() < 1e-9
+    }
+
+    fn partition<'a>(split: &'a Split, model: Model) -> &'a Partition {
+        split.analysis.find(model).unwrap()
+    }
+
+    fn phi_and_k20(kernels: &[Counted]) -> Split<'_> {
+        split(
+            kernels,
+            &profile("xeon-phi-5110p"),
+            &profile("tesla-k20"),
+            Traffic::Compulsory,
+            Transfers::Ignored,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn vadd_on_the_phi_and_the_k20_gives_the_roofline_sum_for_the_data_partition() {
+        let kernels = [vadd()];
+        let split = phi_and_k20(&kernels);
+        assert_eq!(split.ceiling, CeilingKind::Float(FloatCeiling::Fp32));
+        // The profiles' [measured] figures: the tool-flow paper's Table 1.
+        assert_eq!(split.devices[0].compute.value, 1189e9);
+        assert_eq!(split.devices[0].compute.provenance, Provenance::Imported);
+        assert_eq!(split.devices[1].bandwidth.value, 143e9);
+        assert!(close(split.analysis.intensity, 1.0 / 12.0));
+        // Memory bound on both: B̂ × I.
+        let (p_c, p_g) = (119e9 / 12.0, 143e9 / 12.0);
+        let c_only = partition(&split, Model::COnly);
+        assert!(close(c_only.bound.performance, p_c));
+        assert_eq!(c_only.i_g, 0.0);
+        assert!(close(
+            partition(&split, Model::GOnly).bound.performance,
+            p_g
+        ));
+        let p_dp = partition(&split, Model::PerfectDataPartition);
+        assert!(close(p_dp.bound.performance, p_c + p_g));
+        assert!(close(p_dp.c_share, p_c / (p_c + p_g)));
+        assert!(close(p_dp.bound.time_c, p_dp.bound.time_g));
+        assert_eq!(split.analysis.partitions.len(), 3, "no code partition");
+
+        let text = split.text();
+        assert!(
+            text.starts_with("PerDome bounds: kernel vadd on two devices (fp32 ceilings)\n"),
+            "{text}"
+        );
+        assert!(text.contains("  C: Intel Xeon Phi 5110P\n     F̂ 1189 GOPS/s (imported"));
+        assert!(text.contains("  transfers ignored (the paper's model)\n\n"));
+        assert!(text.contains("\nbest: perfect data partition"), "{text}");
+        assert!(
+            text.ends_with("code partitions need two kernels or more: give each part's manifest\n")
+        );
+    }
+
+    #[test]
+    fn two_kernels_give_code_partitions_and_a_plot_that_names_them() {
+        let kernels = [vadd(), triad()];
+        let split = phi_and_k20(&kernels);
+        let code: Vec<&Partition> = split
+            .analysis
+            .partitions
+            .iter()
+            .filter(|p| p.model == Model::CodePartition)
+            .collect();
+        assert_eq!(code.len(), 2);
+        let triad_on_g = code.iter().find(|p| p.on_g == ["triad"]).unwrap();
+        assert_eq!(triad_on_g.on_c, ["vadd"]);
+        assert!(close(triad_on_g.i_c, 1.0 / 12.0));
+        assert!(close(triad_on_g.i_g, 1.0 / 6.0));
+        // C streams vadd's 48 KiB at 119 GB/s, G triad's at 143.
+        assert!(close(triad_on_g.bound.time, 49152.0 / 119e9));
+        assert!(close(split.analysis.intensity, 12288.0 / 98304.0));
+
+        let text = split.text();
+        assert!(text.contains("2 kernels as one application"), "{text}");
+        assert!(
+            text.lines().any(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                cells.starts_with(&["code", "partition", "vadd", "triad", "33.33%"])
+            }),
+            "{text}"
+        );
+        assert!(!text.contains("code partitions need"));
+
+        let plot = split.plot().unwrap();
+        assert_eq!(plot.intensity, split.analysis.intensity);
+        assert_eq!((plot.i_c.len(), plot.i_g.len()), (PLOT_STEPS, PLOT_STEPS));
+        assert_eq!(plot.notes[0], "C: Intel Xeon Phi 5110P");
+        assert_eq!(plot.notes[1], "G: NVIDIA Tesla K20");
+        let named: Vec<&str> = plot.points.iter().map(|p| p.label.as_str()).collect();
+        assert!(
+            named.contains(&"G: triad") && named.contains(&"G: vadd"),
+            "{named:?}"
+        );
+        let p_dp = plot
+            .points
+            .iter()
+            .find(|p| p.kind == PointKind::DataPartition)
+            .unwrap();
+        // In GOPS/s: both memory bound at I = 1/8.
+        assert!(close(p_dp.value, (119.0 + 143.0) / 8.0));
+    }
+
+    #[test]
+    fn a_cpu_holds_the_data_and_a_card_pays_for_its_link() {
+        let kernels = [vadd()];
+        let split = split(
+            &kernels,
+            &profile("amd-epyc-7763"),
+            &profile("nvidia-a100-sxm"),
+            Traffic::Compulsory,
+            Transfers::Counted,
+        )
+        .unwrap();
+        assert!(split.devices[0].holds_data && split.devices[0].link.is_none());
+        assert_eq!(split.devices[1].link.as_ref().unwrap().value, 32e9);
+        let t_c = 49152.0 / 204.8e9;
+        let t_g = 49152.0 / 2039e9 + 49152.0 / 32e9;
+        assert!(close(partition(&split, Model::COnly).bound.time, t_c));
+        assert!(close(partition(&split, Model::GOnly).bound.time, t_g));
+        let p_dp = partition(&split, Model::PerfectDataPartition);
+        assert!(close(p_dp.bound.time, t_c * t_g / (t_c + t_g)));
+        assert!(close(p_dp.c_share, t_g / (t_c + t_g)));
+        assert!(split.text().contains(
+            "  transfers counted: a linked device's time includes D/L for its part \
+             (--no-transfers: the paper's model)\n\n"
+        ));
+    }
+
+    #[test]
+    fn an_unmeasured_opencl_device_takes_its_datasheet_and_a_cpu_holds_the_data() {
+        let kernels = [vadd()];
+        let split = split(
+            &kernels,
+            &unmeasured(0, "AMD EPYC 7763 64-Core Processor", DeviceKind::Cpu),
+            &unmeasured(1, "Tesla K20m", DeviceKind::Gpu),
+            Traffic::Compulsory,
+            Transfers::Counted,
+        )
+        .unwrap();
+        let [c, g] = &split.devices;
+        assert_eq!(c.name, "AMD EPYC 7763 64-Core Processor #0");
+        assert!(c.holds_data && c.link.is_none());
+        assert_eq!(c.bandwidth.value, 204.8e9);
+        assert_eq!(c.bandwidth.provenance, Provenance::Datasheet);
+        // No measured profile: the K20's datasheet (not its profile's
+        // [measured] table, which describes another board), and its link.
+        assert_eq!(g.compute.value, 3524e9);
+        assert_eq!(g.bandwidth.value, 208e9);
+        assert_eq!(g.link.as_ref().unwrap().value, 8e9);
+        assert!(!g.holds_data);
+        let t_g = 49152.0 / 208e9 + 49152.0 / 8e9;
+        assert!(close(partition(&split, Model::GOnly).bound.time, t_g));
+        // A device no datasheet describes must be measured first.
+        let err = split_err(&kernels, unmeasured(2, "pthread-cpu", DeviceKind::Cpu));
+        assert_eq!(
+            err.message,
+            "device `pthread-cpu #2`: no fp32 peak figure, measured or on a datasheet"
+        );
+        assert_eq!(
+            err.hint.unwrap(),
+            "measure the device first: `clflow bench --device 2`"
+        );
+    }
+
+    fn split_err(kernels: &[Counted], c: NamedDevice) -> Failure {
+        split(
+            kernels,
+            &c,
+            &profile("tesla-k20"),
+            Traffic::Compulsory,
+            Transfers::Counted,
+        )
+        .err()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_ceiling_is_the_kind_most_of_the_work_is() {
+        let mut int_kernel = vadd();
+        int_kernel.mix = WorkMix {
+            int: 5000,
+            fp64: 0,
+            other_float: 4096,
+        };
+        assert_eq!(CeilingKind::of(&[int_kernel]), CeilingKind::Int32);
+        let mut fp64_kernel = vadd();
+        fp64_kernel.mix = WorkMix {
+            int: 10,
+            fp64: 3000,
+            other_float: 1000,
+        };
+        assert_eq!(
+            CeilingKind::of(&[fp64_kernel, vadd()]),
+            CeilingKind::Float(FloatCeiling::Fp32),
+            "3000 fp64 lanes against 5096 fp32"
+        );
+        // The EPYC profile states no int32 peak: the error names what to add.
+        let mut lookup = vadd();
+        lookup.mix = WorkMix {
+            int: 4096,
+            ..WorkMix::default()
+        };
+        let err = split_err(&[lookup], profile("amd-epyc-7763"));
+        assert_eq!(
+            err.message,
+            "device `AMD EPYC 7763`: no int32 peak figure, measured or on a datasheet"
+        );
+        assert!(err
+            .hint
+            .unwrap()
+            .contains("add it to the profile amd-epyc-7763"));
+    }
+
+    #[test]
+    fn the_report_section_holds_the_table_the_plot_and_split_json() {
+        let kernels = [vadd(), triad()];
+        let split = phi_and_k20(&kernels);
+        let section = split.report_section("<p>pair</p>\n").unwrap();
+        assert_eq!(section.heading, "CPU+GPU split (PerDome)");
+        let html = &section.html;
+        assert!(
+            html.starts_with("<p>pair</p>\n<p>PerDome bounds: 2 kernels"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<li>C: <b>Intel Xeon Phi 5110P</b>: F̂ 1189 GOPS/s"),
+            "{html}"
+        );
+        assert!(html.contains("<li>G: <b>NVIDIA Tesla K20</b>"), "{html}");
+        assert!(
+            html.contains("<tr><th>partition</th><th>C runs</th><th>G runs</th><th>C share</th>")
+        );
+        assert!(
+            html.contains(
+                "<tr><td class=\"name\">code partition</td><td class=\"name\">vadd</td>\
+             <td class=\"name\">triad</td><td>33.33%</td>"
+            ),
+            "{html}"
+        );
+        assert_eq!(
+            html.matches("<tr>").count(),
+            1 + split.analysis.partitions.len()
+        );
+        assert_eq!(section.charts.len(), 1);
+        let (stem, caption, chart) = &section.charts[0];
+        assert_eq!(stem, "perdome");
+        assert!(caption.contains("C (Intel Xeon Phi 5110P) and G (NVIDIA Tesla K20)"));
+        assert!(matches!(chart, SectionChart::Perdome(plot) if plot.points.len() == 4));
+
+        assert_eq!(section.files.len(), 1);
+        let (name, json) = &section.files[0];
+        assert_eq!(name, "split.json");
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["ceiling"], "fp32");
+        assert_eq!(v["traffic"], "compulsory");
+        assert_eq!(v["devices"][0]["name"], "Intel Xeon Phi 5110P");
+        assert_eq!(v["kernels"][1]["name"], "triad");
+        assert_eq!(v["kernels"][1]["manifest"], "kernels/triad/triad.toml");
+        let p_dp = v["analysis"]["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["model"] == "perfect_data_partition")
+            .unwrap();
+        // Both memory bound at I = 1/8: the share is C's bandwidth's.
+        assert!(close(
+            p_dp["c_share"].as_f64().unwrap(),
+            119.0 / (119.0 + 143.0)
+        ));
+    }
+
+    #[test]
+    fn work_without_traffic_gets_the_table_but_no_plot() {
+        let kernels = [fp32_kernel("private", 4096.0, 0.0)];
+        let split = phi_and_k20(&kernels);
+        assert!(split.analysis.intensity.is_infinite());
+        assert!(split.plot().is_none());
+        let section = split.report_section("").unwrap();
+        assert!(section.charts.is_empty());
+        assert!(
+            section.html.contains("<p>No PerDome plot: I = W/Q is"),
+            "{}",
+            section.html
+        );
+        // Compute bound on both: the data partition adds the peaks.
+        let p_dp = partition(&split, Model::PerfectDataPartition);
+        assert!(close(p_dp.bound.performance, 1189e9 + 2903e9));
+    }
+}
