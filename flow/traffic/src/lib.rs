@@ -180,7 +180,6 @@ pub struct TrafficAnalysis {
     coalescing: Option<Stage<CoalescingReport>>,
     buffers: Vec<TraceBuffer>,
     accessed_bytes: u64,
-    accesses: u64,
 }
 
 impl TrafficAnalysis {
@@ -202,7 +201,6 @@ impl TrafficAnalysis {
             coalescing: None,
             buffers: Vec::new(),
             accessed_bytes: 0,
-            accesses: 0,
         }
     }
 
@@ -218,7 +216,6 @@ impl TrafficAnalysis {
         };
         TrafficReport {
             accessed_bytes: self.accessed_bytes,
-            accesses: self.accesses,
             buffers: self.buffers,
             curves: self.simulations.into_iter().map(Stage::finish).collect(),
             coalescing_line_bytes: self.line_sizes[0],
@@ -263,7 +260,6 @@ impl AccessSink for TrafficAnalysis {
             };
             self.accessed_bytes += a.bytes as u64 * times;
         }
-        self.accesses += accesses.len() as u64;
         let accesses = Arc::new(accesses);
         for stage in &self.simulations {
             stage.send(&accesses);
@@ -280,7 +276,6 @@ pub struct TrafficReport {
     /// Bytes of every global access (an atomic counts its load and store):
     /// the traffic without a cache, counted in bytes rather than lines.
     pub accessed_bytes: u64,
-    pub accesses: u64,
     pub buffers: Vec<TraceBuffer>,
     curves: Vec<LruCurve>,
     coalescing_line_bytes: u64,
