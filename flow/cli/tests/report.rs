@@ -1,6 +1,6 @@
 //! `clflow report` end to end: the paper's comparison, merging a CSV of
-//! FPGA measurements, redrawing a `clflow analyze` report with its traffic
-//! and prediction sections, and clear errors for bad inputs.
+//! FPGA measurements, redrawing a `clflow analyze` report with its traffic,
+//! prediction and CPU+GPU split sections, and clear errors for bad inputs.
 
 mod common;
 
@@ -202,6 +202,149 @@ fn a_corrupt_section_file_beside_results_is_an_input_error() {
     );
     assert!(
         !dir.path().join("redrawn").exists(),
+        "no report on an input error"
+    );
+}
+
+/// What `clflow split --json` prints for vadd on two datasheet profiles:
+/// the document `clflow analyze` writes as split.json (the same type,
+/// pretty-printed the same way), with no OpenCL device needed.
+fn vadd_split_json(devices: &str) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args([
+            "split",
+            "kernels/vadd/vadd.toml",
+            "--devices",
+            devices,
+            "--json",
+        ])
+        .current_dir(common::repo())
+        .env("CLFLOW_DATA_DIR", data.path())
+        .env_remove("CLFLOW_DEVICES_DIR")
+        .output()
+        .expect("clflow runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The paper's results.json in `dir/<name>` (written once per `dir`), with
+/// `split` beside it.
+fn results_with_split(dir: &Path, name: &str, split: &str) {
+    let paper = dir.join("paper/results.json");
+    if !paper.is_file() {
+        let output = clflow(dir, &["report", "--paper", "--out", "paper"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::copy(&paper, dir.join(name).join("results.json")).unwrap();
+    std::fs::write(dir.join(name).join("split.json"), split).unwrap();
+}
+
+#[test]
+fn a_redrawn_report_keeps_its_split_section_and_the_last_split_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let phi_k20 = vadd_split_json("xeon-phi-5110p,tesla-k20");
+    results_with_split(dir.path(), "A", &phi_k20);
+    let output = clflow(
+        dir.path(),
+        &["report", "A/results.json", "--out", "B", "-v"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("A/split.json: read"),
+        "{}",
+        stderr(&output)
+    );
+    let b = dir.path().join("B");
+    for name in ["perdome.svg", "perdome.png", "split.json"] {
+        assert!(b.join(name).is_file(), "{name} missing");
+    }
+    // The document is written again as it was read.
+    assert_eq!(
+        std::fs::read_to_string(b.join("split.json")).unwrap(),
+        phi_k20.trim_end()
+    );
+    let html = std::fs::read_to_string(b.join("index.html")).unwrap();
+    let heading = html
+        .find("<h2>CPU+GPU split (PerDome)</h2>")
+        .expect("no split section in the redrawn index.html");
+    for name in [
+        "<li>C: <b>Intel Xeon Phi 5110P</b>",
+        "<li>G: <b>NVIDIA Tesla K20</b>",
+        "perdome.svg",
+    ] {
+        let at = html.find(name).unwrap_or_else(|| panic!("no `{name}`"));
+        assert!(at > heading, "`{name}` before the split heading");
+    }
+
+    // Two inputs with a split.json: the later one's split is drawn, here
+    // the same pair the other way round.
+    results_with_split(
+        dir.path(),
+        "C",
+        &vadd_split_json("tesla-k20,xeon-phi-5110p"),
+    );
+    let output = clflow(
+        dir.path(),
+        &[
+            "report",
+            "A/results.json",
+            "C/results.json",
+            "--out",
+            "D",
+            "-v",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "C/split.json: the CPU+GPU split (PerDome) section from A/split.json: replaced"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    let html = std::fs::read_to_string(dir.path().join("D/index.html")).unwrap();
+    assert_eq!(html.matches("<h2>CPU+GPU split (PerDome)</h2>").count(), 1);
+    assert!(html.contains("<li>C: <b>NVIDIA Tesla K20</b>"), "{html}");
+    assert!(!html.contains("<li>C: <b>Intel Xeon Phi 5110P</b>"));
+}
+
+#[test]
+fn a_split_json_that_does_not_parse_or_cannot_be_drawn_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    results_with_split(dir.path(), "A", "{\"ceiling\": ");
+    let output = clflow(dir.path(), &["report", "A/results.json", "--out", "B"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "clflow: error: A/split.json:1:12: not the split.json `clflow analyze` writes"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        !dir.path().join("B").exists(),
+        "no report on an input error"
+    );
+
+    // Well-formed, but a device with no bandwidth bounds nothing.
+    let mut split: Value =
+        serde_json::from_str(&vadd_split_json("xeon-phi-5110p,tesla-k20")).unwrap();
+    split["devices"][1]["bandwidth"]["value"] = 0.into();
+    std::fs::write(dir.path().join("A/split.json"), split.to_string()).unwrap();
+    let output = clflow(dir.path(), &["report", "A/results.json", "--out", "B"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "clflow: error: A/split.json: not the split.json `clflow analyze` writes: \
+             device `NVIDIA Tesla K20`: memory bandwidth is 0; it must be a positive number"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        !dir.path().join("B").exists(),
         "no report on an input error"
     );
 }

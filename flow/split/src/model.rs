@@ -6,7 +6,7 @@
 //! t_b = 1/B̂); [`Processor`] stores the peaks and derives the times.
 
 use crate::error::SplitError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ops::Add;
 
 /// One device's ceilings and the link its data crosses.
@@ -101,7 +101,7 @@ impl Processor {
 
 /// Whether a device's time includes moving its data over its host link.
 /// The paper ignores transfers; clflow counts them by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transfers {
     /// The paper's model: data is where the work runs.
@@ -111,7 +111,7 @@ pub enum Transfers {
 }
 
 /// An amount of work: the paper's {N_f, N_b}, plus the data it needs moved.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Work {
     /// N_f (clflow's W): operations.
     pub ops: f64,
@@ -187,7 +187,7 @@ pub struct System {
 }
 
 /// What a workload partition's bound is made of.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bound {
     /// The time of C's and of G's part (eq. 5's inner maxima).
     pub time_c: f64,

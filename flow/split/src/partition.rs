@@ -10,20 +10,20 @@
 
 use crate::error::SplitError;
 use crate::model::{Bound, System, Transfers, Work};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Kernels a code-partition enumeration accepts: 2^16 partitions.
 pub const MAX_KERNELS: usize = 16;
 
 /// One kernel of the application and its work.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     pub name: String,
     pub work: Work,
 }
 
 /// The paper's execution models (Figure 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Model {
     /// The whole application on C (I_G = 0).
@@ -50,7 +50,7 @@ impl Model {
 
 /// One workload partition and its bound: a row of the paper's Table 2 with
 /// its performance upper bound.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partition {
     pub model: Model,
     /// The kernels C runs (all of them, in part, for the data partition).
@@ -60,7 +60,9 @@ pub struct Partition {
     /// N_f-C / N_f: the share of the application's operations C does.
     pub c_share: f64,
     /// Eqs. 6–7: the intensities of C's and G's parts (0 for an idle side).
+    #[serde(deserialize_with = "intensity")]
     pub i_c: f64,
+    #[serde(deserialize_with = "intensity")]
     pub i_g: f64,
     /// C's and G's parts of the work.
     pub work_c: Work,
@@ -95,16 +97,24 @@ impl Partition {
 }
 
 /// Every partition of an application and the figures they share.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     pub transfers: Transfers,
     /// The application's {N_f, N_b} and D: the kernels' sum.
     pub application: Work,
     /// Eq. 1: I of the whole application.
+    #[serde(deserialize_with = "intensity")]
     pub intensity: f64,
     /// C only, G only, the perfect data partition, then the code partitions
     /// from the highest bound to the lowest.
     pub partitions: Vec<Partition>,
+}
+
+/// Reads an intensity back from JSON, which has no infinity: serde_json
+/// writes the infinite I of work without traffic as `null`, and `null` is
+/// read back as infinite (an intensity is never NaN).
+fn intensity<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::INFINITY))
 }
 
 impl Analysis {
@@ -338,6 +348,33 @@ mod tests {
         for p in &code {
             assert!((p.i_c - i) * (p.i_g - i) <= 0.0, "{p:?}");
         }
+    }
+
+    #[test]
+    fn an_analysis_reads_back_from_json_as_written_infinite_intensities_too() {
+        // `private` moves no global memory: a side that runs only it has an
+        // infinite I, which JSON writes as null.
+        let kernels = [kernel("a", 4e9, 1e8, 1e8), kernel("private", 1e9, 0.0, 0.0)];
+        let analysis = analyze(&kernels, &system(), Transfers::Counted).unwrap();
+        let json = serde_json::to_value(&analysis).unwrap();
+        let private_on_g = json["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["on_g"] == serde_json::json!(["private"]))
+            .unwrap();
+        assert_eq!(private_on_g["i_g"], serde_json::Value::Null);
+        assert_eq!(json["transfers"], "counted");
+        let read: Analysis = serde_json::from_value(json).unwrap();
+        assert_eq!(read, analysis);
+        assert!(read.partitions.iter().any(|p| p.i_g.is_infinite()));
+
+        let no_traffic = analyze(&kernels[1..], &system(), Transfers::Ignored).unwrap();
+        let text = serde_json::to_string(&no_traffic).unwrap();
+        assert!(text.contains("\"intensity\":null"), "{text}");
+        let read: Analysis = serde_json::from_str(&text).unwrap();
+        assert!(read.intensity.is_infinite());
+        assert_eq!(read, no_traffic);
     }
 
     #[test]

@@ -3,12 +3,14 @@
 
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
+use crate::stages::split::{SplitReport, SECTION_HEADING};
 use clap::Args;
 use clflow_metrics::{paper, read_input, results_document, ResultSet, CSV_COLUMNS};
 use clflow_predict::Predictions;
 use clflow_report::traffic::{traffic_section, KernelTraffic};
-use clflow_report::Section;
+use clflow_report::ReportSection;
 use serde::de::DeserializeOwned;
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
@@ -17,8 +19,8 @@ Examples:
       reproduce the paper's lookup3 comparison (Table 1, §5.1) in reports/paper/:
       Figures 3 and 4 (roofline-all, perf-per-watt-all), 6-11 (per device), 12 (energy)
   clflow report reports/hash/results.json --out /tmp/hash
-      redraw a report written by `clflow analyze` (with its traffic and prediction sections,
-      from the traffic.json and predictions.json beside results.json)
+      redraw a report written by `clflow analyze` (with its traffic, prediction and CPU+GPU
+      split sections, from the traffic.json, predictions.json and split.json beside results.json)
   clflow report gpu/results.json fpga.csv --out reports/gpu-vs-fpga
       merge a GPU run with an FPGA run measured with vendor tools
   clflow report --paper my-fpga.csv --json
@@ -119,10 +121,12 @@ pub fn run(args: ReportArgs, verbosity: Verbosity) -> crate::Result<()> {
         PathBuf::from("reports").join(name)
     });
     let written =
-        clflow_report::write_report_with(&set, &out, &extra.sections()).map_err(|e| Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hint: Some(e.hint().into()),
+        clflow_report::write_report_sections(&set, &out, &extra.sections()).map_err(|e| {
+            Failure {
+                kind: e.kind(),
+                message: e.to_string(),
+                hint: Some(e.hint().into()),
+            }
         })?;
     verbosity.note(format!(
         "wrote {} files to {}; open {}",
@@ -150,14 +154,18 @@ fn is_results_json(path: &Path) -> bool {
 
 /// The sections `clflow analyze` adds to its report, read back from the
 /// files it writes beside results.json: "Traffic at a cache size" from
-/// traffic.json and "Predicted time" from predictions.json. As for results,
-/// a later input's kernel on a device replaces an earlier one's.
+/// traffic.json, "Predicted time" from predictions.json and "CPU+GPU split
+/// (PerDome)" from split.json. As for results, a later input's kernel on a
+/// device replaces an earlier one's; a split is of one application on one
+/// pair of devices, so a later split.json replaces an earlier one whole.
 #[derive(Debug, Default)]
 struct ExtraSections {
     /// Present once some input had a traffic.json.
     traffic: Option<Vec<KernelTraffic>>,
     /// Present once some input had a predictions.json.
     predictions: Option<Vec<Predictions>>,
+    /// The split section drawn from the last split.json, and that file.
+    split: Option<(PathBuf, ReportSection)>,
 }
 
 impl ExtraSections {
@@ -175,18 +183,41 @@ impl ExtraSections {
                 verbosity.detail(format!("{}: {replaced}", results.display()));
             }
         }
+        if let Some(report) = read_section_file::<SplitReport>(results, "split.json", verbosity)? {
+            let path = results.with_file_name("split.json");
+            // Drawn now, so that a document whose bounds cannot be drawn
+            // is refused with its file's name.
+            let split = report
+                .split()
+                .map_err(|f| not_written_by_analyze(path.display(), "split.json", f.message))?;
+            // analyze's preface names the pair among the devices it
+            // analyzed; split.json does not hold them.
+            let section = split.report_section("")?;
+            if let Some((earlier, _)) = self.split.replace((path.clone(), section)) {
+                verbosity.detail(format!(
+                    "{}: the {SECTION_HEADING} section from {}: replaced",
+                    path.display(),
+                    earlier.display()
+                ));
+            }
+        }
         Ok(())
     }
 
     /// The sections to write after the charts, in the order `clflow
     /// analyze` writes them.
-    fn sections(&self) -> Vec<Section> {
+    fn sections(self) -> Vec<ReportSection> {
         let traffic = self.traffic.as_deref().and_then(traffic_section);
         let predictions = self
             .predictions
             .as_deref()
             .map(crate::commands::predict::report_section);
-        traffic.into_iter().chain(predictions).collect()
+        traffic
+            .into_iter()
+            .chain(predictions)
+            .map(ReportSection::from)
+            .chain(self.split.map(|(_, section)| section))
+            .collect()
     }
 }
 
@@ -210,18 +241,22 @@ fn read_section_file<T: DeserializeOwned>(
         }
     };
     let parsed = serde_json::from_str(&text).map_err(|e| {
-        Failure::input(format!(
-            "{}:{}:{}: not the {name} `clflow analyze` writes: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-        .with_hint(format!(
-            "re-run `clflow analyze`, or move {name} away to redraw the report without its section"
-        ))
+        let at = format!("{}:{}:{}", path.display(), e.line(), e.column());
+        not_written_by_analyze(at, name, e)
     })?;
     verbosity.detail(format!("{}: read", path.display()));
     Ok(Some(parsed))
+}
+
+/// The section file `name` at `at` (its path, and line where known) is not
+/// what `clflow analyze` writes, `why`.
+fn not_written_by_analyze(at: impl Display, name: &str, why: impl Display) -> Failure {
+    Failure::input(format!(
+        "{at}: not the {name} `clflow analyze` writes: {why}"
+    ))
+    .with_hint(format!(
+        "re-run `clflow analyze`, or move {name} away to redraw the report without its section"
+    ))
 }
 
 /// Adds `from`'s kernels to `into`: a device a kernel already has is

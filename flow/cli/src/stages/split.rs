@@ -18,9 +18,11 @@ use clflow_ocl::{select_device, DeviceInfo, DeviceKind, DeviceSelector};
 use clflow_report::perdome::{PerdomePlot, PerdomePoint, PointKind};
 use clflow_report::{escape, ReportSection, SectionChart};
 use clflow_split::{
-    analyze, surface, Analysis, Kernel, Model, Partition, Processor, System, Transfers, Work,
+    analyze, surface, Analysis, Kernel, Model, Partition, Processor, SplitError, System, Transfers,
+    Work,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,7 @@ const PLOT_STEPS: usize = 65;
 pub const SECTION_HEADING: &str = "CPU+GPU split (PerDome)";
 
 /// The traffic figure the bounds use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Traffic {
     /// Each cache line once (a cache that holds everything): the least
@@ -74,7 +76,7 @@ impl WorkMix {
 }
 
 /// One kernel of the application, counted.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Counted {
     pub manifest: PathBuf,
     #[serde(flatten)]
@@ -142,8 +144,9 @@ pub fn split_failure(err: clflow_split::SplitError) -> Failure {
 }
 
 /// The compute peak the application meets: the kind most of its in-set
-/// work is, over all its kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// work is, over all its kernels. split.json holds it by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum CeilingKind {
     Int32,
     Float(FloatCeiling),
@@ -189,6 +192,27 @@ impl CeilingKind {
             CeilingKind::Float(FloatCeiling::Fp32) => "fp32",
             CeilingKind::Float(FloatCeiling::Fp64) => "fp64",
         }
+    }
+}
+
+impl From<CeilingKind> for &'static str {
+    fn from(kind: CeilingKind) -> Self {
+        kind.name()
+    }
+}
+
+impl TryFrom<String> for CeilingKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        [
+            CeilingKind::Int32,
+            CeilingKind::Float(FloatCeiling::Fp32),
+            CeilingKind::Float(FloatCeiling::Fp64),
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+        .ok_or_else(|| format!("unknown ceiling `{name}`: expected int32, fp32 or fp64"))
     }
 }
 
@@ -389,7 +413,7 @@ fn host_link(profile: &DatasheetProfile) -> Option<Figure> {
 }
 
 /// One of the two devices with the figures the bounds use.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SplitDevice {
     pub name: String,
     class: String,
@@ -447,15 +471,59 @@ pub struct Split<'a> {
     pub analysis: Analysis,
 }
 
-/// What `clflow split --json` prints and the report's `split.json` holds.
-#[derive(Serialize)]
+/// What `clflow split --json` prints and the report's `split.json` holds:
+/// borrowed from a [`Split`] when written, owned when read back (`clflow
+/// report` redraws the section from it).
+#[derive(Serialize, Deserialize)]
 pub struct SplitReport<'a> {
     /// The peak the devices' compute ceilings are: int32, fp32 or fp64.
-    ceiling: &'static str,
+    ceiling: CeilingKind,
     traffic: Traffic,
-    devices: &'a [SplitDevice],
-    kernels: &'a [Counted],
-    analysis: &'a Analysis,
+    /// C, then G.
+    devices: Cow<'a, [SplitDevice]>,
+    kernels: Cow<'a, [Counted]>,
+    analysis: Cow<'a, Analysis>,
+}
+
+impl SplitReport<'_> {
+    /// The split this document holds, to draw again: its bounds as they
+    /// were written, its devices' ceilings checked as [`split`] checks
+    /// them (the PerDome plot is drawn from them).
+    pub fn split(&self) -> crate::Result<Split<'_>> {
+        let devices: [SplitDevice; 2] =
+            self.devices
+                .to_vec()
+                .try_into()
+                .map_err(|devices: Vec<SplitDevice>| {
+                    let n = devices.len();
+                    let s = if n == 1 { "" } else { "s" };
+                    Failure::input(format!("it names {n} device{s}; a split has two, C then G"))
+                })?;
+        if self.kernels.is_empty() {
+            return Err(Failure::input(SplitError::NoKernels));
+        }
+        // C only, G only and the data partition are always there: a
+        // document without partitions has lost its bounds.
+        if self.analysis.partitions.is_empty() {
+            return Err(Failure::input("it holds no partition's bound"));
+        }
+        Ok(Split {
+            kernels: &self.kernels,
+            ceiling: self.ceiling,
+            traffic: self.traffic,
+            system: system(&devices)?,
+            devices,
+            analysis: self.analysis.as_ref().clone(),
+        })
+    }
+}
+
+/// The two devices as the model sees them, their ceilings checked.
+fn system([c, g]: &[SplitDevice; 2]) -> crate::Result<System> {
+    Ok(System {
+        c: c.processor()?,
+        g: g.processor()?,
+    })
 }
 
 /// Bounds `kernels`, together one application, split between `c` and `g`:
@@ -470,10 +538,7 @@ pub fn split<'a>(
 ) -> crate::Result<Split<'a>> {
     let ceiling = CeilingKind::of(kernels);
     let devices = [c.ceilings(ceiling)?, g.ceilings(ceiling)?];
-    let system = System {
-        c: devices[0].processor()?,
-        g: devices[1].processor()?,
-    };
+    let system = system(&devices)?;
     let parts: Vec<Kernel> = kernels.iter().map(|k| k.kernel.clone()).collect();
     let analysis = analyze(&parts, &system, transfers).map_err(split_failure)?;
     Ok(Split {
@@ -501,11 +566,11 @@ const TABLE_HEADER: [&str; 9] = [
 impl Split<'_> {
     pub fn report(&self) -> SplitReport<'_> {
         SplitReport {
-            ceiling: self.ceiling.name(),
+            ceiling: self.ceiling,
             traffic: self.traffic,
-            devices: &self.devices,
-            kernels: self.kernels,
-            analysis: &self.analysis,
+            devices: Cow::Borrowed(&self.devices),
+            kernels: Cow::Borrowed(self.kernels),
+            analysis: Cow::Borrowed(&self.analysis),
         }
     }
 
@@ -1171,6 +1236,92 @@ pub(crate) mod tests {
             p_dp["c_share"].as_f64().unwrap(),
             119.0 / (119.0 + 143.0)
         ));
+    }
+
+    /// The section drawn again from the split.json `section` holds.
+    fn redrawn(section: &ReportSection, preface: &str) -> ReportSection {
+        let report: SplitReport = serde_json::from_str(&section.files[0].1).unwrap();
+        report.split().unwrap().report_section(preface).unwrap()
+    }
+
+    #[test]
+    fn split_json_reads_back_into_the_same_section() {
+        let kernels = [vadd(), triad()];
+        let split = phi_and_k20(&kernels);
+        let section = split.report_section("<p>pair</p>\n").unwrap();
+        let again = redrawn(&section, "<p>pair</p>\n");
+        assert_eq!(again.heading, SECTION_HEADING);
+        assert_eq!(again.html, section.html);
+        // split.json itself, to the byte: the format reads back unchanged.
+        assert_eq!(again.files, section.files);
+        assert_eq!(again.charts.len(), 1);
+        let (stem, caption, SectionChart::Perdome(plot)) = &again.charts[0] else {
+            panic!("not a PerDome chart");
+        };
+        assert_eq!(
+            (stem, caption),
+            (&section.charts[0].0, &section.charts[0].1)
+        );
+        // The plot is drawn from the devices' ceilings split.json holds:
+        // the same grid, values, points and notes, to the bit.
+        let original = split.plot().unwrap();
+        assert_eq!(format!("{plot:?}"), format!("{original:?}"));
+        assert_eq!(plot.notes[1], "G: NVIDIA Tesla K20");
+        assert!(plot.points.iter().any(|p| p.label == "G: triad"));
+        assert!(close(plot.points[0].value, (119.0 + 143.0) / 8.0));
+    }
+
+    #[test]
+    fn split_json_without_traffic_reads_back_its_infinite_intensity() {
+        let kernels = [fp32_kernel("private", 4096.0, 0.0)];
+        let section = phi_and_k20(&kernels).report_section("").unwrap();
+        let json: serde_json::Value = serde_json::from_str(&section.files[0].1).unwrap();
+        assert_eq!(json["analysis"]["intensity"], serde_json::Value::Null);
+        let again = redrawn(&section, "");
+        assert_eq!(again.html, section.html);
+        assert!(again.html.contains("<p>No PerDome plot: I = W/Q is"));
+        assert!(again.charts.is_empty());
+        assert_eq!(again.files, section.files);
+    }
+
+    #[test]
+    fn a_split_json_that_cannot_be_drawn_says_why() {
+        let kernels = [vadd()];
+        let split = phi_and_k20(&kernels);
+        let json = serde_json::to_value(split.report()).unwrap();
+        let refused = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut doc = json.clone();
+            edit(&mut doc);
+            let report: SplitReport = serde_json::from_value(doc).unwrap();
+            let failure = report.split().err().unwrap();
+            assert_eq!(failure.kind, clflow_core::FailureKind::Input);
+            failure.message
+        };
+        assert_eq!(
+            refused(&|doc| {
+                doc["devices"].as_array_mut().unwrap().pop();
+            }),
+            "it names 1 device; a split has two, C then G"
+        );
+        assert_eq!(
+            refused(&|doc| doc["devices"][1]["bandwidth"]["value"] = 0.into()),
+            "device `NVIDIA Tesla K20`: memory bandwidth is 0; it must be a positive number"
+        );
+        assert_eq!(
+            refused(&|doc| doc["analysis"]["partitions"] = serde_json::json!([])),
+            "it holds no partition's bound"
+        );
+        assert_eq!(
+            refused(&|doc| doc["kernels"] = serde_json::json!([])),
+            "no kernel to bound"
+        );
+        let mut doc = json.clone();
+        doc["ceiling"] = "fp16".into();
+        let err = serde_json::from_value::<SplitReport>(doc).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "unknown ceiling `fp16`: expected int32, fp32 or fp64"
+        );
     }
 
     #[test]
