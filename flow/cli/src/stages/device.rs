@@ -5,6 +5,7 @@
 //! sensors see the kernel), sampling the device's power over them.
 
 use crate::failure::Failure;
+use crate::kernel_input::KernelInput;
 use crate::output::Verbosity;
 use crate::stages::outputs::{compare_outputs, OutputCheck};
 use clflow_core::{FailureKind, Launch};
@@ -250,6 +251,23 @@ pub struct KernelOnDevice<'a> {
     pub launch: &'a Launch,
     /// The interpreter's output buffers; `None` skips the comparison.
     pub reference: Option<&'a [OutputBuffer]>,
+}
+
+impl<'a> KernelOnDevice<'a> {
+    /// The compiled kernel `input` holds, launched as `launch`.
+    pub fn new(
+        input: &'a KernelInput,
+        launch: &'a Launch,
+        reference: Option<&'a [OutputBuffer]>,
+    ) -> Self {
+        KernelOnDevice {
+            source: &input.source,
+            build_options: &input.build_options,
+            module: &input.module,
+            launch,
+            reference,
+        }
+    }
 }
 
 /// Runs the kernel on `device` as the module doc says. `all` is every
