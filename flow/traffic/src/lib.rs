@@ -352,10 +352,6 @@ impl TrafficReport {
         self.curves.iter().map(LruCurve::line_bytes).collect()
     }
 
-    pub fn coalescing_line_bytes(&self) -> u64 {
-        self.coalescing_line_bytes
-    }
-
     /// Names every access site, e.g. with `clflow_interp::Program::site`.
     /// The buffers each site accessed follow the name.
     pub fn describe_sites(&mut self, describe: impl Fn(u32) -> String) {

@@ -6,7 +6,7 @@ use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
 use crate::stages::count::interpret_at_cache;
 use crate::stages::profile;
-use crate::stages::traffic::{parse_cache_option, render_text};
+use crate::stages::traffic::{parse_cache, render_text};
 use clap::Args;
 use clflow_interp::RunOptions;
 use std::borrow::Cow;
@@ -86,8 +86,9 @@ struct TracedReport {
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = crate::stages::count::parse_ops(&args.ops)?;
+    // The profiles are read only when --cache may name one.
     let cache = match args.cache.as_deref() {
-        Some(text) => parse_cache_option(Some(text), &profile::catalog(verbosity))?,
+        Some(text) => Some(parse_cache(text, &profile::catalog(verbosity))?),
         None => None,
     };
     if !kernel_input::is_manifest(&args.manifest) {
