@@ -9,7 +9,7 @@
 //! `Q.uncoalesced` (bytes of strided and scattered accesses) and `I.dram`
 //! (W.total / Q.dram).
 
-use clflow_interp::CountReport;
+use clflow_counts::CountReport;
 use clflow_metrics::{evaluate, DeviceProfile, Figure, KernelCounts, OpKind, Run, Unit};
 use clflow_traffic::TrafficSummary;
 use serde::{Deserialize, Serialize};
@@ -285,7 +285,7 @@ fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clflow_interp::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+    use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
     use clflow_traffic::TrafficAnalysis;
 
     fn timed(seconds: f64, watts: Option<f64>) -> TimedRun {
@@ -322,7 +322,7 @@ mod tests {
     /// The interpreter's report of a kernel that did `w_total` ops and
     /// read `load_bytes`; only the fields `count_metrics` reads matter.
     fn count_report(w_total: u64, load_bytes: u64) -> CountReport {
-        use clflow_interp::counts::{IntensityReport, SpaceReport, TrafficReport, WorkReport};
+        use clflow_counts::{IntensityReport, SpaceReport, TrafficReport, WorkReport};
         let none = SpaceReport {
             load_bytes: 0,
             store_bytes: 0,

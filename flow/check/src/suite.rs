@@ -29,7 +29,7 @@
 
 use crate::error::{line_of, CheckError, Result};
 use crate::metric::Group;
-use clflow_interp::OpSet;
+use clflow_counts::OpSet;
 use clflow_traffic::CacheSpec;
 use serde::Deserialize;
 use std::collections::BTreeMap;

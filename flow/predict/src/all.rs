@@ -8,7 +8,7 @@ use crate::json::{nan_if_null, op_class};
 use crate::kernel::KernelFacts;
 use crate::quantitative::{self, Quantitative};
 use crate::roofline::{roofline_time, Bound, RooflineTime};
-use clflow_interp::OpClass;
+use clflow_counts::OpClass;
 use serde::{Deserialize, Serialize};
 
 /// The models, in the order reports list them.

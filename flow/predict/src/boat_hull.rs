@@ -34,7 +34,7 @@ use crate::device::{missing, DeviceRates, Rate};
 use crate::json::nan_if_null;
 use crate::kernel::KernelFacts;
 use crate::roofline::Bound;
-use clflow_interp::OpClass;
+use clflow_counts::OpClass;
 use serde::{Deserialize, Serialize};
 
 /// The class parameters of the boat hull model, traffic in bytes.

@@ -5,7 +5,7 @@
 
 use crate::energy::EnergyCoefficients;
 use crate::json::nan_if_null;
-use clflow_interp::OpClass;
+use clflow_counts::OpClass;
 use serde::{Deserialize, Serialize};
 
 /// A rate (operations/s, bytes/s) and where it comes from.

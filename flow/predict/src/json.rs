@@ -13,7 +13,7 @@
 //!   they skip any non-finite value, so the file still loads;
 //! * an `Option<f64>` that held a non-finite number reads back as `None`.
 
-use clflow_interp::OpClass;
+use clflow_counts::OpClass;
 use serde::de::{Deserializer, Error};
 use serde::Deserialize;
 

@@ -5,7 +5,7 @@
 //! coalescing analysis) plugs in by filling the optional fields.
 
 use clflow_core::{Access, ArgValue, Launch};
-use clflow_interp::{Counts, OpClass, OpSet};
+use clflow_counts::{Counts, OpClass, OpSet};
 use serde::Serialize;
 
 /// Operations or instruction lanes per arithmetic class.
@@ -229,7 +229,7 @@ impl KernelFacts {
         let address_work = counts
             .work
             .iter()
-            .filter(|(key, _)| key.arith && key.ty == clflow_interp::LaneType::Pointer)
+            .filter(|(key, _)| key.arith && key.ty == clflow_counts::LaneType::Pointer)
             .map(|(_, n)| n)
             .sum();
         let load_lanes = counts
@@ -278,8 +278,8 @@ impl KernelFacts {
 pub(crate) mod tests {
     use super::*;
     use clflow_core::{ElementType, LaunchArg, NdRange, ScalarType};
-    use clflow_interp::counts::{HistogramEntry, Traffic as CountTraffic, WorkKey};
-    use clflow_interp::LaneType;
+    use clflow_counts::LaneType;
+    use clflow_counts::{HistogramEntry, Traffic as CountTraffic, WorkKey};
 
     fn entry(op: &str, ty: &str, lanes: u64) -> HistogramEntry {
         HistogramEntry {
@@ -333,8 +333,8 @@ pub(crate) mod tests {
             ],
             traffic: {
                 let mut t = CountTraffic::default();
-                t.add(clflow_interp::counts::Space::Global, false, 65536 * 4);
-                t.add(clflow_interp::counts::Space::Global, true, 1024 * 4);
+                t.add(clflow_counts::Space::Global, false, 65536 * 4);
+                t.add(clflow_counts::Space::Global, true, 1024 * 4);
                 t
             },
             line_bytes: 64,

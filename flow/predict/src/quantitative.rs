@@ -23,7 +23,7 @@ use crate::device::{missing, DeviceRates};
 use crate::json::{infinity_if_null, nan_if_null, op_class};
 use crate::kernel::KernelFacts;
 use crate::roofline::Bound;
-use clflow_interp::OpClass;
+use clflow_counts::OpClass;
 use serde::{Deserialize, Serialize};
 
 /// The kernel's side of the model (its Table 2).

@@ -250,7 +250,7 @@ pub fn traffic_section(kernels: &[KernelTraffic]) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clflow_interp::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+    use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
     use clflow_traffic::{CacheSpec, TrafficAnalysis};
 
     /// A kernel that reads `lines` 64-byte lines twice, one work-item a word.

@@ -22,7 +22,7 @@
 //! counts the distinct lines it touches, the memory transactions a GPU
 //! would issue for it.
 
-use clflow_interp::{AccessKind, GlobalAccess};
+use clflow_counts::{AccessKind, GlobalAccess};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;

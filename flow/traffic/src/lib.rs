@@ -26,7 +26,7 @@ pub use coalescing::{
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 
-use clflow_interp::{AccessSink, GlobalAccess, TraceBuffer};
+use clflow_counts::{AccessSink, GlobalAccess, TraceBuffer};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -476,7 +476,7 @@ mod tests {
                 site: 0,
                 dispatch: (i / 64) as u32,
                 item: (i % 64) as u32,
-                kind: clflow_interp::AccessKind::Load,
+                kind: clflow_counts::AccessKind::Load,
             })
             .collect();
         let report = report_of(&[group.clone(), group], 8192);
@@ -499,7 +499,7 @@ mod tests {
         // A work-group loads 4 KiB contiguously, stores it with a stride,
         // and bumps one counter atomically: every site kind, every field.
         let access =
-            |i: u64, offset: u64, site: u32, kind: clflow_interp::AccessKind| GlobalAccess {
+            |i: u64, offset: u64, site: u32, kind: clflow_counts::AccessKind| GlobalAccess {
                 offset,
                 buffer: 0,
                 bytes: 4,
@@ -508,7 +508,7 @@ mod tests {
                 item: i as u32,
                 kind,
             };
-        use clflow_interp::AccessKind::{Atomic, Load, Store};
+        use clflow_counts::AccessKind::{Atomic, Load, Store};
         let group: Vec<GlobalAccess> = (0..1024)
             .map(|i| access(i, 4 * i, 0, Load))
             .chain((0..1024).map(|i| access(i, 4096 + 64 * i, 1, Store)))

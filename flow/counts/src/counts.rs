@@ -1,0 +1,279 @@
+//! What one run counted ([`Counts`]) and the `--json` document of a count
+//! ([`CountReport`]).
+
+use crate::OpSet;
+use clflow_core::ScalarType;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The type a count is attributed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaneType {
+    Scalar(ScalarType),
+    Bool,
+    Pointer,
+    /// No value: control flow, barriers, calls of void functions.
+    Void,
+}
+
+impl fmt::Display for LaneType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaneType::Scalar(s) => f.write_str(s.name()),
+            LaneType::Bool => f.write_str("bool"),
+            LaneType::Pointer => f.write_str("ptr"),
+            LaneType::Void => f.write_str("void"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpClass {
+    Int,
+    Fp32,
+    Fp64,
+    Fp16,
+}
+
+impl OpClass {
+    pub const ALL: [OpClass; 4] = [OpClass::Int, OpClass::Fp32, OpClass::Fp64, OpClass::Fp16];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpClass::Int => "int",
+            OpClass::Fp32 => "fp32",
+            OpClass::Fp64 => "fp64",
+            OpClass::Fp16 => "fp16",
+        }
+    }
+
+    pub fn of(ty: LaneType) -> OpClass {
+        match ty {
+            LaneType::Scalar(ScalarType::Float) => OpClass::Fp32,
+            LaneType::Scalar(ScalarType::Double) => OpClass::Fp64,
+            LaneType::Scalar(ScalarType::Half) => OpClass::Fp16,
+            _ => OpClass::Int,
+        }
+    }
+}
+
+/// A base operation W is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkKey {
+    pub op: &'static str,
+    pub ty: LaneType,
+    /// Part of the arithmetic classes (else only selectable by name).
+    pub arith: bool,
+}
+
+/// Memory spaces traffic is reported for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Global = 0,
+    Constant = 1,
+    Local = 2,
+    Private = 3,
+}
+
+/// Bytes moved, per space and direction (0 load, 1 store).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub bytes: [[u64; 2]; 4],
+}
+
+impl Traffic {
+    pub fn add(&mut self, space: Space, store: bool, bytes: u64) {
+        self.bytes[space as usize][store as usize] += bytes;
+    }
+
+    pub fn scaled_add(&mut self, other: &Traffic, times: u64) {
+        for (mine, theirs) in self.bytes.iter_mut().zip(other.bytes.iter()) {
+            mine[0] += theirs[0] * times;
+            mine[1] += theirs[1] * times;
+        }
+    }
+
+    pub fn load(&self, space: Space) -> u64 {
+        self.bytes[space as usize][0]
+    }
+
+    pub fn store(&self, space: Space) -> u64 {
+        self.bytes[space as usize][1]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistogramEntry {
+    pub op: String,
+    pub ty: String,
+    pub lanes: u64,
+}
+
+/// Everything one run counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counts {
+    pub kernel: String,
+    pub work_items: u64,
+    pub work_groups: u64,
+    pub local_size: [u64; 3],
+    /// Sorted by lanes, largest first.
+    pub histogram: Vec<HistogramEntry>,
+    pub work: Vec<(WorkKey, u64)>,
+    pub traffic: Traffic,
+    pub line_bytes: u64,
+    pub lines_read: u64,
+    pub lines_written: u64,
+    /// Interpreter instructions executed (a measure of interpretation cost).
+    pub steps: u64,
+}
+
+impl Counts {
+    /// W for an op set.
+    pub fn w(&self, set: &OpSet) -> u64 {
+        self.work
+            .iter()
+            .filter(|(k, _)| set.contains(k))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// W of the arithmetic ops of each class.
+    pub fn w_class(&self, class: OpClass) -> u64 {
+        self.work
+            .iter()
+            .filter(|(k, _)| k.arith && OpClass::of(k.ty) == class)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub fn q_load(&self) -> u64 {
+        self.traffic.load(Space::Global) + self.traffic.load(Space::Constant)
+    }
+
+    pub fn q_store(&self) -> u64 {
+        self.traffic.store(Space::Global) + self.traffic.store(Space::Constant)
+    }
+
+    pub fn q_accessed(&self) -> u64 {
+        self.q_load() + self.q_store()
+    }
+
+    pub fn q_compulsory(&self) -> u64 {
+        (self.lines_read + self.lines_written) * self.line_bytes
+    }
+
+    /// Lanes executed of one opcode (all types), for tests and summaries.
+    pub fn lanes_of(&self, op: &str) -> u64 {
+        self.histogram
+            .iter()
+            .filter(|e| e.op == op)
+            .map(|e| e.lanes)
+            .sum()
+    }
+
+    pub fn report(&self, set: &OpSet) -> CountReport {
+        let mut ops: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        for e in &self.histogram {
+            *ops.entry(e.op.clone())
+                .or_default()
+                .entry(e.ty.clone())
+                .or_default() += e.lanes;
+        }
+        let total = self.w(set);
+        let ratio = |q: u64| (q > 0).then(|| total as f64 / q as f64);
+        CountReport {
+            kernel: self.kernel.clone(),
+            work_items: self.work_items,
+            work_groups: self.work_groups,
+            local_size: self.local_size,
+            ops,
+            w: WorkReport {
+                set: set.to_string(),
+                int: self.w_class(OpClass::Int),
+                fp32: self.w_class(OpClass::Fp32),
+                fp64: self.w_class(OpClass::Fp64),
+                fp16: self.w_class(OpClass::Fp16),
+                total,
+            },
+            q: TrafficReport {
+                load_bytes: self.q_load(),
+                store_bytes: self.q_store(),
+                accessed: self.q_accessed(),
+                compulsory: self.q_compulsory(),
+                compulsory_read: self.lines_read * self.line_bytes,
+                compulsory_written: self.lines_written * self.line_bytes,
+                line_bytes: self.line_bytes,
+                constant_load_bytes: self.traffic.load(Space::Constant),
+            },
+            i: IntensityReport {
+                min: ratio(self.q_accessed()),
+                max: ratio(self.q_compulsory()),
+            },
+            local: SpaceReport {
+                load_bytes: self.traffic.load(Space::Local),
+                store_bytes: self.traffic.store(Space::Local),
+            },
+            private: SpaceReport {
+                load_bytes: self.traffic.load(Space::Private),
+                store_bytes: self.traffic.store(Space::Private),
+            },
+            steps: self.steps,
+        }
+    }
+}
+
+/// The `--json` document of `clflow count`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountReport {
+    pub kernel: String,
+    pub work_items: u64,
+    pub work_groups: u64,
+    pub local_size: [u64; 3],
+    /// opcode → type → lanes executed.
+    pub ops: BTreeMap<String, BTreeMap<String, u64>>,
+    #[serde(rename = "W")]
+    pub w: WorkReport,
+    #[serde(rename = "Q")]
+    pub q: TrafficReport,
+    #[serde(rename = "I")]
+    pub i: IntensityReport,
+    pub local: SpaceReport,
+    pub private: SpaceReport,
+    pub steps: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkReport {
+    pub set: String,
+    pub int: u64,
+    pub fp32: u64,
+    pub fp64: u64,
+    pub fp16: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrafficReport {
+    pub load_bytes: u64,
+    pub store_bytes: u64,
+    pub accessed: u64,
+    pub compulsory: u64,
+    pub compulsory_read: u64,
+    pub compulsory_written: u64,
+    pub line_bytes: u64,
+    pub constant_load_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IntensityReport {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpaceReport {
+    pub load_bytes: u64,
+    pub store_bytes: u64,
+}

@@ -1,0 +1,23 @@
+//! The vocabulary of a count, shared by every stage that reads one: what an
+//! interpreted launch counted ([`Counts`]: operations per opcode and type,
+//! bytes per memory space), which operations W takes ([`OpSet`], the
+//! `--ops` argument), the arithmetic classes ([`OpClass`]), and the global
+//! access stream a cache simulation listens to ([`access`]).
+//!
+//! It depends on no interpreter and no SPIR-V reader, so that the
+//! prediction, report, history and check stages read counts without
+//! building either. The rules by which the interpreter counts are written
+//! as a spec in `clflow_interp::counts`.
+
+pub mod access;
+mod counts;
+mod op_set;
+mod text;
+
+pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+pub use counts::{
+    CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space, SpaceReport,
+    Traffic, TrafficReport, WorkKey, WorkReport,
+};
+pub use op_set::{OpSet, ParseOpSetError};
+pub use text::{group_digits, render_text};

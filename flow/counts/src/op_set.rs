@@ -1,0 +1,215 @@
+//! Which operations W counts: the `--ops` argument.
+
+use crate::{OpClass, WorkKey};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+/// Which operations W counts (`--ops`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpSet {
+    spelled: String,
+    classes: BTreeSet<OpClass>,
+    ops: BTreeSet<String>,
+}
+
+impl Default for OpSet {
+    fn default() -> Self {
+        "arith".parse().expect("`arith` is a valid op set")
+    }
+}
+
+impl fmt::Display for OpSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spelled)
+    }
+}
+
+impl OpSet {
+    pub fn contains(&self, key: &WorkKey) -> bool {
+        (key.arith && self.classes.contains(&OpClass::of(key.ty))) || self.ops.contains(key.op)
+    }
+}
+
+/// LLVM instruction names (as Oclgrind prints them) and what they mean here.
+const ALIASES: &[(&str, &[&str])] = &[
+    ("add", &["OpIAdd"]),
+    ("sub", &["OpISub"]),
+    ("mul", &["OpIMul"]),
+    ("udiv", &["OpUDiv"]),
+    ("sdiv", &["OpSDiv"]),
+    ("div", &["OpUDiv", "OpSDiv", "OpFDiv"]),
+    ("urem", &["OpUMod"]),
+    ("srem", &["OpSRem", "OpSMod"]),
+    ("rem", &["OpUMod", "OpSRem", "OpSMod", "OpFRem", "OpFMod"]),
+    ("shl", &["OpShiftLeftLogical"]),
+    ("lshr", &["OpShiftRightLogical"]),
+    ("ashr", &["OpShiftRightArithmetic"]),
+    ("and", &["OpBitwiseAnd", "OpLogicalAnd"]),
+    ("or", &["OpBitwiseOr", "OpLogicalOr"]),
+    ("xor", &["OpBitwiseXor", "OpLogicalNotEqual"]),
+    ("not", &["OpNot", "OpLogicalNot"]),
+    (
+        "icmp",
+        &[
+            "OpIEqual",
+            "OpINotEqual",
+            "OpULessThan",
+            "OpULessThanEqual",
+            "OpUGreaterThan",
+            "OpUGreaterThanEqual",
+            "OpSLessThan",
+            "OpSLessThanEqual",
+            "OpSGreaterThan",
+            "OpSGreaterThanEqual",
+            "OpLogicalEqual",
+        ],
+    ),
+    ("fadd", &["OpFAdd"]),
+    ("fsub", &["OpFSub"]),
+    ("fmul", &["OpFMul"]),
+    ("fdiv", &["OpFDiv"]),
+    ("frem", &["OpFRem", "OpFMod"]),
+    ("fneg", &["OpFNegate"]),
+    (
+        "fcmp",
+        &[
+            "OpFOrdEqual",
+            "OpFUnordEqual",
+            "OpFOrdNotEqual",
+            "OpFUnordNotEqual",
+            "OpFOrdLessThan",
+            "OpFUnordLessThan",
+            "OpFOrdGreaterThan",
+            "OpFUnordGreaterThan",
+            "OpFOrdLessThanEqual",
+            "OpFUnordLessThanEqual",
+            "OpFOrdGreaterThanEqual",
+            "OpFUnordGreaterThanEqual",
+            "OpOrdered",
+            "OpUnordered",
+        ],
+    ),
+    (
+        "getelementptr",
+        &[
+            "OpAccessChain",
+            "OpInBoundsAccessChain",
+            "OpPtrAccessChain",
+            "OpInBoundsPtrAccessChain",
+        ],
+    ),
+    ("zext", &["OpUConvert"]),
+    ("trunc", &["OpUConvert", "OpSConvert"]),
+    ("sext", &["OpSConvert"]),
+    ("fpext", &["OpFConvert"]),
+    ("fptrunc", &["OpFConvert"]),
+    ("fptoui", &["OpConvertFToU"]),
+    ("fptosi", &["OpConvertFToS"]),
+    ("uitofp", &["OpConvertUToF"]),
+    ("sitofp", &["OpConvertSToF"]),
+    ("select", &["OpSelect"]),
+    ("phi", &["OpPhi"]),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown operation `{0}` in --ops (expected arith, int, fp32, fp64, fp16, an LLVM name such as add,xor,shl,icmp,getelementptr, a SPIR-V opcode such as OpIAdd, or an OpenCL builtin such as mad)")]
+pub struct ParseOpSetError(pub String);
+
+impl FromStr for OpSet {
+    type Err = ParseOpSetError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut set = OpSet {
+            spelled: text.trim().to_string(),
+            classes: BTreeSet::new(),
+            ops: BTreeSet::new(),
+        };
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let lower = item.to_ascii_lowercase();
+            match lower.as_str() {
+                "arith" | "all" => set.classes.extend(OpClass::ALL),
+                "int" => {
+                    set.classes.insert(OpClass::Int);
+                }
+                "fp32" => {
+                    set.classes.insert(OpClass::Fp32);
+                }
+                "fp64" => {
+                    set.classes.insert(OpClass::Fp64);
+                }
+                "fp16" => {
+                    set.classes.insert(OpClass::Fp16);
+                }
+                _ => {
+                    if let Some((_, names)) = ALIASES.iter().find(|(alias, _)| *alias == lower) {
+                        set.ops.extend(names.iter().map(|n| n.to_string()));
+                    } else if let Some(name) = opcode_name(item) {
+                        set.ops.insert(name);
+                    } else {
+                        return Err(ParseOpSetError(item.to_string()));
+                    }
+                }
+            }
+        }
+        if set.classes.is_empty() && set.ops.is_empty() {
+            return Err(ParseOpSetError(text.to_string()));
+        }
+        Ok(set)
+    }
+}
+
+/// A SPIR-V opcode (`OpIAdd`, `IAdd`, any case) or OpenCL.std builtin name.
+fn opcode_name(item: &str) -> Option<String> {
+    let bare = item.strip_prefix("Op").unwrap_or(item);
+    let core = (0..=u16::MAX as u32)
+        .filter_map(spirv::Op::from_u32)
+        .map(|op| format!("{op:?}"))
+        .find(|name| name.eq_ignore_ascii_case(bare))
+        .map(|name| format!("Op{name}"));
+    core.or_else(|| {
+        (0..=u16::MAX as u32)
+            .filter_map(spirv::OpenclStd100Op::from_u32)
+            .map(|op| format!("{op:?}"))
+            .find(|name| name.eq_ignore_ascii_case(item))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LaneType;
+    use clflow_core::ScalarType;
+
+    fn key(op: &'static str, ty: LaneType, arith: bool) -> WorkKey {
+        WorkKey { op, ty, arith }
+    }
+
+    #[test]
+    fn the_papers_selection_parses() {
+        let set: OpSet = "add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div"
+            .parse()
+            .unwrap();
+        let uint = LaneType::Scalar(ScalarType::UInt);
+        assert!(set.contains(&key("OpIAdd", uint, true)));
+        assert!(set.contains(&key("OpInBoundsPtrAccessChain", LaneType::Pointer, true)));
+        assert!(set.contains(&key("OpUDiv", uint, true)));
+        assert!(!set.contains(&key("OpPhi", uint, false)));
+        assert!(!set.contains(&key("OpFAdd", LaneType::Scalar(ScalarType::Float), true)));
+    }
+
+    #[test]
+    fn classes_select_by_type_and_arith_only() {
+        let set: OpSet = "fp32".parse().unwrap();
+        let float = LaneType::Scalar(ScalarType::Float);
+        assert!(set.contains(&key("OpFAdd", float, true)));
+        assert!(!set.contains(&key("OpSelect", float, false)));
+        assert!(!set.contains(&key("OpIAdd", LaneType::Scalar(ScalarType::UInt), true)));
+        let by_name: OpSet = "OpSelect,IAdd,sqrt".parse().unwrap();
+        assert!(by_name.contains(&key("OpSelect", float, false)));
+        assert!(by_name.contains(&key("OpIAdd", float, true)));
+        assert!(by_name.contains(&key("sqrt", float, true)));
+        assert!("frobnicate".parse::<OpSet>().is_err());
+        assert!("".parse::<OpSet>().is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! The plain-text report of a count.
+
+use crate::{Counts, OpSet};
+
+/// The Oclgrind-like text report.
+pub fn render_text(counts: &Counts, set: &OpSet) -> String {
+    use std::fmt::Write;
+    let r = counts.report(set);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Lanes executed for kernel '{}' ({} work-items in {} work-groups):",
+        r.kernel, r.work_items, r.work_groups
+    );
+    let width = counts
+        .histogram
+        .first()
+        .map(|e| group_digits(e.lanes).len())
+        .unwrap_or(1);
+    for e in &counts.histogram {
+        let _ = writeln!(
+            out,
+            "  {:>width$} - {} {}",
+            group_digits(e.lanes),
+            e.op,
+            e.ty
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "W ({}): {} ops   [int {}, fp32 {}, fp64 {}, fp16 {}]",
+        r.w.set,
+        group_digits(r.w.total),
+        group_digits(r.w.int),
+        group_digits(r.w.fp32),
+        group_digits(r.w.fp64),
+        group_digits(r.w.fp16)
+    );
+    let _ = writeln!(
+        out,
+        "Q accessed: {} bytes (load {}, store {}); compulsory: {} bytes at {}-byte lines",
+        group_digits(r.q.accessed),
+        group_digits(r.q.load_bytes),
+        group_digits(r.q.store_bytes),
+        group_digits(r.q.compulsory),
+        r.q.line_bytes
+    );
+    let show = |v: Option<f64>| {
+        v.map(|x| format!("{x:.3} ops/byte"))
+            .unwrap_or_else(|| "n/a (Q = 0)".into())
+    };
+    let _ = writeln!(
+        out,
+        "I: min {} (W/Q accessed), max {} (W/Q compulsory)",
+        show(r.i.min),
+        show(r.i.max)
+    );
+    let _ = writeln!(
+        out,
+        "Local memory: load {} bytes, store {} bytes; private: load {} bytes, store {} bytes",
+        group_digits(r.local.load_bytes),
+        group_digits(r.local.store_bytes),
+        group_digits(r.private.load_bytes),
+        group_digits(r.private.store_bytes)
+    );
+    out
+}
+
+/// `1234567` as `1,234,567`.
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_group_by_thousands() {
+        assert_eq!(group_digits(1234567), "1,234,567");
+        assert_eq!(group_digits(12), "12");
+    }
+}
