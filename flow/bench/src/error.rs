@@ -41,11 +41,8 @@ pub enum BenchError {
     },
 }
 
-impl BenchError {
-    /// A kernel directory the user named is input (exit 2); everything else
-    /// is an analysis failure (exit 1): the built-in kernels and their sizes
-    /// are clflow's own, not the user's input.
-    pub fn kind(&self) -> FailureKind {
+impl clflow_core::Diagnostic for BenchError {
+    fn kind(&self) -> FailureKind {
         match self {
             BenchError::KernelSource { .. } => FailureKind::Input,
             _ => FailureKind::Analysis,

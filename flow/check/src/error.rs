@@ -27,8 +27,13 @@ impl CheckError {
         self.hint = Some(hint.into());
         self
     }
+}
+impl clflow_core::Diagnostic for CheckError {
+    fn hint(&self) -> Option<String> {
+        self.hint.clone()
+    }
 
-    pub fn kind(&self) -> FailureKind {
+    fn kind(&self) -> FailureKind {
         FailureKind::Input
     }
 }

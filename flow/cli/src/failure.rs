@@ -1,47 +1,18 @@
 //! One line, one exit status: how every failure reaches the user.
 
-use clflow_core::FailureKind;
-use std::fmt::Display;
 use std::process::ExitCode;
 
-/// A failure on its way to the terminal: what went wrong (naming the file,
-/// line, argument or work-item at fault) and, where we know it, what to do.
-#[derive(Debug)]
-pub struct Failure {
-    pub kind: FailureKind,
-    pub message: String,
-    pub hint: Option<String>,
-}
+/// A failure on its way to the terminal: the pipeline's error, which names
+/// the file, line, argument or work-item at fault and, where known, what
+/// to do.
+pub use clflow_pipeline::Error as Failure;
 
-impl Failure {
-    pub fn input(message: impl Display) -> Self {
-        Failure {
-            kind: FailureKind::Input,
-            message: message.to_string(),
-            hint: None,
-        }
+pub fn report(failure: &Failure) -> ExitCode {
+    eprintln!("clflow: error: {}", failure.message);
+    if let Some(hint) = &failure.hint {
+        eprintln!("  hint: {hint}");
     }
-
-    pub fn analysis(message: impl Display) -> Self {
-        Failure {
-            kind: FailureKind::Analysis,
-            message: message.to_string(),
-            hint: None,
-        }
-    }
-
-    pub fn with_hint(mut self, hint: impl Display) -> Self {
-        self.hint = Some(hint.to_string());
-        self
-    }
-
-    pub fn report(&self) -> ExitCode {
-        eprintln!("clflow: error: {}", self.message);
-        if let Some(hint) = &self.hint {
-            eprintln!("  hint: {hint}");
-        }
-        ExitCode::from(self.kind.exit_code())
-    }
+    ExitCode::from(failure.kind.exit_code())
 }
 
 /// clap's own usage errors exit 2, its help and version output 0.

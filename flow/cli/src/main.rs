@@ -6,9 +6,8 @@
 
 mod commands;
 mod failure;
-mod kernel_input;
 mod output;
-mod stages;
+mod terminal;
 
 use clap::Parser;
 use commands::Command;
@@ -57,7 +56,7 @@ fn main() -> std::process::ExitCode {
     let verbosity = Verbosity::from_flags(cli.quiet, cli.verbose);
     match commands::dispatch(cli.command, verbosity) {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(failure) => failure.report(),
+        Err(failure) => failure::report(&failure),
     }
 }
 

@@ -172,9 +172,32 @@ fn bad_selections_fail_before_any_work() {
     assert!(!stderr.contains("counted"), "{stderr}");
     let out = clflow(
         data.path(),
-        &["analyze", "kernels/vadd/vadd.toml", "--devices", "all", "0"],
+        &["analyze", "kernels/vadd/vadd.toml", "--devices", "all,0"],
     );
     assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`all` already names every device"));
+    // A selector is never empty, and the flag takes one value an occurrence:
+    // a manifest after it stays a manifest.
+    let out = clflow(
+        data.path(),
+        &["analyze", "kernels/vadd/vadd.toml", "--device", ""],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("invalid value '' for '--device <SEL>'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = clflow(
+        data.path(),
+        &["predict", "--devices", "quantum", "kernels/vadd/vadd.toml"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("device selector 'quantum' matches no device"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = clflow(
         data.path(),
         &["analyze", "kernels/vadd/vadd.toml", "--ops", "flops"],

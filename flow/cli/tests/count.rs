@@ -139,7 +139,14 @@ fn bad_input_gets_one_line_and_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation `frobnicate`"));
     let out = clflow(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("invalid value '48' for '--line-bytes <N>': give a power of two"));
+    // A thread count the system cannot spawn is refused, not a crash.
+    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--threads", "100000"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "invalid value '100000' for '--threads <N>': give a number of threads from 1 to 256"
+    ));
     for (cache, why) in [
         ("40MiB/96", "line size 96 is not a power of two"),
         ("forty", "`forty` is not a size"),

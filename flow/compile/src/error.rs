@@ -45,20 +45,6 @@ pub enum CompileError {
 }
 
 impl CompileError {
-    /// The kernel and its options are the user's input; a tool that is
-    /// missing or fails on valid input stops the analysis instead.
-    pub fn kind(&self) -> FailureKind {
-        match self {
-            CompileError::SourceUnreadable { .. }
-            | CompileError::BadBuildOption { .. }
-            | CompileError::Diagnostics { .. } => FailureKind::Input,
-            CompileError::ToolMissing { .. }
-            | CompileError::ToolFailed { .. }
-            | CompileError::Invalid { .. }
-            | CompileError::Io { .. } => FailureKind::Analysis,
-        }
-    }
-
     /// The fallback build's failure, saying also why the -O2 build was
     /// abandoned: both are needed to report the toolchain problem.
     pub(crate) fn after_failed_primary(self, primary: &CompileError) -> CompileError {
@@ -83,9 +69,21 @@ impl CompileError {
             other => other,
         }
     }
+}
+impl clflow_core::Diagnostic for CompileError {
+    fn kind(&self) -> FailureKind {
+        match self {
+            CompileError::SourceUnreadable { .. }
+            | CompileError::BadBuildOption { .. }
+            | CompileError::Diagnostics { .. } => FailureKind::Input,
+            CompileError::ToolMissing { .. }
+            | CompileError::ToolFailed { .. }
+            | CompileError::Invalid { .. }
+            | CompileError::Io { .. } => FailureKind::Analysis,
+        }
+    }
 
-    /// What the user can do about it, where clflow knows.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         match self {
             // The message says all: which file, and why it cannot be read.
             CompileError::SourceUnreadable { .. } => None,

@@ -125,6 +125,7 @@ pub fn render(command: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clflow_core::Diagnostic;
 
     #[test]
     fn a_missing_tool_names_itself_and_its_variable() {

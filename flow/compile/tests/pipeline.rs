@@ -2,6 +2,7 @@
 //! opt-15, spirv-val; `ci/test` installs them).
 
 use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use clflow_core::Diagnostic;
 use clflow_core::{AddressSpace, ElementType, KernelParam, ParamKind};
 use std::path::{Path, PathBuf};
 

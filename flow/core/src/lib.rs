@@ -23,6 +23,17 @@ pub enum FailureKind {
     Analysis,
 }
 
+/// An error that knows what kind of failure it is and, where it can, what
+/// the user should do about it: every stage crate's error type implements
+/// it, and the pipeline turns any of them into its one error type.
+pub trait Diagnostic: std::error::Error {
+    fn kind(&self) -> FailureKind;
+
+    fn hint(&self) -> Option<String> {
+        None
+    }
+}
+
 impl FailureKind {
     pub fn exit_code(self) -> u8 {
         match self {

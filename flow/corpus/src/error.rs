@@ -68,10 +68,8 @@ pub enum CheckError {
     Mismatch(Box<Mismatch>),
 }
 
-impl CheckError {
-    /// A launch that does not fit the case is the user's input to fix;
-    /// outputs that disagree mean the executor that produced them is wrong.
-    pub fn kind(&self) -> FailureKind {
+impl clflow_core::Diagnostic for CheckError {
+    fn kind(&self) -> FailureKind {
         match self {
             CheckError::UnknownCase { .. } | CheckError::BadLaunch { .. } => FailureKind::Input,
             CheckError::MissingOutput { .. }

@@ -42,32 +42,6 @@ pub enum DevicesError {
 }
 
 impl DevicesError {
-    pub fn kind(&self) -> FailureKind {
-        match self {
-            DevicesError::Profile { .. }
-            | DevicesError::ProfileDir { .. }
-            | DevicesError::PowerImport { .. }
-            | DevicesError::Measured { .. } => FailureKind::Input,
-            DevicesError::Io { kind, .. } => *kind,
-        }
-    }
-
-    /// What the user can do about it, where there is something to say.
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
-            DevicesError::Profile { .. } => {
-                Some("see devices/README.md for the profile format and the known fields")
-            }
-            DevicesError::PowerImport { .. } => {
-                Some("the CSV needs the header `device,kernel,time_s,watts`; see devices/README.md")
-            }
-            DevicesError::Measured { .. } => {
-                Some("re-measure with `clflow bench --device SEL --refresh`, which replaces it")
-            }
-            _ => None,
-        }
-    }
-
     /// A file the user named (input) could not be read.
     pub(crate) fn input_io(path: impl std::fmt::Display, err: &std::io::Error) -> Self {
         DevicesError::Io {
@@ -84,6 +58,35 @@ impl DevicesError {
             message: err.to_string(),
             kind: FailureKind::Analysis,
         }
+    }
+}
+impl clflow_core::Diagnostic for DevicesError {
+    fn kind(&self) -> FailureKind {
+        match self {
+            DevicesError::Profile { .. }
+            | DevicesError::ProfileDir { .. }
+            | DevicesError::PowerImport { .. }
+            | DevicesError::Measured { .. } => FailureKind::Input,
+            DevicesError::Io { kind, .. } => *kind,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        let hint: Option<&'static str> = {
+            match self {
+                DevicesError::Profile { .. } => {
+                    Some("see devices/README.md for the profile format and the known fields")
+                }
+                DevicesError::PowerImport { .. } => Some(
+                    "the CSV needs the header `device,kernel,time_s,watts`; see devices/README.md",
+                ),
+                DevicesError::Measured { .. } => {
+                    Some("re-measure with `clflow bench --device SEL --refresh`, which replaces it")
+                }
+                _ => None,
+            }
+        };
+        hint.map(str::to_string)
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod common;
 
+use clflow_core::Diagnostic;
 use clflow_core::FailureKind;
 use clflow_devices::{DeviceClass, DevicesError, Metric, ProfileCatalog, ProfileOrigin};
 

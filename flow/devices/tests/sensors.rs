@@ -3,6 +3,7 @@
 
 mod common;
 
+use clflow_core::Diagnostic;
 use clflow_core::FailureKind;
 use clflow_devices::power::{
     choose_sensor, discover_hwmon, discover_rapl, HwmonSensor, PowerImport, PowerSensor,

@@ -28,18 +28,18 @@ impl HistoryError {
             message: err.to_string(),
         }
     }
-
-    /// Exit status class: a store the user pointed at that cannot be used is
-    /// an input failure; a failed drawing is clflow's own.
-    pub fn kind(&self) -> FailureKind {
+}
+impl clflow_core::Diagnostic for HistoryError {
+    fn kind(&self) -> FailureKind {
         match self {
             HistoryError::Plot(_) => FailureKind::Analysis,
             _ => FailureKind::Input,
         }
     }
 
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
+    fn hint(&self) -> Option<String> {
+        let hint: Option<&'static str> = {
+            match self {
             HistoryError::NewerSchema { .. } => Some(
                 "upgrade clflow, or point --store (or CLFLOW_STORE) at another file to keep a separate history",
             ),
@@ -49,6 +49,8 @@ impl HistoryError {
             HistoryError::NoLocation => None,
             HistoryError::Plot(_) => None,
         }
+        };
+        hint.map(str::to_string)
     }
 }
 

@@ -205,7 +205,9 @@ fn a_store_from_a_newer_clflow_is_refused_untouched() {
     let message = err.to_string();
     assert!(message.contains("schema version 99"), "{message}");
     assert!(message.contains(&path.display().to_string()), "{message}");
-    assert!(err.hint().unwrap().contains("upgrade clflow"));
+    assert!(clflow_core::Diagnostic::hint(&err)
+        .unwrap()
+        .contains("upgrade clflow"));
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))

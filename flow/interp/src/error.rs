@@ -98,17 +98,17 @@ pub struct Trap {
     pub kind: TrapKind,
 }
 
-impl InterpError {
+impl clflow_core::Diagnostic for InterpError {
     /// Malformed modules, bad launches and kernel bugs are the user's to fix
     /// (exit 2); an instruction clflow does not implement is clflow's (exit 1).
-    pub fn failure_kind(&self) -> FailureKind {
+    fn kind(&self) -> FailureKind {
         match self {
             InterpError::Translate { error, .. } if !error.malformed => FailureKind::Analysis,
             _ => FailureKind::Input,
         }
     }
 
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         match self {
             InterpError::Load(_) => {
                 Some("recompile the kernel with `clflow compile`; the file may be truncated".into())

@@ -2,6 +2,7 @@
 //! the work-item, the operation and the buffer at fault.
 
 mod common;
+use clflow_core::Diagnostic;
 use clflow_interp::{InterpError, RunOptions, TrapKind};
 use common::*;
 
@@ -36,7 +37,7 @@ fn out_of_bounds_global_store_names_item_argument_offset_and_size() {
         line.contains("offset 64") && line.contains("buffer is 64 bytes"),
         "{line}"
     );
-    assert_eq!(err.failure_kind(), clflow_core::FailureKind::Input);
+    assert_eq!(err.kind(), clflow_core::FailureKind::Input);
 }
 
 #[test]
@@ -124,7 +125,7 @@ fn unsupported_constructs_are_named() {
     let module = clflow_interp::load(&compile(src)).unwrap();
     let err = clflow_interp::Program::translate(&module, "img").unwrap_err();
     assert!(err.to_string().contains("kernel `img`"), "{err}");
-    assert_eq!(err.failure_kind(), clflow_core::FailureKind::Analysis);
+    assert_eq!(err.kind(), clflow_core::FailureKind::Analysis);
 }
 
 #[test]

@@ -86,12 +86,6 @@ impl ManifestError {
         self
     }
 
-    /// Input (exit 2) for nearly everything; analysis (exit 1) only where a
-    /// caller used the manifest out of order.
-    pub fn kind(&self) -> FailureKind {
-        self.0.kind
-    }
-
     /// The manifest file at fault.
     pub fn file(&self) -> &Path {
         &self.0.file
@@ -110,10 +104,15 @@ impl ManifestError {
     pub fn message(&self) -> &str {
         &self.0.message
     }
+}
+impl clflow_core::Diagnostic for ManifestError {
+    fn kind(&self) -> FailureKind {
+        self.0.kind
+    }
 
-    /// What to do about it, where the message alone does not say.
-    pub fn hint(&self) -> Option<&str> {
-        self.0.hint.as_deref()
+    fn hint(&self) -> Option<String> {
+        let hint: Option<&str> = { self.0.hint.as_deref() };
+        hint.map(str::to_string)
     }
 }
 
@@ -139,6 +138,7 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clflow_core::Diagnostic;
 
     #[test]
     fn renders_file_line_arg_and_message() {

@@ -234,6 +234,7 @@ fn kind_word(ty: ElementType) -> &'static str {
 mod tests {
     use super::*;
     use crate::testing::Fixture;
+    use clflow_core::Diagnostic;
     use clflow_core::ScalarType;
 
     fn param(name: &str, kind: ParamKind) -> KernelParam {
@@ -287,7 +288,7 @@ mod tests {
                 let shown = e
                     .to_string()
                     .replace(&fixture.dir.path().display().to_string(), "DIR");
-                format!("{shown} | hint: {}", e.hint().unwrap_or(""))
+                format!("{shown} | hint: {}", e.hint().unwrap_or_default())
             })
     }
 

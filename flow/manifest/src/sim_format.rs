@@ -672,6 +672,7 @@ mod tests {
 mod file_tests {
     use crate::testing::Fixture;
     use crate::{ArgSpec, DumpFormat, ManifestFormat};
+    use clflow_core::Diagnostic;
     use clflow_core::{
         Access, AddressSpace, ArgValue, FailureKind, KernelParam, KernelSignature, ParamKind,
     };

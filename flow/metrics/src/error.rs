@@ -34,15 +34,14 @@ pub enum MetricsError {
     },
 }
 
-impl MetricsError {
-    /// Every failure here is a bad input file (exit 2).
-    pub fn kind(&self) -> FailureKind {
+impl clflow_core::Diagnostic for MetricsError {
+    fn kind(&self) -> FailureKind {
         FailureKind::Input
     }
 
-    /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+    fn hint(&self) -> Option<String> {
+        let hint: &'static str = {
+            match self {
             MetricsError::Read { .. } => "check the path; `clflow analyze` writes results.json into its --out directory",
             MetricsError::Json { .. } | MetricsError::Invalid { .. } => {
                 "give a results.json written by clflow, or a measurements CSV (see `clflow report --help`)"
@@ -50,5 +49,7 @@ impl MetricsError {
             MetricsError::Schema { .. } => "re-run `clflow report` on it with the clflow that wrote it, or re-analyze",
             MetricsError::Csv { .. } => "see `clflow report --help` for the CSV columns and their units",
         }
+        };
+        Some(hint.to_string())
     }
 }

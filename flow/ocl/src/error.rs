@@ -86,9 +86,15 @@ pub enum OclError {
 }
 
 impl OclError {
-    /// Whether the user can fix this in their input (exit 2) or the
-    /// analysis itself could not finish (exit 1).
-    pub fn kind(&self) -> FailureKind {
+    pub(crate) fn io(path: impl std::fmt::Display, err: std::io::Error) -> Self {
+        OclError::Io {
+            path: path.to_string(),
+            message: err.to_string(),
+        }
+    }
+}
+impl clflow_core::Diagnostic for OclError {
+    fn kind(&self) -> FailureKind {
         match self {
             OclError::Selector { .. }
             | OclError::Build { .. }
@@ -97,13 +103,6 @@ impl OclError {
             | OclError::Io { .. } => FailureKind::Input,
             OclError::Cl { code, .. } if is_input_code(*code) => FailureKind::Input,
             _ => FailureKind::Analysis,
-        }
-    }
-
-    pub(crate) fn io(path: impl std::fmt::Display, err: std::io::Error) -> Self {
-        OclError::Io {
-            path: path.to_string(),
-            message: err.to_string(),
         }
     }
 }
@@ -161,6 +160,7 @@ impl<T> Step<T> for std::result::Result<T, i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clflow_core::Diagnostic;
 
     #[test]
     fn cl_errors_name_the_code_and_the_step() {

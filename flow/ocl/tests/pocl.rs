@@ -3,6 +3,7 @@
 
 mod common;
 
+use clflow_core::Diagnostic;
 use clflow_core::{Access, ArgValue, FailureKind, Launch, LaunchArg, NdRange, ScalarType};
 use clflow_ocl::{
     discover, run_launch, select_device, time_repeated, DeviceKind, DeviceSelector, OclError,

@@ -18,21 +18,24 @@ pub enum ReportError {
     Encode { what: String, message: String },
 }
 
-impl ReportError {
-    pub fn kind(&self) -> FailureKind {
+impl clflow_core::Diagnostic for ReportError {
+    fn kind(&self) -> FailureKind {
         match self {
             ReportError::Io { .. } | ReportError::Obstacle { .. } => FailureKind::Input,
             ReportError::Plot { .. } | ReportError::Encode { .. } => FailureKind::Analysis,
         }
     }
 
-    pub fn hint(&self) -> &'static str {
-        match self {
-            ReportError::Io { .. } => "choose a writable directory with --out",
-            ReportError::Obstacle { .. } => "move that directory away, or choose another --out",
-            ReportError::Plot { .. } | ReportError::Encode { .. } => {
-                "this is a clflow bug; the inputs are fine, please report it with them"
+    fn hint(&self) -> Option<String> {
+        let hint: &'static str = {
+            match self {
+                ReportError::Io { .. } => "choose a writable directory with --out",
+                ReportError::Obstacle { .. } => "move that directory away, or choose another --out",
+                ReportError::Plot { .. } | ReportError::Encode { .. } => {
+                    "this is a clflow bug; the inputs are fine, please report it with them"
+                }
             }
-        }
+        };
+        Some(hint.to_string())
     }
 }

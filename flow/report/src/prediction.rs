@@ -285,6 +285,74 @@ pub fn predictions_table(predictions: &[&Predictions]) -> String {
     page
 }
 
+/// The predictions as a report section: their table, each device's boat
+/// hull, the kernel's quadrant split over the devices, the energy roofline.
+pub fn report_section(predictions: &[Predictions]) -> crate::Section {
+    let refs: Vec<&Predictions> = predictions.iter().collect();
+    let mut charts = Vec::new();
+    for (k, p) in predictions.iter().enumerate() {
+        if let Some(plot) = boat_hull_chart(p) {
+            charts.push((
+                format!("boat-hull-{k}"),
+                format!(
+                    "Boat hull model of {} on {}: predicted time against complexity, class \
+                     parameters from the interpretation; the kernel's prediction and measurement",
+                    p.kernel, p.device
+                ),
+                plot,
+            ));
+        }
+    }
+    let mut kernels: Vec<&str> = predictions.iter().map(|p| p.kernel.as_str()).collect();
+    kernels.dedup();
+    for (k, kernel) in kernels.iter().enumerate() {
+        let on: Vec<&Predictions> = predictions.iter().filter(|p| p.kernel == *kernel).collect();
+        let devices: Vec<QuadrantDevice> = on
+            .iter()
+            .filter_map(|p| {
+                let q = p.quantitative.prediction.as_ref()?;
+                Some(QuadrantDevice {
+                    name: p.device.clone(),
+                    bandwidth: q.device.b_mem,
+                    throughput: q.adjusted_peak,
+                })
+            })
+            .collect();
+        let intensity = on
+            .iter()
+            .find_map(|p| p.quantitative.prediction.as_ref())
+            .map(|q| q.kernel_intensity);
+        if let Some(plot) = intensity.and_then(|i| quadrant_split_chart(kernel, i, &devices)) {
+            charts.push((
+                format!("quadrant-split-{k}"),
+                format!(
+                    "Quadrant split of {kernel}: each device at its bandwidth and adjusted \
+                     throughput T'_op; devices above the kernel's line run it memory bound"
+                ),
+                plot,
+            ));
+        }
+    }
+    if let Some(plot) = energy_roofline_chart(&refs) {
+        charts.push((
+            "energy-roofline".into(),
+            "Energy roofline: operations per joule against intensity, from ε_op, ε_mem and π₀ \
+             fitted to the microbenchmarks' power"
+                .into(),
+            plot,
+        ));
+    }
+    let file = serde_json::to_string_pretty(predictions)
+        .ok()
+        .map(|text| ("predictions.json".to_string(), text));
+    crate::Section {
+        heading: "Predicted time".into(),
+        html: predictions_table(&refs),
+        charts,
+        file,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,19 +46,18 @@ pub enum SpirvError {
 }
 
 impl SpirvError {
-    /// A module that does not load is bad input; one that loads but that
-    /// clflow cannot make sense of is an analysis failure.
-    pub fn kind(&self) -> FailureKind {
-        match self {
-            SpirvError::Reflection { .. } => FailureKind::Analysis,
-            _ => FailureKind::Input,
-        }
-    }
-
     pub(crate) fn reflection(kernel: &str, detail: impl Into<String>) -> Self {
         SpirvError::Reflection {
             kernel: kernel.to_string(),
             detail: detail.into(),
+        }
+    }
+}
+impl clflow_core::Diagnostic for SpirvError {
+    fn kind(&self) -> FailureKind {
+        match self {
+            SpirvError::Reflection { .. } => FailureKind::Analysis,
+            _ => FailureKind::Input,
         }
     }
 }

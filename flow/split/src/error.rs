@@ -22,16 +22,14 @@ pub enum SplitError {
     TooManyKernels { count: usize, max: usize },
 }
 
-impl SplitError {
-    /// Every failure here comes from what the user gave: the devices'
-    /// figures or the kernels.
-    pub fn kind(&self) -> FailureKind {
+impl clflow_core::Diagnostic for SplitError {
+    fn kind(&self) -> FailureKind {
         FailureKind::Input
     }
 
-    /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+    fn hint(&self) -> Option<String> {
+        let hint: &'static str = {
+            match self {
             SplitError::Ceiling { .. } => {
                 "measure the device with `clflow bench`, or give its figure in a datasheet profile"
             }
@@ -43,5 +41,7 @@ impl SplitError {
                 "group the kernels into fewer manifests, or bound parts of the application separately"
             }
         }
+        };
+        Some(hint.to_string())
     }
 }

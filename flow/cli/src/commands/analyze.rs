@@ -2,33 +2,12 @@
 //! every selected device that has no measured profile yet, run each kernel
 //! on each device, and write the report.
 
-use crate::commands::run::{history_entry as run_history_entry, prepare_manifest};
-use crate::failure::Failure;
-use crate::kernel_input::KernelInput;
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::{interpret_traced, kernel_counts};
-use crate::stages::device::{
-    missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan,
-};
-use crate::stages::profile::{self, device_profile, measured_or_datasheet, FloatCeiling};
-use crate::stages::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
-use crate::stages::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
-};
-use crate::stages::{history, progress};
 use clap::Args;
-use clflow_bench::Mode;
-use clflow_core::{FailureKind, Launch};
-use clflow_devices::{MeasuredProfile, ProfileCatalog};
-use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
-use clflow_metrics::{results_document, KernelCounts, Metrics, ResultSet, Run};
-use clflow_ocl::{discover, select_device, DeviceInfo, DeviceKind, DeviceSelector};
-use clflow_report::traffic::KernelTraffic;
-use clflow_report::ReportSection;
-use clflow_split::Transfers;
-use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
-use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use clflow_metrics::{results_document, Metrics};
+use clflow_pipeline::analyze::{analyze, AnalyzeOptions};
+use clflow_pipeline::device::TimingPlan;
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -36,7 +15,7 @@ Examples:
       every OpenCL device; the report in reports/vadd/
   clflow analyze kernels/lookup3/lookup3-paper.toml --ops add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div
       the paper's case study, W over its selection of operations
-  clflow analyze kernels/sgemm/sgemm.toml kernels/triad/triad.toml --devices gpu 0 --out reports/mix
+  clflow analyze kernels/sgemm/sgemm.toml kernels/triad/triad.toml --device gpu,0 --out reports/mix
       two kernels on two devices, one report
   clflow analyze kernels/vadd/vadd.toml --quick-bench --min-time 0.1
       seconds rather than minutes: quick device benchmarks, short timing
@@ -63,8 +42,10 @@ pub struct AnalyzeArgs {
     /// Kernel manifests (.toml or Oclgrind .sim).
     #[arg(value_name = "MANIFEST", required = true)]
     manifests: Vec<PathBuf>,
-    /// `all`, or device selectors: indexes in `clflow devices` or parts of names.
-    #[arg(long, value_name = "SEL", num_args = 1.., default_value = "all")]
+    /// `all`, or devices: indexes in `clflow devices` or parts of names; repeat the flag or
+    /// separate them with commas (`-d 0,gpu`).
+    #[arg(long = "device", short = 'd', visible_alias = "devices", value_name = "SEL",
+          value_delimiter = ',', value_parser = super::selector, default_value = "all")]
     devices: Vec<String>,
     /// Which operations W counts (see `clflow count --help`).
     #[arg(long, value_name = "SET", default_value = "arith")]
@@ -82,7 +63,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     quick_bench: bool,
     /// Cache-line size in bytes for compulsory traffic.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = super::line_size)]
     line_bytes: u64,
     /// The history store to append to (default: $CLFLOW_STORE, else the data directory).
     #[arg(long, value_name = "PATH")]
@@ -97,542 +78,32 @@ pub struct AnalyzeArgs {
     cache: Option<String>,
 }
 
-/// One kernel, counted and ready to run.
-struct Counted {
-    manifest: PathBuf,
-    /// The name the report gives it (the kernel's, made unique).
-    name: String,
-    input: KernelInput,
-    launch: Launch,
-    report: CountReport,
-    /// W and Q as the report records them.
-    record: KernelCounts,
-    outputs: Vec<OutputBuffer>,
-    /// The kernel as the CPU+GPU split bounds it (and its in-set W by
-    /// kind of lane, which chooses the float ceiling).
-    split: split_stage::Counted,
-    /// What the prediction models read.
-    facts: clflow_predict::KernelFacts,
-    /// Q through each device's cache, for the devices that have one.
-    traffic: Vec<DeviceTraffic>,
-}
-
-/// One selected device and what the report calls it.
-struct Selected {
-    info: DeviceInfo,
-    name: String,
-    /// Its cache, for the traffic simulation.
-    cache: Option<DeviceCache>,
-}
-
 pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops = crate::stages::count::parse_ops(&args.ops)?;
-    crate::stages::device::check_min_time(args.min_time)?;
-    if !args.line_bytes.is_power_of_two() {
-        return Err(Failure::input(format!(
-            "--line-bytes {}: give a power of two",
-            args.line_bytes
-        )));
-    }
-    let catalog = profile::catalog(verbosity);
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
-    // Selections are checked before the count stage spends its time.
-    let mut devices = select_devices(&args.devices, verbosity)?;
-    for device in &mut devices {
-        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
-    }
-    let kernels = count_all(&args, &ops, &devices, verbosity)?;
-    let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));
-
-    let mut set = ResultSet {
-        title: Some(title(&kernels)),
-        ..ResultSet::default()
+    let options = AnalyzeOptions {
+        ops: clflow_pipeline::count::parse_ops(&args.ops)?,
+        manifests: args.manifests,
+        devices: args.devices,
+        out: args.out,
+        min_time: args.min_time,
+        quick_bench: args.quick_bench,
+        line_bytes: args.line_bytes,
+        store: args.store,
+        no_history: args.no_history,
+        cache: args.cache,
     };
-    for kernel in &kernels {
-        set.put_kernel(kernel.record.clone());
-    }
-    let float = if kernels.iter().map(|k| k.split.mix.fp64).sum::<u64>()
-        > kernels.iter().map(|k| k.split.mix.other_float).sum::<u64>()
-    {
-        FloatCeiling::Fp64
-    } else {
-        FloatCeiling::Fp32
-    };
-
-    let all: Vec<DeviceInfo> = discover().unwrap_or_default();
-    let mode = if args.quick_bench {
-        Mode::Quick
-    } else {
-        Mode::Full
-    };
-    let plan = TimingPlan {
-        min_time_s: args.min_time,
-        ..TimingPlan::default()
-    };
-    let mut failures: Vec<Failure> = Vec::new();
-    // (kernel, device name, run) of every run that completed, for the history.
-    let mut completed = Vec::new();
-    // Each device's rates, for the predictions, and its measured profile,
-    // for the split.
-    let mut rates = Vec::new();
-    let mut measured_profiles: Vec<Option<MeasuredProfile>> = Vec::new();
-    for selected in &devices {
-        let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
-            .map_err(|e| ocl_failure(e, verbosity))?;
-        let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(&device, datasheet, mode, verbosity);
-        rates.push(clflow_bench::device_rates(
-            &selected.name,
-            measured.as_ref(),
-            datasheet,
-        ));
-        set.put_device(device_profile(
-            &selected.name,
-            &selected.info,
-            measured.as_ref(),
-            datasheet,
-            float,
-        ));
-        measured_profiles.push(measured);
-
-        for kernel in &kernels {
-            let missing = missing_extensions(&kernel.input.module, &selected.info);
-            if !missing.is_empty() {
-                let note = format!(
-                    "skipped: the device lacks {}, which `{}` needs",
-                    missing.join(" and "),
-                    kernel.launch.kernel
-                );
-                verbosity.note(format!(
-                    "clflow: warning: {} on {}: {note}",
-                    kernel.name,
-                    selected.info.label()
-                ));
-                let mut run = Run::new(&kernel.name, &selected.name);
-                run.notes.push(note);
-                set.put_run(run);
-                continue;
-            }
-            verbosity.note(format!(
-                "running {} on {}",
-                kernel.name,
-                selected.info.label()
-            ));
-            let bar = progress::bar(verbosity, 0, "run");
-            let outcome = run_on_device(
-                &device,
-                &all,
-                datasheet,
-                &KernelOnDevice::new(&kernel.input, &kernel.launch, Some(&kernel.outputs)),
-                &plan,
-                &bar,
-                verbosity,
-            );
-            bar.finish_and_clear();
-            match outcome {
-                Ok(device_run) => {
-                    if device_run.outputs.is_wrong() {
-                        let message = format!(
-                            "{} on {}: {}",
-                            kernel.name,
-                            selected.info.label(),
-                            device_run.outputs.summary()
-                        );
-                        verbosity.note(format!("clflow: error: {message}"));
-                        failures.push(Failure::analysis(message));
-                    }
-                    set.put_run(device_run.to_metrics_run(&kernel.name, &selected.name));
-                    completed.push((kernel, selected.name.clone(), device_run));
-                }
-                Err(failure) => {
-                    verbosity.note(format!(
-                        "clflow: error: {} on {}: {}",
-                        kernel.name,
-                        selected.info.label(),
-                        failure.message
-                    ));
-                    let mut run = Run::new(&kernel.name, &selected.name);
-                    run.notes.push(format!("failed: {}", failure.message));
-                    set.put_run(run);
-                    failures.push(failure);
-                }
-            }
-        }
-    }
-
-    let predictions: Vec<clflow_predict::Predictions> = completed
-        .iter()
-        .filter_map(|(kernel, device, device_run)| {
-            let device_rates = rates.iter().find(|r| &r.name == device)?;
-            let run = device_run.to_metrics_run(&kernel.name, device);
-            let measured = clflow_predict::Measured {
-                time_s: run.time.map(|f| f.value),
-                energy_j: run.energy_measured.map(|f| f.value),
-            };
-            let kind = devices.iter().find(|d| &d.name == device)?.info.kind;
-            let facts = match kernel.traffic.iter().find(|t| &t.device == device) {
-                Some(traffic) => facts_at(&kernel.facts, &traffic.summary, kind),
-                None => kernel.facts.clone(),
-            };
-            Some(clflow_predict::predict_all(&facts, device_rates, measured))
-        })
-        .collect();
-    let traffic: Vec<KernelTraffic> = kernels
-        .iter()
-        .map(|k| KernelTraffic {
-            kernel: k.name.clone(),
-            work: k.report.w.total,
-            devices: k.traffic.clone(),
-        })
-        .collect();
-    let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
-        .into_iter()
-        .chain([crate::commands::predict::report_section(&predictions)])
-        .map(ReportSection::from)
-        .collect();
-    sections.extend(split_section(
-        &kernels,
-        &devices,
-        &measured_profiles,
-        &catalog,
-        verbosity,
-    ));
-    let written =
-        clflow_report::write_report_sections(&set, &out, &sections).map_err(|e| Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hint: Some(e.hint().into()),
-        })?;
-    let metrics = set.evaluate();
-    if !args.no_history {
-        let mut entries = count_entries(&kernels, &ops);
-        for (kernel, device, device_run) in &completed {
-            let mut entry = run_history_entry(
-                "analyze",
-                &kernel.manifest,
-                &kernel.input.source,
-                device_run,
-            );
-            entry.op_set = Some(ops.to_string());
-            if let Some(m) = metrics
-                .iter()
-                .find(|m| m.kernel == kernel.name && &m.device == device)
-            {
-                for (name, figure) in [
-                    ("F", &m.performance),
-                    ("R", &m.perf_per_watt),
-                    ("E", &m.energy),
-                ] {
-                    if let Some(figure) = figure {
-                        entry.metrics.push(history::metric(name, figure.value));
-                    }
-                }
-            }
-            entries.push(entry);
-        }
-        history::record(args.store.as_deref(), &entries, verbosity);
-    }
+    let analysis = analyze(&options, &verbosity)?;
     verbosity.note(format!(
         "wrote {} files to {}; open {}",
-        written.files.len(),
-        out.display(),
-        out.join("index.html").display()
+        analysis.files.len(),
+        analysis.out.display(),
+        analysis.out.join("index.html").display()
     ));
     if args.json {
-        print_json(&results_document(&set, &metrics))?;
+        print_json(&results_document(&analysis.set, &analysis.metrics))?;
     } else {
-        print!("{}", summary_table(&metrics));
+        print!("{}", summary_table(&analysis.metrics));
     }
-    match failures.len() {
-        0 => Ok(()),
-        n => {
-            let worst = failures
-                .iter()
-                .find(|f| f.kind == FailureKind::Input)
-                .unwrap_or(&failures[0]);
-            let message = if n == 1 {
-                worst.message.clone()
-            } else {
-                format!("{n} kernel runs failed; the first: {}", worst.message)
-            };
-            Err(Failure {
-                kind: worst.kind,
-                message,
-                hint: Some(format!(
-                    "the report in {} holds every result that was measured, and these failures as notes",
-                    out.display()
-                )),
-            })
-        }
-    }
-}
-
-/// The devices `--devices` names: `all`, or each selector's one device.
-fn select_devices(selectors: &[String], verbosity: Verbosity) -> crate::Result<Vec<Selected>> {
-    let all = discover().map_err(|e| ocl_failure(e, verbosity))?;
-    let mut chosen: Vec<DeviceInfo> = Vec::new();
-    if selectors.iter().any(|s| s.eq_ignore_ascii_case("all")) {
-        if selectors.len() > 1 {
-            return Err(Failure::input(
-                "--devices: `all` already names every device; give it alone",
-            ));
-        }
-        chosen = all.clone();
-    } else {
-        for text in selectors {
-            let device = select_device(Some(&DeviceSelector::parse(text)))
-                .map_err(|e| ocl_failure(e, verbosity))?;
-            if !chosen.iter().any(|d| d.index == device.info.index) {
-                chosen.push(device.info);
-            }
-        }
-    }
-    // The report names devices by model; identical boards get their index.
-    let names: Vec<String> = chosen.iter().map(|d| d.name.trim().to_string()).collect();
-    Ok(chosen
-        .into_iter()
-        .zip(&names)
-        .map(|(info, name)| {
-            let twins = names.iter().filter(|n| *n == name).count();
-            let name = if twins > 1 {
-                format!("{name} #{}", info.index)
-            } else {
-                name.clone()
-            };
-            Selected {
-                info,
-                name,
-                cache: None,
-            }
-        })
-        .collect())
-}
-
-/// The CPU+GPU split section, where the devices include a CPU and another
-/// device: C the first CPU, G the first other device, each with the
-/// ceilings the rest of the report has (its measured profile, else its
-/// datasheet). A pair whose bounds cannot be had is a warning, never a
-/// failure of the analysis.
-fn split_section(
-    kernels: &[Counted],
-    devices: &[Selected],
-    measured: &[Option<MeasuredProfile>],
-    catalog: &ProfileCatalog,
-    verbosity: Verbosity,
-) -> Option<ReportSection> {
-    let Some((c, g)) = cpu_gpu_pair(devices.iter().map(|d| d.info.kind)) else {
-        let why = match devices {
-            [one] => format!(
-                "only device {} ({}) is analyzed",
-                one.info.index,
-                one.info.label()
-            ),
-            _ if devices.iter().all(|d| d.info.kind == DeviceKind::Cpu) => {
-                "every device analyzed is a CPU".to_string()
-            }
-            _ => "no device analyzed is a CPU".to_string(),
-        };
-        verbosity.detail(format!(
-            "no {SECTION_HEADING} section: it needs a CPU and another device, and {why}"
-        ));
-        return None;
-    };
-    let named = |i: usize| NamedDevice::OpenCl {
-        name: devices[i].name.clone(),
-        info: Box::new(devices[i].info.clone()),
-        measured: measured.get(i).cloned().flatten().map(Box::new),
-        datasheet: catalog
-            .match_name(&devices[i].info.name)
-            .map(|m| m.profile.clone()),
-    };
-    let application: Vec<split_stage::Counted> = kernels.iter().map(|k| k.split.clone()).collect();
-    let section = split(
-        &application,
-        &named(c),
-        &named(g),
-        split_stage::Traffic::Compulsory,
-        Transfers::Counted,
-    )
-    .and_then(|split| split.report_section(&pair_note(devices, c, g)));
-    match section {
-        Ok(section) => Some(section),
-        Err(failure) => {
-            let hint = failure.hint.map(|h| format!(" ({h})")).unwrap_or_default();
-            verbosity.note(format!(
-                "clflow: warning: no {SECTION_HEADING} section: {}{hint}",
-                failure.message
-            ));
-            None
-        }
-    }
-}
-
-/// The indexes of the first CPU and of the first other device, where the
-/// kinds include both.
-fn cpu_gpu_pair(kinds: impl IntoIterator<Item = DeviceKind>) -> Option<(usize, usize)> {
-    let kinds: Vec<DeviceKind> = kinds.into_iter().collect();
-    let c = kinds.iter().position(|k| *k == DeviceKind::Cpu)?;
-    let g = kinds.iter().position(|k| *k != DeviceKind::Cpu)?;
-    Some((c, g))
-}
-
-/// Which pair the split section bounds, where more devices were analyzed
-/// (HTML); nothing for just the two.
-fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
-    if devices.len() <= 2 {
-        return String::new();
-    }
-    let (c, g) = (&devices[c], &devices[g]);
-    format!(
-        "<p>Of the {} devices analyzed, C is the first CPU, {}, and G the first other device, \
-         {}. <code>clflow split MANIFEST... --devices {},{}</code> prints these bounds; other \
-         indexes bound another pair.</p>\n",
-        devices.len(),
-        clflow_report::escape(&c.name),
-        clflow_report::escape(&g.name),
-        c.info.index,
-        g.info.index
-    )
-}
-
-/// Compiles and counts every manifest.
-fn count_all(
-    args: &AnalyzeArgs,
-    ops: &OpSet,
-    devices: &[Selected],
-    verbosity: Verbosity,
-) -> crate::Result<Vec<Counted>> {
-    let options = RunOptions {
-        line_bytes: args.line_bytes,
-        ..RunOptions::default()
-    };
-    let mut kernels: Vec<Counted> = Vec::new();
-    for manifest in &args.manifests {
-        let (input, launch) = prepare_manifest(manifest, "analyze", verbosity)?;
-        let spinner = progress::spinner(
-            verbosity,
-            "count",
-            &format!(
-                "interpreting {} ({} work-items)",
-                launch.kernel,
-                launch.range.work_items()
-            ),
-        );
-        let caches = devices.iter().map(|d| &d.cache);
-        let result = interpret_traced(
-            manifest,
-            &input.module,
-            Cow::Borrowed(&launch),
-            &options,
-            TrafficAnalysis::new(&line_sizes(caches)),
-            verbosity,
-        );
-        spinner.finish_and_clear();
-        let (result, traffic_report) = result?;
-        let traffic: Vec<DeviceTraffic> = devices
-            .iter()
-            .filter_map(|d| Some(device_traffic(&d.name, d.cache.as_ref()?, &traffic_report)))
-            .collect();
-        drop(traffic_report);
-        let report = result.counts.report(ops);
-        verbosity.note(format!(
-            "counted {}: W = {} ({ops}), Q = {} bytes accessed, I = {}",
-            launch.kernel,
-            report.w.total,
-            report.q.accessed,
-            report
-                .i
-                .min
-                .map_or("unbounded".into(), clflow_metrics::format_number)
-        ));
-        for t in &traffic {
-            verbosity.note(format!("  {}: {}", t.device, describe(t, report.w.total)));
-        }
-        let name = unique_name(&launch.kernel, manifest, &kernels);
-        let facts = clflow_predict::KernelFacts::from_counts(&name, &result.counts, ops, &launch);
-        // The split bounds compulsory traffic, as `clflow split` does by default.
-        let split = split_stage::Counted::new(
-            manifest,
-            name.clone(),
-            &result.counts,
-            ops,
-            split_stage::Traffic::Compulsory,
-            &launch,
-        );
-        kernels.push(Counted {
-            facts,
-            traffic,
-            manifest: manifest.clone(),
-            input,
-            launch,
-            report,
-            outputs: result.buffers,
-            record: kernel_counts(&name, &result.counts, ops),
-            name,
-            split,
-        });
-    }
-    Ok(kernels)
-}
-
-/// The kernel's name, or with its manifest's stem where another manifest
-/// already gave that name (`hash (lookup3-paper)`).
-fn unique_name(kernel: &str, manifest: &Path, earlier: &[Counted]) -> String {
-    if !earlier.iter().any(|k| k.name == kernel) {
-        return kernel.to_string();
-    }
-    let stem = manifest
-        .file_stem()
-        .map_or_else(|| "manifest".into(), |s| s.to_string_lossy().into_owned());
-    let mut name = format!("{kernel} ({stem})");
-    let mut n = 2;
-    while earlier.iter().any(|k| k.name == name) {
-        name = format!("{kernel} ({stem} {n})");
-        n += 1;
-    }
-    name
-}
-
-/// `reports/<source stem>` (lookup3.cl gives reports/lookup3), or
-/// `reports/analysis` when the kernels come from several sources.
-fn default_out(kernels: &[Counted]) -> PathBuf {
-    let stems: Vec<String> = kernels
-        .iter()
-        .filter_map(|k| k.input.source.file_stem())
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect();
-    let name = match stems.first() {
-        Some(first) if stems.iter().all(|s| s == first) => first.clone(),
-        _ => "analysis".to_string(),
-    };
-    PathBuf::from("reports").join(name)
-}
-
-fn title(kernels: &[Counted]) -> String {
-    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
-    format!("clflow analysis of {}", names.join(", "))
-}
-
-/// One history entry per kernel: its counts, named as `check` names them.
-fn count_entries(kernels: &[Counted], ops: &OpSet) -> Vec<clflow_history::Entry> {
-    kernels
-        .iter()
-        .map(|kernel| {
-            let mut entry = history::entry(
-                "analyze",
-                &kernel.launch.kernel,
-                &kernel.manifest,
-                &kernel.input.source,
-            );
-            entry.op_set = Some(ops.to_string());
-            entry.metrics = clflow_check::count_metrics(&kernel.report, None)
-                .iter()
-                .map(|(name, value)| history::metric(name, value.as_f64()))
-                .collect();
-            entry
-        })
-        .collect()
+    analysis.outcome()
 }
 
 /// Kernel × device: the figures a reader looks for first.
@@ -692,46 +163,4 @@ fn summary_table(metrics: &[Metrics]) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stages::split::tests::opencl_device;
-
-    #[test]
-    fn the_split_pairs_the_first_cpu_with_the_first_other_device() {
-        use DeviceKind::{Accelerator, Cpu, Gpu};
-        assert_eq!(cpu_gpu_pair([Cpu, Gpu]), Some((0, 1)));
-        assert_eq!(cpu_gpu_pair([Gpu, Accelerator, Cpu, Cpu]), Some((2, 0)));
-        assert_eq!(cpu_gpu_pair([Cpu]), None);
-        assert_eq!(cpu_gpu_pair([Cpu, Cpu]), None);
-        assert_eq!(cpu_gpu_pair([Gpu, Accelerator]), None);
-        assert_eq!(cpu_gpu_pair([]), None);
-    }
-
-    #[test]
-    fn the_section_names_the_pair_only_among_more_devices() {
-        let selected = |index, name: &str, kind| Selected {
-            info: opencl_device(index, name, kind),
-            name: name.to_string(),
-            cache: None,
-        };
-        let devices = vec![
-            selected(0, "NVIDIA A100 <SXM>", DeviceKind::Gpu),
-            selected(1, "AMD EPYC 7763", DeviceKind::Cpu),
-        ];
-        assert_eq!(pair_note(&devices, 1, 0), "");
-        let mut three = devices;
-        three.push(selected(2, "Other CPU", DeviceKind::Cpu));
-        let note = pair_note(&three, 1, 0);
-        assert!(
-            note.starts_with(
-                "<p>Of the 3 devices analyzed, C is the first CPU, AMD EPYC 7763, and G the \
-                 first other device, NVIDIA A100 &lt;SXM&gt;."
-            ),
-            "{note}"
-        );
-        assert!(note.contains("<code>clflow split MANIFEST... --devices 1,0</code>"));
-    }
 }

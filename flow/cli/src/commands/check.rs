@@ -2,17 +2,17 @@
 //! baseline, and fail on regressions, for CI.
 
 use crate::failure::Failure;
-use crate::kernel_input::{self, manifest_failure, KernelInput};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret_at_cache;
-use crate::stages::history;
 use clap::Args;
 use clflow_check::{
-    compare, count_metrics, device_metrics, render, updated_baseline, Baseline, CheckError,
-    Comparison, Measurement, Suite, SuiteManifest, TimedRun,
+    compare, count_metrics, device_metrics, render, updated_baseline, Baseline, Comparison,
+    Measurement, Suite, SuiteManifest, TimedRun,
 };
-use clflow_core::Launch;
-use clflow_interp::{OpSet, OutputBuffer, RunOptions};
+use clflow_interp::{OpSet, RunOptions};
+use clflow_pipeline::count::interpret_at_cache;
+use clflow_pipeline::device::time_for_check;
+use clflow_pipeline::history;
+use clflow_pipeline::input as kernel_input;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
     /// Time the kernels on these devices (overrides the suite's `devices`).
-    #[arg(long, value_name = "SEL", num_args = 1..)]
+    /// Repeat the flag or separate them with commas (`-d 0,gpu`).
+    #[arg(long = "device", short = 'd', visible_alias = "devices", value_name = "SEL",
+          value_delimiter = ',', value_parser = super::selector)]
     devices: Vec<String>,
     /// Take timings from results recorded elsewhere (results.json or a measurements CSV).
     #[arg(long, value_name = "FILE", num_args = 1..)]
@@ -76,21 +78,8 @@ pub struct CheckArgs {
     no_history: bool,
 }
 
-/// Times one kernel on the selected devices, checking its outputs against
-/// the interpreter's (`reference`).
-pub type DeviceTimer = fn(
-    &KernelInput,
-    &Launch,
-    &[OutputBuffer],
-    &[String],
-    Verbosity,
-) -> crate::Result<Vec<TimedRun>>;
-
-/// The device timer `check` uses: `clflow run`'s.
-const TIMER: DeviceTimer = super::run::time_for_check;
-
 pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let suite = Suite::load(&args.suite).map_err(check_failure)?;
+    let suite = Suite::load(&args.suite)?;
     let baseline_path = args
         .baseline
         .clone()
@@ -98,7 +87,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let baseline = match Baseline::load(&baseline_path) {
         Ok(b) => Some(b),
         Err(_) if args.update && !baseline_path.exists() => None,
-        Err(e) => return Err(check_failure(e)),
+        Err(e) => return Err(e.into()),
     };
     if let Some(b) = baseline.as_ref().filter(|_| !args.update) {
         if b.ops != suite.ops
@@ -179,7 +168,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
 
     if !args.no_history {
-        history::record(args.store.as_deref(), &entries, verbosity);
+        history::record(args.store.as_deref(), &entries, &verbosity);
     }
 
     let comparison = compare(&suite, baseline.as_ref(), &measured);
@@ -195,9 +184,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
                 comparison.summary.failed
             )));
         }
-        updated_baseline(&suite, baseline.as_ref(), &measured)
-            .save(&baseline_path)
-            .map_err(check_failure)?;
+        updated_baseline(&suite, baseline.as_ref(), &measured).save(&baseline_path)?;
         verbosity.note(format!(
             "baseline written: {} ({} kernels)",
             baseline_path.display(),
@@ -250,13 +237,12 @@ fn measure(
     recorded: &[clflow_metrics::ResultSet],
     verbosity: Verbosity,
 ) -> crate::Result<(Measurement, Vec<clflow_history::Entry>)> {
-    let input = kernel_input::prepare(&manifest.path, "", true, verbosity)?;
+    let input = kernel_input::prepare(&manifest.path, "", true, &verbosity)?;
     let launch = input
         .manifest
         .as_ref()
         .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.path.display())))?
-        .materialize()
-        .map_err(manifest_failure)?;
+        .materialize()?;
     let options = RunOptions {
         line_bytes: suite.line_bytes,
         ..RunOptions::default()
@@ -268,14 +254,20 @@ fn measure(
         Cow::Borrowed(&launch),
         &options,
         suite.cache,
-        verbosity,
+        &verbosity,
     )?;
     let report = result.counts.report(ops);
     let counts = count_metrics(&report, traffic.as_ref());
 
     let mut runs: Vec<TimedRun> = recorded_runs(recorded, &launch.kernel);
     if !devices.is_empty() {
-        runs.extend(TIMER(&input, &launch, &result.buffers, devices, verbosity)?);
+        runs.extend(time_for_check(
+            &input,
+            &launch,
+            &result.buffers,
+            devices,
+            &verbosity,
+        )?);
     }
     let mut by_device: BTreeMap<String, Vec<&TimedRun>> = BTreeMap::new();
     for run in &runs {
@@ -320,13 +312,7 @@ fn measure(
 fn read_recorded(paths: &[PathBuf]) -> crate::Result<Vec<clflow_metrics::ResultSet>> {
     paths
         .iter()
-        .map(|path| {
-            clflow_metrics::read_input(path).map_err(|e| Failure {
-                kind: e.kind(),
-                message: e.to_string(),
-                hint: Some(e.hint().to_string()),
-            })
-        })
+        .map(|path| clflow_metrics::read_input(path).map_err(Failure::from))
         .collect()
 }
 
@@ -342,12 +328,4 @@ fn recorded_runs(recorded: &[clflow_metrics::ResultSet], kernel: &str) -> Vec<Ti
             time_spread: None,
         })
         .collect()
-}
-
-fn check_failure(err: CheckError) -> Failure {
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: err.hint.clone(),
-    }
 }

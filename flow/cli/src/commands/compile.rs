@@ -2,11 +2,11 @@
 //! module holds.
 
 use crate::failure::Failure;
-use crate::kernel_input;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_compile::Compiled;
 use clflow_core::KernelSignature;
+use clflow_pipeline::input as kernel_input;
 use clflow_spirv::{ModuleSummary, ReflectedKernel};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -60,8 +60,12 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let input =
-        kernel_input::prepare(&args.kernel, &args.build_options, !args.no_cache, verbosity)?;
+    let input = kernel_input::prepare(
+        &args.kernel,
+        &args.build_options,
+        !args.no_cache,
+        &verbosity,
+    )?;
     if let (Some(manifest), Some(kernel)) = (&input.manifest, input.launched_kernel()) {
         verbosity.note(format!(
             "{}: launches `{}` over {} work-items; its {} arguments match the kernel",

@@ -2,13 +2,13 @@
 //! inputs, and report operations W, memory traffic Q and intensity I.
 
 use crate::failure::Failure;
-use crate::kernel_input::{self, manifest_failure};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret_at_cache;
-use crate::stages::profile;
-use crate::stages::traffic::{parse_cache, render_text};
 use clap::Args;
 use clflow_interp::RunOptions;
+use clflow_pipeline::count::interpret_at_cache;
+use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::profile;
+use clflow_pipeline::traffic::{parse_cache, render_text};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -58,13 +58,13 @@ pub struct CountArgs {
     #[arg(long, value_name = "SET", default_value = "arith")]
     ops: String,
     /// Cache-line size in bytes for compulsory traffic (a power of two).
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = super::line_size)]
     line_bytes: u64,
     /// Instructions one work-item may execute before it is stopped.
     #[arg(long, value_name = "N", default_value_t = RunOptions::default().max_steps)]
     max_steps: u64,
-    /// Worker threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Worker threads, 1 to 256 (default: every core).
+    #[arg(long, value_name = "N", value_parser = super::thread_count)]
     threads: Option<usize>,
     /// Write each output buffer (access wo or rw) to DIR/<name>.bin, raw little-endian.
     #[arg(long, value_name = "DIR")]
@@ -85,25 +85,13 @@ struct TracedReport {
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops = crate::stages::count::parse_ops(&args.ops)?;
+    let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     // The profiles are read only when --cache may name one.
     let cache = match args.cache.as_deref() {
-        Some(text) => Some(parse_cache(text, &profile::catalog(verbosity))?),
+        Some(text) => Some(parse_cache(text, &profile::catalog(&verbosity))?),
         None => None,
     };
-    if !kernel_input::is_manifest(&args.manifest) {
-        return Err(Failure::input(format!(
-            "{}: `clflow count` needs a manifest (.toml or .sim), which gives the kernel's inputs",
-            args.manifest.display()
-        ))
-        .with_hint("see kernels/*/ for example manifests"));
-    }
-    let input = kernel_input::prepare(&args.manifest, "", true, verbosity)?;
-    let manifest = input
-        .manifest
-        .as_ref()
-        .ok_or_else(|| Failure::input("no manifest"))?;
-    let launch = manifest.materialize().map_err(manifest_failure)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "count", &verbosity)?;
     let options = RunOptions {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,
@@ -115,7 +103,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         Cow::Owned(launch),
         &options,
         cache.as_ref().map(|c| c.spec),
-        verbosity,
+        &verbosity,
     )?;
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;

@@ -4,14 +4,13 @@
 
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
-use crate::stages::traffic::device_cache;
 use clap::Args;
 use clflow_devices::power::{choose_sensor, PowerImport, PowerSource, SensorOptions};
 use clflow_devices::{
-    DatasheetProfile, DeviceIdentity, DevicesError, MeasuredStore, Metric, ProfileCatalog,
-    ProfileOrigin,
+    DatasheetProfile, DeviceIdentity, MeasuredStore, Metric, ProfileCatalog, ProfileOrigin,
 };
 use clflow_ocl::{DeviceInfo, DeviceKind, OclError};
+use clflow_pipeline::traffic::device_cache;
 use clflow_traffic::format_size;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -67,7 +66,7 @@ pub struct DevicesArgs {
 }
 
 pub fn run(args: DevicesArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let catalog = ProfileCatalog::load(args.profiles_dir.as_deref()).map_err(devices_failure)?;
+    let catalog = ProfileCatalog::load(args.profiles_dir.as_deref())?;
     if let Some(dir) = catalog.user_dir() {
         verbosity.detail(format!("profiles: built in, plus {}", dir.display()));
     }
@@ -75,10 +74,20 @@ pub fn run(args: DevicesArgs, verbosity: Verbosity) -> crate::Result<()> {
         return list_profiles(&catalog, args.json);
     }
     let import = match &args.power_import {
-        Some(path) => Some(Arc::new(PowerImport::load(path).map_err(devices_failure)?)),
+        Some(path) => Some(Arc::new(PowerImport::load(path)?)),
         None => None,
     };
-    let devices = clflow_ocl::discover().map_err(ocl_failure)?;
+    let devices = clflow_ocl::discover().map_err(|err| {
+        let hint = matches!(err, OclError::NoPlatform { .. } | OclError::NoDevice { .. });
+        let failure = Failure::from(err);
+        if hint {
+            failure.with_hint(
+                "`clflow devices --profiles` lists the datasheet profiles without OpenCL",
+            )
+        } else {
+            failure
+        }
+    })?;
     let store = MeasuredStore::from_env();
     let mut options = SensorOptions::from_env();
     options.import = import;
@@ -488,32 +497,6 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
-    }
-}
-
-fn devices_failure(err: DevicesError) -> Failure {
-    let hint = err.hint();
-    let failure = Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: None,
-    };
-    match hint {
-        Some(hint) => failure.with_hint(hint),
-        None => failure,
-    }
-}
-
-fn ocl_failure(err: OclError) -> Failure {
-    let failure = Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: None,
-    };
-    match err {
-        OclError::NoPlatform { .. } | OclError::NoDevice { .. } => failure
-            .with_hint("`clflow devices --profiles` lists the datasheet profiles without OpenCL"),
-        _ => failure,
     }
 }
 

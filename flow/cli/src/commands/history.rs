@@ -4,7 +4,7 @@
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_history::{plot::TrendPlot, HistoryError, Point, Store, TrendQuery};
+use clflow_history::{plot::TrendPlot, Point, Store, TrendQuery};
 use clflow_metrics::format_number;
 use std::path::PathBuf;
 
@@ -51,15 +51,15 @@ pub struct HistoryArgs {
 }
 
 pub fn run(args: HistoryArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let path = clflow_history::store_path(args.store.as_deref()).map_err(history_failure)?;
+    let path = clflow_history::store_path(args.store.as_deref())?;
     if !path.exists() {
         return Err(Failure::input(format!("{}: no history store here yet", path.display()))
             .with_hint("`clflow check` (and later run and analyze) record into it; --store PATH names another"));
     }
     verbosity.detail(format!("history store: {}", path.display()));
-    let store = Store::open(&path).map_err(history_failure)?;
+    let store = Store::open(&path)?;
     let Some(kernel) = args.kernel.clone() else {
-        let kernels = store.kernels().map_err(history_failure)?;
+        let kernels = store.kernels()?;
         if args.json {
             return print_json(&kernels);
         }
@@ -76,13 +76,11 @@ pub fn run(args: HistoryArgs, verbosity: Verbosity) -> crate::Result<()> {
         }
         return Ok(());
     };
-    let points = store
-        .trend(&TrendQuery {
-            kernel: kernel.clone(),
-            device: args.device.clone(),
-            limit: args.limit,
-        })
-        .map_err(history_failure)?;
+    let points = store.trend(&TrendQuery {
+        kernel: kernel.clone(),
+        device: args.device.clone(),
+        limit: args.limit,
+    })?;
     if points.is_empty() {
         return Err(Failure::input(format!(
             "{}: no entries for kernel `{kernel}`{}",
@@ -100,9 +98,7 @@ pub fn run(args: HistoryArgs, verbosity: Verbosity) -> crate::Result<()> {
         args.metric.clone()
     };
     if let Some(file) = &args.plot {
-        let svg = TrendPlot::new(&kernel, &points, &metrics)
-            .to_svg()
-            .map_err(history_failure)?;
+        let svg = TrendPlot::new(&kernel, &points, &metrics).to_svg()?;
         std::fs::write(file, svg)
             .map_err(|e| Failure::input(format!("--plot: cannot write {}: {e}", file.display())))?;
         verbosity.note(format!("wrote {}", file.display()));
@@ -160,12 +156,4 @@ fn table(points: &[Point], metrics: &[String]) -> String {
     std::iter::once(line(&header))
         .chain(rows.iter().map(|r| line(r)))
         .collect()
-}
-
-fn history_failure(err: HistoryError) -> Failure {
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: err.hint().map(str::to_string),
-    }
 }

@@ -30,6 +30,38 @@ pub enum Command {
     Predict(predict::PredictArgs),
 }
 
+/// A device selector flag's value: an index in `clflow devices`, a part of
+/// a device's name, or a profile's name; never empty.
+pub fn selector(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(
+            "give a device index or a part of a device's name (see `clflow devices`)".into(),
+        );
+    }
+    Ok(text.to_string())
+}
+
+/// `--line-bytes`: a cache line's size, a power of two.
+pub fn line_size(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n.is_power_of_two() => Ok(n),
+        _ => Err("give a power of two, e.g. 64".into()),
+    }
+}
+
+/// The most worker threads a count may ask for: far beyond any machine's
+/// cores, and well below what the system will spawn.
+const MAX_THREADS: usize = 256;
+
+/// `--threads`: 1 to [`MAX_THREADS`].
+pub fn thread_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!("give a number of threads from 1 to {MAX_THREADS}")),
+    }
+}
+
 pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
     match command {
         Command::Compile(args) => compile::run(args, verbosity),

@@ -1,26 +1,22 @@
 //! `clflow predict`: each model's predicted kernel time (and energy) beside
 //! the measured one, with the absolute percentage error.
 
-use crate::commands::run::prepare_manifest;
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret_traced;
-use crate::stages::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
-use crate::stages::profile::{self, measured_or_datasheet};
-use crate::stages::progress;
-use crate::stages::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
-};
 use clap::Args;
 use clflow_bench::{device_rates, Mode};
 use clflow_interp::RunOptions;
 use clflow_metrics::Unit;
 use clflow_ocl::{discover, select_device, DeviceSelector};
-use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
-use clflow_report::prediction::{
-    boat_hull_chart, energy_roofline_chart, quadrant_split_chart, QuadrantDevice,
+use clflow_pipeline::count::interpret_traced;
+use clflow_pipeline::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
+use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::profile::{self, measured_or_datasheet};
+use clflow_pipeline::traffic::{
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
-use clflow_report::Section;
+use clflow_pipeline::Observer;
+use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -54,8 +50,10 @@ pub struct PredictArgs {
     /// The kernel manifest (.toml or Oclgrind .sim).
     #[arg(value_name = "MANIFEST")]
     manifest: PathBuf,
-    /// Device selectors: indexes in `clflow devices` or parts of names.
-    #[arg(long, short = 'd', value_name = "SEL", num_args = 1.., required = true)]
+    /// Devices: indexes in `clflow devices` or parts of names; repeat the flag or separate
+    /// them with commas (`-d 0,gpu`).
+    #[arg(long = "device", short = 'd', visible_alias = "devices", value_name = "SEL",
+          value_delimiter = ',', value_parser = super::selector, required = true)]
     device: Vec<String>,
     /// Print every prediction and its inputs as JSON on stdout.
     #[arg(long)]
@@ -92,16 +90,17 @@ struct Document<'a> {
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops = crate::stages::count::parse_ops(&args.ops)?;
-    crate::stages::device::check_min_time(args.min_time)?;
-    let catalog = profile::catalog(verbosity);
+    let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
+    clflow_pipeline::device::check_min_time(args.min_time)?;
+    let catalog = profile::catalog(&verbosity);
     let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
-    let (input, launch) = prepare_manifest(&args.manifest, "predict", verbosity)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "predict", &verbosity)?;
     let devices = args
         .device
         .iter()
         .map(|text| {
-            select_device(Some(&DeviceSelector::parse(text))).map_err(|e| ocl_failure(e, verbosity))
+            select_device(Some(&DeviceSelector::parse(text)))
+                .map_err(|e| ocl_failure(e, &verbosity))
         })
         .collect::<crate::Result<Vec<_>>>()?;
     let caches: Vec<Option<DeviceCache>> = devices
@@ -111,16 +110,17 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             device_cache(chosen_cache.as_ref(), &d.info, datasheet)
         })
         .collect();
-    let spinner = progress::spinner(verbosity, "count", "interpreting, cache simulation");
+    let spinner = verbosity.phase("count");
+    spinner.set_message("interpreting, cache simulation");
     let counted = interpret_traced(
         &args.manifest,
         &input.module,
         Cow::Borrowed(&launch),
         &RunOptions::default(),
         TrafficAnalysis::new(&line_sizes(&caches)),
-        verbosity,
+        &verbosity,
     );
-    spinner.finish_and_clear();
+    drop(spinner);
     let (counted, traffic_report) = counted?;
     let facts = KernelFacts::from_counts(&launch.kernel, &counted.counts, &ops, &launch);
     let mut traffic = Vec::new();
@@ -153,7 +153,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             }
         };
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(device, datasheet, mode, verbosity);
+        let measured = measured_or_datasheet(device, &all, datasheet, mode, &verbosity);
         let rates = device_rates(&name, measured.as_ref(), datasheet);
         for note in &rates.notes {
             verbosity.note(format!("{name}: {note}"));
@@ -161,17 +161,17 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         let measurement = if args.no_run {
             Measured::default()
         } else {
-            let bar = progress::bar(verbosity, 0, "run");
+            let bar = verbosity.phase("run");
             let outcome = run_on_device(
                 device,
                 &all,
                 datasheet,
                 &KernelOnDevice::new(&input, &launch, Some(&counted.buffers)),
                 &plan,
-                &bar,
-                verbosity,
+                &*bar,
+                &verbosity,
             );
-            bar.finish_and_clear();
+            drop(bar);
             let run = outcome?.to_metrics_run(&launch.kernel, &name);
             Measured {
                 time_s: run.time.map(|f| f.value),
@@ -182,17 +182,13 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
 
     if let Some(dir) = &args.charts {
-        let section = report_section(&predictions);
+        let section = clflow_report::prediction::report_section(&predictions);
         let written = clflow_report::write_report_with(
             &clflow_metrics::ResultSet::default(),
             dir,
             &[section],
         )
-        .map_err(|e| Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hint: Some(e.hint().into()),
-        })?;
+        .map_err(Failure::from)?;
         verbosity.note(format!(
             "wrote {} files to {}",
             written.files.len(),
@@ -208,74 +204,6 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     } else {
         print!("{}", render(&facts, &predictions, &traffic));
         Ok(())
-    }
-}
-
-/// The predictions as a report section: their table, each device's boat
-/// hull, the kernel's quadrant split over the devices, the energy roofline.
-pub fn report_section(predictions: &[Predictions]) -> Section {
-    let refs: Vec<&Predictions> = predictions.iter().collect();
-    let mut charts = Vec::new();
-    for (k, p) in predictions.iter().enumerate() {
-        if let Some(plot) = boat_hull_chart(p) {
-            charts.push((
-                format!("boat-hull-{k}"),
-                format!(
-                    "Boat hull model of {} on {}: predicted time against complexity, class \
-                     parameters from the interpretation; the kernel's prediction and measurement",
-                    p.kernel, p.device
-                ),
-                plot,
-            ));
-        }
-    }
-    let mut kernels: Vec<&str> = predictions.iter().map(|p| p.kernel.as_str()).collect();
-    kernels.dedup();
-    for (k, kernel) in kernels.iter().enumerate() {
-        let on: Vec<&Predictions> = predictions.iter().filter(|p| p.kernel == *kernel).collect();
-        let devices: Vec<QuadrantDevice> = on
-            .iter()
-            .filter_map(|p| {
-                let q = p.quantitative.prediction.as_ref()?;
-                Some(QuadrantDevice {
-                    name: p.device.clone(),
-                    bandwidth: q.device.b_mem,
-                    throughput: q.adjusted_peak,
-                })
-            })
-            .collect();
-        let intensity = on
-            .iter()
-            .find_map(|p| p.quantitative.prediction.as_ref())
-            .map(|q| q.kernel_intensity);
-        if let Some(plot) = intensity.and_then(|i| quadrant_split_chart(kernel, i, &devices)) {
-            charts.push((
-                format!("quadrant-split-{k}"),
-                format!(
-                    "Quadrant split of {kernel}: each device at its bandwidth and adjusted \
-                     throughput T'_op; devices above the kernel's line run it memory bound"
-                ),
-                plot,
-            ));
-        }
-    }
-    if let Some(plot) = energy_roofline_chart(&refs) {
-        charts.push((
-            "energy-roofline".into(),
-            "Energy roofline: operations per joule against intensity, from ε_op, ε_mem and π₀ \
-             fitted to the microbenchmarks' power"
-                .into(),
-            plot,
-        ));
-    }
-    let file = serde_json::to_string_pretty(predictions)
-        .ok()
-        .map(|text| ("predictions.json".to_string(), text));
-    Section {
-        heading: "Predicted time".into(),
-        html: clflow_report::prediction::predictions_table(&refs),
-        charts,
-        file,
     }
 }
 

@@ -3,9 +3,9 @@
 
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
-use crate::stages::split::{SplitReport, SECTION_HEADING};
 use clap::Args;
 use clflow_metrics::{paper, read_input, results_document, ResultSet, CSV_COLUMNS};
+use clflow_pipeline::split::{SplitReport, SECTION_HEADING};
 use clflow_predict::Predictions;
 use clflow_report::traffic::{traffic_section, KernelTraffic};
 use clflow_report::ReportSection;
@@ -84,7 +84,7 @@ pub fn run(args: ReportArgs, verbosity: Verbosity) -> crate::Result<()> {
     };
     let mut extra = ExtraSections::default();
     for path in &args.inputs {
-        let input = read_input(path).map_err(|e| Failure::input(&e).with_hint(e.hint()))?;
+        let input = read_input(path).map_err(Failure::from)?;
         verbosity.detail(format!(
             "{}: {} kernels, {} devices, {} runs",
             path.display(),
@@ -120,14 +120,8 @@ pub fn run(args: ReportArgs, verbosity: Verbosity) -> crate::Result<()> {
         };
         PathBuf::from("reports").join(name)
     });
-    let written =
-        clflow_report::write_report_sections(&set, &out, &extra.sections()).map_err(|e| {
-            Failure {
-                kind: e.kind(),
-                message: e.to_string(),
-                hint: Some(e.hint().into()),
-            }
-        })?;
+    let written = clflow_report::write_report_sections(&set, &out, &extra.sections())
+        .map_err(Failure::from)?;
     verbosity.note(format!(
         "wrote {} files to {}; open {}",
         written.files.len(),
@@ -211,7 +205,7 @@ impl ExtraSections {
         let predictions = self
             .predictions
             .as_deref()
-            .map(crate::commands::predict::report_section);
+            .map(clflow_report::prediction::report_section);
         traffic
             .into_iter()
             .chain(predictions)

@@ -2,19 +2,17 @@
 //! that the device computes what the interpreter computes.
 
 use crate::failure::Failure;
-use crate::kernel_input::{self, manifest_failure, KernelInput};
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret;
-use crate::stages::device::{ocl_failure, run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
-use crate::stages::{history, profile, progress};
 use clap::Args;
-use clflow_check::TimedRun;
-use clflow_core::Launch;
-use clflow_interp::{OutputBuffer, RunOptions};
 use clflow_metrics::Unit;
 use clflow_ocl::{discover, select_device, DeviceSelector};
-use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use clflow_pipeline::device::reference_outputs;
+use clflow_pipeline::device::{ocl_failure, run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
+use clflow_pipeline::history::history_entry;
+use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::Observer;
+use clflow_pipeline::{history, profile};
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -68,7 +66,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
-    crate::stages::device::check_min_time(args.min_time)?;
+    clflow_pipeline::device::check_min_time(args.min_time)?;
     if args.repetitions == Some(0) {
         return Err(Failure::input("--repetitions 0: time at least one launch"));
     }
@@ -77,10 +75,10 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
         repetitions: args.repetitions,
         ..TimingPlan::default()
     };
-    let (input, launch) = prepare_manifest(&args.manifest, "run", verbosity)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "run", &verbosity)?;
     // The device is checked before the interpreter spends its time.
     let selector = DeviceSelector::parse(&args.device);
-    let device = select_device(Some(&selector)).map_err(|e| ocl_failure(e, verbosity))?;
+    let device = select_device(Some(&selector)).map_err(|e| ocl_failure(e, &verbosity))?;
     let reference = if args.no_compare {
         None
     } else {
@@ -88,23 +86,23 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
             &args.manifest,
             &input,
             &launch,
-            verbosity,
+            &verbosity,
         )?)
     };
     let all = discover().unwrap_or_default();
-    let catalog = profile::catalog(verbosity);
+    let catalog = profile::catalog(&verbosity);
     let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-    let bar = progress::bar(verbosity, 0, "run");
+    let bar = verbosity.phase("run");
     let outcome = run_on_device(
         &device,
         &all,
         datasheet,
         &KernelOnDevice::new(&input, &launch, reference.as_deref()),
         &plan,
-        &bar,
-        verbosity,
+        &*bar,
+        &verbosity,
     );
-    bar.finish_and_clear();
+    drop(bar);
     let device_run = outcome?;
 
     if !args.no_history {
@@ -114,7 +112,7 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
             &input.source,
             &device_run,
         )];
-        history::record(args.store.as_deref(), &entries, verbosity);
+        history::record(args.store.as_deref(), &entries, &verbosity);
     }
     if args.json {
         print_json(&device_run)?;
@@ -134,109 +132,6 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Loads and compiles a manifest (a manifest is required: it gives the inputs).
-pub fn prepare_manifest(
-    manifest: &Path,
-    command: &str,
-    verbosity: Verbosity,
-) -> crate::Result<(KernelInput, Launch)> {
-    if !kernel_input::is_manifest(manifest) {
-        return Err(Failure::input(format!(
-            "{}: `clflow {command}` needs a manifest (.toml or .sim), which gives the kernel's inputs",
-            manifest.display()
-        ))
-        .with_hint("see kernels/*/ for example manifests"));
-    }
-    let input = kernel_input::prepare(manifest, "", true, verbosity)?;
-    let launch = input
-        .manifest
-        .as_ref()
-        .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.display())))?
-        .materialize()
-        .map_err(manifest_failure)?;
-    Ok((input, launch))
-}
-
-/// The interpreter's output buffers, to compare the device's with.
-fn reference_outputs(
-    manifest: &Path,
-    input: &KernelInput,
-    launch: &Launch,
-    verbosity: Verbosity,
-) -> crate::Result<Vec<OutputBuffer>> {
-    let spinner = progress::spinner(verbosity, "count", "interpreting for reference outputs");
-    let result = interpret(
-        manifest,
-        &input.module,
-        Cow::Borrowed(launch),
-        &RunOptions::default(),
-        verbosity,
-    );
-    spinner.finish_and_clear();
-    Ok(result?.buffers)
-}
-
-/// The device metrics of a run as `check` compares them, for the history.
-pub fn history_entry(
-    command: &str,
-    manifest: &Path,
-    source: &Path,
-    run: &DeviceRun,
-) -> clflow_history::Entry {
-    let mut entry = history::entry(command, &run.kernel, manifest, source);
-    entry.device = Some(run.device.clone());
-    entry.driver = Some(run.driver.clone());
-    entry
-        .metrics
-        .push(history::metric("T", run.timing.median_s));
-    entry
-}
-
-/// `check`'s device timer: each selector's device, timed with the default
-/// plan; a wrong result fails the check.
-pub fn time_for_check(
-    input: &KernelInput,
-    launch: &Launch,
-    reference: &[OutputBuffer],
-    selectors: &[String],
-    verbosity: Verbosity,
-) -> crate::Result<Vec<TimedRun>> {
-    let all = discover().map_err(|e| ocl_failure(e, verbosity))?;
-    let catalog = profile::catalog(verbosity);
-    let mut runs = Vec::new();
-    for text in selectors {
-        let device = select_device(Some(&DeviceSelector::parse(text)))
-            .map_err(|e| ocl_failure(e, verbosity))?;
-        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        let bar = progress::bar(verbosity, 0, "time");
-        let outcome = run_on_device(
-            &device,
-            &all,
-            datasheet,
-            &KernelOnDevice::new(input, launch, Some(reference)),
-            &TimingPlan::default(),
-            &bar,
-            verbosity,
-        );
-        bar.finish_and_clear();
-        let run = outcome?;
-        if run.outputs.is_wrong() {
-            return Err(Failure::analysis(format!(
-                "kernel `{}` on {}: {}",
-                run.kernel,
-                run.device,
-                run.outputs.summary()
-            )));
-        }
-        runs.push(TimedRun {
-            run: run.to_metrics_run(&run.kernel, &run.device),
-            driver: Some(run.driver.clone()),
-            time_spread: run.timing.cv,
-        });
-    }
-    Ok(runs)
 }
 
 /// The run as a short table on stdout.

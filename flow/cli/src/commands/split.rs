@@ -2,18 +2,18 @@
 //! or a suite of them) split between two devices: each device alone, the
 //! perfect data partition and its fraction, every code partition, and the
 //! PerDome plot over (I_C, I_G). The model lives in `clflow-split` and the
-//! bounds' ceilings, text and plot in `stages::split` (`analyze` reports
+//! bounds' ceilings, text and plot in `clflow_pipeline::split` (`analyze` reports
 //! them too); this command names the devices, counts the kernels and prints.
 
-use crate::commands::run::prepare_manifest;
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
-use crate::stages::count::interpret;
-use crate::stages::profile;
-use crate::stages::split::{split, Counted, NamedDevice, Traffic};
 use clap::Args;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::format_number;
+use clflow_pipeline::count::interpret;
+use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::profile;
+use clflow_pipeline::split::{split, Counted, NamedDevice, Traffic};
 use clflow_report::perdome::write_perdome;
 use clflow_split::Transfers;
 use std::borrow::Cow;
@@ -54,19 +54,20 @@ pub struct SplitArgs {
     #[arg(value_name = "MANIFEST", required = true)]
     manifests: Vec<PathBuf>,
     /// The two devices, C then G: datasheet profile names or OpenCL selectors.
-    #[arg(long, value_name = "C,G", value_delimiter = ',', required = true)]
+    #[arg(long = "device", short = 'd', visible_alias = "devices", value_name = "C,G",
+          value_delimiter = ',', value_parser = super::selector, required = true)]
     devices: Vec<String>,
     /// Which operations W counts (see `clflow count --help`).
     #[arg(long, value_name = "SET", default_value = "arith")]
     ops: String,
     /// Which Q bounds the traffic.
-    #[arg(long, value_enum, default_value_t = Traffic::Compulsory)]
+    #[arg(long, default_value = "compulsory", value_parser = traffic_figure())]
     traffic: Traffic,
     /// Leave host-link transfers out, as the paper does.
     #[arg(long)]
     no_transfers: bool,
     /// Cache-line size in bytes for compulsory traffic.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = super::line_size)]
     line_bytes: u64,
     /// Write the PerDome plot (perdome.svg, perdome.png) into DIR.
     #[arg(short, long, value_name = "DIR")]
@@ -77,7 +78,7 @@ pub struct SplitArgs {
 }
 
 pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let ops = crate::stages::count::parse_ops(&args.ops)?;
+    let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     if args.devices.len() != 2 {
         return Err(Failure::input(format!(
             "--devices {}: name exactly two devices, C then G",
@@ -87,18 +88,12 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
             "e.g. --devices xeon-phi-5110p,tesla-k20; `clflow devices --profiles` lists the names",
         ));
     }
-    if !args.line_bytes.is_power_of_two() {
-        return Err(Failure::input(format!(
-            "--line-bytes {}: give a power of two",
-            args.line_bytes
-        )));
-    }
     // Names are checked before the count stage spends its time.
-    let catalog = profile::catalog(verbosity);
+    let catalog = profile::catalog(&verbosity);
     let named: Vec<NamedDevice> = args
         .devices
         .iter()
-        .map(|text| NamedDevice::resolve(text, &catalog, verbosity))
+        .map(|text| NamedDevice::resolve(text, &catalog, &verbosity))
         .collect::<crate::Result<_>>()?;
 
     let counted = count_all(&args, &ops, verbosity)?;
@@ -117,8 +112,7 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
             ))
             .with_hint("the kernels move no global memory (Q = 0); the bounds above need no plot")
         })?;
-        let files = write_perdome(&plot, dir, "perdome")
-            .map_err(|e| Failure::input(&e).with_hint(e.hint()))?;
+        let files = write_perdome(&plot, dir, "perdome").map_err(Failure::from)?;
         for file in files {
             verbosity.note(format!("wrote {}", file.display()));
         }
@@ -140,13 +134,13 @@ fn count_all(args: &SplitArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Resu
     };
     let mut counted: Vec<Counted> = Vec::new();
     for manifest in &args.manifests {
-        let (input, launch) = prepare_manifest(manifest, "split", verbosity)?;
+        let (input, launch) = prepare_manifest(manifest, "split", &verbosity)?;
         let result = interpret(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &options,
-            verbosity,
+            &verbosity,
         )?;
         let name = unique_name(&launch.kernel, manifest, &counted);
         let kernel = Counted::new(manifest, name, &result.counts, ops, args.traffic, &launch);
@@ -181,4 +175,11 @@ fn unique_name(kernel: &str, manifest: &Path, earlier: &[Counted]) -> String {
         n += 1;
     }
     name
+}
+
+/// `--traffic`: the figures the bounds can use, listed in `--help`.
+fn traffic_figure() -> impl clap::builder::TypedValueParser<Value = Traffic> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Traffic::ALL.map(Traffic::name))
+        .try_map(|text| text.parse::<Traffic>())
 }

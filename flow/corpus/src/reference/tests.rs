@@ -3,6 +3,7 @@
 
 use crate::args::to_bytes;
 use crate::{check_outputs, expected_outputs, Case, CheckError, Expected};
+use clflow_core::Diagnostic;
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
 
 fn buffer<T: crate::args::Element>(name: &str, ty: ScalarType, values: &[T]) -> LaunchArg {

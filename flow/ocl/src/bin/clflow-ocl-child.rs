@@ -2,6 +2,7 @@
 //! scratch directory (see `clflow_ocl::child`) on the OpenCL library its
 //! environment selects, and writes the answer back there.
 
+use clflow_core::Diagnostic;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

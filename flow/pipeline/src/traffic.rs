@@ -3,9 +3,9 @@
 //! reports), the kernel's DRAM traffic Q through it from the cache
 //! simulation, and how its accesses coalesce.
 
-use crate::failure::Failure;
+use crate::Error;
+use clflow_counts::group_digits;
 use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
-use clflow_interp::counts::group_digits;
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
 use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
@@ -25,13 +25,13 @@ pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<Device
     };
     match catalog.get(text.trim()) {
         Some(profile) => cache_of(Some(profile), 0, 0).ok_or_else(|| {
-            Failure::input(format!(
+            Error::input(format!(
                 "--cache {text}: the datasheet profile states no last-level cache"
             ))
             .with_hint("give the size instead, e.g. --cache 40MiB/128")
         }),
         None => Err(
-            Failure::input(format!("--cache {text}: {size_error}")).with_hint(
+            Error::input(format!("--cache {text}: {size_error}")).with_hint(
                 "give SIZE[/LINE] (e.g. 40MiB/128) or a datasheet profile's name \
              (`clflow devices --profiles` lists them)",
             ),

@@ -2,10 +2,11 @@
 //! OpenCL C file, or a manifest that names one) to a compiled, reflected
 //! module, with the manifest checked against the kernel's real signature.
 
-use crate::failure::Failure;
-use crate::output::Verbosity;
+use crate::Error;
+use crate::Observer;
 use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
-use clflow_manifest::{IntegerSigns, Manifest, ManifestError};
+use clflow_core::Launch;
+use clflow_manifest::{IntegerSigns, Manifest};
 use clflow_spirv::{Module, ReflectedKernel, SpirvError};
 use std::path::{Path, PathBuf};
 
@@ -45,11 +46,11 @@ pub fn prepare(
     path: &Path,
     extra_options: &str,
     use_cache: bool,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<KernelInput> {
     let mut manifest = if is_manifest(path) {
-        verbosity.detail(format!("manifest: {}", path.display()));
-        Some(Manifest::load(path).map_err(manifest_failure)?)
+        observer.detail(format!("manifest: {}", path.display()));
+        Some(Manifest::load(path).map_err(Error::from)?)
     } else {
         None
     };
@@ -61,27 +62,38 @@ pub fn prepare(
         None => (path.to_path_buf(), extra_options.to_string()),
     };
 
+    // The compiler's trace (the commands it runs) is said once it is done.
+    let trace = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let traced = trace.clone();
     let compiler = Compiler::discover()
         .map_err(compile_failure)?
-        .with_trace(move |line| verbosity.detail(format!("  {line}")));
+        .with_trace(move |line| {
+            if let Ok(mut lines) = traced.lock() {
+                lines.push(format!("  {line}"));
+            }
+        });
     if !use_cache {
-        verbosity.detail("compile cache: bypassed (--no-cache)");
+        observer.detail("compile cache: bypassed (--no-cache)");
     } else if let Some(dir) = compiler.cache_dir() {
-        verbosity.detail(format!("compile cache: {}", dir.display()));
+        observer.detail(format!("compile cache: {}", dir.display()));
     }
     let request = CompileRequest {
         use_cache,
         ..CompileRequest::new(&source, &build_options)
     };
-    let compiled = compiler.compile(&request).map_err(compile_failure)?;
+    let compiled = compiler.compile(&request);
+    for line in trace.lock().map(|l| l.clone()).unwrap_or_default() {
+        observer.detail(line);
+    }
+    let compiled = compiled.map_err(compile_failure)?;
     if !compiled.warnings.is_empty() {
-        verbosity.note(&compiled.warnings);
+        observer.note(&compiled.warnings);
     }
     for note in &compiled.notes {
-        verbosity.note(format!("clflow: note: {note}"));
+        observer.note(format!("clflow: note: {note}"));
     }
     if compiled.fallback_used {
-        verbosity.detail(
+        observer.detail(
             "built through the -O0 + opt-15 fallback (the -O2 module failed translation or validation)",
         );
     }
@@ -92,7 +104,7 @@ pub fn prepare(
     if let Some(manifest) = &mut manifest {
         let Some(kernel) = kernels.iter().find(|k| k.signature.name == manifest.kernel) else {
             let names: Vec<&str> = kernels.iter().map(|k| k.signature.name.as_str()).collect();
-            return Err(Failure::input(format!(
+            return Err(Error::input(format!(
                 "{}: kernel `{}` is not in {} (it has: {})",
                 path.display(),
                 manifest.kernel,
@@ -110,8 +122,8 @@ pub fn prepare(
         };
         manifest
             .check_signature_with(&kernel.signature, signs)
-            .map_err(manifest_failure)?;
-        verbosity.detail(format!("manifest matches {}", kernel.declaration()));
+            .map_err(Error::from)?;
+        observer.detail(format!("manifest matches {}", kernel.declaration()));
     }
 
     Ok(KernelInput {
@@ -132,29 +144,39 @@ fn join_options(first: &str, second: &str) -> String {
         .join(" ")
 }
 
-pub fn manifest_failure(err: ManifestError) -> Failure {
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: err.hint().map(str::to_string),
-    }
-}
-
-fn compile_failure(err: CompileError) -> Failure {
+fn compile_failure(err: CompileError) -> Error {
     if let CompileError::Diagnostics { diagnostics, .. } = &err {
         // Clang's own output, carets and notes included, comes first; the
         // error line below repeats its first error.
         eprintln!("{diagnostics}");
     }
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: err.hint(),
-    }
+    Error::from(err)
 }
 
-fn spirv_failure(err: SpirvError) -> Failure {
+fn spirv_failure(err: SpirvError) -> Error {
     // The module came from our own pipeline, so whatever is wrong with it
     // stops the analysis rather than blaming the user's input.
-    Failure::analysis(format!("compiled module: {err}"))
+    Error::analysis(format!("compiled module: {err}"))
+}
+
+/// Loads and compiles a manifest (a manifest is required: it gives the inputs).
+pub fn prepare_manifest(
+    manifest: &Path,
+    command: &str,
+    observer: &dyn Observer,
+) -> crate::Result<(KernelInput, Launch)> {
+    if !is_manifest(manifest) {
+        return Err(Error::input(format!(
+            "{}: `clflow {command}` needs a manifest (.toml or .sim), which gives the kernel's inputs",
+            manifest.display()
+        ))
+        .with_hint("see kernels/*/ for example manifests"));
+    }
+    let input = prepare(manifest, "", true, observer)?;
+    let launch = input
+        .manifest
+        .as_ref()
+        .ok_or_else(|| Error::input(format!("{}: not a manifest", manifest.display())))?
+        .materialize()?;
+    Ok((input, launch))
 }

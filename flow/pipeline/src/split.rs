@@ -3,14 +3,12 @@
 //! kernels and the two devices' ceilings to the bounds (`clflow-split`),
 //! their text and HTML, the PerDome plot and the report section.
 
-use crate::failure::Failure;
-use crate::output::Verbosity;
-use crate::stages::profile::{device_profile, FloatCeiling};
-use clap::ValueEnum;
+use crate::profile::{device_profile, FloatCeiling};
+use crate::Error;
+use crate::Observer;
 use clflow_core::{Access, ArgValue, Launch};
 use clflow_devices::{
-    DatasheetProfile, DeviceClass, DeviceIdentity, Figures, MeasuredProfile, MeasuredStore, Metric,
-    ProfileCatalog,
+    DatasheetProfile, DeviceClass, Figures, MeasuredProfile, MeasuredStore, Metric, ProfileCatalog,
 };
 use clflow_interp::{Counts, OpClass, OpSet};
 use clflow_metrics::{format_number, Ceilings, DeviceProfile, Figure, OpKind, Provenance, Unit};
@@ -33,7 +31,7 @@ const PLOT_STEPS: usize = 65;
 pub const SECTION_HEADING: &str = "CPU+GPU split (PerDome)";
 
 /// The traffic figure the bounds use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Traffic {
     /// Each cache line once (a cache that holds everything): the least
@@ -44,11 +42,24 @@ pub enum Traffic {
 }
 
 impl Traffic {
+    pub const ALL: [Traffic; 2] = [Traffic::Compulsory, Traffic::Accessed];
+
     pub fn name(self) -> &'static str {
         match self {
             Traffic::Compulsory => "compulsory",
             Traffic::Accessed => "accessed",
         }
+    }
+}
+
+impl std::str::FromStr for Traffic {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Traffic::ALL
+            .into_iter()
+            .find(|t| t.name() == text)
+            .ok_or_else(|| format!("`{text}` is not a traffic figure (compulsory, accessed)"))
     }
 }
 
@@ -132,15 +143,6 @@ fn transfer_bytes(launch: &Launch) -> u64 {
             _ => 0,
         })
         .sum()
-}
-
-pub fn split_failure(err: clflow_split::SplitError) -> Failure {
-    Failure {
-        kind: err.kind(),
-        message: err.to_string(),
-        hint: None,
-    }
-    .with_hint(err.hint())
 }
 
 /// The compute peak the application meets: the kind most of its in-set
@@ -239,7 +241,7 @@ impl NamedDevice {
     pub fn resolve(
         text: &str,
         catalog: &ProfileCatalog,
-        verbosity: Verbosity,
+        observer: &dyn Observer,
     ) -> crate::Result<Self> {
         let text = text.trim();
         if let Some(profile) = catalog.get(text) {
@@ -247,8 +249,8 @@ impl NamedDevice {
         }
         let device = select_device(Some(&DeviceSelector::parse(text))).map_err(|err| {
             let ids: Vec<&str> = catalog.profiles().iter().map(|p| p.id.as_str()).collect();
-            verbosity.detail(format!("OpenCL: {err}"));
-            Failure::input(format!(
+            observer.detail(format!("OpenCL: {err}"));
+            Error::input(format!(
                 "--devices: `{text}` is neither a datasheet profile nor an OpenCL device ({err})"
             ))
             .with_hint(format!(
@@ -317,7 +319,7 @@ impl NamedDevice {
                 .cloned()
         };
         let missing = |what: &str| {
-            Failure::input(format!(
+            Error::input(format!(
                 "device `{name}`: no {what} figure, measured or on a datasheet"
             ))
             .with_hint(match self {
@@ -364,12 +366,7 @@ fn stored_profile(info: &DeviceInfo) -> crate::Result<Option<MeasuredProfile>> {
     let Some(store) = MeasuredStore::from_env() else {
         return Ok(None);
     };
-    store.load(&DeviceIdentity::of(info)).map_err(|e| {
-        Failure::input(&e).with_hint(
-            e.hint()
-                .unwrap_or("`clflow bench --refresh` measures again"),
-        )
-    })
+    crate::profile::load_stored(&store, info)
 }
 
 /// One table of a datasheet profile as ceilings.
@@ -435,7 +432,7 @@ impl SplitDevice {
             self.bandwidth.value,
             self.link.as_ref().map(|l| l.value),
         )
-        .map_err(split_failure)
+        .map_err(Error::from)
     }
 
     /// "1189 GOPS/s (imported: xeon-phi-5110p profile [measured]: paper Table 1)".
@@ -497,15 +494,15 @@ impl SplitReport<'_> {
                 .map_err(|devices: Vec<SplitDevice>| {
                     let n = devices.len();
                     let s = if n == 1 { "" } else { "s" };
-                    Failure::input(format!("it names {n} device{s}; a split has two, C then G"))
+                    Error::input(format!("it names {n} device{s}; a split has two, C then G"))
                 })?;
         if self.kernels.is_empty() {
-            return Err(Failure::input(SplitError::NoKernels));
+            return Err(Error::input(SplitError::NoKernels));
         }
         // C only, G only and the data partition are always there: a
         // document without partitions has lost its bounds.
         if self.analysis.partitions.is_empty() {
-            return Err(Failure::input("it holds no partition's bound"));
+            return Err(Error::input("it holds no partition's bound"));
         }
         Ok(Split {
             kernels: &self.kernels,
@@ -540,7 +537,7 @@ pub fn split<'a>(
     let devices = [c.ceilings(ceiling)?, g.ceilings(ceiling)?];
     let system = system(&devices)?;
     let parts: Vec<Kernel> = kernels.iter().map(|k| k.kernel.clone()).collect();
-    let analysis = analyze(&parts, &system, transfers).map_err(split_failure)?;
+    let analysis = analyze(&parts, &system, transfers).map_err(Error::from)?;
     Ok(Split {
         kernels,
         ceiling,
@@ -849,7 +846,7 @@ impl Split<'_> {
     /// prints.
     pub fn report_section(&self, preface: &str) -> crate::Result<ReportSection> {
         let json = serde_json::to_string_pretty(&self.report()).map_err(|e| {
-            Failure::analysis(format!("split.json: the bounds cannot be encoded: {e}"))
+            Error::analysis(format!("split.json: the bounds cannot be encoded: {e}"))
         })?;
         let mut html = format!("{preface}{}", self.html());
         let charts = match self.plot() {
@@ -1131,7 +1128,7 @@ pub(crate) mod tests {
         );
     }
 
-    fn split_err(kernels: &[Counted], c: NamedDevice) -> Failure {
+    fn split_err(kernels: &[Counted], c: NamedDevice) -> Error {
         split(
             kernels,
             &c,

@@ -3,12 +3,13 @@
 //! where the store has none, and the datasheet peaks F̄, B̄, P̄ of the
 //! profile its name matches.
 
-use crate::commands::bench::{
+use crate::bench::{
     is_quick as is_quick_profile, measure as bench_measure, sensor_for, QUICK_NOTE,
 };
-use crate::failure::Failure;
-use crate::output::Verbosity;
+use crate::Error;
+use crate::Observer;
 use clflow_bench::{datasheet_notes, Mode};
+use clflow_core::Diagnostic;
 use clflow_devices::power::PowerSource;
 use clflow_devices::{
     ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile, MeasuredStore, ProfileCatalog,
@@ -18,12 +19,25 @@ use clflow_ocl::{DeviceInfo, DeviceKind, OclDevice};
 
 /// The datasheet profiles (built in, plus the user's); a broken user
 /// directory costs its profiles, not the analysis.
-pub fn catalog(verbosity: Verbosity) -> ProfileCatalog {
+pub fn catalog(observer: &dyn Observer) -> ProfileCatalog {
     ProfileCatalog::load(None).unwrap_or_else(|err| {
-        verbosity.note(format!(
+        observer.note(format!(
             "clflow: warning: datasheet profiles not read: {err}"
         ));
         ProfileCatalog::embedded().unwrap_or_default()
+    })
+}
+
+/// The device's profile in the measured store, if it holds one.
+pub fn load_stored(
+    store: &MeasuredStore,
+    info: &DeviceInfo,
+) -> crate::Result<Option<MeasuredProfile>> {
+    store.load(&DeviceIdentity::of(info)).map_err(|e| {
+        let hint = e
+            .hint()
+            .unwrap_or_else(|| "`clflow bench --refresh` measures again".into());
+        Error::input(&e).with_hint(hint)
     })
 }
 
@@ -41,14 +55,15 @@ pub enum Obtained {
 /// the datasheet stands alone.
 pub fn measured_or_datasheet(
     device: &OclDevice,
+    all: &[DeviceInfo],
     datasheet: Option<&DatasheetProfile>,
     mode: Mode,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> Option<MeasuredProfile> {
-    match measured_profile(device, datasheet, mode, verbosity) {
+    match measured_profile(device, all, datasheet, mode, observer) {
         Ok((profile, how)) => {
             if how == Obtained::Stored {
-                verbosity.note(format!(
+                observer.note(format!(
                     "device {}: measured profile of {} reused",
                     device.info.label(),
                     profile.measured_at
@@ -57,7 +72,7 @@ pub fn measured_or_datasheet(
             Some(profile)
         }
         Err(failure) => {
-            verbosity.note(format!(
+            observer.note(format!(
                 "clflow: warning: device {}: not benchmarked ({}); datasheet figures only",
                 device.info.label(),
                 failure.message
@@ -71,31 +86,26 @@ pub fn measured_or_datasheet(
 /// A quick profile does not stand in for a full one.
 pub fn measured_profile(
     device: &OclDevice,
+    all: &[DeviceInfo],
     datasheet: Option<&DatasheetProfile>,
     mode: Mode,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<(MeasuredProfile, Obtained)> {
     let store = MeasuredStore::from_env();
-    let identity = DeviceIdentity::of(&device.info);
     if let Some(store) = &store {
-        let stored = store.load(&identity).map_err(|e| {
-            Failure::input(&e).with_hint(
-                e.hint()
-                    .unwrap_or("`clflow bench --refresh` measures again"),
-            )
-        })?;
+        let stored = load_stored(store, &device.info)?;
         if let Some(profile) = stored.filter(|p| mode == Mode::Quick || !is_quick_profile(p)) {
             return Ok((profile, Obtained::Stored));
         }
     }
-    let mut choice = sensor_for(device, datasheet);
-    verbosity.note(format!(
+    let mut choice = sensor_for(device, all, datasheet);
+    observer.note(format!(
         "device {}: no measured profile; benchmarking ({} mode, power: {})",
         device.info.label(),
         if mode == Mode::Quick { "quick" } else { "full" },
         choice.description
     ));
-    let measurement = bench_measure(device, mode, None, &mut choice, verbosity)?;
+    let measurement = bench_measure(device, mode, None, &mut choice, observer)?;
     let mut profile = measurement.to_profile(env!("CARGO_PKG_VERSION"));
     if let Some(datasheet) = datasheet {
         profile.notes.extend(datasheet_notes(&profile, datasheet));
@@ -105,11 +115,11 @@ pub fn measured_profile(
     }
     match &store {
         Some(store) => {
-            let path = store.save(&profile).map_err(|e| Failure::input(&e))?;
-            verbosity.detail(format!("measured profile stored: {}", path.display()));
+            let path = store.save(&profile).map_err(|e| Error::input(&e))?;
+            observer.detail(format!("measured profile stored: {}", path.display()));
         }
         None => {
-            verbosity.note("no data directory (set CLFLOW_DATA_DIR or HOME): profile not stored")
+            observer.note("no data directory (set CLFLOW_DATA_DIR or HOME): profile not stored")
         }
     }
     Ok((profile, Obtained::Measured))

@@ -4,19 +4,24 @@
 //! until their kernel time spans at least `min_time` (so that slow power
 //! sensors see the kernel), sampling the device's power over them.
 
-use crate::failure::Failure;
-use crate::kernel_input::KernelInput;
-use crate::output::Verbosity;
-use crate::stages::outputs::{compare_outputs, OutputCheck};
-use clflow_core::{FailureKind, Launch};
+use crate::count::interpret;
+use crate::input::KernelInput;
+use crate::outputs::{compare_outputs, OutputCheck};
+use crate::profile;
+use crate::Error;
+use crate::{Observer, Phase};
+use clflow_check::TimedRun;
+use clflow_core::Launch;
 use clflow_devices::power::{choose_sensor, PowerSource, PowerTrace, SensorOptions};
 use clflow_devices::DatasheetProfile;
 use clflow_interp::OutputBuffer;
+use clflow_interp::RunOptions;
 use clflow_metrics::{Figure, Provenance, Run, Unit};
+use clflow_ocl::{discover, select_device, DeviceSelector};
 use clflow_ocl::{DeviceInfo, OclDevice, OclError, PreparedLaunch, ProgramSource};
 use clflow_spirv::Module;
-use indicatif::ProgressBar;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -25,7 +30,7 @@ pub fn check_min_time(seconds: f64) -> crate::Result<()> {
     if seconds.is_finite() && seconds >= 0.0 {
         Ok(())
     } else {
-        Err(Failure::input(format!(
+        Err(Error::input(format!(
             "--min-time {seconds}: give a number of seconds, 0 or more"
         )))
     }
@@ -280,13 +285,13 @@ pub fn run_on_device(
     datasheet: Option<&DatasheetProfile>,
     kernel: &KernelOnDevice<'_>,
     plan: &TimingPlan,
-    progress: &ProgressBar,
-    verbosity: Verbosity,
+    progress: &dyn Phase,
+    observer: &dyn Observer,
 ) -> crate::Result<DeviceRun> {
     let info = &device.info;
     let missing = missing_extensions(kernel.module, info);
     if !missing.is_empty() {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "{}: device {} lacks {}, which kernel `{}` needs",
             kernel.source.display(),
             info.label(),
@@ -296,22 +301,26 @@ pub fn run_on_device(
         .with_hint("pick a device whose `clflow devices` entry says fp64/fp16 yes"));
     }
     let source = ProgramSource::from_file(kernel.source, kernel.build_options)
-        .map_err(|e| ocl_failure(e, verbosity))?;
-    progress.set_message(format!("building on {}", info.name));
-    let mut prepared = PreparedLaunch::new(device, &source, kernel.launch)
-        .map_err(|e| progress.suspend(|| ocl_failure(e, verbosity)))?;
+        .map_err(|e| ocl_failure(e, observer))?;
+    progress.set_message(&format!("building on {}", info.name));
+    let mut prepared = PreparedLaunch::new(device, &source, kernel.launch).map_err(|e| {
+        let mut failure = None;
+        let mut e = Some(e);
+        progress.suspend(&mut || failure = e.take().map(|e| ocl_failure(e, observer)));
+        failure.expect("suspend runs its closure")
+    })?;
     let build_s = prepared.build_time.as_secs_f64();
 
     // The first launch computes on the manifest's inputs as they are (rw
     // buffers are restored only before later launches): its outputs are the
     // ones to compare.
-    progress.set_message("first launch".to_string());
-    let first_ns = prepared.launch().map_err(|e| ocl_failure(e, verbosity))?;
+    progress.set_message("first launch");
+    let first_ns = prepared.launch().map_err(|e| ocl_failure(e, observer))?;
     let outputs = match kernel.reference {
         Some(reference) => {
             let got = prepared
                 .read_outputs()
-                .map_err(|e| ocl_failure(e, verbosity))?;
+                .map_err(|e| ocl_failure(e, observer))?;
             compare_outputs(kernel.launch, reference, &got)
         }
         None => OutputCheck::NotCompared {
@@ -322,7 +331,7 @@ pub fn run_on_device(
     warmup_ns.extend(
         prepared
             .time_repeated(plan.warmups)
-            .map_err(|e| ocl_failure(e, verbosity))?,
+            .map_err(|e| ocl_failure(e, observer))?,
     );
 
     let mut choice = choose_sensor(info, all, datasheet, &SensorOptions::from_env());
@@ -339,7 +348,7 @@ pub fn run_on_device(
     let times = timed_launches(&mut prepared, plan, &warmup_ns, progress, &mut notes);
     // Stop the sensor whatever the launches did, so its thread ends.
     let power = sensor.map(|mut s| s.stop());
-    let times = times.map_err(|e| ocl_failure(e, verbosity))?;
+    let times = times.map_err(|e| ocl_failure(e, observer))?;
     let power = match power {
         Some(Ok(trace)) => Some(PowerReading::of(trace)),
         Some(Err(e)) => {
@@ -349,7 +358,7 @@ pub fn run_on_device(
         None => None,
     };
     let timing = Timing::of(times, &warmup_ns, build_s).ok_or_else(|| {
-        Failure::analysis(format!(
+        Error::analysis(format!(
             "kernel `{}` on {}: no timed launch",
             kernel.launch.kernel,
             info.label()
@@ -374,7 +383,7 @@ fn timed_launches(
     prepared: &mut PreparedLaunch<'_>,
     plan: &TimingPlan,
     warmup_ns: &[u64],
-    progress: &ProgressBar,
+    progress: &dyn Phase,
     notes: &mut Vec<String>,
 ) -> clflow_ocl::Result<Vec<u64>> {
     let target_ns = (plan.min_time_s.max(0.0) * 1e9) as u64;
@@ -387,7 +396,7 @@ fn timed_launches(
     } else {
         progress.set_length(wanted as u64);
     }
-    progress.set_message("timing".to_string());
+    progress.set_message("timing");
     let estimate_ns = warmup_ns.iter().copied().min().unwrap_or(0).max(1);
     let mut times = Vec::new();
     let mut total_ns: u64 = 0;
@@ -435,18 +444,15 @@ fn timed_launches(
 }
 
 /// An OpenCL error as a failure; a failed build prints its whole log first.
-pub fn ocl_failure(err: OclError, verbosity: Verbosity) -> Failure {
+pub fn ocl_failure(err: OclError, observer: &dyn Observer) -> Error {
     if let OclError::Build { log, .. } = &err {
-        verbosity.note(format!("build log:\n{}", log.trim_end()));
+        observer.note(format!("build log:\n{}", log.trim_end()));
     }
-    let failure = match err.kind() {
-        FailureKind::Input => Failure::input(&err),
-        FailureKind::Analysis => Failure::analysis(&err),
-    };
+    let failure = Error::from_diagnostic(&err);
     match err {
-        OclError::Selector { .. } => {
-            failure.with_hint("pass an index or a part of a name listed above (`clflow devices`)")
-        }
+        OclError::Selector { .. } => failure.with_hint(
+            "pass --device an index or a part of a name listed above (`clflow devices`)",
+        ),
         OclError::NoPlatform { .. } | OclError::NoDevice { .. } => {
             failure.with_hint("`clflow devices` lists what the OpenCL runtime sees")
         }
@@ -454,6 +460,71 @@ pub fn ocl_failure(err: OclError, verbosity: Verbosity) -> Failure {
             .with_hint("the device's compiler rejected the kernel; the build log is printed above"),
         _ => failure,
     }
+}
+
+/// The interpreter's output buffers, to compare the device's with.
+pub fn reference_outputs(
+    manifest: &Path,
+    input: &KernelInput,
+    launch: &Launch,
+    observer: &dyn Observer,
+) -> crate::Result<Vec<OutputBuffer>> {
+    let spinner = observer.phase("count");
+    spinner.set_message("interpreting for reference outputs");
+    let result = interpret(
+        manifest,
+        &input.module,
+        Cow::Borrowed(launch),
+        &RunOptions::default(),
+        observer,
+    );
+    drop(spinner);
+    Ok(result?.buffers)
+}
+
+/// `check`'s device timer: each selector's device, timed with the default
+/// plan; a wrong result fails the check.
+pub fn time_for_check(
+    input: &KernelInput,
+    launch: &Launch,
+    reference: &[OutputBuffer],
+    selectors: &[String],
+    observer: &dyn Observer,
+) -> crate::Result<Vec<TimedRun>> {
+    let all = discover().map_err(|e| ocl_failure(e, observer))?;
+    let catalog = profile::catalog(observer);
+    let mut runs = Vec::new();
+    for text in selectors {
+        let device = select_device(Some(&DeviceSelector::parse(text)))
+            .map_err(|e| ocl_failure(e, observer))?;
+        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+        let bar = observer.phase("time");
+        let outcome = run_on_device(
+            &device,
+            &all,
+            datasheet,
+            &KernelOnDevice::new(input, launch, Some(reference)),
+            &TimingPlan::default(),
+            &*bar,
+            observer,
+        );
+        drop(bar);
+        let run = outcome?;
+        if run.outputs.is_wrong() {
+            return Err(Error::analysis(format!(
+                "kernel `{}` on {}: {}",
+                run.kernel,
+                run.device,
+                run.outputs.summary()
+            )));
+        }
+        runs.push(TimedRun {
+            run: run.to_metrics_run(&run.kernel, &run.device),
+            driver: Some(run.driver.clone()),
+            time_spread: run.timing.cv,
+        });
+    }
+    Ok(runs)
 }
 
 #[cfg(test)]

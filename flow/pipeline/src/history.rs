@@ -1,6 +1,7 @@
 //! The entries `run`, `analyze` and `check` append to the history store.
 
-use crate::output::Verbosity;
+use crate::device::DeviceRun;
+use crate::Observer;
 use clflow_history::{Entry, Metric};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -40,18 +41,32 @@ pub fn metric(name: &str, value: f64) -> Metric {
 
 /// Appends to the history store; a store that cannot be written costs the
 /// history, not the command.
-pub fn record(store: Option<&Path>, entries: &[Entry], verbosity: Verbosity) {
+pub fn record(store: Option<&Path>, entries: &[Entry], observer: &dyn Observer) {
     if entries.is_empty() {
         return;
     }
     let outcome = clflow_history::store_path(store)
         .and_then(|path| clflow_history::record(&path, entries).map(|_| path));
     match outcome {
-        Ok(path) => verbosity.detail(format!(
+        Ok(path) => observer.detail(format!(
             "history: {} entries appended to {}",
             entries.len(),
             path.display()
         )),
-        Err(e) => verbosity.note(format!("clflow: warning: history not recorded: {e}")),
+        Err(e) => observer.note(format!("clflow: warning: history not recorded: {e}")),
     }
+}
+
+/// The device metrics of a run as `check` compares them, for the history.
+pub fn history_entry(
+    command: &str,
+    manifest: &Path,
+    source: &Path,
+    run: &DeviceRun,
+) -> clflow_history::Entry {
+    let mut entry = entry(command, &run.kernel, manifest, source);
+    entry.device = Some(run.device.clone());
+    entry.driver = Some(run.driver.clone());
+    entry.metrics.push(metric("T", run.timing.median_s));
+    entry
 }

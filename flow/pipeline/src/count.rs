@@ -1,8 +1,8 @@
 //! The count stage: translate → interpret → counts, with the interpreter's
 //! failures turned into one line that names the manifest.
 
-use crate::failure::Failure;
-use crate::output::Verbosity;
+use crate::Error;
+use crate::Observer;
 use clflow_core::Launch;
 use clflow_interp::{InterpError, OpClass, OpSet, Program, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
@@ -15,7 +15,7 @@ use std::time::Instant;
 /// The `--ops` argument as an op set; a bad one is the user's to fix.
 pub fn parse_ops(text: &str) -> crate::Result<OpSet> {
     text.parse()
-        .map_err(|e| Failure::input(format!("--ops: {e}")))
+        .map_err(|e| Error::input(format!("--ops: {e}")))
 }
 
 /// Interprets `launch` on the kernel it names. An owned launch gives its
@@ -26,9 +26,9 @@ pub fn interpret(
     module: &Module,
     launch: Cow<'_, Launch>,
     options: &RunOptions,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<RunResult> {
-    interpret_with(manifest, module, launch, options, None, verbosity).map(|(result, _)| result)
+    interpret_with(manifest, module, launch, options, None, observer).map(|(result, _)| result)
 }
 
 /// [`interpret`], with the kernel's global access stream through `analysis`
@@ -40,11 +40,11 @@ pub fn interpret_traced(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     analysis: TrafficAnalysis,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport)> {
     let (result, report) =
-        interpret_with(manifest, module, launch, options, Some(analysis), verbosity)?;
-    let report = report.ok_or_else(|| Failure::analysis("the traced run reported no traffic"))?;
+        interpret_with(manifest, module, launch, options, Some(analysis), observer)?;
+    let report = report.ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
     Ok((result, report))
 }
 
@@ -56,17 +56,17 @@ pub fn interpret_at_cache(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     cache: Option<CacheSpec>,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficSummary>)> {
     match cache {
         Some(cache) => {
             let analysis = TrafficAnalysis::new(&[cache.line_bytes]);
             let (result, report) =
-                interpret_traced(manifest, module, launch, options, analysis, verbosity)?;
+                interpret_traced(manifest, module, launch, options, analysis, observer)?;
             Ok((result, Some(report.summary(cache))))
         }
         None => Ok((
-            interpret(manifest, module, launch, options, verbosity)?,
+            interpret(manifest, module, launch, options, observer)?,
             None,
         )),
     }
@@ -78,11 +78,11 @@ fn interpret_with(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     mut analysis: Option<TrafficAnalysis>,
-    verbosity: Verbosity,
+    observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficReport>)> {
     let program =
         Program::translate(module, &launch.kernel).map_err(|e| interp_failure(manifest, e))?;
-    verbosity.detail(format!(
+    observer.detail(format!(
         "translated `{}` into {} bytecode instructions",
         launch.kernel,
         program.len()
@@ -101,7 +101,7 @@ fn interpret_with(
         report
     });
     let elapsed = started.elapsed().as_secs_f64();
-    verbosity.detail(format!(
+    observer.detail(format!(
         "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
         result.counts.work_items,
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
@@ -110,16 +110,10 @@ fn interpret_with(
 }
 
 /// The interpreter's error as a failure naming the manifest.
-pub fn interp_failure(manifest: &Path, err: InterpError) -> Failure {
-    let failure = Failure {
-        kind: err.failure_kind(),
-        message: format!("{}: {err}", manifest.display()),
-        hint: None,
-    };
-    match err.hint() {
-        Some(hint) => failure.with_hint(hint),
-        None => failure,
-    }
+pub fn interp_failure(manifest: &Path, err: InterpError) -> Error {
+    let mut failure = Error::from_diagnostic(&err);
+    failure.message = format!("{}: {err}", manifest.display());
+    failure
 }
 
 /// W within the op set, split into integer and floating-point lanes.

@@ -1,0 +1,33 @@
+//! clflow's main job as a library: every step a command runs, from a
+//! manifest to a written report, without a terminal. The `clflow` binary
+//! only parses flags, hands them here and prints what comes back.
+//!
+//! - [`input`]: load a manifest, compile its kernel, check the launch;
+//! - [`count`]: translate the kernel to bytecode, interpret it, count W and Q;
+//! - [`traffic`]: the cache each device has, and the kernel's Q through it;
+//! - [`outputs`]: compare a device's output buffers with the interpreter's;
+//! - [`device`]: build on a device, time repeated launches, sample power;
+//! - [`bench`] and [`profile`]: a device's ceilings, measured (benchmarking
+//!   it if need be) and from its datasheet;
+//! - [`split`]: the PerDome bounds of kernels split between two devices;
+//! - [`history`]: the entries every command appends to the history store;
+//! - [`analyze`]: the main job, all of the above for kernels × devices.
+//!
+//! Every step reports through an [`Observer`] (notes, detail, the progress
+//! of long phases) and fails with one [`Error`] (a kind and a hint).
+
+pub mod analyze;
+pub mod bench;
+pub mod count;
+pub mod device;
+mod error;
+pub mod history;
+pub mod input;
+mod observe;
+pub mod outputs;
+pub mod profile;
+pub mod split;
+pub mod traffic;
+
+pub use error::{Error, Result};
+pub use observe::{Level, Observer, Phase, Recorder, Silent};
