@@ -40,7 +40,6 @@ impl<'m> Translator<'m> {
 
     /// OpPtrDiff.
     pub(super) fn ptr_diff(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, _) = result(inst)?;
         let a = self.val(id(inst, 0)?)?;
         let (_, pointee) = self.types.pointee(a.ty)?;
@@ -53,7 +52,7 @@ impl<'m> Translator<'m> {
             b,
             elem,
         });
-        self.count(name, LaneType::Pointer, 1, true);
+        self.count(inst, LaneType::Pointer, 1);
         Ok(())
     }
 
@@ -208,7 +207,7 @@ impl<'m> Translator<'m> {
                 terms_len,
             }),
         }
-        self.count(spirv_name(inst.class.opname), LaneType::Pointer, 1, true);
+        self.count(inst, LaneType::Pointer, 1);
         Ok(())
     }
 
@@ -355,7 +354,7 @@ impl<'m> Translator<'m> {
         if op != AtomicOp::Load {
             self.blocks[self.block].traffic.add(space, true, bytes);
         }
-        self.count(spirv_name(inst.class.opname), lt, 1, false);
+        self.count(inst, lt, 1);
         Ok(())
     }
 
@@ -389,11 +388,7 @@ impl<'m> Translator<'m> {
             event,
             out,
         });
-        self.hist(
-            spirv_name(inst.class.opname),
-            self.result_lane_type(inst),
-            1,
-        );
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
@@ -430,12 +425,7 @@ impl<'m> Translator<'m> {
     }
 
     /// vloadn(offset, p) / vstoren(data, offset, p): p + offset*n elements.
-    pub(super) fn vload_vstore(
-        &mut self,
-        inst: &Instruction,
-        load: bool,
-        name: &'static str,
-    ) -> R<()> {
+    pub(super) fn vload_vstore(&mut self, inst: &Instruction, load: bool, rule: Rule) -> R<()> {
         let arg = |k: usize| id(inst, 2 + k);
         let (data_ty, offset, ptr) = if load {
             (result(inst)?.1, arg(0)?, arg(1)?)
@@ -471,7 +461,7 @@ impl<'m> Translator<'m> {
         self.blocks[self.block]
             .traffic
             .add(space, !load, size as u64 * n as u64);
-        self.hist(name, lt, n as u64);
+        self.counted(rule, lt, n as u64);
         Ok(())
     }
 
@@ -502,13 +492,13 @@ impl<'m> Translator<'m> {
         inst: &Instruction,
         n_arg: bool,
         aligned: bool,
-        name: &'static str,
+        rule: Rule,
     ) -> R<()> {
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         if s != Scalar::Float(32) {
             return Err(TranslateError::unsupported(
-                format!("`{name}` into {s:?}"),
+                format!("`{}` into {s:?}", rule.name),
                 "load halves into float",
             ));
         }
@@ -523,7 +513,7 @@ impl<'m> Translator<'m> {
         self.blocks[self.block]
             .traffic
             .add(space, false, 2 * n as u64);
-        self.hist(name, LaneType::Scalar(ScalarType::Half), n as u64);
+        self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())
     }
 
@@ -533,7 +523,7 @@ impl<'m> Translator<'m> {
         n_arg: bool,
         aligned: bool,
         rounding_arg: bool,
-        name: &'static str,
+        rule: Rule,
     ) -> R<()> {
         let data = self.val(id(inst, 2)?)?;
         let (s, n) = self.types.lanes(data.ty)?;
@@ -564,7 +554,7 @@ impl<'m> Translator<'m> {
         self.blocks[self.block]
             .traffic
             .add(space, true, 2 * n as u64);
-        self.hist(name, LaneType::Scalar(ScalarType::Half), n as u64);
+        self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())
     }
 }

@@ -63,7 +63,6 @@ pub(super) fn fcmp_op(op: S) -> Option<(FCmpOp, bool)> {
 impl<'m> Translator<'m> {
     /// Two-operand integer arithmetic (OpIAdd ...), folded on constants inside inlined bodies.
     pub(super) fn int_binary(&mut self, inst: &Instruction, op: IntOp, signed: bool) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         let bits = self.int_bits(s)?;
@@ -83,13 +82,12 @@ impl<'m> Translator<'m> {
             let dst = self.val(rid)?.slot;
             self.emit(crate::bytecode::int_op(op, bits, n, dst, a, b));
         }
-        self.count(name, lane_type(s, signed)?, n as u64, true);
+        self.count(inst, lane_type(s, signed)?, n as u64);
         Ok(())
     }
 
     /// Integer comparisons.
     pub(super) fn int_compare(&mut self, inst: &Instruction, op: CmpOp, signed: bool) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, _) = result(inst)?;
         let lhs = self.val(id(inst, 0)?)?;
         let (s, n) = self.types.lanes(lhs.ty)?;
@@ -104,13 +102,12 @@ impl<'m> Translator<'m> {
             a: lhs.slot,
             b,
         });
-        self.count(name, lane_type(s, signed)?, n as u64, true);
+        self.count(inst, lane_type(s, signed)?, n as u64);
         Ok(())
     }
 
     /// Float comparisons.
     pub(super) fn float_compare(&mut self, inst: &Instruction, op: FCmpOp, ordered: bool) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, _) = result(inst)?;
         let lhs = self.val(id(inst, 0)?)?;
         let (s, n) = self.types.lanes(lhs.ty)?;
@@ -126,14 +123,13 @@ impl<'m> Translator<'m> {
             a: lhs.slot,
             b,
         });
-        self.count(name, lane_type(s, true)?, n as u64, true);
+        self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
 
     /// OpSNegate, OpNot, OpBitCount, OpBitReverse.
     pub(super) fn int_unary(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         let bits = self.int_bits(s)?;
@@ -152,14 +148,13 @@ impl<'m> Translator<'m> {
             dst,
             a,
         });
-        self.count(name, lane_type(s, opcode == S::SNegate)?, n as u64, true);
+        self.count(inst, lane_type(s, opcode == S::SNegate)?, n as u64);
         Ok(())
     }
 
     /// OpFAdd, OpFSub, OpFMul, OpFDiv, OpFRem, OpFMod.
     pub(super) fn float_arith(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let op = match opcode {
             S::FAdd => FloatOp::Add,
             S::FSub => FloatOp::Sub,
@@ -168,13 +163,29 @@ impl<'m> Translator<'m> {
             S::FRem => FloatOp::Rem,
             _ => FloatOp::Mod,
         };
-        self.float_bin(inst, op, name, name)?;
+        let (rid, ty) = result(inst)?;
+        let (s, n) = self.types.lanes(ty)?;
+        let bits = self.float_bits(s)?;
+        let (a, b) = (
+            self.operand(id(inst, 0)?, n)?,
+            self.operand(id(inst, 1)?, n)?,
+        );
+        let dst = self.val(rid)?.slot;
+        self.emit(Op::Float {
+            op,
+            bits,
+            n,
+            dst,
+            a,
+            b,
+        });
+        let lt = lane_type(s, true)?;
+        self.count(inst, lt, n as u64);
         Ok(())
     }
 
     /// OpFNegate.
     pub(super) fn float_negate(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         let bits = self.float_bits(s)?;
@@ -187,13 +198,12 @@ impl<'m> Translator<'m> {
             dst,
             a,
         });
-        self.count(name, lane_type(s, true)?, n as u64, true);
+        self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
 
     /// OpVectorTimesScalar.
     pub(super) fn vector_times_scalar(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         let bits = self.float_bits(s)?;
@@ -209,14 +219,12 @@ impl<'m> Translator<'m> {
             b,
         });
         let lt = lane_type(s, true)?;
-        self.hist(name, lt, n as u64);
-        self.work("OpFMul", lt, n as u64, true);
+        self.count(inst, lt, n as u64);
         Ok(())
     }
 
     /// OpDot.
     pub(super) fn dot(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (s, _) = self.types.lanes(ty)?;
         let bits = self.float_bits(s)?;
@@ -233,16 +241,13 @@ impl<'m> Translator<'m> {
             b,
         });
         let lt = lane_type(s, true)?;
-        self.hist(name, lt, n as u64);
-        self.work("OpFMul", lt, n as u64, true);
-        self.work("OpFAdd", lt, n as u64 - 1, true);
+        self.count(inst, lt, n as u64);
         Ok(())
     }
 
     /// OpIsNan, OpIsInf, OpIsFinite, OpIsNormal, OpSignBitSet.
     pub(super) fn float_test(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, _) = result(inst)?;
         let a = self.val(id(inst, 0)?)?;
         let (s, n) = self.types.lanes(a.ty)?;
@@ -262,14 +267,13 @@ impl<'m> Translator<'m> {
             dst,
             a: a.slot,
         });
-        self.count(name, lane_type(s, true)?, n as u64, true);
+        self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
 
     /// OpLogicalAnd, OpLogicalOr, OpLogicalEqual, OpLogicalNotEqual.
     pub(super) fn logical(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (_, n) = self.types.lanes(ty)?;
         let op = match opcode {
@@ -284,26 +288,24 @@ impl<'m> Translator<'m> {
         );
         let dst = self.val(rid)?.slot;
         self.emit(Op::Logic { op, n, dst, a, b });
-        self.count(name, LaneType::Bool, n as u64, true);
+        self.count(inst, LaneType::Bool, n as u64);
         Ok(())
     }
 
     /// OpLogicalNot.
     pub(super) fn logical_not(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (_, n) = self.types.lanes(ty)?;
         let a = self.operand(id(inst, 0)?, n)?;
         let dst = self.val(rid)?.slot;
         self.emit(Op::LNot { n, dst, a });
-        self.count(name, LaneType::Bool, n as u64, true);
+        self.count(inst, LaneType::Bool, n as u64);
         Ok(())
     }
 
     /// OpAny, OpAll.
     pub(super) fn any_all(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, _) = result(inst)?;
         let a = self.val(id(inst, 0)?)?;
         let (_, n) = self.types.lanes(a.ty)?;
@@ -314,13 +316,12 @@ impl<'m> Translator<'m> {
             dst,
             a: a.slot,
         });
-        self.count(name, LaneType::Bool, n as u64, true);
+        self.count(inst, LaneType::Bool, n as u64);
         Ok(())
     }
 
     /// OpSelect.
     pub(super) fn select(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let n = self.types.slots(ty)?;
         let cond = self.val(id(inst, 0)?)?;
@@ -342,14 +343,13 @@ impl<'m> Translator<'m> {
             b,
         });
         let lt = self.lane_type_of(ty, false);
-        self.count(name, lt, n as u64, false);
+        self.count(inst, lt, n as u64);
         Ok(())
     }
 
     /// Integer to integer: OpUConvert, OpSConvert and the saturating forms.
     pub(super) fn int_convert(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (ds, n) = self.types.lanes(ty)?;
         let src = self.val(id(inst, 0)?)?;
@@ -369,14 +369,13 @@ impl<'m> Translator<'m> {
             signed_dst,
             saturate,
         };
-        self.convert(rid, kind, ss, ds, n, src.slot, name, signed_dst)?;
+        self.convert(inst, kind, ss, ds, n, src.slot, signed_dst)?;
         Ok(())
     }
 
     /// OpConvertFToU, OpConvertFToS.
     pub(super) fn float_to_int(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (ds, n) = self.types.lanes(ty)?;
         let src = self.val(id(inst, 0)?)?;
@@ -387,7 +386,7 @@ impl<'m> Translator<'m> {
         let rounding = self.rounding(rid, Rounding::TowardZero);
         let signed = opcode == S::ConvertFToS;
         self.convert(
-            rid,
+            inst,
             ConvKind::FloatToInt {
                 signed,
                 saturate,
@@ -397,7 +396,6 @@ impl<'m> Translator<'m> {
             ds,
             n,
             src.slot,
-            name,
             signed,
         )?;
         Ok(())
@@ -406,14 +404,13 @@ impl<'m> Translator<'m> {
     /// OpConvertSToF, OpConvertUToF.
     pub(super) fn int_to_float(&mut self, inst: &Instruction) -> R<()> {
         let opcode = inst.class.opcode;
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (ds, n) = self.types.lanes(ty)?;
         let src = self.val(id(inst, 0)?)?;
         let (ss, _) = self.types.lanes(src.ty)?;
         let signed = opcode == S::ConvertSToF;
         self.convert(
-            rid,
+            inst,
             ConvKind::IntToFloat {
                 signed,
                 rounding: self.rounding(rid, Rounding::NearestEven),
@@ -422,7 +419,6 @@ impl<'m> Translator<'m> {
             ds,
             n,
             src.slot,
-            name,
             true,
         )?;
         Ok(())
@@ -430,20 +426,18 @@ impl<'m> Translator<'m> {
 
     /// OpFConvert.
     pub(super) fn float_convert(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let (rid, ty) = result(inst)?;
         let (ds, n) = self.types.lanes(ty)?;
         let src = self.val(id(inst, 0)?)?;
         let (ss, _) = self.types.lanes(src.ty)?;
         let rounding = self.rounding(rid, Rounding::NearestEven);
         self.convert(
-            rid,
+            inst,
             ConvKind::FloatToFloat { rounding },
             ss,
             ds,
             n,
             src.slot,
-            name,
             true,
         )?;
         Ok(())
@@ -451,8 +445,7 @@ impl<'m> Translator<'m> {
 
     /// OpConvertPtrToU, OpConvertUToPtr.
     pub(super) fn pointer_convert(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
-        let (rid, ty) = result(inst)?;
+        let (_, ty) = result(inst)?;
         let src = self.val(id(inst, 0)?)?;
         let (ss, _) = self.types.lanes(src.ty)?;
         let (ds, _) = self.types.lanes(ty)?;
@@ -461,23 +454,24 @@ impl<'m> Translator<'m> {
             signed_dst: false,
             saturate: false,
         };
-        self.convert(rid, kind, ss, ds, 1, src.slot, name, false)?;
+        self.convert(inst, kind, ss, ds, 1, src.slot, false)?;
         Ok(())
     }
 
+    /// A conversion of `n` lanes from `src` into `inst`'s result, counted
+    /// by the type it makes (`signed` for the histogram).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn convert(
+    fn convert(
         &mut self,
-        rid: Word,
+        inst: &Instruction,
         kind: ConvKind,
         from: Scalar,
         to: Scalar,
         n: u8,
         src: Reg,
-        name: &'static str,
         signed: bool,
     ) -> R<()> {
-        let dst = self.val(rid)?.slot;
+        let dst = self.val(result(inst)?.0)?.slot;
         let (from_bits, to_bits) = (from.bits(), to.bits());
         self.emit(Op::Convert {
             kind,
@@ -488,7 +482,7 @@ impl<'m> Translator<'m> {
             src,
         });
         let lt = lane_type(to, signed)?;
-        self.count(name, lt, n as u64, false);
+        self.count(inst, lt, n as u64);
         Ok(())
     }
 
@@ -527,35 +521,6 @@ impl<'m> Translator<'m> {
                 n,
             });
         }
-        Ok(())
-    }
-
-    pub(super) fn float_bin(
-        &mut self,
-        inst: &Instruction,
-        op: FloatOp,
-        hist_name: &'static str,
-        work_name: &'static str,
-    ) -> R<()> {
-        let (rid, ty) = result(inst)?;
-        let (s, n) = self.types.lanes(ty)?;
-        let bits = self.float_bits(s)?;
-        let (a, b) = (
-            self.operand(id(inst, 0)?, n)?,
-            self.operand(id(inst, 1)?, n)?,
-        );
-        let dst = self.val(rid)?.slot;
-        self.emit(Op::Float {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        });
-        let lt = lane_type(s, true)?;
-        self.hist(hist_name, lt, n as u64);
-        self.work(work_name, lt, n as u64, true);
         Ok(())
     }
 

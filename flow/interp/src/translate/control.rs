@@ -47,7 +47,7 @@ impl<'m> Translator<'m> {
             });
             for (_, _, _, ty) in self.phis.get(&label).cloned().unwrap_or_default() {
                 let lt = self.lane_type_of(ty, false);
-                self.count("OpPhi", lt, 1, false);
+                self.counted(rules::PHI, lt, 1);
             }
             for inst in &block.instructions {
                 self.sites.push(format!(
@@ -163,28 +163,25 @@ impl<'m> Translator<'m> {
 
     /// OpBranch.
     pub(super) fn branch(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let t = self.target(id(inst, 0)?);
         self.emit(Op::Jump { target: t });
-        self.hist(name, self.result_lane_type(inst), 1);
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
     /// OpBranchConditional.
     pub(super) fn branch_conditional(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let cond = self.val(id(inst, 0)?)?.slot;
         let then = self.target(id(inst, 1)?);
         let other = self.target(id(inst, 2)?);
         self.emit(Op::Branch { cond, then, other });
         // Typed by its condition (see `result_lane_type`).
-        self.hist(name, LaneType::Bool, 1);
+        self.count(inst, LaneType::Bool, 1);
         Ok(())
     }
 
     /// OpSwitch: its cases go to the program's case table.
     pub(super) fn switch(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let sel = self.val(id(inst, 0)?)?;
         let (s, _) = self.types.lanes(sel.ty)?;
         let bits = self.int_bits(s)?;
@@ -203,15 +200,14 @@ impl<'m> Translator<'m> {
             cases_len,
             default,
         });
-        self.hist(name, lane_type(s, false)?, 1);
+        self.count(inst, lane_type(s, false)?, 1);
         Ok(())
     }
 
     /// OpReturn.
     pub(super) fn ret(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         self.emit(Op::Ret { src: 0, n: 0 });
-        self.hist(name, self.result_lane_type(inst), 1);
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
@@ -220,13 +216,12 @@ impl<'m> Translator<'m> {
         let v = self.val(id(inst, 0)?)?;
         let n = self.types.slots(v.ty)?;
         self.emit(Op::Ret { src: v.slot, n });
-        self.hist("OpReturn", self.result_lane_type(inst), 1);
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
     /// OpFunctionCall: one-block callees are inlined, others called.
     pub(super) fn call(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         let callee = id(inst, 0)?;
         let func = self.functions[&callee];
         let one_block = func.blocks.len() == 1
@@ -261,16 +256,15 @@ impl<'m> Translator<'m> {
             ret,
             ret_n,
         });
-        self.hist(name, self.result_lane_type(inst), 1);
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
     /// OpControlBarrier.
     pub(super) fn barrier(&mut self, inst: &Instruction) -> R<()> {
-        let name = spirv_name(inst.class.opname);
         self.uses_barrier = true;
         self.emit(Op::Barrier);
-        self.hist(name, self.result_lane_type(inst), 1);
+        self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
 
@@ -301,26 +295,17 @@ impl<'m> Translator<'m> {
             let arg = self.val(id(inst, k + 1)?)?;
             self.overrides.insert(pid, arg);
         }
-        // llvm-spirv emulates LLVM's funnel shifts (what clang makes of
-        // `(x << k) | (x >> (32 - k))`) with a function of five operations;
-        // they count as the rotate the source wrote: shl + lshr + or.
-        let funnel = match callee_name.as_str() {
-            n if n.starts_with("spirv.llvm_fshl") => Some("llvm.fshl"),
-            n if n.starts_with("spirv.llvm_fshr") => Some("llvm.fshr"),
-            _ => None,
-        };
+        // llvm-spirv emulates LLVM's funnel shifts with a function of five
+        // operations; its body runs uncounted, as the rotate it implements.
+        let funnel = rules::funnel(&callee_name);
         let was_silent = self.silent;
         match (funnel, inst.result_type) {
-            (Some(name), Some(ty)) => {
+            (Some(rule), Some(ty)) => {
                 let (s, n) = self.types.lanes(ty)?;
-                let lt = lane_type(s, false)?;
-                self.hist(name, lt, n as u64);
-                for base in ["OpShiftLeftLogical", "OpShiftRightLogical", "OpBitwiseOr"] {
-                    self.work(base, lt, n as u64, true);
-                }
+                self.counted(rule, lane_type(s, false)?, n as u64);
                 self.silent = true;
             }
-            _ => self.hist("OpFunctionCall", self.result_lane_type(inst), 1),
+            _ => self.count(inst, self.result_lane_type(inst), 1),
         }
         self.inline_depth += 1;
         if self.inline_depth > 16 {
@@ -342,7 +327,7 @@ impl<'m> Translator<'m> {
             ));
             self.current_site = (self.sites.len() - 1) as u32;
             match callee_inst.class.opcode {
-                S::Return => self.hist("OpReturn", self.result_lane_type(callee_inst), 1),
+                S::Return => self.count(callee_inst, self.result_lane_type(callee_inst), 1),
                 S::ReturnValue => {
                     let v = self.val(id(callee_inst, 0)?)?;
                     let n = self.types.slots(v.ty)?;
@@ -363,7 +348,7 @@ impl<'m> Translator<'m> {
                             });
                         }
                     }
-                    self.hist("OpReturn", self.result_lane_type(callee_inst), 1);
+                    self.count(callee_inst, self.result_lane_type(callee_inst), 1);
                 }
                 _ => self.instruction(callee_inst)?,
             }

@@ -230,29 +230,6 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
     })
 }
 
-/// Base operations of the builtins that are several operations (see `counts`).
-pub(super) fn expansion(op: X, int: bool) -> &'static [(&'static str, u64)] {
-    match op {
-        X::fma | X::mad => &[("OpFMul", 1), ("OpFAdd", 1)],
-        X::s_mad24 | X::u_mad24 | X::s_mad_hi | X::u_mad_hi | X::s_mad_sat | X::u_mad_sat => {
-            &[("OpIMul", 1), ("OpIAdd", 1)]
-        }
-        X::s_mul24 | X::u_mul24 | X::s_mul_hi | X::u_mul_hi => &[("OpIMul", 1)],
-        X::rotate => &[
-            ("OpShiftLeftLogical", 1),
-            ("OpShiftRightLogical", 1),
-            ("OpBitwiseOr", 1),
-        ],
-        X::mix => &[("OpFSub", 1), ("OpFMul", 1), ("OpFAdd", 1)],
-        X::sincos => &[("sin", 1), ("cos", 1)],
-        X::fclamp => &[("fmax", 1), ("fmin", 1)],
-        X::s_clamp | X::u_clamp if int => &[("s_max", 1), ("s_min", 1)],
-        X::native_divide | X::half_divide => &[("OpFDiv", 1)],
-        X::popcount => &[("OpBitCount", 1)],
-        _ => &[],
-    }
-}
-
 impl<'m> Translator<'m> {
     pub(super) fn ext_inst(&mut self, inst: &Instruction) -> R<()> {
         let set = id(inst, 0)?;
@@ -276,6 +253,9 @@ impl<'m> Translator<'m> {
                 "this builtin is not interpreted yet; please report the kernel",
             )
         })?;
+        // Only the integer clamps count by whether they work on integers,
+        // and they have a result: their rule comes once its type is known.
+        let rule = rules::builtin(op, ext_name, false);
         let arg = |k: usize| id(inst, 2 + k);
         match kind {
             Ext::Nothing => {
@@ -290,20 +270,20 @@ impl<'m> Translator<'m> {
                         });
                     }
                 }
-                self.hist(ext_name, self.result_lane_type(inst), 1);
+                self.counted(rule, self.result_lane_type(inst), 1);
                 return Ok(());
             }
             Ext::VLoad | Ext::VStore => {
-                return self.vload_vstore(inst, matches!(kind, Ext::VLoad), ext_name)
+                return self.vload_vstore(inst, matches!(kind, Ext::VLoad), rule)
             }
             Ext::VLoadHalf { n_arg, aligned } => {
-                return self.vload_half(inst, n_arg, aligned, ext_name)
+                return self.vload_half(inst, n_arg, aligned, rule)
             }
             Ext::VStoreHalf {
                 n_arg,
                 aligned,
                 rounding_arg,
-            } => return self.vstore_half(inst, n_arg, aligned, rounding_arg, ext_name),
+            } => return self.vstore_half(inst, n_arg, aligned, rounding_arg, rule),
             _ => {}
         }
         let (rid, ty) = result(inst)?;
@@ -312,6 +292,7 @@ impl<'m> Translator<'m> {
         let signed = ext_name.starts_with("s_");
         let lt = lane_type(s, signed || s.bits() > 1 && matches!(s, Scalar::Float(_)))?;
         let lanes = n as u64;
+        let rule = rules::builtin(op, ext_name, matches!(s, Scalar::Int(_)));
         match kind {
             Ext::FUn(f) => {
                 let bits = self.float_bits(s)?;
@@ -431,7 +412,7 @@ impl<'m> Translator<'m> {
                     b,
                     c,
                 });
-                self.count(ext_name, lt, lanes, false);
+                self.counted(rule, lt, lanes);
                 return Ok(());
             }
             Ext::SplitUn { value, out } => {
@@ -490,11 +471,11 @@ impl<'m> Translator<'m> {
                     a,
                 });
                 // Counted by its float argument's type.
-                self.count(ext_name, lane_type(fs, true)?, lanes, true);
+                self.counted(rule, lane_type(fs, true)?, lanes);
                 return Ok(());
             }
             Ext::Shuffle { sources } => {
-                return self.shuffle(inst, sources, dst, n, ext_name);
+                return self.shuffle(inst, sources, dst, n, rule);
             }
             Ext::Geometric(g) => {
                 let a = self.val(arg(0)?)?;
@@ -519,41 +500,13 @@ impl<'m> Translator<'m> {
                     a: a.slot,
                     b,
                 });
-                let m = in_n as u64;
-                let lt = lane_type(fs, true)?;
-                self.hist(ext_name, lt, m);
-                let parts: Vec<(&'static str, u64)> = match g {
-                    Geometric::Cross => vec![("OpFMul", 6), ("OpFSub", 3)],
-                    Geometric::Length => vec![("OpFMul", m), ("OpFAdd", m - 1), ("sqrt", 1)],
-                    Geometric::Distance => {
-                        vec![("OpFSub", m), ("OpFMul", m), ("OpFAdd", m - 1), ("sqrt", 1)]
-                    }
-                    Geometric::Normalize => {
-                        vec![("OpFMul", 2 * m), ("OpFAdd", m - 1), ("rsqrt", 1)]
-                    }
-                    Geometric::Dot => vec![("OpFMul", m), ("OpFAdd", m - 1)],
-                };
-                for (name, k) in parts {
-                    self.work(name, lt, k, true);
-                }
+                // Counted over its operands' lanes.
+                self.counted(rule, lane_type(fs, true)?, in_n as u64);
                 return Ok(());
             }
             _ => unreachable!("memory builtins returned above"),
         }
-        self.hist(ext_name, lt, lanes);
-        let parts = expansion(op, matches!(s, Scalar::Int(_)));
-        if parts.is_empty() {
-            self.work(ext_name, lt, lanes, true);
-        } else {
-            for (name, k) in parts {
-                let name = match *name {
-                    "s_max" if !signed => "u_max",
-                    "s_min" if !signed => "u_min",
-                    other => other,
-                };
-                self.work(name, lt, lanes * k, true);
-            }
-        }
+        self.counted(rule, lt, lanes);
         Ok(())
     }
 
@@ -566,7 +519,7 @@ impl<'m> Translator<'m> {
         sources: u8,
         dst: Reg,
         n: u8,
-        name: &'static str,
+        rule: Rule,
     ) -> R<()> {
         let arg = |k: usize| id(inst, 2 + k);
         let x = self.val(arg(0)?)?;
@@ -576,7 +529,8 @@ impl<'m> Translator<'m> {
         let total = m as u32 * sources as u32;
         if mn != n || !total.is_power_of_two() || total > 32 {
             return Err(TranslateError::malformed(format!(
-                "`{name}` of {m}-lane sources with a {mn}-lane mask into {n} lanes"
+                "`{}` of {m}-lane sources with a {mn}-lane mask into {n} lanes",
+                rule.name
             )));
         }
         let index_bits = self.int_bits(ms)?;
@@ -628,8 +582,7 @@ impl<'m> Translator<'m> {
             src: out,
             n: n as u32,
         });
-        // A data movement, like OpVectorShuffle: counted, not arithmetic.
-        self.count(name, lane_type(xs, false)?, n as u64, false);
+        self.counted(rule, lane_type(xs, false)?, n as u64);
         Ok(())
     }
 }

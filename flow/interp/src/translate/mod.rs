@@ -10,7 +10,8 @@
 //! `control` (blocks, branches, phis, calls and inlining), `arith`
 //! (arithmetic, comparisons, conversions), `composite` (vectors and
 //! aggregates), `access` (pointers, loads, stores, atomics, copies) and
-//! `ext` (OpenCL.std).
+//! `ext` (OpenCL.std). How each instruction counts is decided by the
+//! tables of `rules`, not by the handlers.
 
 mod access;
 mod arith;
@@ -19,6 +20,7 @@ mod control;
 mod ext;
 mod function;
 mod globals;
+mod rules;
 
 use crate::bytecode::*;
 use crate::counts::{LaneType, Space, WorkKey};
@@ -29,8 +31,8 @@ use crate::types::{Leaf, Scalar, Types};
 use clflow_core::{AddressSpace, ScalarType};
 use rspirv::dr::{Function, Instruction, Module, Operand};
 use rspirv::spirv::{self, Decoration, FPRoundingMode, Op as S, StorageClass, Word};
+use rules::{spirv_name, Rule, Work};
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 type R<T> = Result<T, TranslateError>;
 
 #[derive(Debug, Clone, Copy)]
@@ -150,21 +152,6 @@ fn power_of_two_align(align: u64) -> u16 {
     lowest.clamp(1, 1 << 15) as u16
 }
 
-/// The SPIR-V spelling of an opcode (`OpIAdd`; the grammar table omits `Op`).
-fn spirv_name(opname: &'static str) -> &'static str {
-    static NAMES: OnceLock<HashMap<&'static str, String>> = OnceLock::new();
-    NAMES
-        .get_or_init(|| {
-            rspirv::grammar::INSTRUCTION_TABLE
-                .iter()
-                .map(|i| (i.opname, format!("Op{}", i.opname)))
-                .collect()
-        })
-        .get(opname)
-        .map(String::as_str)
-        .unwrap_or(opname)
-}
-
 fn lane_type(s: Scalar, signed: bool) -> R<LaneType> {
     Ok(match s {
         Scalar::Bool => LaneType::Bool,
@@ -213,19 +200,6 @@ fn traffic_space(space: AddressSpace) -> R<Space> {
             ))
         }
     })
-}
-
-fn load_name(space: Space, store: bool) -> &'static str {
-    match (space, store) {
-        (Space::Global, false) => "OpLoad global",
-        (Space::Constant, false) => "OpLoad constant",
-        (Space::Local, false) => "OpLoad local",
-        (Space::Private, false) => "OpLoad private",
-        (Space::Global, true) => "OpStore global",
-        (Space::Constant, true) => "OpStore constant",
-        (Space::Local, true) => "OpStore local",
-        (Space::Private, true) => "OpStore private",
-    }
 }
 
 fn rounding_of(mode: FPRoundingMode) -> Rounding {
@@ -490,15 +464,30 @@ impl<'m> Translator<'m> {
         }
     }
 
-    /// Counts an instruction that is one operation per lane, under its name.
-    fn count(&mut self, name: &'static str, ty: LaneType, lanes: u64, arith: bool) {
-        self.hist(name, ty, lanes);
-        self.work(name, ty, lanes, arith);
+    /// Counts one execution of `lanes` lanes of type `ty` by `rule`.
+    fn counted(&mut self, rule: Rule, ty: LaneType, lanes: u64) {
+        self.hist(rule.name, ty, lanes);
+        match rule.work {
+            Work::HistogramOnly => {}
+            Work::Own { arith } => self.work(rule.name, ty, lanes, arith),
+            Work::Base(parts) => {
+                for &(name, amount) in parts {
+                    self.work(name, ty, amount.of(lanes), true);
+                }
+            }
+        }
+    }
+
+    /// Counts `inst` by its rule (see `rules::instruction`).
+    fn count(&mut self, inst: &Instruction, ty: LaneType, lanes: u64) {
+        if let Some(rule) = rules::instruction(inst.class) {
+            self.counted(rule, ty, lanes);
+        }
     }
 
     fn traffic(&mut self, space: Space, store: bool, bytes: u64, ty: LaneType, lanes: u64) {
         self.blocks[self.block].traffic.add(space, store, bytes);
-        self.hist(load_name(space, store), ty, lanes);
+        self.hist(rules::access_name(space, store), ty, lanes);
     }
 
     fn target(&mut self, label: Word) -> Pc {
