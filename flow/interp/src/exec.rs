@@ -579,7 +579,7 @@ impl Runner<'_> {
         // `r!(l, x)`: register x of lane l.
         macro_rules! r {
             ($l:expr, $x:expr) => {
-                *unsafe_reg(regs, ($x) as usize * width + $l)
+                *unsafe_reg(regs, Reg::index($x) * width + $l)
             };
         }
         // Runs `$body` once for each active lane, `$l` naming it.
@@ -918,12 +918,12 @@ impl Runner<'_> {
                 } => lanes!(l => {
                     let (mut x, mut y, mut out) = ([0u64; 16], [0u64; 16], [0u64; 16]);
                     for i in 0..n as usize {
-                        x[i] = r!(l, a as usize + i);
-                        y[i] = r!(l, b as usize + i);
+                        x[i] = r!(l, a + i as u32);
+                        y[i] = r!(l, b + i as u32);
                     }
                     let produced = geometric(op, bits, &x[..n as usize], &y[..n as usize], &mut out);
                     for (i, v) in out[..produced].iter().enumerate() {
-                        r!(l, dst as usize + i) = *v;
+                        r!(l, dst + i as u32) = *v;
                     }
                 }),
                 Op::Ptr {
@@ -1040,7 +1040,7 @@ impl Runner<'_> {
                         .access(r!(l, ptr), span, 1, AccessKind::Load, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
-                            r!(l, dst as usize + i) =
+                            r!(l, dst + i as u32) =
                                 mem.read(&private[l], loc, leaf.offset as u64, leaf.size as u32);
                         }
                     });
@@ -1058,7 +1058,7 @@ impl Runner<'_> {
                         .access(r!(l, ptr), span, 1, AccessKind::Store, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
-                            let v = r!(l, src as usize + i);
+                            let v = r!(l, src + i as u32);
                             mem.write(
                                 &mut private[l],
                                 loc,
@@ -1301,12 +1301,12 @@ fn reset_arena(arena: &mut Arena) {
     }
 }
 
-/// A register, unchecked: see `check_code` in `translate`, which proves
+/// A register, unchecked: see `check_code` in `translate::function`, which proves
 /// every op's register span lies inside the file.
 #[inline(always)]
 fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     debug_assert!(index < regs.len());
-    // SAFETY: `translate::check_code` rejects any program with an op whose
+    // SAFETY: `translate::function::check_code` rejects any program with an op whose
     // register span reaches past `init_regs.len()`; the file holds that
     // many rows of `width` lanes and every lane index is below `width`.
     unsafe { regs.get_unchecked_mut(index) }
@@ -1317,7 +1317,7 @@ fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
 /// the file (`check_code`), as `unsafe_reg` requires.
 #[inline(always)]
 fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, n: u32) {
-    let row = |i: u32, r: Reg| (r + i) as usize * width;
+    let row = |i: u32, r: Reg| (r + i).index() * width;
     let mut one = |i: u32| {
         let (d, s) = (row(i, dst), row(i, src));
         for &l in lanes {

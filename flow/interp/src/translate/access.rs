@@ -321,12 +321,12 @@ impl<'m> Translator<'m> {
         }
         let space = traffic_space(space)?;
         let (a, b) = match op {
-            AtomicOp::Load | AtomicOp::Inc | AtomicOp::Dec => (0, 0),
-            AtomicOp::Store => (self.val(id(inst, 3)?)?.slot, 0),
+            AtomicOp::Load | AtomicOp::Inc | AtomicOp::Dec => (Reg::UNUSED, Reg::UNUSED),
+            AtomicOp::Store => (self.val(id(inst, 3)?)?.slot, Reg::UNUSED),
             AtomicOp::CompareExchange => {
                 (self.val(id(inst, 4)?)?.slot, self.val(id(inst, 5)?)?.slot)
             }
-            _ => (self.val(id(inst, 3)?)?.slot, 0),
+            _ => (self.val(id(inst, 3)?)?.slot, Reg::UNUSED),
         };
         let dst = match inst.result_id {
             Some(r) => self.val(r)?.slot,

@@ -30,7 +30,7 @@ impl<'m> Translator<'m> {
         for k in 1..inst.operands.len() {
             let index = literal(inst, k)?;
             let (off, next) = self.member(cur, index)?;
-            slot += off;
+            slot = slot + off;
             cur = next;
         }
         let n = self.types.slots(ty)?;

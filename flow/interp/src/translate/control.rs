@@ -206,7 +206,10 @@ impl<'m> Translator<'m> {
 
     /// OpReturn.
     pub(super) fn ret(&mut self, inst: &Instruction) -> R<()> {
-        self.emit(Op::Ret { src: 0, n: 0 });
+        self.emit(Op::Ret {
+            src: Reg::UNUSED,
+            n: 0,
+        });
         self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
@@ -246,7 +249,7 @@ impl<'m> Translator<'m> {
         }
         let (ret, ret_n) = match (inst.result_id, inst.result_type) {
             (Some(r), Some(t)) => (self.val(r)?.slot, self.types.slots(t)?),
-            _ => (0, 0),
+            _ => (Reg::UNUSED, 0),
         };
         self.call_fixups.push((self.code.len(), callee));
         self.emit(Op::Call {

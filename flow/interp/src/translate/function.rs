@@ -41,7 +41,7 @@ impl<'m> Translator<'m> {
         self.check_code()?;
         let mut init_regs = vec![0u64; self.next_reg as usize];
         for (slot, v) in &self.init {
-            init_regs[*slot as usize] = *v;
+            init_regs[slot.index()] = *v;
         }
         Ok(Program {
             rank: crate::program::schedule_ranks(&self.code, &self.cases, self.func_pc[&entry_fn]),
@@ -108,7 +108,7 @@ impl<'m> Translator<'m> {
                 Op::LoadAgg { dst: r, layout, .. } | Op::StoreAgg { src: r, layout, .. } => self
                     .layouts
                     .get(layout as usize)
-                    .is_none_or(|l| r as u64 + l.len() as u64 > nregs),
+                    .is_none_or(|l| r.index() as u64 + l.len() as u64 > nregs),
                 Op::Bitcast {
                     from,
                     from_n,
@@ -239,7 +239,9 @@ impl<'m> Translator<'m> {
         let mut params = Vec::new();
         for p in &entry.parameters {
             let (rid, ty) = result(p)?;
-            let slot = self.val(rid)?.slot;
+            let reg = self.val(rid)?.slot;
+            // The launch code fills the file by index (see `ParamSlot`).
+            let slot = reg.index() as u32;
             let byval = self.decorations.get(&rid).is_some_and(|ds| {
                 ds.iter().any(|(d, ops)| {
                     *d == Decoration::FuncParamAttr
@@ -262,7 +264,7 @@ impl<'m> Translator<'m> {
                     );
                     self.check_private()?;
                     self.init
-                        .push((slot, memory::encode(memory::SPACE_PRIVATE, var, 0)));
+                        .push((reg, memory::encode(memory::SPACE_PRIVATE, var, 0)));
                     let _ = space;
                     ParamSlot::ByVal { slot, var, size }
                 }

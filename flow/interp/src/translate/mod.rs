@@ -102,7 +102,8 @@ struct Translator<'m> {
     const_ints: HashMap<Word, u64>,
     builtins: HashMap<Word, Builtin>,
     init: Vec<(Reg, u64)>,
-    next_reg: Reg,
+    /// Register slots allocated so far.
+    next_reg: u32,
     zero_slot: Option<Reg>,
     functions: HashMap<Word, &'m Function>,
     func_pc: HashMap<Word, Pc>,
@@ -404,7 +405,7 @@ impl<'m> Translator<'m> {
             .ok_or_else(|| {
                 TranslateError::unsupported("a kernel this large", "split the kernel")
             })?;
-        Ok(r)
+        Ok(Reg::new(r))
     }
 
     fn val(&self, id: Word) -> R<Val> {
