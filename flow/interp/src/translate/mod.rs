@@ -21,6 +21,8 @@ mod ext;
 mod function;
 mod globals;
 mod rules;
+#[cfg(test)]
+mod tests;
 
 use crate::bytecode::*;
 use crate::counts::{LaneType, Space, WorkKey};
