@@ -35,6 +35,7 @@ use rspirv::dr::{Function, Instruction, Module, Operand};
 use rspirv::spirv::{self, Decoration, FPRoundingMode, Op as S, StorageClass, Word};
 use rules::{spirv_name, Rule, Work};
 use std::collections::{HashMap, HashSet};
+
 type R<T> = Result<T, TranslateError>;
 
 #[derive(Debug, Clone, Copy)]
