@@ -7,7 +7,45 @@
 //! Types, strides, offsets and branch targets are all decided before
 //! execution starts.
 
-pub type Reg = u32;
+/// A register slot: a value of `n` lanes occupies `r .. r+n`. Its own
+/// type, so that a register is never taken for a pc, a width or a count.
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Reg(u32);
+
+impl Reg {
+    /// The operand of an op that does not use it: slot 0, which every
+    /// program that has such an op has.
+    pub const UNUSED: Reg = Reg(0);
+
+    pub const fn new(slot: u32) -> Reg {
+        Reg(slot)
+    }
+
+    /// The slot's place in a register file of one lane.
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Slot `k` of a value that starts at this register.
+impl std::ops::Add<u32> for Reg {
+    type Output = Reg;
+
+    #[inline(always)]
+    fn add(self, k: u32) -> Reg {
+        Reg(self.0 + k)
+    }
+}
+
+/// Printed as its number, as disassembly always showed it.
+impl std::fmt::Debug for Reg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 pub type Pc = u32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -722,7 +760,7 @@ pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
 /// The register spans (first slot, count) an op reads or writes, so that
 /// translation can prove every access lies inside the register file.
 pub fn spans(op: &Op, moves: &[Move], terms: &[PtrTerm], out: &mut Vec<(u64, u64)>) {
-    let s = |r: Reg, n: u64| (r as u64, n);
+    let s = |r: Reg, n: u64| (r.index() as u64, n);
     let moves_of = |start: u32, len: u32, out: &mut Vec<(u64, u64)>| {
         for m in moves
             .get(start as usize..(start as usize + len as usize))

@@ -1,6 +1,6 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
-use crate::bytecode::{Move, Op, Pc, PtrTerm, Reg};
+use crate::bytecode::{Move, Op, Pc, PtrTerm};
 use crate::counts::{LaneType, Traffic, WorkKey};
 use crate::memory::ArenaLayout;
 use crate::types::Leaf;
@@ -14,20 +14,21 @@ pub struct BlockCounts {
     pub traffic: Traffic,
 }
 
-/// How a kernel parameter is passed in.
+/// How a kernel parameter is passed in. `slot` is the register's index in
+/// a one-lane file (`Reg::index`): what the launch code fills in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamSlot {
     /// A pointer into `space`; `slot` gets the encoded pointer.
-    Pointer { slot: Reg, space: AddressSpace },
+    Pointer { slot: u32, space: AddressSpace },
     /// A value of `leaves` copied from the argument's bytes into `slot..`.
     Value {
-        slot: Reg,
+        slot: u32,
         leaves: Vec<Leaf>,
         size: u64,
     },
     /// A struct passed by value (`ByVal`): its bytes go to private variable
     /// `var`, and `slot` points there.
-    ByVal { slot: Reg, var: usize, size: u64 },
+    ByVal { slot: u32, var: usize, size: u64 },
 }
 
 /// A program-scope variable with storage in global or constant memory.
@@ -155,11 +156,12 @@ pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytecode::Reg;
 
     fn mov() -> Op {
         Op::Mov {
-            dst: 0,
-            src: 1,
+            dst: Reg::new(0),
+            src: Reg::new(1),
             n: 1,
         }
     }
@@ -168,7 +170,7 @@ mod tests {
     fn a_join_ranks_after_both_ways_to_it() {
         let code = [
             Op::Branch {
-                cond: 0,
+                cond: Reg::new(0),
                 then: 1,
                 other: 3,
             },
@@ -176,7 +178,10 @@ mod tests {
             Op::Jump { target: 5 },
             mov(),
             Op::Jump { target: 5 },
-            Op::Ret { src: 0, n: 0 },
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
             mov(),
         ];
         let rank = schedule_ranks(&code, &[], 0);
@@ -192,17 +197,23 @@ mod tests {
                 target: 4,
                 moves_start: 0,
                 moves_len: 0,
-                ret: 0,
+                ret: Reg::new(0),
                 ret_n: 0,
             },
             Op::Branch {
-                cond: 0,
+                cond: Reg::new(0),
                 then: 1,
                 other: 2,
             },
             mov(),
-            Op::Ret { src: 0, n: 0 },
-            Op::Ret { src: 0, n: 0 },
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
         ];
         let rank = schedule_ranks(&code, &[], 0);
         assert!(

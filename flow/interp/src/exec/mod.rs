@@ -25,19 +25,26 @@
 //! run the whole group as one batch, every lane stopping at a barrier until
 //! all have arrived. Each thread keeps one batch and takes work-groups one
 //! after the other (`run_groups`).
+//!
+//! The dispatch loop (`Runner::execute`) stays one function, for speed;
+//! `mem` owns the memory a work-item sees (resolving, reading, writing,
+//! copying, atomics), `builtins` the work-item and geometric builtins.
+
+mod builtins;
+mod mem;
 
 use crate::bytecode::*;
-use crate::counts::{Space, Traffic};
+use crate::counts::Traffic;
 use crate::error::TrapKind;
-use crate::memory::{
-    self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE,
-};
+use crate::memory::{self, Arena, ArenaLayout, GlobalMemory, SPACE_LOCAL};
 use crate::opencl_std as math;
 use crate::program::Program;
 use crate::trace::{
     AccessKind, AccessSink, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES,
     QUEUED_PER_THREAD,
 };
+use builtins::{builtin, geometric};
+use mem::Mem;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Work-items per batch in kernels without barriers: enough to pay for a
@@ -579,7 +586,7 @@ impl Runner<'_> {
         // `r!(l, x)`: register x of lane l.
         macro_rules! r {
             ($l:expr, $x:expr) => {
-                *unsafe_reg(regs, ($x) as usize * width + $l)
+                *unsafe_reg(regs, Reg::index($x) * width + $l)
             };
         }
         // Runs `$body` once for each active lane, `$l` naming it.
@@ -918,12 +925,12 @@ impl Runner<'_> {
                 } => lanes!(l => {
                     let (mut x, mut y, mut out) = ([0u64; 16], [0u64; 16], [0u64; 16]);
                     for i in 0..n as usize {
-                        x[i] = r!(l, a as usize + i);
-                        y[i] = r!(l, b as usize + i);
+                        x[i] = r!(l, a + i as u32);
+                        y[i] = r!(l, b + i as u32);
                     }
                     let produced = geometric(op, bits, &x[..n as usize], &y[..n as usize], &mut out);
                     for (i, v) in out[..produced].iter().enumerate() {
-                        r!(l, dst as usize + i) = *v;
+                        r!(l, dst + i as u32) = *v;
                     }
                 }),
                 Op::Ptr {
@@ -1040,7 +1047,7 @@ impl Runner<'_> {
                         .access(r!(l, ptr), span, 1, AccessKind::Load, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
-                            r!(l, dst as usize + i) =
+                            r!(l, dst + i as u32) =
                                 mem.read(&private[l], loc, leaf.offset as u64, leaf.size as u32);
                         }
                     });
@@ -1058,7 +1065,7 @@ impl Runner<'_> {
                         .access(r!(l, ptr), span, 1, AccessKind::Store, local_id[l])
                         .map_err(|kind| (at, l, kind))?;
                         for (i, leaf) in leaves.iter().enumerate() {
-                            let v = r!(l, src as usize + i);
+                            let v = r!(l, src + i as u32);
                             mem.write(
                                 &mut private[l],
                                 loc,
@@ -1301,12 +1308,12 @@ fn reset_arena(arena: &mut Arena) {
     }
 }
 
-/// A register, unchecked: see `check_code` in `translate`, which proves
+/// A register, unchecked: see `check_code` in `translate::function`, which proves
 /// every op's register span lies inside the file.
 #[inline(always)]
 fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     debug_assert!(index < regs.len());
-    // SAFETY: `translate::check_code` rejects any program with an op whose
+    // SAFETY: `translate::function::check_code` rejects any program with an op whose
     // register span reaches past `init_regs.len()`; the file holds that
     // many rows of `width` lanes and every lane index is below `width`.
     unsafe { regs.get_unchecked_mut(index) }
@@ -1317,7 +1324,7 @@ fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
 /// the file (`check_code`), as `unsafe_reg` requires.
 #[inline(always)]
 fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, n: u32) {
-    let row = |i: u32, r: Reg| (r + i) as usize * width;
+    let row = |i: u32, r: Reg| (r + i).index() * width;
     let mut one = |i: u32| {
         let (d, s) = (row(i, dst), row(i, src));
         for &l in lanes {
@@ -1328,312 +1335,6 @@ fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, 
         (0..n).for_each(&mut one);
     } else {
         (0..n).rev().for_each(&mut one);
-    }
-}
-
-/// The value of a work-item builtin, for all three dimensions.
-fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 3]) -> [u64; 3] {
-    let gid = g.global_id(group, lid);
-    match which {
-        Builtin::GlobalId => gid,
-        Builtin::LocalId => lid,
-        Builtin::GroupId => group,
-        Builtin::GlobalSize => g.global,
-        Builtin::LocalSize => g.local,
-        Builtin::NumGroups => g.groups,
-        Builtin::GlobalOffset => g.offset,
-        Builtin::WorkDim => [g.dims as u64; 3],
-        Builtin::GlobalLinearId => {
-            let [x, y, z] = std::array::from_fn::<u64, 3, _>(|d| gid[d] - g.offset[d]);
-            [(z * g.global[1] + y) * g.global[0] + x; 3]
-        }
-        Builtin::LocalLinearId => [(lid[2] * g.local[1] + lid[1]) * g.local[0] + lid[0]; 3],
-    }
-}
-
-/// A geometric builtin on one work-item's operands; returns how many lanes
-/// of `out` it wrote.
-fn geometric(op: Geometric, bits: u8, a: &[u64], b: &[u64], out: &mut [u64; 16]) -> usize {
-    let f = |v: &[u64], i: usize| math::to_f64(bits, v[i]);
-    let n = a.len();
-    let dot = |x: &[u64], y: &[u64]| (0..n).map(|i| f(x, i) * f(y, i)).sum::<f64>();
-    match op {
-        Geometric::Dot => out[0] = math::from_f64(bits, dot(a, b)),
-        Geometric::Length => out[0] = math::from_f64(bits, dot(a, a).sqrt()),
-        Geometric::Distance => {
-            let d: f64 = (0..n).map(|i| (f(a, i) - f(b, i)).powi(2)).sum();
-            out[0] = math::from_f64(bits, d.sqrt());
-        }
-        Geometric::Normalize => {
-            let len = dot(a, a).sqrt();
-            for (i, o) in out[..n].iter_mut().enumerate() {
-                let v = if len == 0.0 { f(a, i) } else { f(a, i) / len };
-                *o = math::from_f64(bits, v);
-            }
-            return n;
-        }
-        Geometric::Cross => {
-            let (x, y) = (|i| f(a, i), |i| f(b, i));
-            let c = [
-                x(1) * y(2) - x(2) * y(1),
-                x(2) * y(0) - x(0) * y(2),
-                x(0) * y(1) - x(1) * y(0),
-            ];
-            for (o, v) in out.iter_mut().zip(c) {
-                *o = math::from_f64(bits, v);
-            }
-            // A 4-lane cross product has 0 in its last lane.
-            out[3] = 0;
-            return n;
-        }
-    }
-    1
-}
-
-/// A resolved, bounds-checked location.
-#[derive(Clone, Copy)]
-enum Loc {
-    Global(usize, u64),
-    Local(usize),
-    Private(usize),
-}
-
-/// The memory one work-item sees.
-struct Mem<'m, 'r> {
-    global: &'m GlobalMemory,
-    local: &'m mut Arena,
-    local_layout: &'m ArenaLayout,
-    private_layout: &'m ArenaLayout,
-    traffic: &'m mut Traffic,
-    trace: Option<&'m mut Recorder<'r>>,
-}
-
-impl Mem<'_, '_> {
-    /// Starts tracing a memory instruction at `pc` for the active lanes.
-    #[inline(always)]
-    fn dispatch(&mut self, pc: usize) {
-        if let Some(t) = &mut self.trace {
-            t.dispatch(pc);
-        }
-    }
-
-    /// [`Mem::resolve`] for an access of work-item `item`, traced if global.
-    #[inline(always)]
-    fn access(
-        &mut self,
-        pointer: u64,
-        bytes: u64,
-        align: u64,
-        kind: AccessKind,
-        item: [u64; 3],
-    ) -> Result<Loc, TrapKind> {
-        let loc = self.resolve(pointer, bytes, align)?;
-        if let (Some(t), Loc::Global(buffer, offset)) = (&mut self.trace, loc) {
-            t.record(buffer, offset, bytes, kind, item);
-        }
-        Ok(loc)
-    }
-
-    /// Traces an access whose pointer has not been resolved (the fast
-    /// word paths, run-time sized copies).
-    #[inline(always)]
-    fn trace_pointer(&mut self, pointer: u64, bytes: u64, kind: AccessKind, item: [u64; 3]) {
-        if let Some(t) = &mut self.trace {
-            if let (SPACE_GLOBAL, buffer, offset) = memory::decode(pointer) {
-                t.record(buffer, offset as u64, bytes, kind, item);
-            }
-        }
-    }
-
-    /// Checks that `bytes` at `pointer` lie inside one buffer and that the
-    /// pointer is aligned to `align`.
-    #[inline(always)]
-    fn resolve(&self, pointer: u64, bytes: u64, align: u64) -> Result<Loc, TrapKind> {
-        let (space, buffer, offset) = memory::decode(pointer);
-        let (len, loc) = match space {
-            SPACE_GLOBAL => match self.global.buffers.get(buffer) {
-                Some(b) => (b.len, Loc::Global(buffer, offset as u64)),
-                None => return Err(TrapKind::BadPointer { value: pointer }),
-            },
-            SPACE_LOCAL => match self.local_layout.size.get(buffer) {
-                Some(size) => (
-                    *size,
-                    Loc::Local((self.local_layout.base[buffer] as i64 + offset) as usize),
-                ),
-                None => return Err(TrapKind::BadPointer { value: pointer }),
-            },
-            SPACE_PRIVATE => match self.private_layout.size.get(buffer) {
-                Some(size) => (
-                    *size,
-                    Loc::Private((self.private_layout.base[buffer] as i64 + offset) as usize),
-                ),
-                None => return Err(TrapKind::BadPointer { value: pointer }),
-            },
-            _ => return Err(TrapKind::NullPointer { size: bytes as u32 }),
-        };
-        if offset < 0 || offset as u64 + bytes > len {
-            let (space, buffer) = self.describe(space, buffer);
-            return Err(TrapKind::OutOfBounds {
-                space,
-                buffer,
-                offset,
-                size: bytes as u32,
-                buffer_bytes: len,
-            });
-        }
-        if offset as u64 & (align - 1) != 0 {
-            let (space, buffer) = self.describe(space, buffer);
-            return Err(TrapKind::Misaligned {
-                space,
-                buffer,
-                offset,
-                align: align as u32,
-            });
-        }
-        Ok(loc)
-    }
-
-    /// The global or constant buffer and offset of a 4-byte access at
-    /// `pointer`, where it is aligned and inside its buffer.
-    #[inline(always)]
-    fn global_word(&self, pointer: u64) -> Option<(&SharedBuffer, u64)> {
-        let (space, buffer, offset) = memory::decode(pointer);
-        if space != SPACE_GLOBAL {
-            return None;
-        }
-        let b = self.global.buffers.get(buffer)?;
-        let offset = offset as u64;
-        // A negative offset reads as a huge one and fails the bound.
-        (offset.is_multiple_of(4) && offset < b.len && b.len - offset >= 4).then_some((b, offset))
-    }
-
-    fn describe(&self, space: u64, buffer: usize) -> (&'static str, String) {
-        match space {
-            SPACE_GLOBAL => {
-                let b = &self.global.buffers[buffer];
-                (b.space, b.label.clone())
-            }
-            SPACE_LOCAL => ("__local", self.local_layout.label[buffer].clone()),
-            _ => ("__private", self.private_layout.label[buffer].clone()),
-        }
-    }
-
-    #[inline(always)]
-    fn read(&self, private: &Arena, loc: Loc, at: u64, size: u32) -> u64 {
-        match loc {
-            Loc::Global(b, off) => self.global.buffers[b].read(off + at, size),
-            Loc::Local(base) => self.local.read(base + at as usize, size),
-            Loc::Private(base) => private.read(base + at as usize, size),
-        }
-    }
-
-    #[inline]
-    fn write(&mut self, private: &mut Arena, loc: Loc, at: u64, size: u32, value: u64) {
-        match loc {
-            Loc::Global(b, off) => self.global.buffers[b].write(off + at, size, value),
-            Loc::Local(base) => self.local.write(base + at as usize, size, value),
-            Loc::Private(base) => private.write(base + at as usize, size, value),
-        }
-    }
-
-    /// Adds traffic whose size is known only at run time.
-    fn count(&mut self, pointer: u64, bytes: u64, store: bool) {
-        let space = match memory::decode(pointer) {
-            (SPACE_GLOBAL, b, _)
-                if self
-                    .global
-                    .buffers
-                    .get(b)
-                    .is_some_and(|b| b.space == "__constant") =>
-            {
-                Space::Constant
-            }
-            (SPACE_GLOBAL, _, _) => Space::Global,
-            (SPACE_LOCAL, _, _) => Space::Local,
-            _ => Space::Private,
-        };
-        self.traffic.add(space, store, bytes);
-    }
-
-    fn copy(
-        &mut self,
-        private: &mut Arena,
-        dst: u64,
-        src: u64,
-        bytes: u64,
-    ) -> Result<(), TrapKind> {
-        if bytes == 0 {
-            return Ok(());
-        }
-        let from = self.resolve(src, bytes, 1)?;
-        let to = self.resolve(dst, bytes, 1)?;
-        let mut at = 0;
-        while at < bytes {
-            let chunk = (bytes - at).min(8) as u32;
-            let v = self.read(private, from, at, chunk);
-            self.write(private, to, at, chunk, v);
-            at += chunk as u64;
-        }
-        Ok(())
-    }
-
-    fn atomic(
-        &mut self,
-        private: &mut Arena,
-        loc: Loc,
-        op: AtomicOp,
-        bits: u8,
-        a: u64,
-        b: u64,
-    ) -> u64 {
-        let m = math::mask(bits);
-        let apply = |old: u64| -> u64 {
-            let (so, sa) = (math::sext(old, bits), math::sext(a, bits));
-            (match op {
-                AtomicOp::Load => old,
-                AtomicOp::Store | AtomicOp::Exchange => a,
-                AtomicOp::CompareExchange => {
-                    if old == b {
-                        a
-                    } else {
-                        old
-                    }
-                }
-                AtomicOp::Inc => old.wrapping_add(1),
-                AtomicOp::Dec => old.wrapping_sub(1),
-                AtomicOp::Add => old.wrapping_add(a),
-                AtomicOp::Sub => old.wrapping_sub(a),
-                AtomicOp::SMin => so.min(sa) as u64,
-                AtomicOp::UMin => old.min(a),
-                AtomicOp::SMax => so.max(sa) as u64,
-                AtomicOp::UMax => old.max(a),
-                AtomicOp::And => old & a,
-                AtomicOp::Or => old | a,
-                AtomicOp::Xor => old ^ a,
-            }) & m
-        };
-        match loc {
-            Loc::Global(buf, off) if bits == 32 => {
-                self.global.buffers[buf].update32(off, |old| apply(old as u64) as u32) as u64
-            }
-            Loc::Global(buf, off) => {
-                let _guard = self
-                    .global
-                    .wide_atomics
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                let b = &self.global.buffers[buf];
-                let old = b.read(off, 8);
-                b.write(off, 8, apply(old));
-                old
-            }
-            _ => {
-                let size = bits as u32 / 8;
-                let old = self.read(private, loc, 0, size);
-                self.write(private, loc, 0, size, apply(old));
-                old
-            }
-        }
     }
 }
 

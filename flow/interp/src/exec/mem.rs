@@ -1,0 +1,265 @@
+//! The memory one work-item sees: pointers resolved and bounds-checked,
+//! reads, writes, copies and atomics, and the traffic and trace they make.
+
+use super::Recorder;
+use crate::bytecode::AtomicOp;
+use crate::counts::{Space, Traffic};
+use crate::error::TrapKind;
+use crate::memory::{
+    self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE,
+};
+use crate::opencl_std as math;
+use crate::trace::AccessKind;
+
+/// A resolved, bounds-checked location.
+#[derive(Clone, Copy)]
+pub(super) enum Loc {
+    Global(usize, u64),
+    Local(usize),
+    Private(usize),
+}
+
+/// The memory one work-item sees.
+pub(super) struct Mem<'m, 'r> {
+    pub(super) global: &'m GlobalMemory,
+    pub(super) local: &'m mut Arena,
+    pub(super) local_layout: &'m ArenaLayout,
+    pub(super) private_layout: &'m ArenaLayout,
+    pub(super) traffic: &'m mut Traffic,
+    pub(super) trace: Option<&'m mut Recorder<'r>>,
+}
+
+impl Mem<'_, '_> {
+    /// Starts tracing a memory instruction at `pc` for the active lanes.
+    #[inline(always)]
+    pub(super) fn dispatch(&mut self, pc: usize) {
+        if let Some(t) = &mut self.trace {
+            t.dispatch(pc);
+        }
+    }
+
+    /// [`Mem::resolve`] for an access of work-item `item`, traced if global.
+    #[inline(always)]
+    pub(super) fn access(
+        &mut self,
+        pointer: u64,
+        bytes: u64,
+        align: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) -> Result<Loc, TrapKind> {
+        let loc = self.resolve(pointer, bytes, align)?;
+        if let (Some(t), Loc::Global(buffer, offset)) = (&mut self.trace, loc) {
+            t.record(buffer, offset, bytes, kind, item);
+        }
+        Ok(loc)
+    }
+
+    /// Traces an access whose pointer has not been resolved (the fast
+    /// word paths, run-time sized copies).
+    #[inline(always)]
+    pub(super) fn trace_pointer(
+        &mut self,
+        pointer: u64,
+        bytes: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) {
+        if let Some(t) = &mut self.trace {
+            if let (SPACE_GLOBAL, buffer, offset) = memory::decode(pointer) {
+                t.record(buffer, offset as u64, bytes, kind, item);
+            }
+        }
+    }
+
+    /// Checks that `bytes` at `pointer` lie inside one buffer and that the
+    /// pointer is aligned to `align`.
+    #[inline(always)]
+    pub(super) fn resolve(&self, pointer: u64, bytes: u64, align: u64) -> Result<Loc, TrapKind> {
+        let (space, buffer, offset) = memory::decode(pointer);
+        let (len, loc) = match space {
+            SPACE_GLOBAL => match self.global.buffers.get(buffer) {
+                Some(b) => (b.len, Loc::Global(buffer, offset as u64)),
+                None => return Err(TrapKind::BadPointer { value: pointer }),
+            },
+            SPACE_LOCAL => match self.local_layout.size.get(buffer) {
+                Some(size) => (
+                    *size,
+                    Loc::Local((self.local_layout.base[buffer] as i64 + offset) as usize),
+                ),
+                None => return Err(TrapKind::BadPointer { value: pointer }),
+            },
+            SPACE_PRIVATE => match self.private_layout.size.get(buffer) {
+                Some(size) => (
+                    *size,
+                    Loc::Private((self.private_layout.base[buffer] as i64 + offset) as usize),
+                ),
+                None => return Err(TrapKind::BadPointer { value: pointer }),
+            },
+            _ => return Err(TrapKind::NullPointer { size: bytes as u32 }),
+        };
+        if offset < 0 || offset as u64 + bytes > len {
+            let (space, buffer) = self.describe(space, buffer);
+            return Err(TrapKind::OutOfBounds {
+                space,
+                buffer,
+                offset,
+                size: bytes as u32,
+                buffer_bytes: len,
+            });
+        }
+        if offset as u64 & (align - 1) != 0 {
+            let (space, buffer) = self.describe(space, buffer);
+            return Err(TrapKind::Misaligned {
+                space,
+                buffer,
+                offset,
+                align: align as u32,
+            });
+        }
+        Ok(loc)
+    }
+
+    /// The global or constant buffer and offset of a 4-byte access at
+    /// `pointer`, where it is aligned and inside its buffer.
+    #[inline(always)]
+    pub(super) fn global_word(&self, pointer: u64) -> Option<(&SharedBuffer, u64)> {
+        let (space, buffer, offset) = memory::decode(pointer);
+        if space != SPACE_GLOBAL {
+            return None;
+        }
+        let b = self.global.buffers.get(buffer)?;
+        let offset = offset as u64;
+        // A negative offset reads as a huge one and fails the bound.
+        (offset.is_multiple_of(4) && offset < b.len && b.len - offset >= 4).then_some((b, offset))
+    }
+
+    pub(super) fn describe(&self, space: u64, buffer: usize) -> (&'static str, String) {
+        match space {
+            SPACE_GLOBAL => {
+                let b = &self.global.buffers[buffer];
+                (b.space, b.label.clone())
+            }
+            SPACE_LOCAL => ("__local", self.local_layout.label[buffer].clone()),
+            _ => ("__private", self.private_layout.label[buffer].clone()),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn read(&self, private: &Arena, loc: Loc, at: u64, size: u32) -> u64 {
+        match loc {
+            Loc::Global(b, off) => self.global.buffers[b].read(off + at, size),
+            Loc::Local(base) => self.local.read(base + at as usize, size),
+            Loc::Private(base) => private.read(base + at as usize, size),
+        }
+    }
+
+    #[inline]
+    pub(super) fn write(&mut self, private: &mut Arena, loc: Loc, at: u64, size: u32, value: u64) {
+        match loc {
+            Loc::Global(b, off) => self.global.buffers[b].write(off + at, size, value),
+            Loc::Local(base) => self.local.write(base + at as usize, size, value),
+            Loc::Private(base) => private.write(base + at as usize, size, value),
+        }
+    }
+
+    /// Adds traffic whose size is known only at run time.
+    pub(super) fn count(&mut self, pointer: u64, bytes: u64, store: bool) {
+        let space = match memory::decode(pointer) {
+            (SPACE_GLOBAL, b, _)
+                if self
+                    .global
+                    .buffers
+                    .get(b)
+                    .is_some_and(|b| b.space == "__constant") =>
+            {
+                Space::Constant
+            }
+            (SPACE_GLOBAL, _, _) => Space::Global,
+            (SPACE_LOCAL, _, _) => Space::Local,
+            _ => Space::Private,
+        };
+        self.traffic.add(space, store, bytes);
+    }
+
+    pub(super) fn copy(
+        &mut self,
+        private: &mut Arena,
+        dst: u64,
+        src: u64,
+        bytes: u64,
+    ) -> Result<(), TrapKind> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let from = self.resolve(src, bytes, 1)?;
+        let to = self.resolve(dst, bytes, 1)?;
+        let mut at = 0;
+        while at < bytes {
+            let chunk = (bytes - at).min(8) as u32;
+            let v = self.read(private, from, at, chunk);
+            self.write(private, to, at, chunk, v);
+            at += chunk as u64;
+        }
+        Ok(())
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        private: &mut Arena,
+        loc: Loc,
+        op: AtomicOp,
+        bits: u8,
+        a: u64,
+        b: u64,
+    ) -> u64 {
+        let m = math::mask(bits);
+        let apply = |old: u64| -> u64 {
+            let (so, sa) = (math::sext(old, bits), math::sext(a, bits));
+            (match op {
+                AtomicOp::Load => old,
+                AtomicOp::Store | AtomicOp::Exchange => a,
+                AtomicOp::CompareExchange => {
+                    if old == b {
+                        a
+                    } else {
+                        old
+                    }
+                }
+                AtomicOp::Inc => old.wrapping_add(1),
+                AtomicOp::Dec => old.wrapping_sub(1),
+                AtomicOp::Add => old.wrapping_add(a),
+                AtomicOp::Sub => old.wrapping_sub(a),
+                AtomicOp::SMin => so.min(sa) as u64,
+                AtomicOp::UMin => old.min(a),
+                AtomicOp::SMax => so.max(sa) as u64,
+                AtomicOp::UMax => old.max(a),
+                AtomicOp::And => old & a,
+                AtomicOp::Or => old | a,
+                AtomicOp::Xor => old ^ a,
+            }) & m
+        };
+        match loc {
+            Loc::Global(buf, off) if bits == 32 => {
+                self.global.buffers[buf].update32(off, |old| apply(old as u64) as u32) as u64
+            }
+            Loc::Global(buf, off) => {
+                let _guard = self
+                    .global
+                    .wide_atomics
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                let b = &self.global.buffers[buf];
+                let old = b.read(off, 8);
+                b.write(off, 8, apply(old));
+                old
+            }
+            _ => {
+                let size = bits as u32 / 8;
+                let old = self.read(private, loc, 0, size);
+                self.write(private, loc, 0, size, apply(old));
+                old
+            }
+        }
+    }
+}

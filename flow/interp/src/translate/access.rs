@@ -1,0 +1,560 @@
+//! Memory and pointers: access chains, loads and stores, memory copies,
+//! atomics, async work-group copies, and the vload/vstore builtins.
+
+use super::*;
+use crate::types::Ty;
+pub(super) fn atomic_op(op: S) -> Option<AtomicOp> {
+    Some(match op {
+        S::AtomicLoad => AtomicOp::Load,
+        S::AtomicStore => AtomicOp::Store,
+        S::AtomicExchange => AtomicOp::Exchange,
+        S::AtomicCompareExchange | S::AtomicCompareExchangeWeak => AtomicOp::CompareExchange,
+        S::AtomicIIncrement => AtomicOp::Inc,
+        S::AtomicIDecrement => AtomicOp::Dec,
+        S::AtomicIAdd => AtomicOp::Add,
+        S::AtomicISub => AtomicOp::Sub,
+        S::AtomicSMin => AtomicOp::SMin,
+        S::AtomicUMin => AtomicOp::UMin,
+        S::AtomicSMax => AtomicOp::SMax,
+        S::AtomicUMax => AtomicOp::UMax,
+        S::AtomicAnd => AtomicOp::And,
+        S::AtomicOr => AtomicOp::Or,
+        S::AtomicXor => AtomicOp::Xor,
+        _ => return None,
+    })
+}
+
+impl<'m> Translator<'m> {
+    /// OpVariable in a function: the pointer is a constant (see `allocate`); an initializer is a store.
+    pub(super) fn variable(&mut self, inst: &Instruction) -> R<()> {
+        // The pointer is a constant (see `allocate`); an initializer is a store.
+        if inst.operands.len() > 1 {
+            let (rid, ty) = result(inst)?;
+            let (_, pointee) = self.types.pointee(ty)?;
+            let ptr = self.val(rid)?.slot;
+            let src = self.val(id(inst, 1)?)?.slot;
+            self.store_value(ptr, src, pointee, AddressSpace::Private, None)?;
+        }
+        Ok(())
+    }
+
+    /// OpPtrDiff.
+    pub(super) fn ptr_diff(&mut self, inst: &Instruction) -> R<()> {
+        let (rid, _) = result(inst)?;
+        let a = self.val(id(inst, 0)?)?;
+        let (_, pointee) = self.types.pointee(a.ty)?;
+        let elem = self.types.layout(pointee)?.0.max(1) as u32;
+        let b = self.val(id(inst, 1)?)?.slot;
+        let dst = self.val(rid)?.slot;
+        self.emit(Op::PtrDiff {
+            dst,
+            a: a.slot,
+            b,
+            elem,
+        });
+        self.count(inst, LaneType::Pointer, 1);
+        Ok(())
+    }
+
+    /// OpLoad: of memory, or of a work-item builtin.
+    pub(super) fn load(&mut self, inst: &Instruction) -> R<()> {
+        let (rid, ty) = result(inst)?;
+        let pid = id(inst, 0)?;
+        if let Some(which) = self.builtins.get(&pid).copied() {
+            let (s, lanes) = self.types.lanes(ty)?;
+            let bits = self.int_bits(s)?;
+            let dst = self.val(rid)?.slot;
+            self.emit(Op::Builtin {
+                which,
+                dst,
+                lanes,
+                bits,
+            });
+            return Ok(());
+        }
+        let ptr = self.val(pid)?;
+        let (space, _) = self.types.pointee(ptr.ty)?;
+        let dst = self.val(rid)?.slot;
+        self.load_value(dst, ptr.slot, ty, space, aligned(inst, 1))?;
+        Ok(())
+    }
+
+    /// OpStore.
+    pub(super) fn store(&mut self, inst: &Instruction) -> R<()> {
+        let ptr = self.val(id(inst, 0)?)?;
+        let value = self.val(id(inst, 1)?)?;
+        let (space, _) = self.types.pointee(ptr.ty)?;
+        self.store_value(ptr.slot, value.slot, value.ty, space, aligned(inst, 2))?;
+        Ok(())
+    }
+
+    /// OpCopyMemory, OpCopyMemorySized.
+    pub(super) fn copy_memory(&mut self, inst: &Instruction) -> R<()> {
+        let opcode = inst.class.opcode;
+        let dst = self.val(id(inst, 0)?)?;
+        let src = self.val(id(inst, 1)?)?;
+        let (dspace, dpointee) = self.types.pointee(dst.ty)?;
+        let (sspace, _) = self.types.pointee(src.ty)?;
+        let (bytes, bytes_reg) = if opcode == S::CopyMemory {
+            (self.types.layout(dpointee)?.0, None)
+        } else {
+            let size = id(inst, 2)?;
+            match self.const_ints.get(&size) {
+                Some(v) => (*v, None),
+                None => (0, Some(self.val(size)?.slot)),
+            }
+        };
+        self.emit(Op::Copy {
+            dst: dst.slot,
+            src: src.slot,
+            bytes,
+            bytes_reg,
+        });
+        let lt = LaneType::Scalar(ScalarType::UChar);
+        if bytes_reg.is_none() {
+            self.traffic(traffic_space(sspace)?, false, bytes, lt, bytes);
+            self.traffic(traffic_space(dspace)?, true, bytes, lt, bytes);
+        } else {
+            // Counted as it runs: the size is known only then.
+            traffic_space(sspace)?;
+            traffic_space(dspace)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn access_chain(&mut self, inst: &Instruction) -> R<()> {
+        let (rid, _) = result(inst)?;
+        let base = self.val(id(inst, 0)?)?;
+        let (_, mut cur) = self.types.pointee(base.ty)?;
+        let mut disp: i64 = 0;
+        let terms_start = self.terms.len();
+        let element_first = matches!(
+            inst.class.opcode,
+            S::PtrAccessChain | S::InBoundsPtrAccessChain
+        );
+        for k in 1..inst.operands.len() {
+            let index_id = id(inst, k)?;
+            let index = self.val(index_id)?;
+            let (is, _) = self.types.lanes(index.ty)?;
+            let bits = self.int_bits(is)?;
+            let constant = self
+                .const_ints
+                .get(&index_id)
+                .map(|v| crate::opencl_std::sext(*v, bits));
+            let stride = if k == 1 && element_first {
+                self.types.layout(cur)?.0 as i64
+            } else {
+                match self.types.get(cur)?.clone() {
+                    Ty::Struct { .. } => {
+                        let c = constant.ok_or_else(|| {
+                            TranslateError::malformed("struct index is not a constant")
+                        })?;
+                        disp += self.types.member_offset(cur, c as u64)? as i64;
+                        cur = self.types.member_slot(cur, c as u64)?.1;
+                        continue;
+                    }
+                    Ty::Array(elem, _) => {
+                        cur = elem;
+                        self.types.layout(elem)?.0 as i64
+                    }
+                    Ty::Vector(s, _) => {
+                        cur = self.vector_scalar_type(cur)?;
+                        s.size() as i64
+                    }
+                    other => {
+                        return Err(TranslateError::malformed(format!(
+                            "indexing into {other:?}"
+                        )))
+                    }
+                }
+            };
+            match constant {
+                Some(c) => disp = disp.wrapping_add(c.wrapping_mul(stride)),
+                None => self.terms.push(PtrTerm {
+                    reg: index.slot,
+                    bits,
+                    stride,
+                }),
+            }
+        }
+        let dst = self.val(rid)?.slot;
+        let terms_len = u16::try_from(self.terms.len() - terms_start)
+            .map_err(|_| TranslateError::malformed("an access chain with too many indices"))?;
+        let single = (terms_len == 1).then(|| self.terms[terms_start]);
+        match single {
+            // The common `base[i]`: one index, no table lookup.
+            Some(t) if i32::try_from(t.stride).is_ok() && i32::try_from(disp).is_ok() => {
+                self.terms.truncate(terms_start);
+                self.emit(Op::Index {
+                    dst,
+                    base: base.slot,
+                    index: t.reg,
+                    bits: t.bits,
+                    stride: t.stride as i32,
+                    disp: disp as i32,
+                });
+            }
+            _ if terms_len == 0 => self.emit(Op::Offset {
+                dst,
+                base: base.slot,
+                disp,
+            }),
+            _ => self.emit(Op::Ptr {
+                dst,
+                base: base.slot,
+                disp,
+                terms_start: terms_start as u32,
+                terms_len,
+            }),
+        }
+        self.count(inst, LaneType::Pointer, 1);
+        Ok(())
+    }
+
+    /// Leaves of `ty` as a uniform run (`size`, `n`) if it is a scalar or vector.
+    pub(super) fn uniform(&self, ty: Word) -> R<Option<(u8, u8, LaneType)>> {
+        Ok(match self.types.get(ty)? {
+            Ty::Scalar(s) => Some((s.size() as u8, 1, lane_type(*s, false)?)),
+            Ty::Pointer { .. } => Some((8, 1, LaneType::Pointer)),
+            Ty::Vector(s, n) => Some((s.size() as u8, *n, lane_type(*s, false)?)),
+            _ => None,
+        })
+    }
+
+    pub(super) fn load_value(
+        &mut self,
+        dst: Reg,
+        ptr: Reg,
+        ty: Word,
+        space: AddressSpace,
+        align: Option<u64>,
+    ) -> R<()> {
+        let space = traffic_space(space)?;
+        let (size, natural) = self.types.layout(ty)?;
+        let align = power_of_two_align(align.unwrap_or(natural));
+        match self.uniform(ty)? {
+            Some((size, n, lt)) => {
+                self.emit(Op::Load {
+                    dst,
+                    ptr,
+                    size,
+                    n,
+                    align,
+                });
+                self.traffic(space, false, size as u64 * n as u64, lt, n as u64);
+            }
+            None => {
+                let leaves = self.types.leaves(ty)?;
+                let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
+                self.layouts.push(leaves);
+                self.emit(Op::LoadAgg {
+                    dst,
+                    ptr,
+                    layout: (self.layouts.len() - 1) as u32,
+                });
+                let _ = size;
+                self.traffic(
+                    space,
+                    false,
+                    bytes,
+                    LaneType::Scalar(ScalarType::UChar),
+                    bytes,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn store_value(
+        &mut self,
+        ptr: Reg,
+        src: Reg,
+        ty: Word,
+        space: AddressSpace,
+        align: Option<u64>,
+    ) -> R<()> {
+        let space = traffic_space(space)?;
+        let (_, natural) = self.types.layout(ty)?;
+        let align = power_of_two_align(align.unwrap_or(natural));
+        match self.uniform(ty)? {
+            Some((size, n, lt)) => {
+                self.emit(Op::Store {
+                    src,
+                    ptr,
+                    size,
+                    n,
+                    align,
+                });
+                self.traffic(space, true, size as u64 * n as u64, lt, n as u64);
+            }
+            None => {
+                let leaves = self.types.leaves(ty)?;
+                let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
+                self.layouts.push(leaves);
+                self.emit(Op::StoreAgg {
+                    src,
+                    ptr,
+                    layout: (self.layouts.len() - 1) as u32,
+                });
+                self.traffic(
+                    space,
+                    true,
+                    bytes,
+                    LaneType::Scalar(ScalarType::UChar),
+                    bytes,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn atomic(&mut self, inst: &Instruction, op: AtomicOp) -> R<()> {
+        let ptr = self.val(id(inst, 0)?)?;
+        let (space, pointee) = self.types.pointee(ptr.ty)?;
+        let (s, _) = self.types.lanes(pointee)?;
+        let bits = s.bits();
+        if bits != 32 && bits != 64 {
+            return Err(TranslateError::unsupported(
+                format!("{bits}-bit atomics"),
+                "use 32 or 64-bit atomics",
+            ));
+        }
+        let space = traffic_space(space)?;
+        let (a, b) = match op {
+            AtomicOp::Load | AtomicOp::Inc | AtomicOp::Dec => (Reg::UNUSED, Reg::UNUSED),
+            AtomicOp::Store => (self.val(id(inst, 3)?)?.slot, Reg::UNUSED),
+            AtomicOp::CompareExchange => {
+                (self.val(id(inst, 4)?)?.slot, self.val(id(inst, 5)?)?.slot)
+            }
+            _ => (self.val(id(inst, 3)?)?.slot, Reg::UNUSED),
+        };
+        let dst = match inst.result_id {
+            Some(r) => self.val(r)?.slot,
+            None => self.zero()?,
+        };
+        // A store needs no result; give it a scratch slot so `dst` is never a constant.
+        let dst = if inst.result_id.is_none() {
+            self.alloc(1)?
+        } else {
+            dst
+        };
+        self.emit(Op::Atomic {
+            op,
+            bits,
+            dst,
+            ptr: ptr.slot,
+            a,
+            b,
+        });
+        let lt = lane_type(s, false)?;
+        let bytes = bits as u64 / 8;
+        if op != AtomicOp::Store {
+            self.blocks[self.block].traffic.add(space, false, bytes);
+        }
+        if op != AtomicOp::Load {
+            self.blocks[self.block].traffic.add(space, true, bytes);
+        }
+        self.count(inst, lt, 1);
+        Ok(())
+    }
+
+    pub(super) fn async_copy(&mut self, inst: &Instruction) -> R<()> {
+        // OpGroupAsyncCopy: scope, dst, src, num elements, stride, event.
+        let (rid, _) = result(inst)?;
+        let dst = self.val(id(inst, 1)?)?;
+        let src = self.val(id(inst, 2)?)?;
+        let (dspace, pointee) = self.types.pointee(dst.ty)?;
+        let (sspace, _) = self.types.pointee(src.ty)?;
+        traffic_space(dspace)?;
+        traffic_space(sspace)?;
+        let elem = u32::try_from(self.types.layout(pointee)?.0)
+            .ok()
+            .filter(|e| *e > 0)
+            .ok_or_else(|| TranslateError::malformed("an async copy of elements without a size"))?;
+        let elems = self.val(id(inst, 3)?)?.slot;
+        let stride = self.val(id(inst, 4)?)?.slot;
+        let event = self.val(id(inst, 5)?)?.slot;
+        let out = self.val(rid)?.slot;
+        // The copy is the group's: all work-items reach it, one performs it
+        // once the others have arrived.
+        self.uses_barrier = true;
+        self.emit(Op::Barrier);
+        self.emit(Op::GroupCopy {
+            dst: dst.slot,
+            src: src.slot,
+            elems,
+            stride,
+            elem,
+            event,
+            out,
+        });
+        self.count(inst, self.result_lane_type(inst), 1);
+        Ok(())
+    }
+
+    /// Stores `n` lanes from `src` through the pointer `ptr`, the second
+    /// result of a builtin such as frexp: traffic of the pointer's space.
+    pub(super) fn store_through(
+        &mut self,
+        ptr: Word,
+        src: Reg,
+        n: u8,
+        name: &'static str,
+    ) -> R<()> {
+        let p = self.val(ptr)?;
+        let (space, pointee) = self.types.pointee(p.ty)?;
+        let (ps, pn) = self.types.lanes(pointee)?;
+        if pn != n {
+            return Err(TranslateError::malformed(format!(
+                "`{name}` writes {n} lanes through a pointer to {pn}"
+            )));
+        }
+        let size = ps.size();
+        self.emit(Op::Store {
+            src,
+            ptr: p.slot,
+            size: size as u8,
+            n,
+            align: size as u16,
+        });
+        let space = traffic_space(space)?;
+        self.blocks[self.block]
+            .traffic
+            .add(space, true, size as u64 * n as u64);
+        Ok(())
+    }
+
+    /// vloadn(offset, p) / vstoren(data, offset, p): p + offset*n elements.
+    pub(super) fn vload_vstore(&mut self, inst: &Instruction, load: bool, rule: Rule) -> R<()> {
+        let arg = |k: usize| id(inst, 2 + k);
+        let (data_ty, offset, ptr) = if load {
+            (result(inst)?.1, arg(0)?, arg(1)?)
+        } else {
+            (self.val(arg(0)?)?.ty, arg(1)?, arg(2)?)
+        };
+        let (s, n) = self.types.lanes(data_ty)?;
+        let size = s.size();
+        let p = self.val(ptr)?;
+        let (space, _) = self.types.pointee(p.ty)?;
+        let space = traffic_space(space)?;
+        let addr = self.scaled_pointer(p.slot, offset, size as i64 * n as i64)?;
+        let lt = lane_type(s, false)?;
+        if load {
+            let dst = self.val(result(inst)?.0)?.slot;
+            self.emit(Op::Load {
+                dst,
+                ptr: addr,
+                size: size as u8,
+                n,
+                align: size as u16,
+            });
+        } else {
+            let src = self.val(arg(0)?)?.slot;
+            self.emit(Op::Store {
+                src,
+                ptr: addr,
+                size: size as u8,
+                n,
+                align: size as u16,
+            });
+        }
+        self.blocks[self.block]
+            .traffic
+            .add(space, !load, size as u64 * n as u64);
+        self.counted(rule, lt, n as u64);
+        Ok(())
+    }
+
+    /// A pointer `base + offset * stride` computed into a fresh register.
+    pub(super) fn scaled_pointer(&mut self, base: Reg, offset: Word, stride: i64) -> R<Reg> {
+        let off = self.val(offset)?;
+        let (os, _) = self.types.lanes(off.ty)?;
+        let bits = self.int_bits(os)?;
+        let addr = self.alloc(1)?;
+        let start = self.terms.len() as u32;
+        self.terms.push(PtrTerm {
+            reg: off.slot,
+            bits,
+            stride,
+        });
+        self.emit(Op::Ptr {
+            dst: addr,
+            base,
+            disp: 0,
+            terms_start: start,
+            terms_len: 1,
+        });
+        Ok(addr)
+    }
+
+    pub(super) fn vload_half(
+        &mut self,
+        inst: &Instruction,
+        n_arg: bool,
+        aligned: bool,
+        rule: Rule,
+    ) -> R<()> {
+        let (rid, ty) = result(inst)?;
+        let (s, n) = self.types.lanes(ty)?;
+        if s != Scalar::Float(32) {
+            return Err(TranslateError::unsupported(
+                format!("`{}` into {s:?}", rule.name),
+                "load halves into float",
+            ));
+        }
+        let _ = n_arg;
+        let p = self.val(id(inst, 3)?)?;
+        let (space, _) = self.types.pointee(p.ty)?;
+        let space = traffic_space(space)?;
+        let room = if aligned && n == 3 { 4 } else { n as i64 };
+        let addr = self.scaled_pointer(p.slot, id(inst, 2)?, 2 * room)?;
+        let dst = self.val(rid)?.slot;
+        self.emit(Op::LoadHalf { dst, ptr: addr, n });
+        self.blocks[self.block]
+            .traffic
+            .add(space, false, 2 * n as u64);
+        self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
+        Ok(())
+    }
+
+    pub(super) fn vstore_half(
+        &mut self,
+        inst: &Instruction,
+        n_arg: bool,
+        aligned: bool,
+        rounding_arg: bool,
+        rule: Rule,
+    ) -> R<()> {
+        let data = self.val(id(inst, 2)?)?;
+        let (s, n) = self.types.lanes(data.ty)?;
+        let from = self.float_bits(s)?;
+        let _ = n_arg;
+        let p = self.val(id(inst, 4)?)?;
+        let (space, _) = self.types.pointee(p.ty)?;
+        let space = traffic_space(space)?;
+        let rounding = if rounding_arg {
+            match literal(inst, 5)? {
+                1 => Rounding::TowardZero,
+                2 => Rounding::TowardPositive,
+                3 => Rounding::TowardNegative,
+                _ => Rounding::NearestEven,
+            }
+        } else {
+            Rounding::NearestEven
+        };
+        let room = if aligned && n == 3 { 4 } else { n as i64 };
+        let addr = self.scaled_pointer(p.slot, id(inst, 3)?, 2 * room)?;
+        self.emit(Op::StoreHalf {
+            src: data.slot,
+            ptr: addr,
+            n,
+            from,
+            rounding,
+        });
+        self.blocks[self.block]
+            .traffic
+            .add(space, true, 2 * n as u64);
+        self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
+        Ok(())
+    }
+}

@@ -1,0 +1,281 @@
+//! The program as a whole: which functions are reachable, their registers
+//! and private variables, the kernel's parameters, and the final proof that
+//! every op stays inside the program.
+
+use super::*;
+use crate::memory;
+use crate::program::ParamSlot;
+use crate::types::Ty;
+
+impl<'m> Translator<'m> {
+    pub(super) fn program(mut self, entry_fn: Word) -> R<Program> {
+        let entry = *self
+            .functions
+            .get(&entry_fn)
+            .ok_or_else(|| TranslateError::malformed("the entry point names no function"))?;
+        self.nargs = entry.parameters.len();
+        for (rid, space, index) in std::mem::take(&mut self.pending_globals) {
+            let slot = self.val(rid)?.slot;
+            let pointer = memory::encode(space, self.nargs + index, 0);
+            self.init.push((slot, pointer));
+            self.const_slots.insert(slot, pointer);
+        }
+        let order = self.reachable(entry_fn)?;
+        for f in &order {
+            let func = self.functions[f];
+            let name = self.name(*f);
+            self.allocate(func)
+                .map_err(|e| e.at(|| format!("function `{name}`")))?;
+        }
+        let params = self.kernel_params(entry)?;
+        for f in &order {
+            self.func_pc.insert(*f, self.code.len() as Pc);
+            let func = self.functions[f];
+            self.emit_function(*f, func)?;
+        }
+        for (at, callee) in std::mem::take(&mut self.call_fixups) {
+            if let Op::Call { target, .. } = &mut self.code[at] {
+                *target = self.func_pc[&callee];
+            }
+        }
+        self.check_code()?;
+        let mut init_regs = vec![0u64; self.next_reg as usize];
+        for (slot, v) in &self.init {
+            init_regs[slot.index()] = *v;
+        }
+        Ok(Program {
+            rank: crate::program::schedule_ranks(&self.code, &self.cases, self.func_pc[&entry_fn]),
+            kernel: self.kernel,
+            code: self.code,
+            site_of: self.site_of,
+            sites: self.sites,
+            entry: self.func_pc[&entry_fn],
+            init_regs,
+            params,
+            moves: self.moves,
+            terms: self.terms,
+            cases: self.cases,
+            layouts: self.layouts,
+            blocks: self.blocks,
+            hist_keys: self.hist_keys,
+            work_keys: self.work_keys,
+            private: self.private,
+            local_vars: self.local_vars,
+            global_vars: self.global_vars,
+            uses_barrier: self.uses_barrier,
+        })
+    }
+
+    /// Proves that no op touches a register, table entry or pc outside the
+    /// program, so that a malformed module cannot make the machine fail.
+    pub(super) fn check_code(&self) -> R<()> {
+        let nregs = self.next_reg as u64;
+        let npc = self.code.len() as u64;
+        let mut spans = Vec::new();
+        for (pc, op) in self.code.iter().enumerate() {
+            spans.clear();
+            crate::bytecode::spans(op, &self.moves, &self.terms, &mut spans);
+            let bad_reg = spans.iter().any(|(r, n)| r + n > nregs);
+            let in_table =
+                |start: u32, len: u32, table: usize| start as usize + len as usize <= table;
+            let bad_ref = match *op {
+                Op::Jump { target } => target as u64 >= npc,
+                Op::Branch { then, other, .. } => then as u64 >= npc || other as u64 >= npc,
+                Op::Switch {
+                    cases_start,
+                    cases_len,
+                    default,
+                    ..
+                } => {
+                    default as u64 >= npc
+                        || !in_table(cases_start, cases_len, self.cases.len())
+                        || self.cases[cases_start as usize..(cases_start + cases_len) as usize]
+                            .iter()
+                            .any(|(_, t)| *t as u64 >= npc)
+                }
+                Op::Call {
+                    target,
+                    moves_start,
+                    moves_len,
+                    ..
+                } => target as u64 >= npc || !in_table(moves_start, moves_len, self.moves.len()),
+                Op::Moves { start, len } => !in_table(start, len, self.moves.len()),
+                Op::Ptr {
+                    terms_start,
+                    terms_len,
+                    ..
+                } => !in_table(terms_start, terms_len as u32, self.terms.len()),
+                Op::LoadAgg { dst: r, layout, .. } | Op::StoreAgg { src: r, layout, .. } => self
+                    .layouts
+                    .get(layout as usize)
+                    .is_none_or(|l| r.index() as u64 + l.len() as u64 > nregs),
+                Op::Bitcast {
+                    from,
+                    from_n,
+                    to,
+                    to_n,
+                    ..
+                } => {
+                    from as u32 * from_n as u32 > 1024
+                        || to as u32 * to_n as u32 > 1024
+                        || from < 8
+                        || to < 8
+                }
+                _ => false,
+            };
+            if bad_reg || bad_ref {
+                return Err(TranslateError::malformed(format!(
+                    "inconsistent types or operands ({})",
+                    self.sites
+                        .get(self.site_of[pc] as usize)
+                        .map(String::as_str)
+                        .unwrap_or("?")
+                )));
+            }
+        }
+        let last_is_exit = matches!(
+            self.code.last(),
+            Some(
+                Op::Ret { .. } | Op::Jump { .. } | Op::Trap | Op::Switch { .. } | Op::Branch { .. }
+            )
+        );
+        if !last_is_exit {
+            return Err(TranslateError::malformed(
+                "a function's last block does not end in a branch or return",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Functions reachable from the kernel, callees first; recursion (which
+    /// OpenCL C forbids) and calls to undefined functions are errors.
+    pub(super) fn reachable(&self, entry: Word) -> R<Vec<Word>> {
+        let mut order = Vec::new();
+        let mut state: HashMap<Word, bool> = HashMap::new(); // false: visiting, true: done
+        let mut stack = vec![(entry, false)];
+        while let Some((f, expanded)) = stack.pop() {
+            if expanded {
+                state.insert(f, true);
+                order.push(f);
+                continue;
+            }
+            match state.get(&f) {
+                Some(true) => continue,
+                Some(false) => {
+                    return Err(TranslateError::unsupported(
+                        format!("recursion through function `{}`", self.name(f)),
+                        "OpenCL C does not allow recursion",
+                    ))
+                }
+                None => {}
+            }
+            let func = self.functions.get(&f).ok_or_else(|| {
+                TranslateError::malformed(format!("call to %{f}, which is not a function"))
+            })?;
+            if func.blocks.is_empty() {
+                return Err(TranslateError::unsupported(
+                    format!(
+                        "call to `{}`, which the module declares but does not define",
+                        self.name(f)
+                    ),
+                    "link the function into the kernel's source",
+                ));
+            }
+            state.insert(f, false);
+            stack.push((f, true));
+            for inst in func.blocks.iter().flat_map(|b| &b.instructions) {
+                if inst.class.opcode == S::FunctionCall {
+                    let callee = id(inst, 0)?;
+                    if state.get(&callee) == Some(&false) {
+                        return Err(TranslateError::unsupported(
+                            format!("recursion through function `{}`", self.name(callee)),
+                            "OpenCL C does not allow recursion",
+                        ));
+                    }
+                    stack.push((callee, false));
+                }
+            }
+        }
+        Ok(order)
+    }
+
+    /// Gives every value of a function its register slots, and every
+    /// private variable its place, before any code refers to them.
+    pub(super) fn allocate(&mut self, func: &Function) -> R<()> {
+        for p in &func.parameters {
+            let (rid, ty) = result(p)?;
+            let slot = self.alloc(self.types.slots(ty)?)?;
+            self.values.insert(rid, Val { slot, ty });
+        }
+        for inst in func.blocks.iter().flat_map(|b| &b.instructions) {
+            let (Some(rid), Some(ty)) = (inst.result_id, inst.result_type) else {
+                continue;
+            };
+            if inst.class.opcode == S::Variable {
+                let (space, pointee) = self.types.pointee(ty)?;
+                if space != AddressSpace::Private {
+                    return Err(TranslateError::malformed(
+                        "a function-scope variable outside private memory",
+                    ));
+                }
+                let (size, align) =
+                    self.bounded(pointee, "a private variable", MAX_PRIVATE_BYTES)?;
+                let var = self.private.push(
+                    size,
+                    align,
+                    format!("private variable `{}`", self.name(rid)),
+                );
+                self.check_private()?;
+                self.constant(rid, ty, vec![memory::encode(memory::SPACE_PRIVATE, var, 0)])?;
+                continue;
+            }
+            let slot = self.alloc(self.types.slots(ty)?)?;
+            self.values.insert(rid, Val { slot, ty });
+        }
+        Ok(())
+    }
+
+    pub(super) fn kernel_params(&mut self, entry: &Function) -> R<Vec<ParamSlot>> {
+        let mut params = Vec::new();
+        for p in &entry.parameters {
+            let (rid, ty) = result(p)?;
+            let reg = self.val(rid)?.slot;
+            // The launch code fills the file by index (see `ParamSlot`).
+            let slot = reg.index() as u32;
+            let byval = self.decorations.get(&rid).is_some_and(|ds| {
+                ds.iter().any(|(d, ops)| {
+                    *d == Decoration::FuncParamAttr
+                        && matches!(
+                            ops.first(),
+                            Some(Operand::FunctionParameterAttribute(
+                                spirv::FunctionParameterAttribute::ByVal
+                            ))
+                        )
+                })
+            });
+            params.push(match self.types.get(ty)?.clone() {
+                Ty::Pointer { space, pointee } if byval => {
+                    let (size, align) =
+                        self.bounded(pointee, "a by-value argument", MAX_PRIVATE_BYTES)?;
+                    let var = self.private.push(
+                        size,
+                        align,
+                        format!("by-value argument `{}`", self.name(rid)),
+                    );
+                    self.check_private()?;
+                    self.init
+                        .push((reg, memory::encode(memory::SPACE_PRIVATE, var, 0)));
+                    let _ = space;
+                    ParamSlot::ByVal { slot, var, size }
+                }
+                Ty::Pointer { space, .. } => ParamSlot::Pointer { slot, space },
+                _ => ParamSlot::Value {
+                    slot,
+                    leaves: self.types.leaves(ty)?,
+                    size: self.types.layout(ty)?.0,
+                },
+            });
+        }
+        Ok(params)
+    }
+}

@@ -1,0 +1,278 @@
+//! Module scope: types, constants and program-scope variables, before any
+//! function is translated.
+
+use super::*;
+use crate::memory;
+use crate::types::Ty;
+
+impl<'m> Translator<'m> {
+    pub(super) fn globals(&mut self) -> R<()> {
+        for inst in &self.module.types_global_values {
+            let site = || {
+                format!(
+                    "{} %{}",
+                    spirv_name(inst.class.opname),
+                    inst.result_id.unwrap_or(0)
+                )
+            };
+            self.global(inst).map_err(|e| e.at(site))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn global(&mut self, inst: &Instruction) -> R<()> {
+        let rid = inst.result_id.unwrap_or(0);
+        match inst.class.opcode {
+            S::TypeVoid => self.types.insert(rid, Ty::Void),
+            S::TypeBool => self.types.insert(rid, Ty::Scalar(Scalar::Bool)),
+            S::TypeInt => {
+                let bits = literal(inst, 0)?;
+                if ![8, 16, 32, 64].contains(&bits) {
+                    return Err(TranslateError::unsupported(
+                        format!("{bits}-bit integers"),
+                        "use 8, 16, 32 or 64-bit integer types",
+                    ));
+                }
+                self.types.insert(rid, Ty::Scalar(Scalar::Int(bits as u8)));
+            }
+            S::TypeFloat => {
+                let bits = literal(inst, 0)?;
+                if ![16, 32, 64].contains(&bits) {
+                    return Err(TranslateError::malformed(format!("{bits}-bit float type")));
+                }
+                self.types
+                    .insert(rid, Ty::Scalar(Scalar::Float(bits as u8)));
+            }
+            S::TypeVector => {
+                let (s, _) = self.types.lanes(id(inst, 0)?)?;
+                let n = literal(inst, 1)?;
+                if ![2, 3, 4, 8, 16].contains(&n) {
+                    return Err(TranslateError::malformed(format!("vector of {n} lanes")));
+                }
+                self.types.insert(rid, Ty::Vector(s, n as u8));
+            }
+            S::TypeArray => {
+                let len_id = id(inst, 1)?;
+                let len = *self
+                    .const_ints
+                    .get(&len_id)
+                    .ok_or_else(|| TranslateError::malformed("array length is not a constant"))?;
+                self.types.insert(rid, Ty::Array(id(inst, 0)?, len));
+            }
+            S::TypeRuntimeArray => self.types.insert(rid, Ty::Array(id(inst, 0)?, 0)),
+            S::TypeStruct => {
+                let members = (0..inst.operands.len())
+                    .map(|i| id(inst, i))
+                    .collect::<R<Vec<_>>>()?;
+                let packed = self.decorated(rid, Decoration::CPacked).is_some();
+                self.types.insert(rid, Ty::Struct { members, packed });
+            }
+            S::TypePointer => {
+                let class = match inst.operands.first() {
+                    Some(Operand::StorageClass(c)) => *c,
+                    _ => {
+                        return Err(TranslateError::malformed(
+                            "OpTypePointer without a storage class",
+                        ))
+                    }
+                };
+                let space = space_of(class)?;
+                self.types.insert(
+                    rid,
+                    Ty::Pointer {
+                        space,
+                        pointee: id(inst, 1)?,
+                    },
+                );
+            }
+            S::TypeFunction => self.types.insert(rid, Ty::Function),
+            S::TypeEvent => self.types.insert(rid, Ty::Event),
+            S::TypeOpaque | S::TypeForwardPointer => self.types.insert(rid, Ty::Void),
+            S::Constant | S::SpecConstant => {
+                let (rid, ty) = result(inst)?;
+                let raw = literal(inst, 0)?;
+                let (s, _) = self.types.lanes(ty)?;
+                let value = match s {
+                    Scalar::Int(bits) => raw & crate::opencl_std::mask(bits),
+                    _ => raw,
+                };
+                if let Scalar::Int(_) = s {
+                    self.const_ints.insert(rid, value);
+                }
+                self.constant(rid, ty, vec![value])?;
+            }
+            S::ConstantTrue | S::ConstantFalse | S::SpecConstantTrue | S::SpecConstantFalse => {
+                let (rid, ty) = result(inst)?;
+                let v = matches!(inst.class.opcode, S::ConstantTrue | S::SpecConstantTrue) as u64;
+                self.constant(rid, ty, vec![v])?;
+            }
+            S::ConstantNull | S::Undef => {
+                let (rid, ty) = result(inst)?;
+                let n = self.types.slots(ty)?;
+                self.constant(rid, ty, vec![0; n as usize])?;
+            }
+            S::ConstantComposite | S::SpecConstantComposite => {
+                let (rid, ty) = result(inst)?;
+                let mut values = Vec::new();
+                for i in 0..inst.operands.len() {
+                    let part = self.val(id(inst, i)?)?;
+                    let n = self.types.slots(part.ty)?;
+                    for k in 0..n {
+                        values.push(self.init_value(part.slot + k));
+                    }
+                }
+                if values.len() as u32 != self.types.slots(ty)? {
+                    return Err(TranslateError::malformed(
+                        "composite constant of the wrong size",
+                    ));
+                }
+                self.constant(rid, ty, values)?;
+            }
+            S::Variable => self.global_variable(inst)?,
+            S::String | S::Line | S::NoLine | S::ExtInst => {}
+            S::ConstantSampler
+            | S::TypeSampler
+            | S::TypeImage
+            | S::TypeSampledImage
+            | S::TypePipe => {
+                return Err(TranslateError::unsupported(
+                    format!(
+                        "{} (images, samplers and pipes)",
+                        spirv_name(inst.class.opname)
+                    ),
+                    "clflow counts kernels over buffers",
+                ))
+            }
+            _ => {
+                return Err(TranslateError::unsupported(
+                    format!("{} at module scope", spirv_name(inst.class.opname)),
+                    "this SPIR-V construct is outside what clflow interprets",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn init_value(&self, slot: Reg) -> u64 {
+        self.init
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, v)| *v)
+            .unwrap_or(0)
+    }
+
+    pub(super) fn constant(&mut self, rid: Word, ty: Word, values: Vec<u64>) -> R<()> {
+        let slot = self.alloc(values.len() as u32)?;
+        for (i, v) in values.into_iter().enumerate() {
+            self.const_slots.insert(slot + i as u32, v);
+            if v != 0 {
+                self.init.push((slot + i as u32, v));
+            }
+        }
+        self.values.insert(rid, Val { slot, ty });
+        Ok(())
+    }
+
+    /// The bytes of a constant as laid out in memory.
+    pub(super) fn constant_bytes(&self, cid: Word, ty: Word) -> R<Vec<u8>> {
+        let (size, _) = self.types.layout(ty)?;
+        let mut bytes = vec![0u8; size as usize];
+        let v = self.val(cid)?;
+        for (i, leaf) in self.types.leaves(ty)?.iter().enumerate() {
+            let value = self.init_value(v.slot + i as u32);
+            let at = leaf.offset as usize;
+            bytes[at..at + leaf.size as usize]
+                .copy_from_slice(&value.to_le_bytes()[..leaf.size as usize]);
+        }
+        Ok(bytes)
+    }
+
+    pub(super) fn global_variable(&mut self, inst: &Instruction) -> R<()> {
+        let (rid, ptr_ty) = result(inst)?;
+        let (_, pointee) = self.types.pointee(ptr_ty)?;
+        let class = match inst.operands.first() {
+            Some(Operand::StorageClass(c)) => *c,
+            _ => {
+                return Err(TranslateError::malformed(
+                    "OpVariable without a storage class",
+                ))
+            }
+        };
+        let label = self.name(rid);
+        let initializer = inst.operands.get(1).map(|_| id(inst, 1)).transpose()?;
+        let pointer = match class {
+            StorageClass::Input => {
+                let builtin = match self.decorated(rid, Decoration::BuiltIn) {
+                    Some([Operand::BuiltIn(b), ..]) => *b,
+                    _ => {
+                        return Err(TranslateError::malformed(format!(
+                            "Input variable {label} is not a builtin"
+                        )))
+                    }
+                };
+                use spirv::BuiltIn as B;
+                let which = match builtin {
+                    B::GlobalInvocationId => Builtin::GlobalId,
+                    B::LocalInvocationId => Builtin::LocalId,
+                    B::WorkgroupId => Builtin::GroupId,
+                    B::GlobalSize => Builtin::GlobalSize,
+                    B::WorkgroupSize | B::EnqueuedWorkgroupSize => Builtin::LocalSize,
+                    B::NumWorkgroups => Builtin::NumGroups,
+                    B::GlobalOffset => Builtin::GlobalOffset,
+                    B::WorkDim => Builtin::WorkDim,
+                    B::GlobalLinearId => Builtin::GlobalLinearId,
+                    B::LocalInvocationIndex => Builtin::LocalLinearId,
+                    other => {
+                        return Err(TranslateError::unsupported(
+                            format!("work-item builtin {other:?}"),
+                            "sub-groups are not interpreted",
+                        ))
+                    }
+                };
+                self.builtins.insert(rid, which);
+                return Ok(());
+            }
+            StorageClass::Workgroup => {
+                let (size, align) =
+                    self.bounded(pointee, "a program-scope __local variable", MAX_LOCAL_BYTES)?;
+                self.local_vars
+                    .push((size, align, format!("program-scope variable `{label}`")));
+                (memory::SPACE_LOCAL, self.local_vars.len() - 1)
+            }
+            StorageClass::UniformConstant | StorageClass::CrossWorkgroup => {
+                self.bounded(
+                    pointee,
+                    "a program-scope variable",
+                    MAX_PROGRAM_BUFFER_BYTES,
+                )?;
+                let bytes = match initializer {
+                    Some(c) => self.constant_bytes(c, pointee)?,
+                    None => vec![0; self.types.layout(pointee)?.0 as usize],
+                };
+                let space = if class == StorageClass::CrossWorkgroup {
+                    "__global"
+                } else {
+                    "__constant"
+                };
+                self.global_vars.push(ProgramBuffer {
+                    bytes,
+                    label: format!("program-scope variable `{label}`"),
+                    space,
+                });
+                (memory::SPACE_GLOBAL, self.global_vars.len() - 1)
+            }
+            other => {
+                return Err(TranslateError::unsupported(
+                    format!("a program-scope variable in storage class {other:?}"),
+                    "use __global, __constant or __local",
+                ))
+            }
+        };
+        // Program-scope buffers are numbered after the kernel's parameters,
+        // which are known only once the entry point is; patched in `program`.
+        self.constant(rid, ptr_ty, vec![0])?;
+        self.pending_globals.push((rid, pointer.0, pointer.1));
+        Ok(())
+    }
+}

@@ -1,0 +1,658 @@
+//! SPIR-V → bytecode, once per kernel. Every type decision is made here:
+//! register slots, strides, offsets, widths, branch targets and what each
+//! basic block counts. Anything not understood is an error naming the
+//! instruction and where it is, never a guess.
+//!
+//! This module owns the `Translator`, its setup and the emission helpers,
+//! and dispatches each instruction to the handler of its family:
+//! `globals` (module-scope types, constants, variables), `function` (the
+//! program, reachability, register allocation, the final check),
+//! `control` (blocks, branches, phis, calls and inlining), `arith`
+//! (arithmetic, comparisons, conversions), `composite` (vectors and
+//! aggregates), `access` (pointers, loads, stores, atomics, copies) and
+//! `ext` (OpenCL.std). How each instruction counts is decided by the
+//! tables of `rules`, not by the handlers.
+
+mod access;
+mod arith;
+mod composite;
+mod control;
+mod ext;
+mod function;
+mod globals;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use crate::bytecode::*;
+use crate::counts::{LaneType, Space, WorkKey};
+use crate::error::TranslateError;
+use crate::memory::ArenaLayout;
+use crate::program::{BlockCounts, Program, ProgramBuffer};
+use crate::types::{Leaf, Scalar, Types};
+use clflow_core::{AddressSpace, ScalarType};
+use rspirv::dr::{Function, Instruction, Module, Operand};
+use rspirv::spirv::{self, Decoration, FPRoundingMode, Op as S, StorageClass, Word};
+use rules::{spirv_name, Rule, Work};
+use std::collections::{HashMap, HashSet};
+
+type R<T> = Result<T, TranslateError>;
+
+#[derive(Debug, Clone, Copy)]
+struct Val {
+    slot: Reg,
+    ty: Word,
+}
+
+/// Private memory one work-item may have: far beyond any device's.
+pub const MAX_PRIVATE_BYTES: u64 = 16 << 20;
+/// Program-scope and `__local` storage clflow allocates at most.
+pub const MAX_PROGRAM_BUFFER_BYTES: u64 = 1 << 30;
+pub const MAX_LOCAL_BYTES: u64 = 1 << 30;
+
+/// A phi of a block: its slots, width, (value, predecessor) pairs and type.
+type Phi = (Reg, u32, Vec<(Word, Word)>, Word);
+
+/// A branch target before its pc is known.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Label(Word),
+    Stub(usize),
+}
+
+pub fn translate(module: &Module, kernel: &str) -> R<Program> {
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| matches!(e.operands.get(2), Some(Operand::LiteralString(n)) if n == kernel))
+        .ok_or_else(|| {
+            let names: Vec<String> = module
+                .entry_points
+                .iter()
+                .filter_map(|e| match e.operands.get(2) {
+                    Some(Operand::LiteralString(n)) => Some(n.clone()),
+                    _ => None,
+                })
+                .collect();
+            TranslateError {
+                malformed: true,
+                what: format!(
+                    "the module has no kernel `{kernel}` (it has: {})",
+                    names.join(", ")
+                ),
+                hint: Some("check `kernel =` in the manifest".into()),
+                site: None,
+            }
+        })?;
+    let entry_fn = match entry.operands.get(1) {
+        Some(Operand::IdRef(id)) => *id,
+        _ => return Err(TranslateError::malformed("OpEntryPoint without a function")),
+    };
+    let mut t = Translator::new(module, kernel)?;
+    t.globals()?;
+    t.program(entry_fn)
+}
+
+struct Translator<'m> {
+    module: &'m Module,
+    kernel: String,
+    types: Types,
+    names: HashMap<Word, String>,
+    decorations: HashMap<Word, Vec<(Decoration, Vec<Operand>)>>,
+    opencl_std: HashSet<Word>,
+    values: HashMap<Word, Val>,
+    /// Values of scalar integer constants, for folding indices.
+    const_ints: HashMap<Word, u64>,
+    builtins: HashMap<Word, Builtin>,
+    init: Vec<(Reg, u64)>,
+    /// Register slots allocated so far.
+    next_reg: u32,
+    zero_slot: Option<Reg>,
+    functions: HashMap<Word, &'m Function>,
+    func_pc: HashMap<Word, Pc>,
+    call_fixups: Vec<(usize, Word)>,
+    code: Vec<Op>,
+    site_of: Vec<u32>,
+    sites: Vec<String>,
+    current_site: u32,
+    moves: Vec<Move>,
+    terms: Vec<PtrTerm>,
+    cases: Vec<(u64, Pc)>,
+    layouts: Vec<Vec<Leaf>>,
+    blocks: Vec<BlockCounts>,
+    hist_keys: Vec<(&'static str, LaneType)>,
+    hist_index: HashMap<(&'static str, LaneType), u32>,
+    work_keys: Vec<WorkKey>,
+    work_index: HashMap<WorkKey, u32>,
+    private: ArenaLayout,
+    local_vars: Vec<(u64, u64, String)>,
+    global_vars: Vec<ProgramBuffer>,
+    /// Kernel parameter count: program-scope buffers follow the arguments.
+    nargs: usize,
+    uses_barrier: bool,
+    /// Program-scope variables: (id, space, index among its kind).
+    pending_globals: Vec<(Word, u64, usize)>,
+    inline_depth: u32,
+    /// Counting is off while the body of a funnel-shift emulation is
+    /// emitted: it is counted as the rotate it implements.
+    silent: bool,
+    /// Inside an inlined call: the callee's parameters bound to the
+    /// caller's arguments, and results folded to constants.
+    overrides: HashMap<Word, Val>,
+    /// Slots that hold constants, and their values.
+    const_slots: HashMap<Reg, u64>,
+    // Per function being emitted:
+    targets: Vec<Target>,
+    phis: HashMap<Word, Vec<Phi>>,
+    stubs: Vec<(Word, Word)>,
+    current_label: Word,
+    block: usize,
+}
+
+/// The largest power of two dividing `align` (at most 2^15), so that the
+/// machine tests alignment with a mask.
+fn power_of_two_align(align: u64) -> u16 {
+    let lowest = align & align.wrapping_neg();
+    lowest.clamp(1, 1 << 15) as u16
+}
+
+fn lane_type(s: Scalar, signed: bool) -> R<LaneType> {
+    Ok(match s {
+        Scalar::Bool => LaneType::Bool,
+        Scalar::Ptr => LaneType::Pointer,
+        Scalar::Int(bits) => {
+            LaneType::Scalar(ScalarType::integer(bits as u32, signed).ok_or_else(|| {
+                TranslateError::unsupported(
+                    format!("{bits}-bit integers"),
+                    "use 8, 16, 32 or 64-bit integers",
+                )
+            })?)
+        }
+        Scalar::Float(bits) => LaneType::Scalar(
+            ScalarType::float(bits as u32)
+                .ok_or_else(|| TranslateError::malformed(format!("{bits}-bit floats")))?,
+        ),
+    })
+}
+
+fn space_of(class: StorageClass) -> R<AddressSpace> {
+    Ok(match class {
+        StorageClass::CrossWorkgroup => AddressSpace::Global,
+        StorageClass::UniformConstant => AddressSpace::Constant,
+        StorageClass::Workgroup => AddressSpace::Local,
+        StorageClass::Function | StorageClass::Input => AddressSpace::Private,
+        StorageClass::Generic => AddressSpace::Generic,
+        other => {
+            return Err(TranslateError::unsupported(
+                format!("storage class {other:?}"),
+                "clflow runs OpenCL C kernels (global, constant, local and private memory)",
+            ))
+        }
+    })
+}
+
+fn traffic_space(space: AddressSpace) -> R<Space> {
+    Ok(match space {
+        AddressSpace::Global => Space::Global,
+        AddressSpace::Constant => Space::Constant,
+        AddressSpace::Local => Space::Local,
+        AddressSpace::Private => Space::Private,
+        AddressSpace::Generic => {
+            return Err(TranslateError::unsupported(
+                "memory access through a generic (OpenCL 2.0) pointer",
+                "compile with -cl-std=CL1.2 or give the pointer an address space",
+            ))
+        }
+    })
+}
+
+fn rounding_of(mode: FPRoundingMode) -> Rounding {
+    match mode {
+        FPRoundingMode::RTZ => Rounding::TowardZero,
+        FPRoundingMode::RTP => Rounding::TowardPositive,
+        FPRoundingMode::RTN => Rounding::TowardNegative,
+        _ => Rounding::NearestEven,
+    }
+}
+
+fn id(inst: &Instruction, index: usize) -> R<Word> {
+    match inst.operands.get(index) {
+        Some(Operand::IdRef(w))
+        | Some(Operand::IdScope(w))
+        | Some(Operand::IdMemorySemantics(w)) => Ok(*w),
+        other => Err(TranslateError::malformed(format!(
+            "{} operand {index} should be an id, found {other:?}",
+            spirv_name(inst.class.opname)
+        ))),
+    }
+}
+
+fn literal(inst: &Instruction, index: usize) -> R<u64> {
+    match inst.operands.get(index) {
+        Some(Operand::LiteralBit32(v)) => Ok(*v as u64),
+        Some(Operand::LiteralBit64(v)) => Ok(*v),
+        Some(Operand::LiteralExtInstInteger(v)) => Ok(*v as u64),
+        // OpenCL.std literals arrive as ids (see TOOLCHAIN-NOTES).
+        Some(Operand::IdRef(v)) => Ok(*v as u64),
+        other => Err(TranslateError::malformed(format!(
+            "{} operand {index} should be a literal, found {other:?}",
+            spirv_name(inst.class.opname)
+        ))),
+    }
+}
+
+fn result(inst: &Instruction) -> R<(Word, Word)> {
+    match (inst.result_id, inst.result_type) {
+        (Some(r), Some(t)) => Ok((r, t)),
+        _ => Err(TranslateError::malformed(format!(
+            "{} without a result",
+            spirv_name(inst.class.opname)
+        ))),
+    }
+}
+
+/// The alignment in an OpLoad/OpStore memory-access operand, if any.
+fn aligned(inst: &Instruction, from: usize) -> Option<u64> {
+    match (inst.operands.get(from), inst.operands.get(from + 1)) {
+        (Some(Operand::MemoryAccess(m)), Some(Operand::LiteralBit32(a)))
+            if m.contains(spirv::MemoryAccess::ALIGNED) =>
+        {
+            Some(*a as u64)
+        }
+        _ => None,
+    }
+}
+
+impl<'m> Translator<'m> {
+    fn new(module: &'m Module, kernel: &str) -> R<Self> {
+        if let Some(mm) = &module.memory_model {
+            if let Some(Operand::AddressingModel(am)) = mm.operands.first() {
+                if *am != spirv::AddressingModel::Physical64 {
+                    return Err(TranslateError::unsupported(
+                        format!("addressing model {am:?}"),
+                        "compile for a 64-bit device (-target spir64)",
+                    ));
+                }
+            }
+        }
+        let mut names = HashMap::new();
+        for inst in &module.debug_names {
+            if let (S::Name, Some(Operand::IdRef(target)), Some(Operand::LiteralString(n))) = (
+                inst.class.opcode,
+                inst.operands.first(),
+                inst.operands.get(1),
+            ) {
+                names.insert(*target, n.clone());
+            }
+        }
+        let mut decorations: HashMap<Word, Vec<(Decoration, Vec<Operand>)>> = HashMap::new();
+        for inst in &module.annotations {
+            if let (S::Decorate, Some(Operand::IdRef(target)), Some(Operand::Decoration(d))) = (
+                inst.class.opcode,
+                inst.operands.first(),
+                inst.operands.get(1),
+            ) {
+                decorations
+                    .entry(*target)
+                    .or_default()
+                    .push((*d, inst.operands[2..].to_vec()));
+            }
+        }
+        let mut opencl_std = HashSet::new();
+        for inst in &module.ext_inst_imports {
+            if let (Some(r), Some(Operand::LiteralString(n))) =
+                (inst.result_id, inst.operands.first())
+            {
+                if n == "OpenCL.std" {
+                    opencl_std.insert(r);
+                }
+            }
+        }
+        let mut functions = HashMap::new();
+        for f in &module.functions {
+            if let Some(id) = f.def.as_ref().and_then(|d| d.result_id) {
+                functions.insert(id, f);
+            }
+        }
+        Ok(Translator {
+            module,
+            kernel: kernel.to_string(),
+            types: Types::default(),
+            names,
+            decorations,
+            opencl_std,
+            values: HashMap::new(),
+            const_ints: HashMap::new(),
+            builtins: HashMap::new(),
+            init: Vec::new(),
+            next_reg: 0,
+            zero_slot: None,
+            functions,
+            func_pc: HashMap::new(),
+            call_fixups: Vec::new(),
+            code: Vec::new(),
+            site_of: Vec::new(),
+            sites: Vec::new(),
+            current_site: 0,
+            moves: Vec::new(),
+            terms: Vec::new(),
+            cases: Vec::new(),
+            layouts: Vec::new(),
+            blocks: Vec::new(),
+            hist_keys: Vec::new(),
+            hist_index: HashMap::new(),
+            work_keys: Vec::new(),
+            work_index: HashMap::new(),
+            private: ArenaLayout::default(),
+            local_vars: Vec::new(),
+            global_vars: Vec::new(),
+            nargs: 0,
+            uses_barrier: false,
+            pending_globals: Vec::new(),
+            inline_depth: 0,
+            silent: false,
+            overrides: HashMap::new(),
+            const_slots: HashMap::new(),
+            targets: Vec::new(),
+            phis: HashMap::new(),
+            stubs: Vec::new(),
+            current_label: 0,
+            block: 0,
+        })
+    }
+
+    /// The layout of `ty`, refused beyond `limit` bytes (memory no device has).
+    fn bounded(&self, ty: Word, what: &str, limit: u64) -> R<(u64, u64)> {
+        let (size, align) = self.types.layout(ty)?;
+        if size > limit {
+            return Err(TranslateError::unsupported(
+                format!("{what} of {size} bytes (clflow's limit is {limit})"),
+                "use a smaller type or pass the data in a buffer",
+            ));
+        }
+        Ok((size, align))
+    }
+
+    fn check_private(&self) -> R<()> {
+        let total = self.private.total();
+        if total > MAX_PRIVATE_BYTES {
+            return Err(TranslateError::unsupported(
+                format!("{total} bytes of private memory per work-item (clflow's limit is {MAX_PRIVATE_BYTES})"),
+                "move large arrays to __global or __local memory",
+            ));
+        }
+        Ok(())
+    }
+
+    fn decorated(&self, id: Word, d: Decoration) -> Option<&[Operand]> {
+        self.decorations
+            .get(&id)?
+            .iter()
+            .find(|(x, _)| *x == d)
+            .map(|(_, ops)| ops.as_slice())
+    }
+
+    fn name(&self, id: Word) -> String {
+        self.names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("%{id}"))
+    }
+
+    fn alloc(&mut self, n: u32) -> R<Reg> {
+        let r = self.next_reg;
+        self.next_reg = self
+            .next_reg
+            .checked_add(n)
+            .filter(|r| *r < (1 << 26))
+            .ok_or_else(|| {
+                TranslateError::unsupported("a kernel this large", "split the kernel")
+            })?;
+        Ok(Reg::new(r))
+    }
+
+    fn val(&self, id: Word) -> R<Val> {
+        self.overrides
+            .get(&id)
+            .or_else(|| self.values.get(&id))
+            .copied()
+            .ok_or_else(|| TranslateError::malformed(format!("%{id} is used but never defined")))
+    }
+
+    fn zero(&mut self) -> R<Reg> {
+        if let Some(z) = self.zero_slot {
+            return Ok(z);
+        }
+        let z = self.alloc(1)?;
+        self.zero_slot = Some(z);
+        Ok(z)
+    }
+
+    // ---- emission helpers ------------------------------------------------------
+
+    fn emit(&mut self, op: Op) {
+        self.code.push(op);
+        self.site_of.push(self.current_site);
+    }
+
+    fn hist(&mut self, name: &'static str, ty: LaneType, lanes: u64) {
+        if self.silent {
+            return;
+        }
+        let next = self.hist_keys.len() as u32;
+        let k = *self.hist_index.entry((name, ty)).or_insert(next);
+        if k == next {
+            self.hist_keys.push((name, ty));
+        }
+        let block = &mut self.blocks[self.block];
+        match block.hist.iter_mut().find(|(e, _)| *e == k) {
+            Some((_, n)) => *n += lanes,
+            None => block.hist.push((k, lanes)),
+        }
+    }
+
+    fn work(&mut self, op: &'static str, ty: LaneType, amount: u64, arith: bool) {
+        if amount == 0 || self.silent {
+            return;
+        }
+        let key = WorkKey { op, ty, arith };
+        let next = self.work_keys.len() as u32;
+        let k = *self.work_index.entry(key).or_insert(next);
+        if k == next {
+            self.work_keys.push(key);
+        }
+        let block = &mut self.blocks[self.block];
+        match block.work.iter_mut().find(|(e, _)| *e == k) {
+            Some((_, n)) => *n += amount,
+            None => block.work.push((k, amount)),
+        }
+    }
+
+    /// Counts one execution of `lanes` lanes of type `ty` by `rule`.
+    fn counted(&mut self, rule: Rule, ty: LaneType, lanes: u64) {
+        self.hist(rule.name, ty, lanes);
+        match rule.work {
+            Work::HistogramOnly => {}
+            Work::Own { arith } => self.work(rule.name, ty, lanes, arith),
+            Work::Base(parts) => {
+                for &(name, amount) in parts {
+                    self.work(name, ty, amount.of(lanes), true);
+                }
+            }
+        }
+    }
+
+    /// Counts `inst` by its rule (see `rules::instruction`).
+    fn count(&mut self, inst: &Instruction, ty: LaneType, lanes: u64) {
+        if let Some(rule) = rules::instruction(inst.class) {
+            self.counted(rule, ty, lanes);
+        }
+    }
+
+    fn traffic(&mut self, space: Space, store: bool, bytes: u64, ty: LaneType, lanes: u64) {
+        self.blocks[self.block].traffic.add(space, store, bytes);
+        self.hist(rules::access_name(space, store), ty, lanes);
+    }
+
+    fn target(&mut self, label: Word) -> Pc {
+        let t = if self.phis.contains_key(&label) {
+            self.stubs.push((self.current_label, label));
+            Target::Stub(self.stubs.len() - 1)
+        } else {
+            Target::Label(label)
+        };
+        self.targets.push(t);
+        (self.targets.len() - 1) as Pc
+    }
+
+    /// An operand with `n` lanes: a scalar operand of a vector op is splat.
+    fn operand(&mut self, vid: Word, n: u8) -> R<Reg> {
+        let v = self.val(vid)?;
+        let (_, k) = self.types.lanes(v.ty)?;
+        if k == n {
+            return Ok(v.slot);
+        }
+        if k != 1 {
+            return Err(TranslateError::malformed(format!(
+                "operand %{vid} has {k} lanes where {n} are expected"
+            )));
+        }
+        let tmp = self.alloc(n as u32)?;
+        self.emit(Op::Splat {
+            dst: tmp,
+            src: v.slot,
+            n,
+        });
+        Ok(tmp)
+    }
+
+    /// The histogram type of an instruction counted once per execution
+    /// rather than per lane (control flow, calls, barriers, builtins run for
+    /// their effect). The rule for every histogram entry: an instruction is
+    /// typed by the element of the value it produces, and is `void` when it
+    /// produces none (`OpBranch`, `OpReturn`, `OpControlBarrier`, a call of a
+    /// void function) or only an opaque handle (an async copy's event). An
+    /// instruction without a result that is about one value is typed by that
+    /// value instead: a store by what it stores (`OpStore global float`),
+    /// `OpSwitch` by its selector, `OpBranchConditional` by its `bool`
+    /// condition.
+    fn result_lane_type(&self, inst: &Instruction) -> LaneType {
+        match inst.result_type.map(|ty| self.types.lanes(ty)) {
+            Some(Ok((s, _))) => lane_type(s, false).unwrap_or(LaneType::Void),
+            _ => LaneType::Void,
+        }
+    }
+
+    fn lane_type_of(&self, ty: Word, signed: bool) -> LaneType {
+        match self.types.lanes(ty) {
+            Ok((s, _)) => lane_type(s, signed).unwrap_or(LaneType::Pointer),
+            Err(_) => LaneType::Pointer,
+        }
+    }
+
+    fn int_bits(&self, s: Scalar) -> R<u8> {
+        match s {
+            Scalar::Int(b) => Ok(b),
+            Scalar::Ptr => Ok(64),
+            Scalar::Bool => Ok(1),
+            Scalar::Float(_) => Err(TranslateError::malformed("an integer operation on floats")),
+        }
+    }
+
+    fn float_bits(&self, s: Scalar) -> R<u8> {
+        match s {
+            Scalar::Float(b) => Ok(b),
+            _ => Err(TranslateError::malformed(
+                "a float operation on a non-float type",
+            )),
+        }
+    }
+
+    /// Translates one instruction by handing it to the handler of its family.
+    fn instruction(&mut self, inst: &Instruction) -> R<()> {
+        let opcode = inst.class.opcode;
+        if let Some((op, signed)) = arith::int_op(opcode) {
+            return self.int_binary(inst, op, signed);
+        }
+        if let Some((op, signed)) = arith::cmp_op(opcode) {
+            return self.int_compare(inst, op, signed);
+        }
+        if let Some((op, ordered)) = arith::fcmp_op(opcode) {
+            return self.float_compare(inst, op, ordered);
+        }
+        if let Some(op) = access::atomic_op(opcode) {
+            return self.atomic(inst, op);
+        }
+        match opcode {
+            S::Nop
+            | S::Line
+            | S::NoLine
+            | S::SelectionMerge
+            | S::LoopMerge
+            | S::LifetimeStart
+            | S::LifetimeStop
+            | S::MemoryBarrier
+            | S::Phi
+            | S::Label => Ok(()),
+            S::Variable => self.variable(inst),
+            S::Undef => self.undef(inst),
+            S::SNegate | S::Not | S::BitCount | S::BitReverse => self.int_unary(inst),
+            S::FAdd | S::FSub | S::FMul | S::FDiv | S::FRem | S::FMod => self.float_arith(inst),
+            S::FNegate => self.float_negate(inst),
+            S::VectorTimesScalar => self.vector_times_scalar(inst),
+            S::Dot => self.dot(inst),
+            S::IsNan | S::IsInf | S::IsFinite | S::IsNormal | S::SignBitSet => {
+                self.float_test(inst)
+            }
+            S::LogicalAnd | S::LogicalOr | S::LogicalEqual | S::LogicalNotEqual => {
+                self.logical(inst)
+            }
+            S::LogicalNot => self.logical_not(inst),
+            S::Any | S::All => self.any_all(inst),
+            S::Select => self.select(inst),
+            S::UConvert | S::SConvert | S::SatConvertSToU | S::SatConvertUToS => {
+                self.int_convert(inst)
+            }
+            S::ConvertFToU | S::ConvertFToS => self.float_to_int(inst),
+            S::ConvertSToF | S::ConvertUToF => self.int_to_float(inst),
+            S::FConvert => self.float_convert(inst),
+            S::ConvertPtrToU | S::ConvertUToPtr => self.pointer_convert(inst),
+            S::Bitcast
+            | S::PtrCastToGeneric
+            | S::GenericCastToPtr
+            | S::GenericCastToPtrExplicit
+            | S::CopyObject => self.bitcast(inst),
+            S::CompositeExtract => self.composite_extract(inst),
+            S::CompositeInsert => self.composite_insert(inst),
+            S::CompositeConstruct => self.composite_construct(inst),
+            S::VectorShuffle => self.vector_shuffle(inst),
+            S::VectorExtractDynamic | S::VectorInsertDynamic => self.vector_dynamic(inst),
+            S::AccessChain
+            | S::InBoundsAccessChain
+            | S::PtrAccessChain
+            | S::InBoundsPtrAccessChain => self.access_chain(inst),
+            S::PtrDiff => self.ptr_diff(inst),
+            S::Load => self.load(inst),
+            S::Store => self.store(inst),
+            S::CopyMemory | S::CopyMemorySized => self.copy_memory(inst),
+            S::Branch => self.branch(inst),
+            S::BranchConditional => self.branch_conditional(inst),
+            S::Switch => self.switch(inst),
+            S::Return => self.ret(inst),
+            S::ReturnValue => self.return_value(inst),
+            S::Unreachable | S::Kill => {
+                self.emit(Op::Trap);
+                Ok(())
+            }
+            S::FunctionCall => self.call(inst),
+            S::ControlBarrier => self.barrier(inst),
+            S::GroupAsyncCopy => self.async_copy(inst),
+            S::GroupWaitEvents => self.wait_events(),
+            S::ExtInst => self.ext_inst(inst),
+            _ => Err(TranslateError::unsupported(
+                format!("instruction {}", spirv_name(inst.class.opname)),
+                "this instruction is outside what clflow interprets; please report the kernel",
+            )),
+        }
+    }
+}
