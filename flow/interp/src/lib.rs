@@ -246,11 +246,9 @@ impl Program {
                         }
                         None => SharedBuffer::new(bytes, label, name, options.line_bytes),
                     };
-                    regs[*slot as usize] = memory::encode(memory::SPACE_GLOBAL, i, 0);
+                    regs[slot.index()] = memory::encode(memory::SPACE_GLOBAL, i, 0);
                 }
-                (ParamSlot::Pointer { slot, .. }, ArgValue::NullPointer) => {
-                    regs[*slot as usize] = 0
-                }
+                (ParamSlot::Pointer { slot, .. }, ArgValue::NullPointer) => regs[slot.index()] = 0,
                 (
                     ParamSlot::Pointer {
                         slot,
@@ -259,7 +257,7 @@ impl Program {
                     ArgValue::Local { bytes },
                 ) => {
                     local = *bytes;
-                    regs[*slot as usize] = memory::encode(memory::SPACE_LOCAL, i, 0);
+                    regs[slot.index()] = memory::encode(memory::SPACE_LOCAL, i, 0);
                 }
                 (ParamSlot::Value { slot, leaves, size }, ArgValue::Scalar { bytes })
                     if bytes.len() as u64 == *size =>
@@ -269,7 +267,7 @@ impl Program {
                         let at = leaf.offset as usize;
                         w[..leaf.size as usize]
                             .copy_from_slice(&bytes[at..at + leaf.size as usize]);
-                        regs[*slot as usize + k] = u64::from_le_bytes(w);
+                        regs[slot.index() + k] = u64::from_le_bytes(w);
                     }
                 }
                 (ParamSlot::ByVal { var, size, .. }, ArgValue::Scalar { bytes })

@@ -1,6 +1,6 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
-use crate::bytecode::{Move, Op, Pc, PtrTerm};
+use crate::bytecode::{Move, Op, Pc, PtrTerm, Reg};
 use crate::counts::{LaneType, Traffic, WorkKey};
 use crate::memory::ArenaLayout;
 use crate::types::Leaf;
@@ -14,21 +14,21 @@ pub struct BlockCounts {
     pub traffic: Traffic,
 }
 
-/// How a kernel parameter is passed in. `slot` is the register's index in
-/// a one-lane file (`Reg::index`): what the launch code fills in.
+/// How a kernel parameter is passed in. `slot` is its register in a
+/// one-lane file: what the launch code fills in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamSlot {
     /// A pointer into `space`; `slot` gets the encoded pointer.
-    Pointer { slot: u32, space: AddressSpace },
+    Pointer { slot: Reg, space: AddressSpace },
     /// A value of `leaves` copied from the argument's bytes into `slot..`.
     Value {
-        slot: u32,
+        slot: Reg,
         leaves: Vec<Leaf>,
         size: u64,
     },
     /// A struct passed by value (`ByVal`): its bytes go to private variable
     /// `var`, and `slot` points there.
-    ByVal { slot: u32, var: usize, size: u64 },
+    ByVal { slot: Reg, var: usize, size: u64 },
 }
 
 /// A program-scope variable with storage in global or constant memory.

@@ -136,7 +136,7 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
         device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
     }
-    let kernels = count_all(&args, &ops, &devices, observer)?;
+    let kernels = count_all(args, ops, &devices, observer)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));
 
     let mut set = ResultSet {
@@ -296,7 +296,7 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
         clflow_report::write_report_sections(&set, &out, &sections).map_err(Error::from)?;
     let metrics = set.evaluate();
     if !args.no_history {
-        let mut entries = count_entries(&kernels, &ops);
+        let mut entries = count_entries(&kernels, ops);
         for (kernel, device, device_run) in &completed {
             let mut entry = run_history_entry(
                 "analyze",

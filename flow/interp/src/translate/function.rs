@@ -241,7 +241,7 @@ impl<'m> Translator<'m> {
             let (rid, ty) = result(p)?;
             let reg = self.val(rid)?.slot;
             // The launch code fills the file by index (see `ParamSlot`).
-            let slot = reg.index() as u32;
+            let slot = reg;
             let byval = self.decorations.get(&rid).is_some_and(|ds| {
                 ds.iter().any(|(d, ops)| {
                     *d == Decoration::FuncParamAttr
