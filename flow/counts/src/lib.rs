@@ -2,7 +2,8 @@
 //! interpreted launch counted ([`Counts`]: operations per opcode and type,
 //! bytes per memory space), which operations W takes ([`OpSet`], the
 //! `--ops` argument), the arithmetic classes ([`OpClass`]), and the global
-//! access stream a cache simulation listens to ([`access`]).
+//! access stream a cache simulation listens to ([`access`]), and what the
+//! later stages read of a launch, summarised once ([`Summary`]).
 //!
 //! It depends on no interpreter and no SPIR-V reader, so that the
 //! prediction, report, history and check stages read counts without
@@ -12,6 +13,7 @@
 pub mod access;
 mod counts;
 mod op_set;
+mod summary;
 mod text;
 
 pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
@@ -20,4 +22,5 @@ pub use counts::{
     Traffic, TrafficReport, WorkKey, WorkReport,
 };
 pub use op_set::{OpSet, ParseOpSetError};
+pub use summary::{HostTransfer, PerClass, Summary};
 pub use text::{group_digits, render_text};

@@ -6,8 +6,8 @@ use crate::count::{interpret_traced, kernel_counts};
 use crate::device::{missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
 use crate::history;
 use crate::history::history_entry as run_history_entry;
-use crate::input::{prepare_manifest, KernelInput};
-use crate::profile::{self, device_profile, measured_or_datasheet, FloatCeiling};
+use crate::input::{prepare_manifest, unique_name, KernelInput};
+use crate::profile::{self, device_profile, measured_or_datasheet};
 use crate::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
@@ -15,6 +15,7 @@ use crate::traffic::{
 use crate::{Error, Observer};
 use clflow_bench::Mode;
 use clflow_core::{FailureKind, Launch};
+use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
 use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{KernelCounts, Metrics, ResultSet, Run};
@@ -24,7 +25,7 @@ use clflow_report::ReportSection;
 use clflow_split::Transfers;
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What one analysis covers, as `clflow analyze`'s flags give it.
 #[derive(Debug, Clone)]
@@ -96,6 +97,9 @@ struct Counted {
     input: KernelInput,
     launch: Launch,
     report: CountReport,
+    /// W, its mix, Q and D: what the record, the split and the facts
+    /// below were made from.
+    summary: Summary,
     /// W and Q as the report records them.
     record: KernelCounts,
     outputs: Vec<OutputBuffer>,
@@ -146,13 +150,13 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
     for kernel in &kernels {
         set.put_kernel(kernel.record.clone());
     }
-    let float = if kernels.iter().map(|k| k.split.mix.fp64).sum::<u64>()
-        > kernels.iter().map(|k| k.split.mix.other_float).sum::<u64>()
-    {
-        FloatCeiling::Fp64
-    } else {
-        FloatCeiling::Fp32
-    };
+    // The float peak every device's roofline shows, by the rule the split
+    // and the metrics use.
+    let float = kernels
+        .iter()
+        .map(|k| k.summary.mix)
+        .sum::<clflow_counts::PerClass>()
+        .float_ceiling();
 
     let all: Vec<DeviceInfo> = discover().unwrap_or_default();
     let mode = if args.quick_bench {
@@ -510,16 +514,16 @@ fn count_all(
         for t in &traffic {
             observer.note(format!("  {}: {}", t.device, describe(t, report.w.total)));
         }
-        let name = unique_name(&launch.kernel, manifest, &kernels);
-        let facts = clflow_predict::KernelFacts::from_counts(&name, &result.counts, ops, &launch);
+        let taken: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        let name = unique_name(&launch.kernel, manifest, &taken);
+        let summary = Summary::of(&result.counts, ops, &launch);
+        let facts = clflow_predict::KernelFacts::new(&name, &summary, &result.counts);
         // The split bounds compulsory traffic, as `clflow split` does by default.
         let split = split_stage::Counted::new(
             manifest,
             name.clone(),
-            &result.counts,
-            ops,
+            &summary,
             split_stage::Traffic::Compulsory,
-            &launch,
         );
         kernels.push(Counted {
             facts,
@@ -529,30 +533,13 @@ fn count_all(
             launch,
             report,
             outputs: result.buffers,
-            record: kernel_counts(&name, &result.counts, ops),
+            record: kernel_counts(&name, &summary),
+            summary,
             name,
             split,
         });
     }
     Ok(kernels)
-}
-
-/// The kernel's name, or with its manifest's stem where another manifest
-/// already gave that name (`hash (lookup3-paper)`).
-fn unique_name(kernel: &str, manifest: &Path, earlier: &[Counted]) -> String {
-    if !earlier.iter().any(|k| k.name == kernel) {
-        return kernel.to_string();
-    }
-    let stem = manifest
-        .file_stem()
-        .map_or_else(|| "manifest".into(), |s| s.to_string_lossy().into_owned());
-    let mut name = format!("{kernel} ({stem})");
-    let mut n = 2;
-    while earlier.iter().any(|k| k.name == name) {
-        name = format!("{kernel} ({stem} {n})");
-        n += 1;
-    }
-    name
 }
 
 /// `reports/<source stem>` (lookup3.cl gives reports/lookup3), or

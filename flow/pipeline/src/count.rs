@@ -4,7 +4,8 @@
 use crate::Error;
 use crate::Observer;
 use clflow_core::Launch;
-use clflow_interp::{InterpError, OpClass, OpSet, Program, RunOptions, RunResult};
+use clflow_counts::{OpClass, OpSet, Summary};
+use clflow_interp::{InterpError, Program, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
 use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport, TrafficSummary};
@@ -116,41 +117,31 @@ pub fn interp_failure(manifest: &Path, err: InterpError) -> Error {
     failure
 }
 
-/// W within the op set, split into integer and floating-point lanes.
-pub fn work_by_kind(counts: &clflow_interp::Counts, ops: &OpSet) -> (u64, u64) {
-    let mut int = 0;
-    let mut float = 0;
-    for (key, lanes) in counts.work.iter().filter(|(k, _)| ops.contains(k)) {
-        match OpClass::of(key.ty) {
-            OpClass::Int => int += lanes,
-            _ => float += lanes,
-        }
-    }
-    (int, float)
-}
-
 /// The metrics crate's record of what the interpreter counted: W over the op
-/// set, compared with the integer or the float ceiling as most of it is; Q
+/// set, compared with the integer or the float ceiling as
+/// [`PerClass::ceiling`](clflow_counts::PerClass::ceiling) chooses; Q
 /// accessed, and compulsory at the run's line size.
-pub fn kernel_counts(name: &str, counts: &clflow_interp::Counts, ops: &OpSet) -> KernelCounts {
-    let (int, float) = work_by_kind(counts, ops);
-    let source = format!("clflow interpreter, op set {ops}");
+pub fn kernel_counts(name: &str, summary: &Summary) -> KernelCounts {
+    let source = format!("clflow interpreter, op set {}", summary.op_set);
     KernelCounts {
         kernel: name.to_string(),
-        ops: OpKind::dominant(int, float),
-        op_set: Some(ops.to_string()),
-        work: Figure::measured(counts.w(ops) as f64, Unit::Ops, &source),
+        ops: match summary.mix.ceiling() {
+            OpClass::Int => OpKind::Int,
+            _ => OpKind::Float,
+        },
+        op_set: Some(summary.op_set.clone()),
+        work: Figure::measured(summary.work as f64, Unit::Ops, &source),
         traffic_accessed: Figure::measured(
-            counts.q_accessed() as f64,
+            summary.accessed as f64,
             Unit::Bytes,
             "clflow interpreter, every global and constant load and store",
         ),
         traffic_compulsory: Some(Figure::measured(
-            counts.q_compulsory() as f64,
+            summary.compulsory as f64,
             Unit::Bytes,
             format!(
                 "clflow interpreter, each {}-byte line once (cold cache)",
-                counts.line_bytes
+                summary.line_bytes
             ),
         )),
     }

@@ -180,3 +180,23 @@ pub fn prepare_manifest(
         .materialize()?;
     Ok((input, launch))
 }
+
+/// The kernel's name in a report of several manifests: its own, or with its
+/// manifest's stem where an earlier manifest took that name
+/// (`hash (lookup3-paper)`, then `hash (lookup3-paper 2)`).
+pub fn unique_name(kernel: &str, manifest: &Path, taken: &[&str]) -> String {
+    let free = |name: &str| !taken.contains(&name);
+    if free(kernel) {
+        return kernel.to_string();
+    }
+    let stem = manifest
+        .file_stem()
+        .map_or_else(|| "manifest".into(), |s| s.to_string_lossy().into_owned());
+    let mut name = format!("{kernel} ({stem})");
+    let mut n = 2;
+    while !free(&name) {
+        name = format!("{kernel} ({stem} {n})");
+        n += 1;
+    }
+    name
+}

@@ -10,6 +10,7 @@ use crate::Error;
 use crate::Observer;
 use clflow_bench::{datasheet_notes, Mode};
 use clflow_core::Diagnostic;
+use clflow_counts::OpClass;
 use clflow_devices::power::PowerSource;
 use clflow_devices::{
     ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile, MeasuredStore, ProfileCatalog,
@@ -125,14 +126,6 @@ pub fn measured_profile(
     Ok((profile, Obtained::Measured))
 }
 
-/// The float ceiling a set of kernels meets: fp64 where their float work is
-/// double precision, else fp32.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FloatCeiling {
-    Fp32,
-    Fp64,
-}
-
 /// The metrics crate's device: measured ceilings from `measured`, datasheet
 /// ones from `datasheet`, each with its source.
 pub fn device_profile(
@@ -140,7 +133,7 @@ pub fn device_profile(
     info: &DeviceInfo,
     measured: Option<&MeasuredProfile>,
     datasheet: Option<&DatasheetProfile>,
-    float: FloatCeiling,
+    float: OpClass,
 ) -> DeviceProfile {
     DeviceProfile {
         name: name.to_string(),
@@ -167,11 +160,11 @@ fn kind_name(kind: DeviceKind, datasheet: Option<&DatasheetProfile>) -> String {
     .to_string()
 }
 
-fn measured_ceilings(profile: &MeasuredProfile, float: FloatCeiling) -> Ceilings {
+fn measured_ceilings(profile: &MeasuredProfile, float: OpClass) -> Ceilings {
     let source = |what: &str| format!("clflow bench {what}, {}", profile.measured_at);
     let float_type = match float {
-        FloatCeiling::Fp32 => ComputeType::Fp32,
-        FloatCeiling::Fp64 => ComputeType::Fp64,
+        OpClass::Fp64 => ComputeType::Fp64,
+        _ => ComputeType::Fp32,
     };
     let power = profile.peak_power().map(|(watts, source_kind)| {
         let provenance = match source_kind {
@@ -192,7 +185,7 @@ fn measured_ceilings(profile: &MeasuredProfile, float: FloatCeiling) -> Ceilings
     Ceilings {
         float: profile
             .peak_ops_per_s(float_type)
-            .map(|v| Figure::measured(v, Unit::OpsPerSecond, source(float.label()))),
+            .map(|v| Figure::measured(v, Unit::OpsPerSecond, source(float.name()))),
         int: profile
             .peak_ops_per_s(ComputeType::Int32)
             .map(|v| Figure::measured(v, Unit::OpsPerSecond, source("int32"))),
@@ -203,16 +196,7 @@ fn measured_ceilings(profile: &MeasuredProfile, float: FloatCeiling) -> Ceilings
     }
 }
 
-impl FloatCeiling {
-    fn label(self) -> &'static str {
-        match self {
-            FloatCeiling::Fp32 => "fp32",
-            FloatCeiling::Fp64 => "fp64",
-        }
-    }
-}
-
-fn datasheet_ceilings(profile: &DatasheetProfile, float: FloatCeiling) -> Ceilings {
+fn datasheet_ceilings(profile: &DatasheetProfile, float: OpClass) -> Ceilings {
     let figures = &profile.datasheet;
     let source = format!("{} datasheet", profile.model);
     let figure =
@@ -220,8 +204,8 @@ fn datasheet_ceilings(profile: &DatasheetProfile, float: FloatCeiling) -> Ceilin
     Ceilings {
         float: figure(
             match float {
-                FloatCeiling::Fp32 => figures.fp32_ops_per_s(),
-                FloatCeiling::Fp64 => figures.fp64_ops_per_s(),
+                OpClass::Fp64 => figures.fp64_ops_per_s(),
+                _ => figures.fp32_ops_per_s(),
             },
             Unit::OpsPerSecond,
         ),

@@ -3,14 +3,14 @@
 //! kernels and the two devices' ceilings to the bounds (`clflow-split`),
 //! their text and HTML, the PerDome plot and the report section.
 
-use crate::profile::{device_profile, FloatCeiling};
+use crate::profile::device_profile;
 use crate::Error;
 use crate::Observer;
-use clflow_core::{Access, ArgValue, Launch};
+
+use clflow_counts::{OpClass, PerClass, Summary};
 use clflow_devices::{
     DatasheetProfile, DeviceClass, Figures, MeasuredProfile, MeasuredStore, Metric, ProfileCatalog,
 };
-use clflow_interp::{Counts, OpClass, OpSet};
 use clflow_metrics::{format_number, Ceilings, DeviceProfile, Figure, OpKind, Provenance, Unit};
 use clflow_ocl::{select_device, DeviceInfo, DeviceKind, DeviceSelector};
 use clflow_report::perdome::{PerdomePlot, PerdomePoint, PointKind};
@@ -63,29 +63,6 @@ impl std::str::FromStr for Traffic {
     }
 }
 
-/// In-set W by kind of lane: what chooses the compute ceiling.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WorkMix {
-    pub int: u64,
-    pub fp64: u64,
-    /// fp32 and fp16 lanes.
-    pub other_float: u64,
-}
-
-impl WorkMix {
-    pub fn of(counts: &Counts, ops: &OpSet) -> WorkMix {
-        let mut mix = WorkMix::default();
-        for (key, lanes) in counts.work.iter().filter(|(k, _)| ops.contains(k)) {
-            match OpClass::of(key.ty) {
-                OpClass::Int => mix.int += lanes,
-                OpClass::Fp64 => mix.fp64 += lanes,
-                OpClass::Fp32 | OpClass::Fp16 => mix.other_float += lanes,
-            }
-        }
-        mix
-    }
-}
-
 /// One kernel of the application, counted.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Counted {
@@ -93,128 +70,87 @@ pub struct Counted {
     #[serde(flatten)]
     pub kernel: Kernel,
     #[serde(skip)]
-    pub mix: WorkMix,
+    pub mix: PerClass,
 }
 
 impl Counted {
-    /// The kernel `name` as the split sees it: W over `ops`, Q as `traffic`
-    /// bounds it, and D, the bytes its buffers move to a device and back.
-    pub fn new(
-        manifest: &Path,
-        name: String,
-        counts: &Counts,
-        ops: &OpSet,
-        traffic: Traffic,
-        launch: &Launch,
-    ) -> Counted {
+    /// The kernel `name` as the split sees it: W, Q as `traffic` bounds
+    /// it, and D, the bytes its buffers move to a device and back.
+    pub fn new(manifest: &Path, name: String, summary: &Summary, traffic: Traffic) -> Counted {
         let bytes = match traffic {
-            Traffic::Compulsory => counts.q_compulsory(),
-            Traffic::Accessed => counts.q_accessed(),
+            Traffic::Compulsory => summary.compulsory,
+            Traffic::Accessed => summary.accessed,
         };
         // Counts are finite and never negative: all that `Work::new` checks.
         let work = Work {
-            ops: counts.w(ops) as f64,
+            ops: summary.work as f64,
             bytes: bytes as f64,
-            transfer: transfer_bytes(launch) as f64,
+            transfer: summary.host.total() as f64,
         };
         Counted {
             manifest: manifest.to_path_buf(),
             kernel: Kernel { name, work },
-            mix: WorkMix::of(counts, ops),
+            mix: summary.mix,
         }
     }
 }
 
-/// D: what a device that does not hold the data must receive and send
-/// back: the buffers the kernel reads (ro, rw) in, those it writes (wo,
-/// rw) out.
-fn transfer_bytes(launch: &Launch) -> u64 {
-    launch
-        .args
-        .iter()
-        .map(|arg| match &arg.value {
-            ArgValue::Buffer { access, bytes, .. } => {
-                let size = bytes.len() as u64;
-                match access {
-                    Access::ReadWrite => 2 * size,
-                    Access::ReadOnly | Access::WriteOnly => size,
-                }
-            }
-            _ => 0,
-        })
-        .sum()
+/// The compute peak the application meets ([`PerClass::ceiling`] of all
+/// its kernels' in-set work): `Int`, `Fp32` or `Fp64`. split.json holds it
+/// by name (int32, fp32, fp64).
+pub type CeilingKind = OpClass;
+
+/// The ceiling of an application of `kernels`.
+pub fn ceiling_of(kernels: &[Counted]) -> CeilingKind {
+    kernels.iter().map(|k| k.mix).sum::<PerClass>().ceiling()
 }
 
-/// The compute peak the application meets: the kind most of its in-set
-/// work is, over all its kernels. split.json holds it by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
-pub enum CeilingKind {
-    Int32,
-    Float(FloatCeiling),
-}
-
-impl CeilingKind {
-    pub fn of(kernels: &[Counted]) -> CeilingKind {
-        let int: u64 = kernels.iter().map(|k| k.mix.int).sum();
-        let fp64: u64 = kernels.iter().map(|k| k.mix.fp64).sum();
-        let other: u64 = kernels.iter().map(|k| k.mix.other_float).sum();
-        match OpKind::dominant(int, fp64 + other) {
-            OpKind::Int => CeilingKind::Int32,
-            OpKind::Float if fp64 > other => CeilingKind::Float(FloatCeiling::Fp64),
-            OpKind::Float => CeilingKind::Float(FloatCeiling::Fp32),
-        }
-    }
-
-    fn ops(self) -> OpKind {
-        match self {
-            CeilingKind::Int32 => OpKind::Int,
-            CeilingKind::Float(_) => OpKind::Float,
-        }
-    }
-
-    fn float(self) -> FloatCeiling {
-        match self {
-            CeilingKind::Float(float) => float,
-            CeilingKind::Int32 => FloatCeiling::Fp32,
-        }
-    }
-
-    fn metric(self) -> Metric {
-        match self {
-            CeilingKind::Int32 => Metric::Int32,
-            CeilingKind::Float(FloatCeiling::Fp32) => Metric::Fp32,
-            CeilingKind::Float(FloatCeiling::Fp64) => Metric::Fp64,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CeilingKind::Int32 => "int32",
-            CeilingKind::Float(FloatCeiling::Fp32) => "fp32",
-            CeilingKind::Float(FloatCeiling::Fp64) => "fp64",
-        }
+/// The metrics crate's kind of operations for a ceiling.
+fn ops_of(kind: CeilingKind) -> OpKind {
+    match kind {
+        OpClass::Int => OpKind::Int,
+        _ => OpKind::Float,
     }
 }
 
-impl From<CeilingKind> for &'static str {
-    fn from(kind: CeilingKind) -> Self {
-        kind.name()
+/// The profile figure that states a ceiling's peak.
+fn metric_of(kind: CeilingKind) -> Metric {
+    match kind {
+        OpClass::Int => Metric::Int32,
+        OpClass::Fp64 => Metric::Fp64,
+        OpClass::Fp32 | OpClass::Fp16 => Metric::Fp32,
     }
 }
 
-impl TryFrom<String> for CeilingKind {
-    type Error = String;
+/// A ceiling's name in text and in split.json.
+pub fn ceiling_name(kind: CeilingKind) -> &'static str {
+    match kind {
+        OpClass::Int => "int32",
+        OpClass::Fp64 => "fp64",
+        OpClass::Fp32 | OpClass::Fp16 => "fp32",
+    }
+}
 
-    fn try_from(name: String) -> Result<Self, String> {
-        [
-            CeilingKind::Int32,
-            CeilingKind::Float(FloatCeiling::Fp32),
-            CeilingKind::Float(FloatCeiling::Fp64),
-        ]
-        .into_iter()
-        .find(|kind| kind.name() == name)
-        .ok_or_else(|| format!("unknown ceiling `{name}`: expected int32, fp32 or fp64"))
+/// split.json's `ceiling`, by name.
+mod ceiling_json {
+    use super::{ceiling_name, CeilingKind};
+    use clflow_counts::OpClass;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(kind: &CeilingKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(ceiling_name(*kind))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CeilingKind, D::Error> {
+        let name = String::deserialize(d)?;
+        [OpClass::Int, OpClass::Fp32, OpClass::Fp64]
+            .into_iter()
+            .find(|kind| ceiling_name(*kind) == name)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown ceiling `{name}`: expected int32, fp32 or fp64"
+                ))
+            })
     }
 }
 
@@ -302,13 +238,8 @@ impl NamedDevice {
                 measured,
                 datasheet,
             } => {
-                let profile = device_profile(
-                    name,
-                    info,
-                    measured.as_deref(),
-                    datasheet.as_ref(),
-                    kind.float(),
-                );
+                let profile =
+                    device_profile(name, info, measured.as_deref(), datasheet.as_ref(), kind);
                 let class = profile.kind.clone().unwrap_or_default();
                 (name.clone(), class, profile, info.kind == DeviceKind::Cpu)
             }
@@ -334,11 +265,11 @@ impl NamedDevice {
                 }
             })
         };
-        let compute = match kind.ops() {
+        let compute = match ops_of(kind) {
             OpKind::Int => pick(|c| c.int.as_ref()),
             OpKind::Float => pick(|c| c.float.as_ref()),
         }
-        .ok_or_else(|| missing(&format!("{} peak", kind.name())))?;
+        .ok_or_else(|| missing(&format!("{} peak", ceiling_name(kind))))?;
         let bandwidth = pick(|c| c.bandwidth.as_ref()).ok_or_else(|| missing("bandwidth"))?;
         // A CPU holds the data; any other device receives it over the link
         // its datasheet profile states.
@@ -386,8 +317,8 @@ fn table_ceilings(
             )
         })
     };
-    let compute = figure(kind.metric(), Unit::OpsPerSecond);
-    let (int, float) = match kind.ops() {
+    let compute = figure(metric_of(kind), Unit::OpsPerSecond);
+    let (int, float) = match ops_of(kind) {
         OpKind::Int => (compute, None),
         OpKind::Float => (None, compute),
     };
@@ -474,6 +405,7 @@ pub struct Split<'a> {
 #[derive(Serialize, Deserialize)]
 pub struct SplitReport<'a> {
     /// The peak the devices' compute ceilings are: int32, fp32 or fp64.
+    #[serde(with = "ceiling_json")]
     ceiling: CeilingKind,
     traffic: Traffic,
     /// C, then G.
@@ -533,7 +465,7 @@ pub fn split<'a>(
     traffic: Traffic,
     transfers: Transfers,
 ) -> crate::Result<Split<'a>> {
-    let ceiling = CeilingKind::of(kernels);
+    let ceiling = ceiling_of(kernels);
     let devices = [c.ceilings(ceiling)?, g.ceilings(ceiling)?];
     let system = system(&devices)?;
     let parts: Vec<Kernel> = kernels.iter().map(|k| k.kernel.clone()).collect();
@@ -578,7 +510,7 @@ impl Split<'_> {
                 [one] => format!("kernel {}", one.kernel.name),
                 all => format!("{} kernels as one application", all.len()),
             },
-            self.ceiling.name()
+            ceiling_name(self.ceiling)
         )
     }
 
@@ -943,9 +875,9 @@ pub(crate) mod tests {
                     transfer: bytes,
                 },
             },
-            mix: WorkMix {
-                other_float: ops as u64,
-                ..WorkMix::default()
+            mix: PerClass {
+                fp32: ops as u64,
+                ..PerClass::default()
             },
         }
     }
@@ -983,7 +915,7 @@ pub(crate) mod tests {
     fn vadd_on_the_phi_and_the_k20_gives_the_roofline_sum_for_the_data_partition() {
         let kernels = [vadd()];
         let split = phi_and_k20(&kernels);
-        assert_eq!(split.ceiling, CeilingKind::Float(FloatCeiling::Fp32));
+        assert_eq!(split.ceiling, OpClass::Fp32);
         // The profiles' [measured] figures: the tool-flow paper's Table 1.
         assert_eq!(split.devices[0].compute.value, 1189e9);
         assert_eq!(split.devices[0].compute.provenance, Provenance::Imported);
@@ -1143,28 +1075,29 @@ pub(crate) mod tests {
     #[test]
     fn the_ceiling_is_the_kind_most_of_the_work_is() {
         let mut int_kernel = vadd();
-        int_kernel.mix = WorkMix {
+        int_kernel.mix = PerClass {
             int: 5000,
-            fp64: 0,
-            other_float: 4096,
+            fp32: 4096,
+            ..PerClass::default()
         };
-        assert_eq!(CeilingKind::of(&[int_kernel]), CeilingKind::Int32);
+        assert_eq!(ceiling_of(&[int_kernel]), OpClass::Int);
         let mut fp64_kernel = vadd();
-        fp64_kernel.mix = WorkMix {
+        fp64_kernel.mix = PerClass {
             int: 10,
             fp64: 3000,
-            other_float: 1000,
+            fp32: 1000,
+            ..PerClass::default()
         };
         assert_eq!(
-            CeilingKind::of(&[fp64_kernel, vadd()]),
-            CeilingKind::Float(FloatCeiling::Fp32),
+            ceiling_of(&[fp64_kernel, vadd()]),
+            OpClass::Fp32,
             "3000 fp64 lanes against 5096 fp32"
         );
         // The EPYC profile states no int32 peak: the error names what to add.
         let mut lookup = vadd();
-        lookup.mix = WorkMix {
+        lookup.mix = PerClass {
             int: 4096,
-            ..WorkMix::default()
+            ..PerClass::default()
         };
         let err = split_err(&[lookup], profile("amd-epyc-7763"));
         assert_eq!(

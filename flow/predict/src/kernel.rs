@@ -4,39 +4,9 @@
 //! [`KernelFacts`], so a count from elsewhere (a cache simulation, a
 //! coalescing analysis) plugs in by filling the optional fields.
 
-use clflow_core::{Access, ArgValue, Launch};
-use clflow_counts::{Counts, OpClass, OpSet};
+use clflow_counts::{Counts, OpClass, Summary};
+pub use clflow_counts::{HostTransfer, PerClass};
 use serde::Serialize;
-
-/// Operations or instruction lanes per arithmetic class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct PerClass {
-    pub int: u64,
-    pub fp32: u64,
-    pub fp64: u64,
-    pub fp16: u64,
-}
-
-impl PerClass {
-    pub fn get(&self, class: OpClass) -> u64 {
-        match class {
-            OpClass::Int => self.int,
-            OpClass::Fp32 => self.fp32,
-            OpClass::Fp64 => self.fp64,
-            OpClass::Fp16 => self.fp16,
-        }
-    }
-
-    fn add(&mut self, class: OpClass, amount: u64) {
-        let slot = match class {
-            OpClass::Int => &mut self.int,
-            OpClass::Fp32 => &mut self.fp32,
-            OpClass::Fp64 => &mut self.fp64,
-            OpClass::Fp16 => &mut self.fp16,
-        };
-        *slot += amount;
-    }
-}
 
 /// Executed instruction lanes sorted into the quantitative roofline's three
 /// kinds (its eq. 5–7): arithmetic per class, loads and stores, and the rest.
@@ -166,38 +136,6 @@ impl Traffic {
     }
 }
 
-/// Bytes the host copies to the device before the launch and back after it
-/// (the boat hull's d): read buffers in, written buffers out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct HostTransfer {
-    pub to_device: u64,
-    pub from_device: u64,
-}
-
-impl HostTransfer {
-    pub fn of(launch: &Launch) -> HostTransfer {
-        let mut transfer = HostTransfer::default();
-        for arg in &launch.args {
-            if let ArgValue::Buffer { access, bytes, .. } = &arg.value {
-                let n = bytes.len() as u64;
-                match access {
-                    Access::ReadOnly => transfer.to_device += n,
-                    Access::WriteOnly => transfer.from_device += n,
-                    Access::ReadWrite => {
-                        transfer.to_device += n;
-                        transfer.from_device += n;
-                    }
-                }
-            }
-        }
-        transfer
-    }
-
-    pub fn total(&self) -> u64 {
-        self.to_device + self.from_device
-    }
-}
-
 /// Everything the models read about one kernel launch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelFacts {
@@ -218,10 +156,11 @@ pub struct KernelFacts {
 }
 
 impl KernelFacts {
-    /// The facts of one interpreted launch; W over `ops`. The cache
-    /// simulation and coalescing analysis start empty: fill
-    /// [`Traffic::simulated`] and [`KernelFacts::coalescing`] when they ran.
-    pub fn from_counts(name: &str, counts: &Counts, ops: &OpSet, launch: &Launch) -> KernelFacts {
+    /// The facts of one interpreted launch: W, Q and D from its summary,
+    /// the instruction mix from its counts. The cache simulation and
+    /// coalescing analysis start empty: fill [`Traffic::simulated`] and
+    /// [`KernelFacts::coalescing`] when they ran.
+    pub fn new(name: &str, summary: &Summary, counts: &Counts) -> KernelFacts {
         let mut work_by_class = PerClass::default();
         for class in OpClass::ALL {
             work_by_class.add(class, counts.w_class(class));
@@ -241,18 +180,18 @@ impl KernelFacts {
         KernelFacts {
             name: name.to_string(),
             work_items: counts.work_items,
-            work: counts.w(ops),
+            work: summary.work,
             work_by_class,
             address_work,
             instructions: InstructionMix::of(counts),
             load_lanes,
             traffic: Traffic {
-                accessed: counts.q_accessed(),
-                compulsory: counts.q_compulsory(),
+                accessed: summary.accessed,
+                compulsory: summary.compulsory,
                 simulated: None,
             },
             coalescing: None,
-            host: HostTransfer::of(launch),
+            host: summary.host,
         }
     }
 
@@ -277,8 +216,10 @@ impl KernelFacts {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use clflow_core::{Access, ArgValue, Launch};
     use clflow_core::{ElementType, LaunchArg, NdRange, ScalarType};
     use clflow_counts::LaneType;
+    use clflow_counts::OpSet;
     use clflow_counts::{HistogramEntry, Traffic as CountTraffic, WorkKey};
 
     fn entry(op: &str, ty: &str, lanes: u64) -> HistogramEntry {
@@ -375,7 +316,9 @@ pub(crate) mod tests {
     }
 
     pub fn sgemm_facts() -> KernelFacts {
-        KernelFacts::from_counts("sgemm", &sgemm_counts(), &OpSet::default(), &sgemm_launch())
+        let counts = sgemm_counts();
+        let summary = Summary::of(&counts, &OpSet::default(), &sgemm_launch());
+        KernelFacts::new("sgemm", &summary, &counts)
     }
 
     #[test]

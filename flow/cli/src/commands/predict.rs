@@ -122,7 +122,8 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     );
     drop(spinner);
     let (counted, traffic_report) = counted?;
-    let facts = KernelFacts::from_counts(&launch.kernel, &counted.counts, &ops, &launch);
+    let summary = clflow_counts::Summary::of(&counted.counts, &ops, &launch);
+    let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
     let mut traffic = Vec::new();
     let all = discover().unwrap_or_default();
     let mode = if args.quick_bench {

@@ -11,13 +11,13 @@ use clap::Args;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::format_number;
 use clflow_pipeline::count::interpret;
-use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::input::{prepare_manifest, unique_name};
 use clflow_pipeline::profile;
 use clflow_pipeline::split::{split, Counted, NamedDevice, Traffic};
 use clflow_report::perdome::write_perdome;
 use clflow_split::Transfers;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -142,8 +142,10 @@ fn count_all(args: &SplitArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Resu
             &options,
             &verbosity,
         )?;
-        let name = unique_name(&launch.kernel, manifest, &counted);
-        let kernel = Counted::new(manifest, name, &result.counts, ops, args.traffic, &launch);
+        let taken: Vec<&str> = counted.iter().map(|k| k.kernel.name.as_str()).collect();
+        let name = unique_name(&launch.kernel, manifest, &taken);
+        let summary = clflow_counts::Summary::of(&result.counts, ops, &launch);
+        let kernel = Counted::new(manifest, name, &summary, args.traffic);
         let work = &kernel.kernel.work;
         verbosity.note(format!(
             "counted {}: W = {} ({ops}), Q = {} bytes ({}), D = {} bytes",
@@ -156,25 +158,6 @@ fn count_all(args: &SplitArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Resu
         counted.push(kernel);
     }
     Ok(counted)
-}
-
-/// The kernel's name, with its manifest's stem where an earlier manifest
-/// launched a kernel of that name.
-fn unique_name(kernel: &str, manifest: &Path, earlier: &[Counted]) -> String {
-    let taken = |name: &str| earlier.iter().any(|k| k.kernel.name == name);
-    if !taken(kernel) {
-        return kernel.to_string();
-    }
-    let stem = manifest
-        .file_stem()
-        .map_or_else(|| "manifest".into(), |s| s.to_string_lossy().into_owned());
-    let mut name = format!("{kernel} ({stem})");
-    let mut n = 2;
-    while taken(&name) {
-        name = format!("{kernel} ({stem} {n})");
-        n += 1;
-    }
-    name
 }
 
 /// `--traffic`: the figures the bounds can use, listed in `--help`.
