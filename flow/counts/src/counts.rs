@@ -77,6 +77,29 @@ pub enum Space {
     Private = 3,
 }
 
+impl Space {
+    /// The histogram's name for a load or store in this space: accesses
+    /// are counted by the memory they touch, not by their opcode.
+    pub fn access_name(self, store: bool) -> &'static str {
+        match (self, store) {
+            (Space::Global, false) => "OpLoad global",
+            (Space::Constant, false) => "OpLoad constant",
+            (Space::Local, false) => "OpLoad local",
+            (Space::Private, false) => "OpLoad private",
+            (Space::Global, true) => "OpStore global",
+            (Space::Constant, true) => "OpStore constant",
+            (Space::Local, true) => "OpStore local",
+            (Space::Private, true) => "OpStore private",
+        }
+    }
+}
+
+/// Whether a histogram entry moves memory: a load, a store (in any space,
+/// vload/vstore and memcpy included) or an atomic.
+pub fn is_memory_op(op: &str) -> bool {
+    op.starts_with("OpLoad") || op.starts_with("OpStore") || op.starts_with("OpAtomic")
+}
+
 /// Bytes moved, per space and direction (0 load, 1 store).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -162,6 +185,14 @@ impl Counts {
 
     pub fn q_compulsory(&self) -> u64 {
         (self.lines_read + self.lines_written) * self.line_bytes
+    }
+
+    /// Lanes loaded from `spaces` (elements read, all types).
+    pub fn load_lanes(&self, spaces: &[Space]) -> u64 {
+        spaces
+            .iter()
+            .map(|space| self.lanes_of(space.access_name(false)))
+            .sum()
     }
 
     /// Lanes executed of one opcode (all types), for tests and summaries.

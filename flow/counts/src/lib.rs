@@ -18,8 +18,8 @@ mod text;
 
 pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 pub use counts::{
-    CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space, SpaceReport,
-    Traffic, TrafficReport, WorkKey, WorkReport,
+    is_memory_op, CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space,
+    SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
 };
 pub use op_set::{OpSet, ParseOpSetError};
 pub use summary::{HostTransfer, PerClass, Summary};

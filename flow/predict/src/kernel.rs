@@ -4,7 +4,7 @@
 //! [`KernelFacts`], so a count from elsewhere (a cache simulation, a
 //! coalescing analysis) plugs in by filling the optional fields.
 
-use clflow_counts::{Counts, OpClass, Summary};
+use clflow_counts::{is_memory_op, Counts, OpClass, Space, Summary};
 pub use clflow_counts::{HostTransfer, PerClass};
 use serde::Serialize;
 
@@ -48,10 +48,6 @@ const CONTROL: &[&str] = &[
     "OpKill",
 ];
 
-fn is_ldst(op: &str) -> bool {
-    op.starts_with("OpLoad") || op.starts_with("OpStore") || op.starts_with("OpAtomic")
-}
-
 /// The class of a histogram type name (`float`, `uint`, `ptr` …).
 fn class_of_type(ty: &str) -> OpClass {
     match ty {
@@ -72,7 +68,7 @@ impl InstructionMix {
                 .work
                 .iter()
                 .any(|(key, _)| key.op == op && !key.arith);
-            if is_ldst(op) {
+            if is_memory_op(op) {
                 mix.ldst += entry.lanes;
             } else if CONTROL.contains(&op) || not_arithmetic {
                 mix.other += entry.lanes;
@@ -171,12 +167,7 @@ impl KernelFacts {
             .filter(|(key, _)| key.arith && key.ty == clflow_counts::LaneType::Pointer)
             .map(|(_, n)| n)
             .sum();
-        let load_lanes = counts
-            .histogram
-            .iter()
-            .filter(|e| e.op == "OpLoad global" || e.op == "OpLoad constant")
-            .map(|e| e.lanes)
-            .sum();
+        let load_lanes = counts.load_lanes(&[Space::Global, Space::Constant]);
         KernelFacts {
             name: name.to_string(),
             work_items: counts.work_items,

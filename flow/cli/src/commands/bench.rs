@@ -11,7 +11,31 @@ use clflow_pipeline::device::ocl_failure;
 use serde::Serialize;
 use std::path::PathBuf;
 
+const EXAMPLES: &str = "\
+Examples:
+  clflow bench --device 0
+      measure device 0 once (minutes) and store its profile; later runs reuse it
+  clflow bench --device pocl --quick
+      seconds, not minutes: small buffers and few repetitions (never stands in for a full run)
+  clflow bench --device gpu --only mad-chain/float -v
+      one family of benchmarks, each figure shown; nothing is stored
+  clflow bench --device 0 --refresh --json
+      measure again, replacing the stored profile; print it and the measurements as JSON
+
+F̂_f and F̂_i come from chains of multiply-adds at vector widths 1 to 16, B̂ from streaming
+kernels (copy, scale, add, triad, read, write), P̂ from the device's power sensor (NVML, RAPL or hwmon) while
+they run. Profiles are stored in $CLFLOW_DATA_DIR/measured (else
+~/.local/share/clflow/measured); `clflow devices` shows which devices have one.";
+
+/// Stage 1: a device's peak throughput, bandwidth and power, measured.
 #[derive(Args)]
+#[command(
+    long_about = "Measure one device's peaks with microbenchmarks (the paper's stage 1): float and \
+    integer throughput F̂_f and F̂_i, global-memory bandwidth B̂, and peak power P̂ where a sensor \
+    serves the device. The profile is stored and reused by analyze, predict and split until \
+    --refresh measures again.",
+    after_help = EXAMPLES
+)]
 pub struct BenchArgs {
     /// The device: its index in `clflow devices`, or a case-insensitive part
     /// of its platform and device name. Default: the first device.

@@ -491,7 +491,7 @@ impl<'m> Translator<'m> {
 
     fn traffic(&mut self, space: Space, store: bool, bytes: u64, ty: LaneType, lanes: u64) {
         self.blocks[self.block].traffic.add(space, store, bytes);
-        self.hist(rules::access_name(space, store), ty, lanes);
+        self.hist(space.access_name(store), ty, lanes);
     }
 
     fn target(&mut self, label: Word) -> Pc {

@@ -6,7 +6,6 @@
 //! generation asks these tables and keeps no counting policy of its own,
 //! only the lanes and the type of what it emits.
 
-use crate::counts::Space;
 use rspirv::spirv::{Op as S, OpenclStd100Op as X};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -87,7 +86,7 @@ pub(super) fn spirv_name(opname: &'static str) -> &'static str {
 }
 
 /// The rule of a core instruction; `None` for those not counted by their
-/// own name: memory accesses (see [`access_name`]), and moves, casts and
+/// own name: memory accesses (see `Space::access_name`), and moves, casts and
 /// composites, which cost nothing on a device.
 pub(super) fn instruction(class: &rspirv::grammar::Instruction<'static>) -> Option<Rule> {
     use Work::*;
@@ -207,20 +206,6 @@ pub(super) fn instruction(class: &rspirv::grammar::Instruction<'static>) -> Opti
         _ => spirv_name(class.opname),
     };
     Some(Rule { name, work })
-}
-
-/// The histogram entry of a memory access: by its space, not its opcode.
-pub(super) fn access_name(space: Space, store: bool) -> &'static str {
-    match (space, store) {
-        (Space::Global, false) => "OpLoad global",
-        (Space::Constant, false) => "OpLoad constant",
-        (Space::Local, false) => "OpLoad local",
-        (Space::Private, false) => "OpLoad private",
-        (Space::Global, true) => "OpStore global",
-        (Space::Constant, true) => "OpStore constant",
-        (Space::Local, true) => "OpStore local",
-        (Space::Private, true) => "OpStore private",
-    }
 }
 
 /// The rule of the OpenCL.std builtin `op`, spelt `name`; `int` when it

@@ -381,7 +381,7 @@ fn the_rules_name_what_each_instruction_counts() {
     assert_eq!(rule(S::Branch).map(|r| r.work), Some(Work::HistogramOnly));
     assert_eq!(rule(S::CompositeExtract), None);
     assert_eq!(rule(S::Load), None);
-    assert_eq!(rules::access_name(Space::Local, true), "OpStore local");
+    assert_eq!(Space::Local.access_name(true), "OpStore local");
 
     let parts = |rule: rules::Rule, lanes: u64| match rule.work {
         Work::Base(parts) => parts.iter().map(|(n, a)| (*n, a.of(lanes))).collect(),
