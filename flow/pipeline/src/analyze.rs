@@ -422,7 +422,7 @@ fn split_section(
         split_stage::Traffic::Compulsory,
         Transfers::Counted,
     )
-    .and_then(|split| split.report_section(&pair_note(devices, c, g)));
+    .and_then(|split| Ok(split.report_section(&pair_note(devices, c, g))?));
     match section {
         Ok(section) => Some(section),
         Err(failure) => {

@@ -16,24 +16,50 @@ pub enum ReportError {
     Plot { chart: String, message: String },
     #[error("cannot encode {what}: {message}")]
     Encode { what: String, message: String },
+    /// A document read back (split.json ...) that holds what no report
+    /// could have written.
+    #[error("{0}")]
+    Document(String),
+    #[error("{}: cannot read: {source}", path.display())]
+    SectionRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{at}: not the {name} `clflow analyze` writes: {why}")]
+    Section {
+        at: String,
+        name: String,
+        why: String,
+    },
 }
 
 impl clflow_core::Diagnostic for ReportError {
     fn kind(&self) -> FailureKind {
         match self {
-            ReportError::Io { .. } | ReportError::Obstacle { .. } => FailureKind::Input,
+            ReportError::Io { .. }
+            | ReportError::Obstacle { .. }
+            | ReportError::Document(_)
+            | ReportError::SectionRead { .. }
+            | ReportError::Section { .. } => FailureKind::Input,
             ReportError::Plot { .. } | ReportError::Encode { .. } => FailureKind::Analysis,
         }
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: &'static str = {
-            match self {
-                ReportError::Io { .. } => "choose a writable directory with --out",
-                ReportError::Obstacle { .. } => "move that directory away, or choose another --out",
-                ReportError::Plot { .. } | ReportError::Encode { .. } => {
-                    "this is a clflow bug; the inputs are fine, please report it with them"
-                }
+        let hint = match self {
+            ReportError::Io { .. } => "choose a writable directory with --out",
+            ReportError::Obstacle { .. } => "move that directory away, or choose another --out",
+            ReportError::Plot { .. } | ReportError::Encode { .. } => {
+                "this is a clflow bug; the inputs are fine, please report it with them"
+            }
+            ReportError::Document(_) => "re-run the command that wrote it",
+            ReportError::SectionRead { .. } => {
+                "check its permissions, or move it away to redraw the report without it"
+            }
+            ReportError::Section { name, .. } => {
+                return Some(format!(
+                    "re-run `clflow analyze`, or move {name} away to redraw the report without its section"
+                ))
             }
         };
         Some(hint.to_string())

@@ -10,6 +10,8 @@ mod output;
 pub mod perdome;
 pub mod plot;
 pub mod prediction;
+pub mod sections;
+pub mod split;
 mod tables;
 pub mod traffic;
 
