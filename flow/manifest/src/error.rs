@@ -81,11 +81,6 @@ impl ManifestError {
         self
     }
 
-    pub(crate) fn analysis(mut self) -> Self {
-        self.0.kind = FailureKind::Analysis;
-        self
-    }
-
     /// The manifest file at fault.
     pub fn file(&self) -> &Path {
         &self.0.file
