@@ -313,18 +313,25 @@ fn interpreter_outputs_equal_the_opencl_device_on_every_corpus_kernel() {
     let mut compared = 0;
     for path in &manifests {
         let manifest = clflow_manifest::Manifest::load(path).unwrap_or_else(|e| panic!("{e}"));
-        let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
-        let request =
-            clflow_compile::CompileRequest::new(&manifest.source, &manifest.build_options);
+        let info = manifest.info().clone();
+        let request = clflow_compile::CompileRequest::new(&info.source, &info.build_options);
         let spirv = compiler.compile(&request).unwrap().spirv;
         let module = clflow_interp::load(&spirv).unwrap();
+        let kernels = clflow_spirv::reflect_kernels(&module).unwrap();
+        let kernel = kernels
+            .iter()
+            .find(|k| k.signature.name == info.kernel)
+            .unwrap_or_else(|| panic!("{}: no kernel `{}`", path.display(), info.kernel));
+        let launch = manifest
+            .check(&kernel.signature, clflow_manifest::IntegerSigns::Declared)
+            .and_then(|checked| checked.materialize())
+            .unwrap_or_else(|e| panic!("{e}"));
         let program = clflow_interp::Program::translate(&module, &launch.kernel).unwrap();
         let ours = program
             .run(&launch, &clflow_interp::RunOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let source =
-            clflow_ocl::ProgramSource::from_file(&manifest.source, &manifest.build_options)
-                .unwrap();
+            clflow_ocl::ProgramSource::from_file(&info.source, &info.build_options).unwrap();
         let theirs = clflow_ocl::run_launch(&device, &source, &launch)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for out in &ours.buffers {

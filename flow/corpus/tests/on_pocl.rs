@@ -6,7 +6,7 @@
 use clflow_compile::{CompileRequest, Compiler};
 use clflow_core::Launch;
 use clflow_corpus::{check_outputs, Case};
-use clflow_manifest::{IntegerSigns, Manifest};
+use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_ocl::{DeviceSelector, ProgramSource};
 use std::path::PathBuf;
 
@@ -16,15 +16,15 @@ fn kernels_dir() -> PathBuf {
 
 /// The case's default manifest, checked against its kernel as compiled to
 /// SPIR-V, and materialised.
-fn checked_launch(case: Case, compiler: &Compiler) -> (Manifest, Launch) {
+fn checked_launch(case: Case, compiler: &Compiler) -> (CheckedManifest, Launch) {
     let path = kernels_dir()
         .join(case.name())
         .join(format!("{}.toml", case.name()));
-    let mut manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let compiled = compiler
         .compile(&CompileRequest::new(
-            &manifest.source,
-            &manifest.build_options,
+            &manifest.info().source,
+            &manifest.info().build_options,
         ))
         .unwrap_or_else(|e| panic!("{case}: {e}"));
     let module = clflow_spirv::load(&compiled.spirv).unwrap();
@@ -33,8 +33,8 @@ fn checked_launch(case: Case, compiler: &Compiler) -> (Manifest, Launch) {
         .iter()
         .find(|k| k.signature.name == case.kernel())
         .unwrap_or_else(|| panic!("{case}: kernel `{}` not in the module", case.kernel()));
-    manifest
-        .check_signature_with(&kernel.signature, IntegerSigns::Declared)
+    let manifest = manifest
+        .check(&kernel.signature, IntegerSigns::Declared)
         .unwrap_or_else(|e| panic!("{e}"));
     let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
     (manifest, launch)
@@ -52,7 +52,8 @@ fn every_case_runs_on_pocl_and_matches_its_reference() {
     let mut failures = Vec::new();
     for case in Case::ALL {
         let (manifest, launch) = checked_launch(case, &compiler);
-        let source = ProgramSource::from_file(&manifest.source, &manifest.build_options).unwrap();
+        let info = manifest.info();
+        let source = ProgramSource::from_file(&info.source, &info.build_options).unwrap();
         let result = clflow_ocl::run_launch(&device, &source, &launch)
             .unwrap_or_else(|e| panic!("{case} on PoCL: {e}"));
         assert!(result.kernel_ns > 0, "{case}: no kernel time");

@@ -22,7 +22,7 @@ use clflow_compile::{CompileRequest, Compiler};
 use clflow_core::Launch;
 use clflow_corpus::{check_outputs, Case};
 use clflow_interp::{Counts, OpClass, OpSet, Program, RunOptions};
-use clflow_manifest::Manifest;
+use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_ocl::oclgrind::{PAPER_LLVM_OPS, PAPER_OPS};
 use clflow_ocl::{run_under_oclgrind, InstructionHistogram, OclgrindConfig, ProgramSource};
 use std::path::PathBuf;
@@ -352,20 +352,30 @@ fn global_atomic_bytes(h: &InstructionHistogram) -> u64 {
         .sum()
 }
 
-fn launch_for(case: Case, compiler: &Compiler) -> (Manifest, Launch, Program) {
+/// The case's default manifest, checked against its kernel as compiled to
+/// SPIR-V, its launch and the kernel translated for the interpreter.
+fn launch_for(case: Case, compiler: &Compiler) -> (CheckedManifest, Launch, Program) {
     let path = kernels_dir()
         .join(case.name())
         .join(format!("{}.toml", case.name()));
     let manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
     let spirv = compiler
         .compile(&CompileRequest::new(
-            &manifest.source,
-            &manifest.build_options,
+            &manifest.info().source,
+            &manifest.info().build_options,
         ))
         .unwrap_or_else(|e| panic!("{case}: {e}"))
         .spirv;
     let module = clflow_interp::load(&spirv).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let kernels = clflow_spirv::reflect_kernels(&module).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let kernel = kernels
+        .iter()
+        .find(|k| k.signature.name == case.kernel())
+        .unwrap_or_else(|| panic!("{case}: kernel `{}` not in the module", case.kernel()));
+    let manifest = manifest
+        .check(&kernel.signature, IntegerSigns::Declared)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
     let program =
         Program::translate(&module, &launch.kernel).unwrap_or_else(|e| panic!("{case}: {e}"));
     (manifest, launch, program)
@@ -390,8 +400,8 @@ fn compare(case: Case, compiler: &Compiler, config: &OclgrindConfig) -> Row {
     // optimiser forms an intrinsic Oclgrind 21.10 lacks (llvm.fshl ...).
     let mut oclgrind_build = "";
     let run = loop {
-        let options = format!("{} {oclgrind_build}", manifest.build_options);
-        let source = ProgramSource::from_file(&manifest.source, options.trim())
+        let options = format!("{} {oclgrind_build}", manifest.info().build_options);
+        let source = ProgramSource::from_file(&manifest.info().source, options.trim())
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         match run_under_oclgrind(config, &source, &launch) {
             Ok(run) => break run,

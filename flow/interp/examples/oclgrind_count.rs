@@ -41,10 +41,13 @@ fn main() -> ExitCode {
 fn run(manifest: &str, child: &str) -> Result<String, String> {
     let manifest =
         clflow_manifest::Manifest::load(manifest).map_err(|e| format!("{manifest}: {e}"))?;
+    // No compiled kernel here to check against (Oclgrind builds its own), so
+    // the manifest's arguments go as it types them: TOML manifests only.
+    let manifest = manifest.check_typed().map_err(|e| e.to_string())?;
     let launch = manifest.materialize().map_err(|e| e.to_string())?;
-    let options = format!("-cl-opt-disable {}", manifest.build_options);
-    let source =
-        ProgramSource::from_file(&manifest.source, options.trim()).map_err(|e| e.to_string())?;
+    let options = format!("-cl-opt-disable {}", manifest.info().build_options);
+    let source = ProgramSource::from_file(&manifest.info().source, options.trim())
+        .map_err(|e| e.to_string())?;
     let config = OclgrindConfig::with_child(PathBuf::from(child)).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let run = run_under_oclgrind(&config, &source, &launch).map_err(|e| e.to_string())?;

@@ -25,7 +25,7 @@ impl fmt::Display for ArgRef {
 /// Something wrong with a manifest, or with the inputs it names.
 ///
 /// Displays as one line: `kernels/x/x.toml:14: arg 1 (keys): what is wrong`;
-/// [`ManifestError::hint`] says what to do where a message alone does not.
+/// its [`hint`](clflow_core::Diagnostic::hint) says what to do where a message alone does not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ManifestError(Box<Details>);
 
@@ -78,11 +78,6 @@ impl ManifestError {
 
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.0.hint = Some(hint.into());
-        self
-    }
-
-    pub(crate) fn analysis(mut self) -> Self {
-        self.0.kind = FailureKind::Analysis;
         self
     }
 

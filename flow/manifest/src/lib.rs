@@ -2,10 +2,10 @@
 //!
 //! W and Q depend on the inputs, so a manifest names them exactly: the
 //! kernel, its NDRange and the value of every argument. [`Manifest::load`]
-//! reads a TOML manifest or an Oclgrind `.sim` file;
-//! [`Manifest::check_signature`] checks it against the kernel's real
-//! signature; [`Manifest::materialize`] builds the [`clflow_core::Launch`]
-//! that the interpreter and every device runner share.
+//! reads a TOML manifest or an Oclgrind `.sim` file; [`Manifest::check`]
+//! checks it against the kernel's real signature, giving a
+//! [`CheckedManifest`]; [`CheckedManifest::materialize`] builds the
+//! [`clflow_core::Launch`] that the interpreter and every device runner share.
 //!
 //! # The TOML manifest
 //!
@@ -96,8 +96,13 @@
 //! bitcode, are errors that say so.
 //!
 //! A `.sim` argument's kind (buffer, scalar or `__local` size) comes from the
-//! kernel, so `.sim` manifests must pass [`Manifest::check_signature`]
-//! before [`Manifest::materialize`].
+//! kernel, so a `.sim` manifest is complete only once [`Manifest::check`]ed.
+//!
+//! # Modules
+//!
+//! `spec` holds the data both parsers build (`toml_format`, `sim_format`);
+//! `manifest` reads a file through one of them into a [`Manifest`];
+//! `signature` checks that against the kernel into a [`CheckedManifest`].
 
 mod error;
 mod init;
@@ -106,15 +111,17 @@ mod npy;
 mod number;
 mod signature;
 mod sim_format;
+mod spec;
 #[cfg(test)]
 mod testing;
 mod toml_format;
 
 pub use error::{ArgRef, ManifestError};
 pub use init::{FileLayout, Initialiser, RANDOM_STREAM};
-pub use manifest::{
-    ArgSpec, BufferSpec, DumpFormat, LocalSpec, Manifest, ManifestArg, ManifestFormat, ScalarSpec,
-};
+pub use manifest::{CheckedManifest, Manifest};
 pub use number::Number;
 pub use signature::IntegerSigns;
-pub use sim_format::PendingSimArg;
+pub use spec::{
+    ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat, ManifestInfo,
+    ScalarSpec,
+};

@@ -1,109 +1,60 @@
-//! The manifest model: one kernel launch with its inputs, however it was
-//! written, and how it becomes a [`Launch`].
+//! A manifest's two stages: as read from its file ([`Manifest`], whose
+//! `.sim` arguments wait for the kernel's signature) and as checked
+//! ([`CheckedManifest`], every argument resolved). Only the checked one
+//! becomes a [`Launch`], so a launch from an unchecked manifest does not
+//! compile.
 
 use crate::error::{ArgRef, ManifestError};
-use crate::init::{generate, Initialiser};
-use crate::sim_format::PendingSimArg;
-use crate::{sim_format, toml_format};
-use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange};
-use std::path::{Path, PathBuf};
+use crate::init::generate;
+use crate::sim_format::{self, PendingSimArg};
+use crate::spec::{ArgSpec, BufferSpec, DumpFormat, ManifestArg, ManifestInfo};
+use crate::toml_format;
+use clflow_core::{ArgValue, Launch, LaunchArg};
+use std::path::Path;
 
-/// Which syntax a manifest was written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ManifestFormat {
-    Toml,
-    /// An Oclgrind simulator file, as `oclgrind-kernel` reads it.
-    OclgrindSim,
-}
-
-/// How a buffer's contents are shown after a run (`dump`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DumpFormat {
-    Decimal,
-    Hex,
-}
-
-/// One kernel launch: the kernel, its NDRange and every argument's value.
+/// A manifest as its file gives it. [`Manifest::check`] turns it into a
+/// [`CheckedManifest`], the only kind that materialises:
+///
+/// ```compile_fail
+/// # fn main() -> Result<(), clflow_manifest::ManifestError> {
+/// let launch = clflow_manifest::Manifest::load("k.toml")?.materialize()?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// ```no_run
+/// # fn main() -> Result<(), clflow_manifest::ManifestError> {
+/// # let signature: clflow_core::KernelSignature = unimplemented!();
+/// use clflow_manifest::{IntegerSigns, Manifest};
+/// let launch = Manifest::load("k.toml")?
+///     .check(&signature, IntegerSigns::Declared)?
+///     .materialize()?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
-    /// The manifest file itself.
-    pub path: PathBuf,
-    pub format: ManifestFormat,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    /// The OpenCL C source, resolved against the manifest's directory.
-    pub source: PathBuf,
-    pub kernel: String,
-    pub build_options: String,
-    pub range: NdRange,
-    pub args: Vec<ManifestArg>,
+    pub(crate) info: ManifestInfo,
+    pub(crate) args: Vec<ParsedArg>,
 }
 
+/// One argument as its file gives it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ManifestArg {
-    /// The manifest's name for the argument.
-    pub name: Option<String>,
-    pub description: Option<String>,
-    /// The manifest line where the argument is described.
-    pub line: usize,
-    /// The kernel's name for the parameter, once [`Manifest::check_signature`]
-    /// has seen it.
-    pub param_name: Option<String>,
-    pub spec: ArgSpec,
-}
-
-impl ManifestArg {
-    /// The name messages and reports use: the manifest's, else the kernel's.
-    pub fn display_name(&self) -> Option<&str> {
-        self.name.as_deref().or(self.param_name.as_deref())
-    }
-}
-
-/// What one argument is.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgSpec {
-    /// A `__global` or `__constant` buffer.
-    Buffer(BufferSpec),
-    /// A value passed by copy: `bytes` are its little-endian image.
-    Scalar(ScalarSpec),
-    /// A `__local` pointer: only its size is given.
-    Local(LocalSpec),
-    /// A NULL pointer. `ty`, when given, is checked against the pointee.
-    Null { ty: Option<ElementType> },
+pub(crate) enum ParsedArg {
+    /// A TOML `[[arg]]`, whose kind and type the manifest writes out.
+    Typed(ManifestArg),
     /// A `.sim` argument, whose kind (buffer, scalar, local) and sometimes
-    /// type only the kernel's signature tells; [`Manifest::check_signature`]
-    /// turns it into one of the others.
-    Pending(PendingSimArg),
+    /// type only the kernel's signature tells.
+    Sim(PendingSimArg),
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct BufferSpec {
-    pub ty: ElementType,
-    /// Elements, not bytes.
-    pub count: u64,
-    pub init: Initialiser,
-    pub access: Access,
-    /// Show the contents after the run, in this format.
-    pub dump: Option<DumpFormat>,
-}
-
-impl BufferSpec {
-    pub fn size_bytes(&self) -> u64 {
-        self.count * self.ty.size_bytes() as u64
+impl ParsedArg {
+    pub(crate) fn line(&self) -> usize {
+        match self {
+            ParsedArg::Typed(arg) => arg.line,
+            ParsedArg::Sim(pending) => pending.line,
+        }
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScalarSpec {
-    pub ty: ElementType,
-    pub bytes: Vec<u8>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocalSpec {
-    pub bytes: u64,
-    /// The element type, when the manifest names one (checked against the pointee).
-    pub ty: Option<ElementType>,
 }
 
 impl Manifest {
@@ -121,16 +72,60 @@ impl Manifest {
             Some("toml") => false,
             _ => looks_like_sim(&text),
         };
-        if is_sim {
-            sim_format::parse(path, &text)
+        let (info, args) = if is_sim {
+            let (info, args) = sim_format::parse(path, &text)?;
+            (info, args.into_iter().map(ParsedArg::Sim).collect())
         } else {
-            toml_format::parse(path, &text)
-        }
+            let (info, args) = toml_format::parse(path, &text)?;
+            (info, args.into_iter().map(ParsedArg::Typed).collect())
+        };
+        Ok(Manifest { info, args })
     }
 
-    /// The directory relative paths in the manifest start from.
-    pub fn directory(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new(""))
+    pub fn info(&self) -> &ManifestInfo {
+        &self.info
+    }
+
+    /// The manifest as written, for a caller with no compiled kernel to
+    /// check it against: a TOML manifest's arguments keep the types it
+    /// gives them, unchecked; a `.sim` manifest fails, as its arguments'
+    /// kinds come from the kernel. Prefer [`Manifest::check`].
+    pub fn check_typed(self) -> Result<CheckedManifest, ManifestError> {
+        let Manifest { info, args } = self;
+        let args = args
+            .into_iter()
+            .enumerate()
+            .map(|(index, arg)| match arg {
+                ParsedArg::Typed(arg) => Ok(arg),
+                ParsedArg::Sim(pending) => Err(info
+                    .error(
+                        pending.line,
+                        "a `.sim` argument's kind (buffer, scalar or __local size) comes from the kernel's signature",
+                    )
+                    .for_arg(ArgRef { index, name: None })
+                    .with_hint("check the manifest against the compiled kernel, or use a TOML manifest")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CheckedManifest { info, args })
+    }
+}
+
+/// A manifest whose every argument is resolved: made by [`Manifest::check`]
+/// (against the kernel's signature) or [`Manifest::check_typed`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedManifest {
+    pub(crate) info: ManifestInfo,
+    pub(crate) args: Vec<ManifestArg>,
+}
+
+impl CheckedManifest {
+    pub fn info(&self) -> &ManifestInfo {
+        &self.info
+    }
+
+    /// One argument per kernel parameter, in order.
+    pub fn args(&self) -> &[ManifestArg] {
+        &self.args
     }
 
     /// The buffers whose contents should be shown after the run.
@@ -146,31 +141,6 @@ impl Manifest {
             })
     }
 
-    pub(crate) fn arg_ref(&self, index: usize) -> ArgRef {
-        ArgRef {
-            index,
-            name: self
-                .args
-                .get(index)
-                .and_then(|a| a.display_name())
-                .map(str::to_string),
-        }
-    }
-
-    /// An input error at `line`, about argument `index` when given.
-    pub(crate) fn error(
-        &self,
-        line: usize,
-        arg: Option<usize>,
-        message: impl Into<String>,
-    ) -> ManifestError {
-        let error = ManifestError::input(&self.path, message).at_line(line);
-        match arg {
-            Some(index) => error.for_arg(self.arg_ref(index)),
-            None => error,
-        }
-    }
-
     /// Builds the launch: every buffer's bytes, every scalar's bytes, the
     /// local sizes and the NDRange. Buffers are generated or read straight
     /// into their final allocation.
@@ -184,34 +154,25 @@ impl Manifest {
                     ArgSpec::Buffer(buffer) => ArgValue::Buffer {
                         ty: buffer.ty,
                         access: buffer.access,
-                        bytes: generate(buffer.ty, buffer.count, &buffer.init)
-                            .map_err(|why| self.error(arg.line, Some(index), why))?,
+                        bytes: generate(buffer.ty, buffer.count, &buffer.init).map_err(|why| {
+                            self.info.error(arg.line, why).for_arg(arg.arg_ref(index))
+                        })?,
                     },
                     ArgSpec::Scalar(scalar) => ArgValue::Scalar {
                         bytes: scalar.bytes.clone(),
                     },
                     ArgSpec::Local(local) => ArgValue::Local { bytes: local.bytes },
                     ArgSpec::Null { .. } => ArgValue::NullPointer,
-                    ArgSpec::Pending(_) => {
-                        return Err(self
-                            .error(
-                                arg.line,
-                                Some(index),
-                                "a `.sim` argument is only known once checked against the kernel's signature",
-                            )
-                            .with_hint("call check_signature before materialize")
-                            .analysis())
-                    }
                 };
                 Ok(LaunchArg {
                     name: arg.display_name().map(str::to_string),
                     value,
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, ManifestError>>()?;
         Ok(Launch {
-            kernel: self.kernel.clone(),
-            range: self.range.clone(),
+            kernel: self.info.kernel.clone(),
+            range: self.info.range.clone(),
             args,
         })
     }
@@ -230,40 +191,6 @@ fn looks_like_sim(text: &str) -> bool {
     }
 }
 
-/// Checks an NDRange the OpenCL 1.2 way: 1 to 3 dimensions, no zero sizes,
-/// a local size (when given) that divides the global size in every dimension.
-/// `at(d)` says where dimension d's local size was written.
-pub(crate) fn check_range(range: &NdRange) -> Result<(), (Option<usize>, String)> {
-    let dims = range.dims as usize;
-    if let Some(d) = (0..dims).find(|&d| range.global[d] == 0) {
-        return Err((
-            None,
-            format!(
-                "global size is 0 in dimension {d}; every dimension needs at least 1 work-item"
-            ),
-        ));
-    }
-    if let Some(local) = range.local {
-        if let Some(d) = (0..dims).find(|&d| local[d] == 0) {
-            return Err((
-                Some(d),
-                format!("local size is 0 in dimension {d}; work-groups need at least 1 work-item"),
-            ));
-        }
-        if let Some(d) = (0..dims).find(|&d| !range.global[d].is_multiple_of(local[d])) {
-            let (g, l) = (range.global[d], local[d]);
-            return Err((
-                Some(d),
-                format!(
-                    "local size {l} does not divide global size {g} in dimension {d} (OpenCL 1.2 needs whole work-groups: make the global size a multiple of {l}, e.g. {}, or pick a divisor of {g})",
-                    g.div_ceil(l) * l
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,21 +200,5 @@ mod tests {
         assert!(looks_like_sim("# a comment\nkernel.cl\nadd\n16 1 1\n"));
         assert!(!looks_like_sim("# manifest\nsource = \"k.cl\"\n"));
         assert!(!looks_like_sim("[[arg]]\n"));
-    }
-
-    #[test]
-    fn range_check_names_the_dimension() {
-        let range = NdRange {
-            dims: 2,
-            global: [64, 30, 1],
-            local: Some([8, 4, 1]),
-            offset: [0; 3],
-        };
-        let (dim, message) = check_range(&range).unwrap_err();
-        assert_eq!(dim, Some(1));
-        assert!(
-            message.starts_with("local size 4 does not divide global size 30 in dimension 1"),
-            "{message}"
-        );
     }
 }

@@ -1,7 +1,9 @@
-//! Checking a manifest against the kernel's real signature.
+//! Checking a manifest against the kernel's real signature: what turns a
+//! [`Manifest`] into a [`CheckedManifest`].
 
-use crate::error::ManifestError;
-use crate::manifest::{ArgSpec, Manifest, ManifestFormat};
+use crate::error::{ArgRef, ManifestError};
+use crate::manifest::{CheckedManifest, Manifest, ParsedArg};
+use crate::spec::{ArgSpec, ManifestFormat};
 use clflow_core::{AddressSpace, ElementType, KernelParam, KernelSignature, ParamKind};
 
 /// How far a signature's integer types can be trusted to carry their sign.
@@ -16,12 +18,6 @@ pub enum IntegerSigns {
 }
 
 impl Manifest {
-    /// Checks the manifest against the kernel's signature, comparing integer
-    /// types by width (as SPIR-V types allow): see [`Manifest::check_signature_with`].
-    pub fn check_signature(&mut self, signature: &KernelSignature) -> Result<(), ManifestError> {
-        self.check_signature_with(signature, IntegerSigns::WidthOnly)
-    }
-
     /// Checks parameter count, that every pointer gets a buffer (or NULL),
     /// every `__local` pointer a `local_bytes`, every by-value parameter a
     /// scalar of matching size and int/float kind, and every buffer an
@@ -30,61 +26,60 @@ impl Manifest {
     /// It also completes what a `.sim` file leaves to the kernel: each
     /// argument's kind and, where its header names none, its data type.
     /// Arguments the manifest leaves unnamed take the kernel's parameter names.
-    pub fn check_signature_with(
-        &mut self,
+    pub fn check(
+        self,
         signature: &KernelSignature,
         signs: IntegerSigns,
-    ) -> Result<(), ManifestError> {
+    ) -> Result<CheckedManifest, ManifestError> {
+        let Manifest { info, args } = self;
         let kernel_is = format!("the kernel is `{signature}`");
-        if signature.name != self.kernel {
+        if signature.name != info.kernel {
             return Err(ManifestError::input(
-                &self.path,
+                &info.path,
                 format!(
                     "the manifest launches kernel `{}`, but the signature given is of `{}`",
-                    self.kernel, signature.name
+                    info.kernel, signature.name
                 ),
             ));
         }
-        let (params, given) = (signature.params.len(), self.args.len());
+        let (params, given) = (signature.params.len(), args.len());
         if params != given {
-            let entries = match self.format {
+            let entries = match info.format {
                 ManifestFormat::Toml => "[[arg]] entries",
                 ManifestFormat::OclgrindSim => "argument headers",
             };
-            let line = self
-                .args
-                .get(params)
-                .or(self.args.last())
-                .map_or(1, |a| a.line);
-            return Err(self
-                .error(line, None, format!("kernel `{}` takes {params} parameters, the manifest gives {given} {entries}", signature.name))
+            let line = args.get(params).or(args.last()).map_or(1, ParsedArg::line);
+            return Err(info
+                .error(line, format!("kernel `{}` takes {params} parameters, the manifest gives {given} {entries}", signature.name))
                 .with_hint(kernel_is));
         }
-        for (index, param) in signature.params.iter().enumerate() {
-            let arg = &mut self.args[index];
-            if arg.param_name.is_none() {
-                arg.param_name = param.name.clone();
-            }
-            if let ArgSpec::Pending(pending) = &arg.spec {
-                let line = arg.line;
-                match pending.resolve(param) {
-                    Ok(spec) => self.args[index].spec = spec,
-                    Err((at, message)) => {
-                        return Err(self
-                            .error(at.unwrap_or(line), Some(index), message)
-                            .with_hint(kernel_is))
-                    }
+        // A `.sim` header's type is only the format of its data, as in Oclgrind.
+        let check_elements = info.format == ManifestFormat::Toml;
+        let mut checked = Vec::with_capacity(params);
+        for (index, (arg, param)) in args.into_iter().zip(&signature.params).enumerate() {
+            let arg = match arg {
+                ParsedArg::Typed(mut arg) => {
+                    arg.param_name = param.name.clone();
+                    arg
                 }
-            }
-            let arg = &self.args[index];
-            // A `.sim` header's type is only the format of its data, as in Oclgrind.
-            let check_elements = self.format == ManifestFormat::Toml;
+                ParsedArg::Sim(pending) => pending.resolve(param).map_err(|(at, message)| {
+                    let name = param.name.clone();
+                    info.error(at.unwrap_or(pending.line), message)
+                        .for_arg(ArgRef { index, name })
+                        .with_hint(kernel_is.clone())
+                })?,
+            };
             check_arg(&arg.spec, param, signs, check_elements).map_err(|message| {
-                self.error(arg.line, Some(index), message)
+                info.error(arg.line, message)
+                    .for_arg(arg.arg_ref(index))
                     .with_hint(kernel_is.clone())
             })?;
+            checked.push(arg);
         }
-        Ok(())
+        Ok(CheckedManifest {
+            info,
+            args: checked,
+        })
     }
 }
 
@@ -95,7 +90,6 @@ fn describe(spec: &ArgSpec) -> String {
         ArgSpec::Scalar(scalar) => format!("a scalar {}", scalar.ty),
         ArgSpec::Local(local) => format!("local_bytes = {}", local.bytes),
         ArgSpec::Null { .. } => "a NULL pointer".into(),
-        ArgSpec::Pending(_) => "a `.sim` argument".into(),
     }
 }
 
@@ -276,27 +270,24 @@ mod tests {
     const N: &str = "[[arg]]\ntype = \"uint\"\nvalue = 4\n";
     const SCRATCH: &str = "[[arg]]\nlocal_bytes = 64\n";
 
-    fn check(args: &[&str], signs: IntegerSigns) -> Result<crate::Manifest, String> {
+    fn check(args: &[&str], signs: IntegerSigns) -> Result<CheckedManifest, String> {
         let fixture = Fixture::new();
-        let mut manifest = fixture
+        let manifest = fixture
             .load("m.toml", &format!("{HEAD}{}", args.concat()))
             .unwrap();
-        manifest
-            .check_signature_with(&hash_signature(), signs)
-            .map(|_| manifest.clone())
-            .map_err(|e| {
-                let shown = e
-                    .to_string()
-                    .replace(&fixture.dir.path().display().to_string(), "DIR");
-                format!("{shown} | hint: {}", e.hint().unwrap_or_default())
-            })
+        manifest.check(&hash_signature(), signs).map_err(|e| {
+            let shown = e
+                .to_string()
+                .replace(&fixture.dir.path().display().to_string(), "DIR");
+            format!("{shown} | hint: {}", e.hint().unwrap_or_default())
+        })
     }
 
     #[test]
     fn a_matching_manifest_passes_and_takes_parameter_names() {
         let manifest = check(&[KEYS, OUT, N, SCRATCH], IntegerSigns::Declared).unwrap();
         let names: Vec<_> = manifest
-            .args
+            .args()
             .iter()
             .map(|a| a.display_name().unwrap().to_string())
             .collect();
@@ -401,7 +392,7 @@ mod tests {
         let fixture = Fixture::new();
         let text = "source = \"k.cl\"\nkernel = \"s\"\nglobal_size = [1]\n\
             [[arg]]\ntype = \"uchar\"\ncount = 24\n[[arg]]\ntype = \"uint2\"\nvalue = [1, 2]\n";
-        let mut manifest = fixture.load("m.toml", text).unwrap();
+        let manifest = fixture.load("m.toml", text).unwrap();
         let signature = KernelSignature {
             name: "s".into(),
             params: vec![
@@ -415,10 +406,11 @@ mod tests {
                 param("pair", ParamKind::Aggregate { size_bytes: 8 }),
             ],
         };
-        manifest.check_signature(&signature).unwrap();
+        let width_only = IntegerSigns::WidthOnly;
+        manifest.clone().check(&signature, width_only).unwrap();
         let mut wrong = signature.clone();
         wrong.params[1].kind = ParamKind::Aggregate { size_bytes: 12 };
-        let error = manifest.check_signature(&wrong).unwrap_err();
+        let error = manifest.check(&wrong, width_only).unwrap_err();
         assert!(
             error
                 .message()
@@ -431,10 +423,10 @@ mod tests {
     #[test]
     fn the_kernel_name_must_agree() {
         let fixture = Fixture::new();
-        let mut manifest = fixture.load("m.toml", &format!("{HEAD}{KEYS}")).unwrap();
+        let manifest = fixture.load("m.toml", &format!("{HEAD}{KEYS}")).unwrap();
         let mut other = hash_signature();
         other.name = "other".into();
-        let error = manifest.check_signature(&other).unwrap_err();
+        let error = manifest.check(&other, IntegerSigns::WidthOnly).unwrap_err();
         assert_eq!(
             error.message(),
             "the manifest launches kernel `hash`, but the signature given is of `other`"

@@ -13,16 +13,16 @@
 //! `ro`, `wo`.
 //!
 //! Whether an argument is a buffer, a scalar or a `__local` size depends on
-//! the kernel's parameter, so `.sim` arguments stay [`ArgSpec::Pending`]
-//! until [`crate::Manifest::check_signature`] resolves them.
+//! the kernel's parameter, so `.sim` arguments stay [`PendingSimArg`]s
+//! until [`crate::Manifest::check`] resolves them.
 
 use crate::error::{ArgRef, ManifestError};
 use crate::init::{generate, Initialiser};
-use crate::manifest::{
-    check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, Manifest, ManifestArg, ManifestFormat,
-    ScalarSpec,
-};
 use crate::number::{check_fits, Number};
+use crate::spec::{
+    check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat,
+    ManifestInfo, ScalarSpec,
+};
 use clflow_core::{Access, AddressSpace, ElementType, KernelParam, NdRange, ParamKind, ScalarType};
 use std::path::Path;
 
@@ -45,7 +45,9 @@ const KNOWN_OPTIONS: &str =
 /// A `.sim` argument as its header and data describe it, before the kernel
 /// says what kind of parameter it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PendingSimArg {
+pub(crate) struct PendingSimArg {
+    /// The line of the header.
+    pub(crate) line: usize,
     size: Option<u64>,
     data_type: Option<ScalarType>,
     fill: Option<String>,
@@ -147,7 +149,10 @@ impl<'t> Reader<'t> {
     }
 }
 
-pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+pub(crate) fn parse(
+    path: &Path,
+    text: &str,
+) -> Result<(ManifestInfo, Vec<PendingSimArg>), ManifestError> {
     let tokens = tokenize(path, text)?;
     let mut reader = Reader {
         path,
@@ -192,20 +197,15 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> 
                 format!("expected an argument header <...>, found `{}`", token.text),
             ));
         }
-        let mut pending = parse_header(&token.text).map_err(|why| arg_error(token.line, why))?;
+        let mut pending =
+            parse_header(&token.text, token.line).map_err(|why| arg_error(token.line, why))?;
         while let Some(data) = stream.next_if(|t| !t.header) {
             pending.data.push((data.text.clone(), data.line));
         }
-        args.push(ManifestArg {
-            name: None,
-            description: None,
-            line: token.line,
-            param_name: None,
-            spec: ArgSpec::Pending(pending),
-        });
+        args.push(pending);
     }
 
-    Ok(Manifest {
+    let info = ManifestInfo {
         path: path.to_path_buf(),
         format: ManifestFormat::OclgrindSim,
         name: None,
@@ -214,8 +214,8 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> 
         kernel,
         build_options: String::new(),
         range,
-        args,
-    })
+    };
+    Ok((info, args))
 }
 
 fn check_kernel_file(
@@ -241,10 +241,11 @@ fn check_kernel_file(
     }
 }
 
-/// Reads the tokens inside `<...>`, with oclgrind-kernel's rules on which
-/// may go together.
-fn parse_header(text: &str) -> Result<PendingSimArg, String> {
+/// Reads the tokens inside `<...>` (on `line`), with oclgrind-kernel's
+/// rules on which may go together.
+fn parse_header(text: &str, line: usize) -> Result<PendingSimArg, String> {
     let mut arg = PendingSimArg {
+        line,
         size: None,
         data_type: None,
         fill: None,
@@ -349,9 +350,21 @@ fn parse_value(token: &str, scalar: ScalarType, hex: bool) -> Result<Number, Str
 type Failure = (Option<usize>, String);
 
 impl PendingSimArg {
-    /// The argument as the kernel's parameter makes it: a buffer, a scalar,
-    /// a `__local` size or a NULL pointer.
-    pub(crate) fn resolve(&self, param: &KernelParam) -> Result<ArgSpec, Failure> {
+    /// The argument as the kernel's parameter makes it, named as the
+    /// kernel names the parameter (a `.sim` file names none).
+    pub(crate) fn resolve(&self, param: &KernelParam) -> Result<ManifestArg, Failure> {
+        Ok(ManifestArg {
+            name: None,
+            description: None,
+            line: self.line,
+            param_name: param.name.clone(),
+            spec: self.spec(param)?,
+        })
+    }
+
+    /// What the parameter makes of the argument: a buffer, a scalar, a
+    /// `__local` size or a NULL pointer.
+    fn spec(&self, param: &KernelParam) -> Result<ArgSpec, Failure> {
         let fail = |message: String| -> Failure { (None, message) };
         let buffer_only = |what: &str| -> Result<(), Failure> {
             let used = match what {
@@ -594,7 +607,7 @@ mod tests {
 
     #[test]
     fn header_tokens_parse() {
-        let arg = parse_header("size=16 uint fill=0x10 hex dump ro").unwrap();
+        let arg = parse_header("size=16 uint fill=0x10 hex dump ro", 1).unwrap();
         assert_eq!(arg.size, Some(16));
         assert_eq!(arg.data_type, Some(ScalarType::UInt));
         assert_eq!(arg.fill.as_deref(), Some("0x10"));
@@ -604,19 +617,19 @@ mod tests {
 
     #[test]
     fn header_rules_follow_oclgrind() {
-        assert!(parse_header("size=4 int float")
+        assert!(parse_header("size=4 int float", 1)
             .unwrap_err()
             .contains("twice"));
-        assert!(parse_header("int").unwrap_err().contains("size=N"));
-        assert!(parse_header("null size=4").unwrap_err().contains("null"));
-        assert!(parse_header("size=4 ro wo")
+        assert!(parse_header("int", 1).unwrap_err().contains("size=N"));
+        assert!(parse_header("null size=4", 1).unwrap_err().contains("null"));
+        assert!(parse_header("size=4 ro wo", 1)
             .unwrap_err()
             .contains("mutually exclusive"));
-        assert!(parse_header("size=4 fill=1 noinit")
+        assert!(parse_header("size=4 fill=1 noinit", 1)
             .unwrap_err()
             .contains("more than one"));
         assert_eq!(
-            parse_header("size=4 image2d").unwrap_err(),
+            parse_header("size=4 image2d", 1).unwrap_err(),
             "`.sim` option `image2d` is not supported by clflow (it reads size=N, char … double, fill=V, range=START:STEP:END, noinit, null, dump, hex, ro, wo; use a TOML manifest for anything else)"
         );
     }
@@ -670,12 +683,10 @@ mod tests {
 
 #[cfg(test)]
 mod file_tests {
+    use crate::manifest::ParsedArg;
     use crate::testing::Fixture;
-    use crate::{ArgSpec, DumpFormat, ManifestFormat};
-    use clflow_core::Diagnostic;
-    use clflow_core::{
-        Access, AddressSpace, ArgValue, FailureKind, KernelParam, KernelSignature, ParamKind,
-    };
+    use crate::{ArgSpec, DumpFormat, IntegerSigns, ManifestFormat};
+    use clflow_core::{Access, AddressSpace, ArgValue, KernelParam, KernelSignature, ParamKind};
 
     /// A file `oclgrind-kernel` 21.10 runs, dumping in:1 -2 3 4,
     /// out: 0.5 0.75 1 1.25 and filled: 0x00000010 0x00000010.
@@ -748,25 +759,21 @@ sim
     #[test]
     fn a_sim_file_resolves_and_materialises_as_oclgrind_runs_it() {
         let fixture = fixture();
-        let mut manifest = fixture.load("run.sim", SIM).unwrap();
-        assert_eq!(manifest.format, ManifestFormat::OclgrindSim);
-        assert_eq!(manifest.source, fixture.dir.path().join("sim.cl"));
+        let manifest = fixture.load("run.sim", SIM).unwrap();
+        let info = manifest.info();
+        assert_eq!(info.format, ManifestFormat::OclgrindSim);
+        assert_eq!(info.source, fixture.dir.path().join("sim.cl"));
         assert_eq!(
-            (
-                manifest.range.dims,
-                manifest.range.global,
-                manifest.range.local
-            ),
+            (info.range.dims, info.range.global, info.range.local),
             (3, [4, 1, 1], Some([2, 1, 1]))
         );
         assert_eq!(manifest.args.len(), 7);
-        assert!(manifest
-            .args
-            .iter()
-            .all(|a| matches!(a.spec, ArgSpec::Pending(_))));
-        assert_eq!(manifest.args[1].line, 8);
+        assert!(manifest.args.iter().all(|a| matches!(a, ParsedArg::Sim(_))));
+        assert_eq!(manifest.args[1].line(), 8);
 
-        manifest.check_signature(&signature()).unwrap();
+        let manifest = manifest
+            .check(&signature(), IntegerSigns::WidthOnly)
+            .unwrap();
         assert_eq!(
             manifest.dumps().collect::<Vec<_>>(),
             [
@@ -775,7 +782,7 @@ sim
                 (2, DumpFormat::Hex)
             ]
         );
-        let ArgSpec::Buffer(out) = &manifest.args[1].spec else {
+        let ArgSpec::Buffer(out) = &manifest.args()[1].spec else {
             panic!()
         };
         assert_eq!(out.access, Access::ReadOnly);
@@ -811,25 +818,26 @@ sim
     fn files_without_the_extension_are_recognised() {
         let fixture = fixture();
         let manifest = fixture.load("run.txt", SIM).unwrap();
-        assert_eq!(manifest.format, ManifestFormat::OclgrindSim);
+        assert_eq!(manifest.info().format, ManifestFormat::OclgrindSim);
     }
 
     #[test]
-    fn pending_arguments_need_the_signature_first() {
+    fn without_a_signature_a_sim_file_does_not_check() {
         let fixture = fixture();
         let error = fixture
             .load("run.sim", SIM)
             .unwrap()
-            .materialize()
+            .check_typed()
             .unwrap_err();
-        assert_eq!(error.kind(), FailureKind::Analysis);
-        assert!(error.to_string().ends_with("run.sim:6: arg 0: a `.sim` argument is only known once checked against the kernel's signature"), "{error}");
+        assert!(error.to_string().ends_with("run.sim:6: arg 0: a `.sim` argument's kind (buffer, scalar or __local size) comes from the kernel's signature"), "{error}");
     }
 
     fn resolve_error(text: &str) -> String {
         let fixture = fixture();
-        let mut manifest = fixture.load("run.sim", text).unwrap();
-        let error = manifest.check_signature(&signature()).unwrap_err();
+        let manifest = fixture.load("run.sim", text).unwrap();
+        let error = manifest
+            .check(&signature(), IntegerSigns::WidthOnly)
+            .unwrap_err();
         error
             .to_string()
             .replace(&fixture.dir.path().display().to_string(), "DIR")

@@ -2,12 +2,12 @@
 
 use crate::error::{ArgRef, LineIndex, ManifestError};
 use crate::init::{npy_header, FileLayout, Initialiser};
-use crate::manifest::{
-    check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, Manifest, ManifestArg, ManifestFormat,
-    ScalarSpec,
-};
 use crate::npy;
 use crate::number::{check_fits, element_bytes, Number};
+use crate::spec::{
+    check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat,
+    ManifestInfo, ScalarSpec,
+};
 use clflow_core::{Access, ElementType, NdRange};
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
@@ -72,7 +72,10 @@ impl Context<'_> {
     }
 }
 
-pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+pub(crate) fn parse(
+    path: &Path,
+    text: &str,
+) -> Result<(ManifestInfo, Vec<ManifestArg>), ManifestError> {
     let mut cx = Context {
         path,
         lines: LineIndex::new(text),
@@ -127,7 +130,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> 
         cx.arg = None;
     }
 
-    Ok(Manifest {
+    let info = ManifestInfo {
         path: path.to_path_buf(),
         format: ManifestFormat::Toml,
         name,
@@ -136,8 +139,8 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> 
         kernel,
         build_options,
         range,
-        args,
-    })
+    };
+    Ok((info, args))
 }
 
 /// Unknown keys are errors: a typo must not pass silently.
@@ -824,34 +827,39 @@ type = "float"
 null = true
 "#;
 
-    fn full() -> (Fixture, crate::Manifest) {
+    /// The full manifest, its arguments as it types them (no kernel declares
+    /// all ten).
+    fn full() -> (Fixture, crate::CheckedManifest) {
         let fixture = Fixture::new();
         fixture.file("data/keys.bin", &[1, 0, 0, 0, 2, 0, 0, 0]);
         let lut: Vec<u8> = [7u16, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
         fixture.file("lut.npy", &crate::npy::encode("<u2", &[3], &lut));
         let manifest = fixture.load("m.toml", FULL).unwrap();
-        (fixture, manifest)
+        (fixture, manifest.check_typed().unwrap())
     }
 
     #[test]
     fn a_full_manifest_loads_every_field() {
         let (fixture, m) = full();
-        assert_eq!(m.format, ManifestFormat::Toml);
-        assert_eq!(m.name.as_deref(), Some("demo"));
-        assert_eq!(m.description.as_deref(), Some("all the keys"));
-        assert_eq!(m.source, fixture.dir.path().join("k.cl"));
+        let info = m.info();
+        assert_eq!(info.format, ManifestFormat::Toml);
+        assert_eq!(info.name.as_deref(), Some("demo"));
+        assert_eq!(info.description.as_deref(), Some("all the keys"));
+        assert_eq!(info.source, fixture.dir.path().join("k.cl"));
         assert_eq!(
-            (m.kernel.as_str(), m.build_options.as_str()),
+            (info.kernel.as_str(), info.build_options.as_str()),
             ("k", "-DN=4")
         );
+        let range = &info.range;
         assert_eq!(
-            (m.range.dims, m.range.global, m.range.local, m.range.offset),
+            (range.dims, range.global, range.local, range.offset),
             (2, [64, 4, 1], Some([16, 2, 1]), [8, 0, 0])
         );
-        assert_eq!(m.args.len(), 10);
-        assert_eq!(m.args[0].line, 11);
-        assert_eq!(m.args[0].description.as_deref(), Some("raw bytes"));
-        let ArgSpec::Buffer(keys) = &m.args[0].spec else {
+        let args = m.args();
+        assert_eq!(args.len(), 10);
+        assert_eq!(args[0].line, 11);
+        assert_eq!(args[0].description.as_deref(), Some("raw bytes"));
+        let ArgSpec::Buffer(keys) = &args[0].spec else {
             panic!("keys is a buffer")
         };
         assert_eq!(
@@ -859,7 +867,7 @@ null = true
             (ScalarType::UInt, 2, Access::ReadOnly, None)
         );
         assert!(matches!(&keys.init, Initialiser::File { shown, .. } if shown == "data/keys.bin"));
-        let ArgSpec::Buffer(out) = &m.args[2].spec else {
+        let ArgSpec::Buffer(out) = &args[2].spec else {
             panic!("out is a buffer")
         };
         assert_eq!(
@@ -871,9 +879,9 @@ null = true
             [(2, DumpFormat::Decimal), (3, DumpFormat::Hex)]
         );
         assert!(
-            matches!(&m.args[8].spec, ArgSpec::Local(local) if local.bytes == 4096 && local.ty.unwrap().to_string() == "float")
+            matches!(&args[8].spec, ArgSpec::Local(local) if local.bytes == 4096 && local.ty.unwrap().to_string() == "float")
         );
-        assert!(matches!(&m.args[9].spec, ArgSpec::Null { ty: None }));
+        assert!(matches!(&args[9].spec, ArgSpec::Null { ty: None }));
     }
 
     #[test]
@@ -920,7 +928,13 @@ null = true
         let text = "source = \"k.cl\"\nkernel = \"k\"\nglobal_size = [2]\n\
             [[arg]]\ntype = \"float3\"\nfile = \"v.npy\"\n\
             [[arg]]\ntype = \"double\"\ncount = 3\nrange = [0.5, 0.25]\n";
-        let launch = fixture.load("m.toml", text).unwrap().materialize().unwrap();
+        let launch = fixture
+            .load("m.toml", text)
+            .unwrap()
+            .check_typed()
+            .unwrap()
+            .materialize()
+            .unwrap();
         let ArgValue::Buffer { bytes, .. } = &launch.args[0].value else {
             panic!()
         };

@@ -6,14 +6,14 @@ use crate::Error;
 use crate::Observer;
 use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
 use clflow_core::Launch;
-use clflow_manifest::{IntegerSigns, Manifest};
+use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_spirv::{Module, ReflectedKernel, SpirvError};
 use std::path::{Path, PathBuf};
 
 /// A kernel ready for the later stages.
 pub struct KernelInput {
     /// Present when the user named a manifest; checked against `kernel()`.
-    pub manifest: Option<Manifest>,
+    pub manifest: Option<CheckedManifest>,
     pub source: PathBuf,
     pub build_options: String,
     pub compiled: Compiled,
@@ -27,7 +27,7 @@ impl KernelInput {
         let manifest = self.manifest.as_ref()?;
         self.kernels
             .iter()
-            .find(|k| k.signature.name == manifest.kernel)
+            .find(|k| k.signature.name == manifest.info().kernel)
     }
 }
 
@@ -48,7 +48,7 @@ pub fn prepare(
     use_cache: bool,
     observer: &dyn Observer,
 ) -> crate::Result<KernelInput> {
-    let mut manifest = if is_manifest(path) {
+    let manifest = if is_manifest(path) {
         observer.detail(format!("manifest: {}", path.display()));
         Some(Manifest::load(path).map_err(Error::from)?)
     } else {
@@ -56,8 +56,8 @@ pub fn prepare(
     };
     let (source, build_options) = match &manifest {
         Some(m) => (
-            m.source.clone(),
-            join_options(&m.build_options, extra_options),
+            m.info().source.clone(),
+            join_options(&m.info().build_options, extra_options),
         ),
         None => (path.to_path_buf(), extra_options.to_string()),
     };
@@ -101,13 +101,16 @@ pub fn prepare(
     let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
     let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
 
-    if let Some(manifest) = &mut manifest {
-        let Some(kernel) = kernels.iter().find(|k| k.signature.name == manifest.kernel) else {
+    let manifest = if let Some(manifest) = manifest {
+        let Some(kernel) = kernels
+            .iter()
+            .find(|k| k.signature.name == manifest.info().kernel)
+        else {
             let names: Vec<&str> = kernels.iter().map(|k| k.signature.name.as_str()).collect();
             return Err(Error::input(format!(
                 "{}: kernel `{}` is not in {} (it has: {})",
                 path.display(),
-                manifest.kernel,
+                manifest.info().kernel,
                 source.display(),
                 names.join(", ")
             ))
@@ -120,11 +123,14 @@ pub fn prepare(
         } else {
             IntegerSigns::WidthOnly
         };
-        manifest
-            .check_signature_with(&kernel.signature, signs)
+        let checked = manifest
+            .check(&kernel.signature, signs)
             .map_err(Error::from)?;
         observer.detail(format!("manifest matches {}", kernel.declaration()));
-    }
+        Some(checked)
+    } else {
+        None
+    };
 
     Ok(KernelInput {
         manifest,

@@ -71,8 +71,8 @@ pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
             "{}: launches `{}` over {} work-items; its {} arguments match the kernel",
             args.kernel.display(),
             kernel.signature.name,
-            manifest.range.work_items(),
-            manifest.args.len()
+            manifest.info().range.work_items(),
+            manifest.args().len()
         ));
     }
     let (source, build_options, compiled, module) = (

@@ -1,0 +1,178 @@
+//! What a manifest is made of, however it was written: the launch's
+//! description and each argument's spec. Both parsers build these and the
+//! manifest types hold them, so this module imports neither.
+
+use crate::error::{ArgRef, ManifestError};
+use crate::init::Initialiser;
+use clflow_core::{Access, ElementType, NdRange};
+use std::path::{Path, PathBuf};
+
+/// Which syntax a manifest was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManifestFormat {
+    Toml,
+    /// An Oclgrind simulator file, as `oclgrind-kernel` reads it.
+    OclgrindSim,
+}
+
+/// How a buffer's contents are shown after a run (`dump`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpFormat {
+    Decimal,
+    Hex,
+}
+
+/// Everything a manifest says but its arguments: the file, the kernel and
+/// how to build it, and the NDRange.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestInfo {
+    /// The manifest file itself.
+    pub path: PathBuf,
+    pub format: ManifestFormat,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// The OpenCL C source, resolved against the manifest's directory.
+    pub source: PathBuf,
+    pub kernel: String,
+    pub build_options: String,
+    pub range: NdRange,
+}
+
+impl ManifestInfo {
+    /// The directory relative paths in the manifest start from.
+    pub fn directory(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new(""))
+    }
+
+    /// An input error at `line` of the manifest.
+    pub(crate) fn error(&self, line: usize, message: impl Into<String>) -> ManifestError {
+        ManifestError::input(&self.path, message).at_line(line)
+    }
+}
+
+/// One argument, its kind and type known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestArg {
+    /// The manifest's name for the argument.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// The manifest line where the argument is described.
+    pub line: usize,
+    /// The kernel's name for the parameter, once the manifest is checked
+    /// against the kernel's signature.
+    pub param_name: Option<String>,
+    pub spec: ArgSpec,
+}
+
+impl ManifestArg {
+    /// The name messages and reports use: the manifest's, else the kernel's.
+    pub fn display_name(&self) -> Option<&str> {
+        self.name.as_deref().or(self.param_name.as_deref())
+    }
+
+    /// The argument as messages name it, being argument `index`.
+    pub(crate) fn arg_ref(&self, index: usize) -> ArgRef {
+        ArgRef {
+            index,
+            name: self.display_name().map(str::to_string),
+        }
+    }
+}
+
+/// What one argument is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    /// A `__global` or `__constant` buffer.
+    Buffer(BufferSpec),
+    /// A value passed by copy: `bytes` are its little-endian image.
+    Scalar(ScalarSpec),
+    /// A `__local` pointer: only its size is given.
+    Local(LocalSpec),
+    /// A NULL pointer. `ty`, when given, is checked against the pointee.
+    Null { ty: Option<ElementType> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferSpec {
+    pub ty: ElementType,
+    /// Elements, not bytes.
+    pub count: u64,
+    pub init: Initialiser,
+    pub access: Access,
+    /// Show the contents after the run, in this format.
+    pub dump: Option<DumpFormat>,
+}
+
+impl BufferSpec {
+    pub fn size_bytes(&self) -> u64 {
+        self.count * self.ty.size_bytes() as u64
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalarSpec {
+    pub ty: ElementType,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSpec {
+    pub bytes: u64,
+    /// The element type, when the manifest names one (checked against the pointee).
+    pub ty: Option<ElementType>,
+}
+
+/// Checks an NDRange the OpenCL 1.2 way: no zero sizes, and a local size
+/// (when given) that divides the global size in every dimension. The error
+/// says which dimension's local size is at fault, if one is.
+pub(crate) fn check_range(range: &NdRange) -> Result<(), (Option<usize>, String)> {
+    let dims = range.dims as usize;
+    if let Some(d) = (0..dims).find(|&d| range.global[d] == 0) {
+        return Err((
+            None,
+            format!(
+                "global size is 0 in dimension {d}; every dimension needs at least 1 work-item"
+            ),
+        ));
+    }
+    if let Some(local) = range.local {
+        if let Some(d) = (0..dims).find(|&d| local[d] == 0) {
+            return Err((
+                Some(d),
+                format!("local size is 0 in dimension {d}; work-groups need at least 1 work-item"),
+            ));
+        }
+        if let Some(d) = (0..dims).find(|&d| !range.global[d].is_multiple_of(local[d])) {
+            let (g, l) = (range.global[d], local[d]);
+            return Err((
+                Some(d),
+                format!(
+                    "local size {l} does not divide global size {g} in dimension {d} (OpenCL 1.2 needs whole work-groups: make the global size a multiple of {l}, e.g. {}, or pick a divisor of {g})",
+                    g.div_ceil(l) * l
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_check_names_the_dimension() {
+        let range = NdRange {
+            dims: 2,
+            global: [64, 30, 1],
+            local: Some([8, 4, 1]),
+            offset: [0; 3],
+        };
+        let (dim, message) = check_range(&range).unwrap_err();
+        assert_eq!(dim, Some(1));
+        assert!(
+            message.starts_with("local size 4 does not divide global size 30 in dimension 1"),
+            "{message}"
+        );
+    }
+}
