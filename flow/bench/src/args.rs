@@ -33,7 +33,9 @@ impl Lane {
     fn scalar_arg(self, value: f64) -> ArgValue {
         let bytes = match self {
             Lane::Uint => (value as u32).to_le_bytes().to_vec(),
-            Lane::Half => f16_bits(value as f32).to_le_bytes().to_vec(),
+            Lane::Half => clflow_core::half::from_f32(value as f32)
+                .to_le_bytes()
+                .to_vec(),
             Lane::Float => (value as f32).to_le_bytes().to_vec(),
             Lane::Double => value.to_le_bytes().to_vec(),
         };
@@ -184,40 +186,9 @@ pub fn compute_launch(op: ComputeOp, data: DataType, work_items: u64, reps: u32)
     }
 }
 
-/// IEEE half-precision bits of a normal `value` (round to nearest even),
-/// enough for the kernels' constants; out-of-range values saturate to
-/// infinity and tiny ones flush to zero.
-fn f16_bits(value: f32) -> u16 {
-    let bits = value.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exponent = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
-    let mantissa = bits & 0x007F_FFFF;
-    if exponent >= 31 {
-        return sign | 0x7C00;
-    }
-    if exponent <= 0 {
-        return sign;
-    }
-    // Keep 10 of 23 mantissa bits, rounding half to even; a carry out of
-    // the mantissa correctly bumps the exponent.
-    let half = ((exponent as u32) << 10) | (mantissa >> 13);
-    let rest = mantissa & 0x1FFF;
-    let round_up = rest > 0x1000 || (rest == 0x1000 && half & 1 == 1);
-    sign | (half + u32::from(round_up)) as u16
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn half_constants_convert_exactly() {
-        assert_eq!(f16_bits(1.0), 0x3C00);
-        assert_eq!(f16_bits(0.1), 0x2E66);
-        assert_eq!(f16_bits(-2.0), 0xC000);
-        assert_eq!(f16_bits(3.0), 0x4200);
-        assert_eq!(f16_bits(1e6), 0x7C00);
-    }
 
     fn arrays(bytes: usize) -> StreamArrays {
         StreamArrays {

@@ -5,6 +5,7 @@
 //! both lay out buffers by element type. They meet here so that none of them
 //! depends on another just to name an `int4`.
 
+pub mod half;
 mod launch;
 mod signature;
 mod types;

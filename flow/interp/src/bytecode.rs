@@ -259,13 +259,7 @@ pub enum LogicOp {
     Ne,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rounding {
-    NearestEven,
-    TowardZero,
-    TowardPositive,
-    TowardNegative,
-}
+pub use clflow_core::half::Rounding;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConvKind {

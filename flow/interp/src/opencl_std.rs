@@ -169,72 +169,11 @@ pub fn cmp(op: CmpOp, bits: u8, a: u64, b: u64) -> bool {
 
 // ---- floats -------------------------------------------------------------
 
-pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    match exp {
-        0 => {
-            let v = man as f32 * (2f32).powi(-24);
-            if sign != 0 {
-                -v
-            } else {
-                v
-            }
-        }
-        31 => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
-        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
-    }
-}
+pub use clflow_core::half::{from_f64 as f64_to_f16, to_f32 as f16_to_f32};
 
 /// f32 to f16 with an explicit rounding mode (vstore_half_rtz and friends).
 pub fn f32_to_f16_rounded(x: f32, rounding: Rounding) -> u16 {
     f64_to_f16(x as f64, rounding)
-}
-
-/// f64 to f16 in one rounding, in any mode: the magnitude is scaled to an
-/// integer count of the half-precision quantum at its exponent (exact, a
-/// power-of-two scaling), rounded, and re-assembled; a carry into the next
-/// binade or out of the subnormals falls out of the same sum.
-pub fn f64_to_f16(x: f64, rounding: Rounding) -> u16 {
-    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
-    if x.is_nan() {
-        // A quiet NaN keeping the top payload bits.
-        return sign | 0x7e00 | ((x.to_bits() >> 42) & 0x1ff) as u16;
-    }
-    let a = x.abs();
-    // Rounding the magnitude: up for modes rounding away from this sign.
-    let up = match rounding {
-        Rounding::TowardPositive => sign == 0,
-        Rounding::TowardNegative => sign != 0,
-        _ => false,
-    };
-    let overflow = || {
-        if rounding == Rounding::NearestEven || up {
-            sign | 0x7c00
-        } else {
-            sign | 0x7bff
-        }
-    };
-    if a.is_infinite() {
-        return sign | 0x7c00;
-    }
-    let exponent = (((a.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-14);
-    if exponent > 15 {
-        return overflow();
-    }
-    let quantum = 2f64.powi(exponent - 10);
-    let m = a / quantum;
-    let k = match rounding {
-        Rounding::NearestEven => m.round_ties_even(),
-        _ if up => m.ceil(),
-        _ => m.trunc(),
-    } as u32;
-    let bits = (((exponent + 15) as u32) << 10) + k - 1024;
-    if bits >= 0x7c00 {
-        return overflow();
-    }
-    sign | bits as u16
 }
 
 #[inline]

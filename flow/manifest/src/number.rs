@@ -1,6 +1,7 @@
 //! Numbers as manifests write them, and their little-endian bytes in an
 //! OpenCL scalar type, with the range checks that keep 300 out of a `uchar`.
 
+use clflow_core::half::Rounding;
 use clflow_core::{ElementType, ScalarType};
 use std::fmt;
 
@@ -96,7 +97,9 @@ pub(crate) fn check_fits(scalar: ScalarType, number: Number) -> Result<(), Strin
 /// two's complement, floats round to nearest.
 pub(crate) fn push_scalar(scalar: ScalarType, number: Number, out: &mut Vec<u8>) {
     match scalar {
-        ScalarType::Half => out.extend_from_slice(&f64_to_half_bits(number.as_f64()).to_le_bytes()),
+        ScalarType::Half => out.extend_from_slice(
+            &clflow_core::half::from_f64(number.as_f64(), Rounding::NearestEven).to_le_bytes(),
+        ),
         ScalarType::Float => out.extend_from_slice(&(number.as_f64() as f32).to_le_bytes()),
         ScalarType::Double => out.extend_from_slice(&number.as_f64().to_le_bytes()),
         integer => {
@@ -118,40 +121,6 @@ pub(crate) fn element_bytes(ty: ElementType, lanes: &[Number]) -> Vec<u8> {
     }
     bytes.resize(ty.size_bytes(), 0);
     bytes
-}
-
-/// IEEE 754 binary16 bits of `value`, rounded to nearest, ties to even.
-pub(crate) fn f64_to_half_bits(value: f64) -> u16 {
-    let bits = value.to_bits();
-    let sign = ((bits >> 48) & 0x8000) as u16;
-    let exponent = ((bits >> 52) & 0x7ff) as i32;
-    let mantissa = bits & ((1u64 << 52) - 1);
-    if exponent == 0x7ff {
-        let nan_payload = if mantissa != 0 { 0x200 } else { 0 };
-        return sign | 0x7c00 | nan_payload;
-    }
-    // The value's exponent as binary16 stores it (bias 15).
-    let half_exponent = exponent - 1023 + 15;
-    if half_exponent >= 0x1f {
-        return sign | 0x7c00;
-    }
-    // Normal results keep 10 mantissa bits; subnormal ones fewer, shifting in
-    // the implicit leading one.
-    let (significand, shift, base) = if half_exponent >= 1 {
-        (mantissa, 42, (half_exponent as u64) << 10)
-    } else {
-        let shift = 42 + (1 - half_exponent) as u32;
-        if shift > 63 {
-            return sign;
-        }
-        (mantissa | (1u64 << 52), shift, 0)
-    };
-    let kept = significand >> shift;
-    let rest = significand & ((1u64 << shift) - 1);
-    let half_way = 1u64 << (shift - 1);
-    let round_up = rest > half_way || (rest == half_way && kept & 1 == 1);
-    // A carry out of the mantissa correctly bumps the exponent (up to infinity).
-    sign | (base + kept + round_up as u64) as u16
 }
 
 #[cfg(test)]
@@ -192,20 +161,6 @@ mod tests {
         assert!(check_fits(ScalarType::Half, Number::Float(70000.0)).is_err());
         assert!(check_fits(ScalarType::Float, Number::Float(1e39)).is_err());
         assert!(check_fits(ScalarType::Double, Number::Float(1e39)).is_ok());
-    }
-
-    #[test]
-    fn half_conversion_rounds_to_nearest_even() {
-        assert_eq!(f64_to_half_bits(1.0), 0x3c00);
-        assert_eq!(f64_to_half_bits(-2.0), 0xc000);
-        assert_eq!(f64_to_half_bits(65504.0), 0x7bff);
-        assert_eq!(f64_to_half_bits(65520.0), 0x7c00); // rounds up to infinity
-        assert_eq!(f64_to_half_bits(0.1), 0x2e66);
-        assert_eq!(f64_to_half_bits(1.0 + 2f64.powi(-11)), 0x3c00); // tie, to even
-        assert_eq!(f64_to_half_bits(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02); // tie, to even
-        assert_eq!(f64_to_half_bits(2f64.powi(-24)), 0x0001); // smallest subnormal
-        assert_eq!(f64_to_half_bits(2f64.powi(-26)), 0x0000);
-        assert_eq!(f64_to_half_bits(f64::NAN) & 0x7e00, 0x7e00);
     }
 
     #[test]

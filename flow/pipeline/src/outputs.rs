@@ -257,22 +257,9 @@ fn rms(values: impl Iterator<Item = f64>) -> f64 {
 
 fn decode_float(scalar: ScalarType, bytes: &[u8]) -> f64 {
     match scalar {
-        ScalarType::Half => half_to_f64(u16::from_le_bytes([bytes[0], bytes[1]])),
+        ScalarType::Half => clflow_core::half::to_f64(u16::from_le_bytes([bytes[0], bytes[1]])),
         ScalarType::Float => f32::from_le_bytes(bytes.try_into().expect("4 bytes")) as f64,
         _ => f64::from_le_bytes(bytes.try_into().expect("8 bytes")),
-    }
-}
-
-/// IEEE 754 binary16 to f64.
-fn half_to_f64(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let mantissa = f64::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f64.powi(-24),
-        31 if mantissa == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + mantissa / 1024.0) * 2f64.powi(exponent - 15),
     }
 }
 
@@ -406,13 +393,5 @@ mod tests {
             }
             other => panic!("not caught: {other:?}"),
         }
-    }
-
-    #[test]
-    fn halves_decode() {
-        assert_eq!(half_to_f64(0x3c00), 1.0);
-        assert_eq!(half_to_f64(0xc000), -2.0);
-        assert_eq!(half_to_f64(0x0001), 2f64.powi(-24));
-        assert!(half_to_f64(0x7e00).is_nan());
     }
 }
