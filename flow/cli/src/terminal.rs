@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 impl Observer for Verbosity {
     fn say(&self, level: Level, message: &str) {
         let wanted = match level {
+            Level::Error => Verbosity::Quiet,
             Level::Note => Verbosity::Normal,
             Level::Detail => Verbosity::Verbose,
         };

@@ -170,6 +170,23 @@ fn bad_selections_fail_before_any_work() {
         "{stderr}"
     );
     assert!(!stderr.contains("counted"), "{stderr}");
+    // A report directory that cannot be written stops the analysis before
+    // it counts, benchmarks or runs anything.
+    let blocker = data.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let out = clflow(
+        data.path(),
+        &[
+            "analyze",
+            "kernels/vadd/vadd.toml",
+            "--out",
+            blocker.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("cannot write the report"), "{stderr}");
+    assert!(!stderr.contains("counted"), "{stderr}");
     let out = clflow(
         data.path(),
         &["analyze", "kernels/vadd/vadd.toml", "--devices", "all,0"],

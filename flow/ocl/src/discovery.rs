@@ -159,6 +159,22 @@ impl std::fmt::Display for DeviceSelector {
     }
 }
 
+/// Opens every device of every platform, in platform order: what a run
+/// lists once and then chooses from ([`choose_device`]).
+pub fn open_devices() -> Result<Vec<OclDevice>> {
+    discover_devices()
+}
+
+/// The one device of `devices` a selector names.
+pub fn choose_device<'a>(
+    selector: &DeviceSelector,
+    devices: &'a [OclDevice],
+) -> Result<&'a OclDevice> {
+    let infos: Vec<&DeviceInfo> = devices.iter().map(|d| &d.info).collect();
+    let index = choose(selector, &infos)?;
+    Ok(&devices[index])
+}
+
 /// Opens the one device a selector names; `None` takes the first device.
 pub fn select_device(selector: Option<&DeviceSelector>) -> Result<OclDevice> {
     let devices = discover_devices()?;

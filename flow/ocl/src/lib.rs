@@ -13,7 +13,10 @@ mod execute;
 pub mod oclgrind;
 mod program;
 
-pub use discovery::{discover, select_device, DeviceInfo, DeviceKind, DeviceSelector, OclDevice};
+pub use discovery::{
+    choose_device, discover, open_devices, select_device, DeviceInfo, DeviceKind, DeviceSelector,
+    OclDevice,
+};
 pub use error::{OclError, Result, INSTALL_HINT};
 pub use execute::{run_launch, time_repeated, LaunchResult, PreparedLaunch, RepeatedTimings};
 pub use oclgrind::{run_under_oclgrind, InstructionHistogram, OclgrindConfig, OclgrindRun};

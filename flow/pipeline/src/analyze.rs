@@ -3,23 +3,23 @@
 //! on each device, predict and bound it, and write the report.
 
 use crate::count::{interpret_traced, kernel_counts};
-use crate::device::{missing_extensions, ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
+use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPlan};
 use crate::history;
 use crate::history::history_entry as run_history_entry;
 use crate::input::{prepare_manifest, unique_name, KernelInput};
-use crate::profile::{self, device_profile, measured_or_datasheet};
+use crate::profile::{device_profile, measured_or_datasheet};
 use crate::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
-use crate::{Error, Observer};
+use crate::{Error, Observer, Session};
 use clflow_bench::Mode;
 use clflow_core::{FailureKind, Launch};
 use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
 use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{KernelCounts, Metrics, ResultSet, Run};
-use clflow_ocl::{discover, select_device, DeviceInfo, DeviceKind, DeviceSelector};
+use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_report::traffic::KernelTraffic;
 use clflow_report::ReportSection;
 use clflow_split::Transfers;
@@ -123,7 +123,8 @@ struct Selected {
 /// Compile, count, benchmark, run, and report: the whole flow. Runs that
 /// fail on a device are noted in the report and returned in
 /// [`Analysis::failures`]; the others go on.
-pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<Analysis> {
+pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analysis> {
+    let observer = session.observer();
     let ops = &args.ops;
     crate::device::check_min_time(args.min_time)?;
     if !args.line_bytes.is_power_of_two() {
@@ -132,16 +133,23 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
             args.line_bytes
         )));
     }
-    let catalog = profile::catalog(observer);
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
-    // Selections are checked before the count stage spends its time.
-    let mut devices = select_devices(&args.devices, observer)?;
+    let catalog = session.catalog();
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), catalog)?;
+    // Selections, manifests, kernels and the report's directory are all
+    // checked before the count stage spends its time.
+    let mut devices = select_devices(&args.devices, session)?;
     for device in &mut devices {
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
         device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
     }
-    let kernels = count_all(args, ops, &devices, observer)?;
-    let out = args.out.clone().unwrap_or_else(|| default_out(&kernels));
+    let prepared = args
+        .manifests
+        .iter()
+        .map(|manifest| prepare_manifest(manifest, "analyze", session))
+        .collect::<crate::Result<Vec<_>>>()?;
+    let out = args.out.clone().unwrap_or_else(|| default_out(&prepared));
+    clflow_report::check_writable(&out)?;
+    let kernels = count_all(args, prepared, &devices, observer)?;
 
     let mut set = ResultSet {
         title: Some(title(&kernels)),
@@ -158,7 +166,7 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
         .sum::<clflow_counts::PerClass>()
         .float_ceiling();
 
-    let all: Vec<DeviceInfo> = discover().unwrap_or_default();
+    let all = session.device_infos();
     let mode = if args.quick_bench {
         Mode::Quick
     } else {
@@ -176,10 +184,9 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
     let mut rates = Vec::new();
     let mut measured_profiles: Vec<Option<MeasuredProfile>> = Vec::new();
     for selected in &devices {
-        let device = select_device(Some(&DeviceSelector::Index(selected.info.index)))
-            .map_err(|e| ocl_failure(e, observer))?;
+        let device = session.device_at(selected.info.index)?;
         let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(&device, &all, datasheet, mode, observer);
+        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
         rates.push(clflow_bench::device_rates(
             &selected.name,
             measured.as_ref(),
@@ -219,7 +226,7 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
             ));
             let bar = observer.phase("run");
             let outcome = run_on_device(
-                &device,
+                device,
                 &all,
                 datasheet,
                 &KernelOnDevice::new(&kernel.input, &kernel.launch, Some(&kernel.outputs)),
@@ -293,7 +300,7 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
         &kernels,
         &devices,
         &measured_profiles,
-        &catalog,
+        catalog,
         observer,
     ));
     let written =
@@ -337,22 +344,21 @@ pub fn analyze(args: &AnalyzeOptions, observer: &dyn Observer) -> crate::Result<
 }
 
 /// The devices `--devices` names: `all`, or each selector's one device.
-fn select_devices(selectors: &[String], observer: &dyn Observer) -> crate::Result<Vec<Selected>> {
-    let all = discover().map_err(|e| ocl_failure(e, observer))?;
+fn select_devices(selectors: &[String], session: &Session) -> crate::Result<Vec<Selected>> {
+    let all = session.devices()?;
     let mut chosen: Vec<DeviceInfo> = Vec::new();
     if selectors.iter().any(|s| s.eq_ignore_ascii_case("all")) {
         if selectors.len() > 1 {
             return Err(Error::input(
-                "--devices: `all` already names every device; give it alone",
+                "--device: `all` already names every device; give it alone",
             ));
         }
-        chosen = all.clone();
+        chosen = all.iter().map(|d| d.info.clone()).collect();
     } else {
         for text in selectors {
-            let device = select_device(Some(&DeviceSelector::parse(text)))
-                .map_err(|e| ocl_failure(e, observer))?;
+            let device = session.device(text)?;
             if !chosen.iter().any(|d| d.index == device.info.index) {
-                chosen.push(device.info);
+                chosen.push(device.info.clone());
             }
         }
     }
@@ -467,17 +473,17 @@ fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
 /// Compiles and counts every manifest.
 fn count_all(
     args: &AnalyzeOptions,
-    ops: &OpSet,
+    prepared: Vec<(KernelInput, Launch)>,
     devices: &[Selected],
     observer: &dyn Observer,
 ) -> crate::Result<Vec<Counted>> {
+    let ops = &args.ops;
     let options = RunOptions {
         line_bytes: args.line_bytes,
         ..RunOptions::default()
     };
     let mut kernels: Vec<Counted> = Vec::new();
-    for manifest in &args.manifests {
-        let (input, launch) = prepare_manifest(manifest, "analyze", observer)?;
+    for (manifest, (input, launch)) in args.manifests.iter().zip(prepared) {
         let spinner = observer.phase("count");
         spinner.set_message(&format!(
             "interpreting {} ({} work-items)",
@@ -544,10 +550,10 @@ fn count_all(
 
 /// `reports/<source stem>` (lookup3.cl gives reports/lookup3), or
 /// `reports/analysis` when the kernels come from several sources.
-fn default_out(kernels: &[Counted]) -> PathBuf {
-    let stems: Vec<String> = kernels
+fn default_out(prepared: &[(KernelInput, Launch)]) -> PathBuf {
+    let stems: Vec<String> = prepared
         .iter()
-        .filter_map(|k| k.input.source.file_stem())
+        .filter_map(|(input, _)| input.source.file_stem())
         .map(|s| s.to_string_lossy().into_owned())
         .collect();
     let name = match stems.first() {

@@ -7,8 +7,7 @@
 use crate::count::interpret;
 use crate::input::KernelInput;
 use crate::outputs::{compare_outputs, OutputCheck};
-use crate::profile;
-use crate::Error;
+use crate::{Error, Session};
 use crate::{Observer, Phase};
 use clflow_check::TimedRun;
 use clflow_core::Launch;
@@ -17,7 +16,6 @@ use clflow_devices::DatasheetProfile;
 use clflow_interp::OutputBuffer;
 use clflow_interp::RunOptions;
 use clflow_metrics::{Figure, Provenance, Run, Unit};
-use clflow_ocl::{discover, select_device, DeviceSelector};
 use clflow_ocl::{DeviceInfo, OclDevice, OclError, PreparedLaunch, ProgramSource};
 use clflow_spirv::Module;
 use serde::Serialize;
@@ -489,18 +487,20 @@ pub fn time_for_check(
     launch: &Launch,
     reference: &[OutputBuffer],
     selectors: &[String],
-    observer: &dyn Observer,
+    session: &Session,
 ) -> crate::Result<Vec<TimedRun>> {
-    let all = discover().map_err(|e| ocl_failure(e, observer))?;
-    let catalog = profile::catalog(observer);
+    let observer = session.observer();
+    let all = session.device_infos();
     let mut runs = Vec::new();
     for text in selectors {
-        let device = select_device(Some(&DeviceSelector::parse(text)))
-            .map_err(|e| ocl_failure(e, observer))?;
-        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+        let device = session.device(text)?;
+        let datasheet = session
+            .catalog()
+            .match_name(&device.info.name)
+            .map(|m| m.profile);
         let bar = observer.phase("time");
         let outcome = run_on_device(
-            &device,
+            device,
             &all,
             datasheet,
             &KernelOnDevice::new(input, launch, Some(reference)),

@@ -5,7 +5,7 @@
 use clflow_core::{Diagnostic, FailureKind};
 use std::fmt::{self, Display};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Error {
     pub kind: FailureKind,
     pub message: String,

@@ -2,9 +2,8 @@
 //! OpenCL C file, or a manifest that names one) to a compiled, reflected
 //! module, with the manifest checked against the kernel's real signature.
 
-use crate::Error;
-use crate::Observer;
-use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
+use crate::{Error, Level, Observer, Session};
+use clflow_compile::{CompileError, CompileRequest, Compiled};
 use clflow_core::Launch;
 use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_spirv::{Module, ReflectedKernel, SpirvError};
@@ -46,8 +45,9 @@ pub fn prepare(
     path: &Path,
     extra_options: &str,
     use_cache: bool,
-    observer: &dyn Observer,
+    session: &Session,
 ) -> crate::Result<KernelInput> {
+    let observer = session.observer();
     let manifest = if is_manifest(path) {
         observer.detail(format!("manifest: {}", path.display()));
         Some(Manifest::load(path).map_err(Error::from)?)
@@ -62,16 +62,8 @@ pub fn prepare(
         None => (path.to_path_buf(), extra_options.to_string()),
     };
 
-    // The compiler's trace (the commands it runs) is said once it is done.
-    let trace = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let traced = trace.clone();
-    let compiler = Compiler::discover()
-        .map_err(compile_failure)?
-        .with_trace(move |line| {
-            if let Ok(mut lines) = traced.lock() {
-                lines.push(format!("  {line}"));
-            }
-        });
+    let tools = session.tools()?;
+    let compiler = &tools.compiler;
     if !use_cache {
         observer.detail("compile cache: bypassed (--no-cache)");
     } else if let Some(dir) = compiler.cache_dir() {
@@ -82,10 +74,11 @@ pub fn prepare(
         ..CompileRequest::new(&source, &build_options)
     };
     let compiled = compiler.compile(&request);
-    for line in trace.lock().map(|l| l.clone()).unwrap_or_default() {
+    // The compiler's trace (the commands it runs) is said once it is done.
+    for line in tools.take_trace() {
         observer.detail(line);
     }
-    let compiled = compiled.map_err(compile_failure)?;
+    let compiled = compiled.map_err(|e| compile_failure(e, observer))?;
     if !compiled.warnings.is_empty() {
         observer.note(&compiled.warnings);
     }
@@ -150,11 +143,11 @@ fn join_options(first: &str, second: &str) -> String {
         .join(" ")
 }
 
-fn compile_failure(err: CompileError) -> Error {
+fn compile_failure(err: CompileError, observer: &dyn Observer) -> Error {
     if let CompileError::Diagnostics { diagnostics, .. } = &err {
         // Clang's own output, carets and notes included, comes first; the
         // error line below repeats its first error.
-        eprintln!("{diagnostics}");
+        observer.say(Level::Error, diagnostics);
     }
     Error::from(err)
 }
@@ -169,7 +162,7 @@ fn spirv_failure(err: SpirvError) -> Error {
 pub fn prepare_manifest(
     manifest: &Path,
     command: &str,
-    observer: &dyn Observer,
+    session: &Session,
 ) -> crate::Result<(KernelInput, Launch)> {
     if !is_manifest(manifest) {
         return Err(Error::input(format!(
@@ -178,7 +171,7 @@ pub fn prepare_manifest(
         ))
         .with_hint("see kernels/*/ for example manifests"));
     }
-    let input = prepare(manifest, "", true, observer)?;
+    let input = prepare(manifest, "", true, session)?;
     let launch = input
         .manifest
         .as_ref()

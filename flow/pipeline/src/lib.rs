@@ -13,8 +13,10 @@
 //! - [`history`]: the entries every command appends to the history store;
 //! - [`analyze`]: the main job, all of the above for kernels × devices.
 //!
-//! Every step reports through an [`Observer`] (notes, detail, the progress
-//! of long phases) and fails with one [`Error`] (a kind and a hint).
+//! A [`Session`] finds once what every step needs from the machine (the
+//! profiles, the OpenCL devices, the compiler tools); every step reports
+//! through an [`Observer`] (notes, detail, the progress of long phases) and
+//! fails with one [`Error`] (a kind and a hint).
 
 pub mod analyze;
 pub mod bench;
@@ -26,8 +28,10 @@ pub mod input;
 mod observe;
 pub mod outputs;
 pub mod profile;
+mod session;
 pub mod split;
 pub mod traffic;
 
 pub use error::{Error, Result};
 pub use observe::{Level, Observer, Phase, Recorder, Silent};
+pub use session::{Session, Tools};

@@ -8,6 +8,9 @@ use std::sync::Mutex;
 /// How much a message matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Part of an error, said even when asked to be quiet (a compiler's
+    /// diagnostics before the error line that sums them up).
+    Error,
     /// Worth saying unless asked to be quiet (a warning, a step begun).
     Note,
     /// Said only when asked for detail (commands run, files read).

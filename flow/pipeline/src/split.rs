@@ -6,13 +6,13 @@
 //! `clflow_report::split`.
 
 use crate::profile::device_profile;
-use crate::{Error, Observer};
+use crate::{Error, Session};
 use clflow_counts::OpClass;
 use clflow_devices::{
-    DatasheetProfile, DeviceClass, Figures, MeasuredProfile, MeasuredStore, Metric, ProfileCatalog,
+    DatasheetProfile, DeviceClass, Figures, MeasuredProfile, MeasuredStore, Metric,
 };
 use clflow_metrics::{Ceilings, DeviceProfile, Figure, OpKind, Provenance, Unit};
-use clflow_ocl::{select_device, DeviceInfo, DeviceKind, DeviceSelector};
+use clflow_ocl::{DeviceInfo, DeviceKind};
 pub use clflow_report::split::{
     ceiling_name, ceiling_of, system, CeilingKind, Counted, Split, SplitDevice, SplitReport,
     Traffic, SECTION_HEADING,
@@ -56,18 +56,15 @@ impl NamedDevice {
     /// The device `--devices` names: a profile name wins over an OpenCL
     /// selector, so that naming a profile never needs an OpenCL runtime; an
     /// OpenCL device comes with its stored `clflow bench` profile.
-    pub fn resolve(
-        text: &str,
-        catalog: &ProfileCatalog,
-        observer: &dyn Observer,
-    ) -> crate::Result<Self> {
+    pub fn resolve(text: &str, session: &Session) -> crate::Result<Self> {
         let text = text.trim();
+        let catalog = session.catalog();
         if let Some(profile) = catalog.get(text) {
             return Ok(NamedDevice::Profile(profile.clone()));
         }
-        let device = select_device(Some(&DeviceSelector::parse(text))).map_err(|err| {
+        let device = session.device(text).map_err(|err| {
             let ids: Vec<&str> = catalog.profiles().iter().map(|p| p.id.as_str()).collect();
-            observer.detail(format!("OpenCL: {err}"));
+            session.observer().detail(format!("OpenCL: {err}"));
             Error::input(format!(
                 "--devices: `{text}` is neither a datasheet profile nor an OpenCL device ({err})"
             ))
@@ -82,7 +79,7 @@ impl NamedDevice {
         let measured = stored_profile(&device.info)?;
         Ok(NamedDevice::OpenCl {
             name: device.info.name.trim().to_string(),
-            info: Box::new(device.info),
+            info: Box::new(device.info.clone()),
             measured: measured.map(Box::new),
             datasheet,
         })

@@ -19,7 +19,7 @@ pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};
 pub use error::ReportError;
 pub use html::escape;
 pub use output::{
-    write_report, write_report_sections, write_report_with, ReportSection, Section, SectionChart,
-    Written,
+    check_writable, write_report, write_report_sections, write_report_with, ReportSection, Section,
+    SectionChart, Written,
 };
 pub use tables::metrics_csv;

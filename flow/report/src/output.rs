@@ -200,6 +200,28 @@ pub fn write_report_with(
     write_report_sections(set, out, &sections)
 }
 
+/// Checks, before any long work, that a report can be written to `out`:
+/// the directory exists or can be made, and takes a new file. Nothing is
+/// left behind but the directory.
+pub fn check_writable(out: &Path) -> Result<(), ReportError> {
+    let io = |source| ReportError::Io {
+        path: out.to_path_buf(),
+        source,
+    };
+    if out.exists() && !out.is_dir() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "a file is where the report's directory goes",
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(io)?;
+    tempfile::Builder::new()
+        .prefix(".clflow-write-check")
+        .tempfile_in(out)
+        .map(drop)
+        .map_err(io)
+}
+
 /// [`write_report_with`] for sections of any kind of chart.
 pub fn write_report_sections(
     set: &ResultSet,

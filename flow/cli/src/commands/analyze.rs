@@ -7,6 +7,7 @@ use clap::Args;
 use clflow_metrics::{results_document, Metrics};
 use clflow_pipeline::analyze::{analyze, AnalyzeOptions};
 use clflow_pipeline::device::TimingPlan;
+use clflow_pipeline::Session;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -91,7 +92,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         no_history: args.no_history,
         cache: args.cache,
     };
-    let analysis = analyze(&options, &verbosity)?;
+    let analysis = analyze(&options, &Session::new(&verbosity))?;
     verbosity.note(format!(
         "wrote {} files to {}; open {}",
         analysis.files.len(),

@@ -5,9 +5,8 @@ use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_bench::{datasheet_notes, render_table, Measurement, Mode};
 use clflow_devices::{MeasuredProfile, MeasuredStore};
-use clflow_ocl::{select_device, DeviceSelector};
 use clflow_pipeline::bench::{is_quick, measure, sensor_for, QUICK_NOTE};
-use clflow_pipeline::device::ocl_failure;
+use clflow_pipeline::Session;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -75,8 +74,11 @@ struct BenchOutput<'a> {
 }
 
 pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let selector = args.device.as_deref().map(DeviceSelector::parse);
-    let device = select_device(selector.as_ref()).map_err(|e| ocl_failure(e, &verbosity))?;
+    let session = Session::new(&verbosity);
+    let device = match &args.device {
+        Some(selector) => session.device(selector)?,
+        None => session.device_at(0)?,
+    };
     let label = format!("{}: {}", device.info.index, device.info.label());
     let mode = if args.quick { Mode::Quick } else { Mode::Full };
     let store = MeasuredStore::from_env();
@@ -106,10 +108,11 @@ pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
 
     // A broken user profile directory must not stop a measurement: the
     // datasheet only adds context (and the spec power of last resort).
-    let catalog = clflow_pipeline::profile::catalog(&verbosity);
-    let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-    let all = clflow_ocl::discover().unwrap_or_default();
-    let mut choice = sensor_for(&device, &all, datasheet);
+    let datasheet = session
+        .catalog()
+        .match_name(&device.info.name)
+        .map(|m| m.profile);
+    let mut choice = sensor_for(device, &session.device_infos(), datasheet);
     verbosity.note(format!(
         "device {label}: measuring ({} mode); power: {}",
         if args.quick { "quick" } else { "full" },
@@ -118,7 +121,7 @@ pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
     for note in &choice.notes {
         verbosity.detail(format!("  power: {note}"));
     }
-    let measurement = measure(&device, mode, args.only.as_deref(), &mut choice, &verbosity)?;
+    let measurement = measure(device, mode, args.only.as_deref(), &mut choice, &verbosity)?;
     let mut profile = measurement.to_profile(env!("CARGO_PKG_VERSION"));
     if let Some(datasheet) = datasheet {
         profile.notes.extend(datasheet_notes(&profile, datasheet));

@@ -13,6 +13,7 @@ use clflow_pipeline::count::interpret_at_cache;
 use clflow_pipeline::device::time_for_check;
 use clflow_pipeline::history;
 use clflow_pipeline::input as kernel_input;
+use clflow_pipeline::Session;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,7 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
     let suite = Suite::load(&args.suite)?;
     let baseline_path = args
         .baseline
@@ -136,7 +138,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let mut worst_input_failure = None;
     for manifest in &suite.manifests {
         verbosity.note(format!("checking {}", manifest.key));
-        let outcome = measure(manifest, &suite, &ops, devices, &recorded, verbosity);
+        let outcome = measure(manifest, &suite, &ops, devices, &recorded, &session);
         let (measurement, kernel_entries) = match outcome {
             Ok((m, e)) => (m, e),
             Err(failure) => {
@@ -235,9 +237,10 @@ fn measure(
     ops: &OpSet,
     devices: &[String],
     recorded: &[clflow_metrics::ResultSet],
-    verbosity: Verbosity,
+    session: &Session,
 ) -> crate::Result<(Measurement, Vec<clflow_history::Entry>)> {
-    let input = kernel_input::prepare(&manifest.path, "", true, &verbosity)?;
+    let verbosity = session.observer();
+    let input = kernel_input::prepare(&manifest.path, "", true, session)?;
     let launch = input
         .manifest
         .as_ref()
@@ -254,7 +257,7 @@ fn measure(
         Cow::Borrowed(&launch),
         &options,
         suite.cache,
-        &verbosity,
+        verbosity,
     )?;
     let report = result.counts.report(ops);
     let counts = count_metrics(&report, traffic.as_ref());
@@ -266,7 +269,7 @@ fn measure(
             &launch,
             &result.buffers,
             devices,
-            &verbosity,
+            session,
         )?);
     }
     let mut by_device: BTreeMap<String, Vec<&TimedRun>> = BTreeMap::new();

@@ -7,6 +7,7 @@ use clap::Args;
 use clflow_compile::Compiled;
 use clflow_core::KernelSignature;
 use clflow_pipeline::input as kernel_input;
+use clflow_pipeline::Session;
 use clflow_spirv::{ModuleSummary, ReflectedKernel};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -60,12 +61,8 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let input = kernel_input::prepare(
-        &args.kernel,
-        &args.build_options,
-        !args.no_cache,
-        &verbosity,
-    )?;
+    let session = Session::new(&verbosity);
+    let input = kernel_input::prepare(&args.kernel, &args.build_options, !args.no_cache, &session)?;
     if let (Some(manifest), Some(kernel)) = (&input.manifest, input.launched_kernel()) {
         verbosity.note(format!(
             "{}: launches `{}` over {} work-items; its {} arguments match the kernel",

@@ -7,8 +7,8 @@ use clap::Args;
 use clflow_interp::RunOptions;
 use clflow_pipeline::count::interpret_at_cache;
 use clflow_pipeline::input::prepare_manifest;
-use clflow_pipeline::profile;
 use clflow_pipeline::traffic::{parse_cache, render_text};
+use clflow_pipeline::Session;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -85,13 +85,14 @@ struct TracedReport {
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     // The profiles are read only when --cache may name one.
     let cache = match args.cache.as_deref() {
-        Some(text) => Some(parse_cache(text, &profile::catalog(&verbosity))?),
+        Some(text) => Some(parse_cache(text, session.catalog())?),
         None => None,
     };
-    let (input, launch) = prepare_manifest(&args.manifest, "count", &verbosity)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "count", &session)?;
     let options = RunOptions {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,

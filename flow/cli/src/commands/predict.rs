@@ -7,15 +7,15 @@ use clap::Args;
 use clflow_bench::{device_rates, Mode};
 use clflow_interp::RunOptions;
 use clflow_metrics::Unit;
-use clflow_ocl::{discover, select_device, DeviceSelector};
 use clflow_pipeline::count::interpret_traced;
-use clflow_pipeline::device::{ocl_failure, run_on_device, KernelOnDevice, TimingPlan};
+use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
 use clflow_pipeline::input::prepare_manifest;
-use clflow_pipeline::profile::{self, measured_or_datasheet};
+use clflow_pipeline::profile::measured_or_datasheet;
 use clflow_pipeline::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
 use clflow_pipeline::Observer;
+use clflow_pipeline::Session;
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use serde::Serialize;
@@ -90,18 +90,16 @@ struct Document<'a> {
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     clflow_pipeline::device::check_min_time(args.min_time)?;
-    let catalog = profile::catalog(&verbosity);
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), &catalog)?;
-    let (input, launch) = prepare_manifest(&args.manifest, "predict", &verbosity)?;
+    let catalog = session.catalog();
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), catalog)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "predict", &session)?;
     let devices = args
         .device
         .iter()
-        .map(|text| {
-            select_device(Some(&DeviceSelector::parse(text)))
-                .map_err(|e| ocl_failure(e, &verbosity))
-        })
+        .map(|text| session.device(text))
         .collect::<crate::Result<Vec<_>>>()?;
     let caches: Vec<Option<DeviceCache>> = devices
         .iter()
@@ -125,7 +123,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let summary = clflow_counts::Summary::of(&counted.counts, &ops, &launch);
     let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
     let mut traffic = Vec::new();
-    let all = discover().unwrap_or_default();
+    let all = session.device_infos();
     let mode = if args.quick_bench {
         Mode::Quick
     } else {

@@ -5,13 +5,13 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_metrics::Unit;
-use clflow_ocl::{discover, select_device, DeviceSelector};
 use clflow_pipeline::device::reference_outputs;
-use clflow_pipeline::device::{ocl_failure, run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
+use clflow_pipeline::device::{run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
+use clflow_pipeline::history;
 use clflow_pipeline::history::history_entry;
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::Observer;
-use clflow_pipeline::{history, profile};
+use clflow_pipeline::Session;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -66,6 +66,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
     clflow_pipeline::device::check_min_time(args.min_time)?;
     if args.repetitions == Some(0) {
         return Err(Failure::input("--repetitions 0: time at least one launch"));
@@ -75,10 +76,9 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
         repetitions: args.repetitions,
         ..TimingPlan::default()
     };
-    let (input, launch) = prepare_manifest(&args.manifest, "run", &verbosity)?;
+    let (input, launch) = prepare_manifest(&args.manifest, "run", &session)?;
     // The device is checked before the interpreter spends its time.
-    let selector = DeviceSelector::parse(&args.device);
-    let device = select_device(Some(&selector)).map_err(|e| ocl_failure(e, &verbosity))?;
+    let device = session.device(&args.device)?;
     let reference = if args.no_compare {
         None
     } else {
@@ -89,12 +89,14 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
             &verbosity,
         )?)
     };
-    let all = discover().unwrap_or_default();
-    let catalog = profile::catalog(&verbosity);
-    let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
+    let all = session.device_infos();
+    let datasheet = session
+        .catalog()
+        .match_name(&device.info.name)
+        .map(|m| m.profile);
     let bar = verbosity.phase("run");
     let outcome = run_on_device(
-        &device,
+        device,
         &all,
         datasheet,
         &KernelOnDevice::new(&input, &launch, reference.as_deref()),

@@ -12,8 +12,8 @@ use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::format_number;
 use clflow_pipeline::count::interpret;
 use clflow_pipeline::input::{prepare_manifest, unique_name};
-use clflow_pipeline::profile;
 use clflow_pipeline::split::{split, Counted, NamedDevice, Traffic};
+use clflow_pipeline::Session;
 use clflow_report::perdome::write_perdome;
 use clflow_split::Transfers;
 use std::borrow::Cow;
@@ -78,6 +78,7 @@ pub struct SplitArgs {
 }
 
 pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     if args.devices.len() != 2 {
         return Err(Failure::input(format!(
@@ -89,14 +90,13 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
         ));
     }
     // Names are checked before the count stage spends its time.
-    let catalog = profile::catalog(&verbosity);
     let named: Vec<NamedDevice> = args
         .devices
         .iter()
-        .map(|text| NamedDevice::resolve(text, &catalog, &verbosity))
+        .map(|text| NamedDevice::resolve(text, &session))
         .collect::<crate::Result<_>>()?;
 
-    let counted = count_all(&args, &ops, verbosity)?;
+    let counted = count_all(&args, &ops, &session)?;
     let transfers = if args.no_transfers {
         Transfers::Ignored
     } else {
@@ -127,20 +127,21 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
 
 /// Counts every manifest's kernel: W over the op set, Q, and D, the bytes
 /// its buffers move to a device and back.
-fn count_all(args: &SplitArgs, ops: &OpSet, verbosity: Verbosity) -> crate::Result<Vec<Counted>> {
+fn count_all(args: &SplitArgs, ops: &OpSet, session: &Session) -> crate::Result<Vec<Counted>> {
+    let verbosity = session.observer();
     let options = RunOptions {
         line_bytes: args.line_bytes,
         ..RunOptions::default()
     };
     let mut counted: Vec<Counted> = Vec::new();
     for manifest in &args.manifests {
-        let (input, launch) = prepare_manifest(manifest, "split", &verbosity)?;
+        let (input, launch) = prepare_manifest(manifest, "split", session)?;
         let result = interpret(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &options,
-            &verbosity,
+            verbosity,
         )?;
         let taken: Vec<&str> = counted.iter().map(|k| k.kernel.name.as_str()).collect();
         let name = unique_name(&launch.kernel, manifest, &taken);
