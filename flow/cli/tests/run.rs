@@ -190,3 +190,52 @@ fn run_needs_a_manifest() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("`clflow run` needs a manifest"));
 }
+
+#[test]
+fn the_device_compilers_chatter_is_shown_only_with_v() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    // The device build warns (an unused value); the interpreter's does not
+    // see that line.
+    std::fs::write(
+        dir.join("chatty.cl"),
+        "__kernel void chatty(__global float* a) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         #if !defined(__SPIR__)\n\
+         \x20   a[i];\n\
+         #endif\n\
+         \x20   a[i] = a[i] + 1.0f;\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = dir.join("chatty.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"chatty.cl\"\nkernel = \"chatty\"\nglobal_size = [64]\n\n\
+         [[arg]]\ntype = \"float\"\ncount = 64\n",
+    )
+    .unwrap();
+    let run = |verbose: bool| {
+        let mut args = vec!["run", manifest.to_str().unwrap(), "--device", "0"];
+        args.extend(["--min-time", "0.01", "--no-history"]);
+        if verbose {
+            args.insert(0, "-v");
+        }
+        // PoCL builds afresh each time, so that it has something to say.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clflow"))
+            .args(&args)
+            .env("CLFLOW_DATA_DIR", dir)
+            .env("POCL_KERNEL_CACHE", "0")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let quiet = run(false);
+    assert!(!quiet.contains("warning generated"), "{quiet}");
+    let verbose = run(true);
+    assert!(
+        verbose.contains("build output:\n1 warning generated."),
+        "{verbose}"
+    );
+}

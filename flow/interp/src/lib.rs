@@ -44,7 +44,8 @@ pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 use clflow_core::{AddressSpace, ArgValue, Launch};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
 use program::ParamSlot;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Work-group size used in a dimension when the launch leaves it open: the
 /// largest divisor of the global size not above this.
@@ -69,6 +70,30 @@ pub struct RunOptions {
     pub line_bytes: u64,
     /// Worker threads; `None` uses every core.
     pub threads: Option<usize>,
+    /// Where the run counts its finished work-groups, for a watcher on
+    /// another thread (a progress bar); `None` counts nothing.
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// How far a run is: its work-groups, and how many have finished. Read
+/// from any thread while the run goes on; it costs the run one atomic add
+/// per work-group.
+#[derive(Debug, Default)]
+pub struct Progress {
+    total: AtomicU64,
+    done: AtomicU64,
+}
+
+impl Progress {
+    /// The launch's work-groups; 0 until the run has started.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// The work-groups finished so far.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
 }
 
 impl Default for RunOptions {
@@ -77,6 +102,7 @@ impl Default for RunOptions {
             max_steps: 100_000_000,
             line_bytes: 64,
             threads: None,
+            progress: None,
         }
     }
 }
@@ -342,7 +368,14 @@ impl Program {
                 .collect();
             sink.buffers(&buffers);
         }
-        let outcome = exec::run_groups(&launched, threads, sink);
+        let progress = options.progress.as_deref();
+        if let Some(progress) = progress {
+            let groups: u64 = launched.geometry.groups.iter().product();
+            progress.total.store(groups, Ordering::Relaxed);
+            progress.done.store(0, Ordering::Relaxed);
+        }
+        let done = progress.map(|p| &p.done);
+        let outcome = exec::run_groups(&launched, threads, sink, done);
         let partial = outcome.map_err(|f| {
             InterpError::Trap(Box::new(Trap {
                 kernel: p.kernel.clone(),

@@ -207,3 +207,34 @@ __kernel void sum(__global const float *a, __global float *out, uint n) {
         .sum();
     assert_eq!(bytes, traced.counts.q_accessed());
 }
+
+#[test]
+fn a_run_counts_its_finished_work_groups_for_a_watcher() {
+    let n = 256u32;
+    let index: Vec<u32> = (0..n).collect();
+    let input: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
+    let launch = launch(
+        "gather",
+        &[n as u64],
+        Some(&[32]),
+        vec![
+            f32s(&input),
+            u32s(&index),
+            f32s(&vec![0.0; n as usize]),
+            u32s(&[0]),
+        ],
+    );
+    let program = program(GATHER, "gather");
+    let progress = std::sync::Arc::new(clflow_interp::Progress::default());
+    assert_eq!((progress.total(), progress.done()), (0, 0));
+    for threads in [1, 2] {
+        let options = RunOptions {
+            threads: Some(threads),
+            progress: Some(progress.clone()),
+            ..RunOptions::default()
+        };
+        program.run(&launch, &options).unwrap();
+        // 256 work-items in groups of 32: every one of the 8 counted, once.
+        assert_eq!((progress.total(), progress.done()), (8, 8));
+    }
+}

@@ -83,6 +83,9 @@ pub struct PreparedLaunch<'a> {
     buffers: Vec<Option<Buffer<u8>>>,
     /// Host time of the program build.
     pub build_time: Duration,
+    /// What the runtime printed on stderr while it built the program
+    /// (warnings, progress), captured so that it is shown only on request.
+    pub build_chatter: String,
     // Kept alive for the kernel's sake; dropped last.
     _program: Program,
     _context: Context,
@@ -101,7 +104,7 @@ impl<'a> PreparedLaunch<'a> {
         .step(|| format!("creating a profiling queue on {}", device.info.label()))?;
 
         let started = Instant::now();
-        let (program, kernel) = build_kernel(&context, device, source, kernel_name)?;
+        let (program, kernel, build_chatter) = build_kernel(&context, device, source, kernel_name)?;
         let build_time = started.elapsed();
 
         let wanted = kernel
@@ -137,6 +140,7 @@ impl<'a> PreparedLaunch<'a> {
             kernel,
             buffers,
             build_time,
+            build_chatter,
             _program: program,
             _context: context,
         })

@@ -46,10 +46,12 @@ pub(crate) fn build_kernel(
     device: &OclDevice,
     source: &ProgramSource,
     name: &str,
-) -> Result<(Program, Kernel)> {
+) -> Result<(Program, Kernel, String)> {
     let mut program = Program::create_from_source(context, &source.text)
         .step(|| format!("{}: creating the program", source.origin))?;
-    if let Err(err) = program.build(&[device.device.id()], &source.build_options) {
+    let (built, chatter) =
+        capturing_stderr(|| program.build(&[device.device.id()], &source.build_options));
+    if let Err(err) = built {
         let log = program
             .get_build_log(device.device.id())
             .unwrap_or_default();
@@ -86,5 +88,20 @@ pub(crate) fn build_kernel(
                 code: err.0,
             },
         })?;
-    Ok((program, kernel))
+    Ok((program, kernel, chatter))
+}
+
+/// Runs `f` with this process's stderr captured, and gives back what was
+/// written there: an OpenCL runtime's compiler may print its warnings
+/// ("1 warning generated.") straight to the terminal. Where stderr cannot
+/// be captured (it already is), `f` runs as it is.
+fn capturing_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::io::Read;
+    let Ok(mut redirect) = gag::BufferRedirect::stderr() else {
+        return (f(), String::new());
+    };
+    let value = f();
+    let mut said = String::new();
+    let _ = redirect.read_to_string(&mut said);
+    (value, said)
 }

@@ -484,12 +484,6 @@ fn count_all(
     };
     let mut kernels: Vec<Counted> = Vec::new();
     for (manifest, (input, launch)) in args.manifests.iter().zip(prepared) {
-        let spinner = observer.phase("count");
-        spinner.set_message(&format!(
-            "interpreting {} ({} work-items)",
-            launch.kernel,
-            launch.range.work_items()
-        ));
         let caches = devices.iter().map(|d| &d.cache);
         let result = interpret_traced(
             manifest,
@@ -499,7 +493,6 @@ fn count_all(
             TrafficAnalysis::new(&line_sizes(caches)),
             observer,
         );
-        drop(spinner);
         let (result, traffic_report) = result?;
         let traffic: Vec<DeviceTraffic> = devices
             .iter()

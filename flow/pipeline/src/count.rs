@@ -5,13 +5,15 @@ use crate::Error;
 use crate::Observer;
 use clflow_core::Launch;
 use clflow_counts::{OpClass, OpSet, Summary};
-use clflow_interp::{InterpError, Program, RunOptions, RunResult};
+use clflow_interp::{InterpError, Program, Progress, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
 use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport, TrafficSummary};
 use std::borrow::Cow;
 use std::path::Path;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The `--ops` argument as an op set; a bad one is the user's to fix.
 pub fn parse_ops(text: &str) -> crate::Result<OpSet> {
@@ -73,6 +75,9 @@ pub fn interpret_at_cache(
     }
 }
 
+/// How often the count phase's progress is read.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
 fn interpret_with(
     manifest: &Path,
     module: &Module,
@@ -89,13 +94,45 @@ fn interpret_with(
         program.len()
     ));
     let started = Instant::now();
-    let result = match (launch, analysis.as_mut()) {
-        (Cow::Owned(launch), None) => program.run_owned(launch, options),
-        (Cow::Borrowed(launch), None) => program.run(launch, options),
-        (Cow::Owned(launch), Some(sink)) => program.run_owned_traced(launch, options, sink),
-        (Cow::Borrowed(launch), Some(sink)) => program.run_traced(launch, options, sink),
-    }
-    .map_err(|e| interp_failure(manifest, e))?;
+    let phase = observer.phase("count");
+    phase.set_message(&format!(
+        "interpreting {} ({} work-items){}",
+        launch.kernel,
+        launch.range.work_items(),
+        if analysis.is_some() {
+            ", cache simulation"
+        } else {
+            ""
+        }
+    ));
+    let progress = Arc::new(Progress::default());
+    let options = RunOptions {
+        progress: Some(progress.clone()),
+        ..options.clone()
+    };
+    let finished = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        // The phase follows the work-groups finished, from a thread of its own.
+        let watcher = scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                phase.set_length(progress.total());
+                phase.set_position(progress.done());
+                std::thread::park_timeout(PROGRESS_EVERY);
+            }
+        });
+        let result = match (launch, analysis.as_mut()) {
+            (Cow::Owned(launch), None) => program.run_owned(launch, &options),
+            (Cow::Borrowed(launch), None) => program.run(launch, &options),
+            (Cow::Owned(launch), Some(sink)) => program.run_owned_traced(launch, &options, sink),
+            (Cow::Borrowed(launch), Some(sink)) => program.run_traced(launch, &options, sink),
+        };
+        // Woken, the watcher ends at once: a short count waits for no tick.
+        finished.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        result
+    });
+    drop(phase);
+    let result = result.map_err(|e| interp_failure(manifest, e))?;
     let report = analysis.map(|analysis| {
         let mut report = analysis.finish();
         report.describe_sites(|site| program.site(site).to_string());

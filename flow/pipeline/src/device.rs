@@ -308,6 +308,11 @@ pub fn run_on_device(
         failure.expect("suspend runs its closure")
     })?;
     let build_s = prepared.build_time.as_secs_f64();
+    let chatter = prepared.build_chatter.trim_end();
+    if !chatter.is_empty() {
+        progress
+            .suspend(&mut || observer.detail(format!("{} build output:\n{chatter}", info.name)));
+    }
 
     // The first launch computes on the manifest's inputs as they are (rw
     // buffers are restored only before later launches): its outputs are the
@@ -467,8 +472,6 @@ pub fn reference_outputs(
     launch: &Launch,
     observer: &dyn Observer,
 ) -> crate::Result<Vec<OutputBuffer>> {
-    let spinner = observer.phase("count");
-    spinner.set_message("interpreting for reference outputs");
     let result = interpret(
         manifest,
         &input.module,
@@ -476,7 +479,6 @@ pub fn reference_outputs(
         &RunOptions::default(),
         observer,
     );
-    drop(spinner);
     Ok(result?.buffers)
 }
 

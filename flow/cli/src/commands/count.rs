@@ -97,6 +97,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,
         threads: args.threads,
+        progress: None,
     };
     let (result, traffic) = interpret_at_cache(
         &args.manifest,

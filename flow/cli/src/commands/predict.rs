@@ -108,8 +108,6 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
             device_cache(chosen_cache.as_ref(), &d.info, datasheet)
         })
         .collect();
-    let spinner = verbosity.phase("count");
-    spinner.set_message("interpreting, cache simulation");
     let counted = interpret_traced(
         &args.manifest,
         &input.module,
@@ -118,7 +116,6 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         TrafficAnalysis::new(&line_sizes(&caches)),
         &verbosity,
     );
-    drop(spinner);
     let (counted, traffic_report) = counted?;
     let summary = clflow_counts::Summary::of(&counted.counts, &ops, &launch);
     let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);

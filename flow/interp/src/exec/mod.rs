@@ -212,11 +212,13 @@ pub struct Launched<'a> {
 /// next group not yet taken and keeping one `Runner` throughout. Where work-
 /// items fault, the fault of the first such work-group is returned. With a
 /// sink, every global access goes to it, work-group by work-group in
-/// order, on the calling thread (see [`crate::trace`]).
+/// order, on the calling thread (see [`crate::trace`]). `done` counts the
+/// work-groups finished.
 pub fn run_groups(
     launch: &Launched<'_>,
     threads: usize,
     sink: Option<&mut dyn AccessSink>,
+    done: Option<&AtomicU64>,
 ) -> Result<Partial, Fault> {
     let groups: u64 = launch.geometry.groups.iter().product();
     let next = AtomicU64::new(0);
@@ -252,6 +254,9 @@ pub fn run_groups(
             })?;
             if let Some(recorder) = &mut runner.trace {
                 recorder.hand_over(true);
+            }
+            if let Some(done) = done {
+                done.fetch_add(1, Ordering::Relaxed);
             }
         }
     };
