@@ -29,6 +29,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Quick where `quick` (a `--quick` flag), else full.
+    pub fn quick_if(quick: bool) -> Mode {
+        if quick {
+            Mode::Quick
+        } else {
+            Mode::Full
+        }
+    }
+
     /// The vector widths benchmarks run at. Quick runs keep the scalar and
     /// one vector width: every kernel is still built and run, in a fraction
     /// of the runtime's first-time compilation.

@@ -3,42 +3,11 @@
 //! signature, and PoCL's output buffers pass the case's Rust reference.
 //! (`ci/test` installs PoCL and the compile toolchain.)
 
-use clflow_compile::{CompileRequest, Compiler};
-use clflow_core::Launch;
+mod common;
+use clflow_compile::Compiler;
 use clflow_corpus::{check_outputs, Case};
-use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_ocl::{DeviceSelector, ProgramSource};
-use std::path::PathBuf;
-
-fn kernels_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../kernels")
-}
-
-/// The case's default manifest, checked against its kernel as compiled to
-/// SPIR-V, and materialised.
-fn checked_launch(case: Case, compiler: &Compiler) -> (CheckedManifest, Launch) {
-    let path = kernels_dir()
-        .join(case.name())
-        .join(format!("{}.toml", case.name()));
-    let manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let compiled = compiler
-        .compile(&CompileRequest::new(
-            &manifest.info().source,
-            &manifest.info().build_options,
-        ))
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
-    let module = clflow_spirv::load(&compiled.spirv).unwrap();
-    let kernels = clflow_spirv::reflect_kernels(&module).unwrap();
-    let kernel = kernels
-        .iter()
-        .find(|k| k.signature.name == case.kernel())
-        .unwrap_or_else(|| panic!("{case}: kernel `{}` not in the module", case.kernel()));
-    let manifest = manifest
-        .check(&kernel.signature, IntegerSigns::Declared)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
-    (manifest, launch)
-}
+use common::checked_launch;
 
 #[test]
 fn every_case_runs_on_pocl_and_matches_its_reference() {
@@ -51,7 +20,7 @@ fn every_case_runs_on_pocl_and_matches_its_reference() {
 
     let mut failures = Vec::new();
     for case in Case::ALL {
-        let (manifest, launch) = checked_launch(case, &compiler);
+        let (manifest, launch, _) = checked_launch(case, &compiler);
         let info = manifest.info();
         let source = ProgramSource::from_file(&info.source, &info.build_options).unwrap();
         let result = clflow_ocl::run_launch(&device, &source, &launch)

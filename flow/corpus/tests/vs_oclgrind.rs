@@ -18,14 +18,15 @@
 //! built beside the test binaries (`cargo test --workspace` builds it; or
 //! `cargo build -p clflow-ocl`); fails, saying so, when either is missing.
 
-use clflow_compile::{CompileRequest, Compiler};
+mod common;
+use clflow_compile::Compiler;
 use clflow_core::Launch;
 use clflow_corpus::{check_outputs, Case};
 use clflow_interp::{Counts, OpClass, OpSet, Program, RunOptions};
-use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
+use clflow_manifest::CheckedManifest;
 use clflow_ocl::oclgrind::{PAPER_LLVM_OPS, PAPER_OPS};
 use clflow_ocl::{run_under_oclgrind, InstructionHistogram, OclgrindConfig, ProgramSource};
-use std::path::PathBuf;
+use common::checked_launch;
 
 /// LLVM instructions clflow's `arith` classes count (one operation each):
 /// integer and float arithmetic, bitwise ops, shifts, compares, address
@@ -199,10 +200,6 @@ struct Row {
     w_paper: (u64, u64),
 }
 
-fn kernels_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../kernels")
-}
-
 fn oclgrind() -> OclgrindConfig {
     OclgrindConfig::locate().unwrap_or_else(|e| {
         panic!(
@@ -352,30 +349,10 @@ fn global_atomic_bytes(h: &InstructionHistogram) -> u64 {
         .sum()
 }
 
-/// The case's default manifest, checked against its kernel as compiled to
-/// SPIR-V, its launch and the kernel translated for the interpreter.
+/// The case's default manifest, its launch and the kernel translated for
+/// the interpreter.
 fn launch_for(case: Case, compiler: &Compiler) -> (CheckedManifest, Launch, Program) {
-    let path = kernels_dir()
-        .join(case.name())
-        .join(format!("{}.toml", case.name()));
-    let manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let spirv = compiler
-        .compile(&CompileRequest::new(
-            &manifest.info().source,
-            &manifest.info().build_options,
-        ))
-        .unwrap_or_else(|e| panic!("{case}: {e}"))
-        .spirv;
-    let module = clflow_interp::load(&spirv).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let kernels = clflow_spirv::reflect_kernels(&module).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let kernel = kernels
-        .iter()
-        .find(|k| k.signature.name == case.kernel())
-        .unwrap_or_else(|| panic!("{case}: kernel `{}` not in the module", case.kernel()));
-    let manifest = manifest
-        .check(&kernel.signature, IntegerSigns::Declared)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let launch = manifest.materialize().unwrap_or_else(|e| panic!("{e}"));
+    let (manifest, launch, module) = checked_launch(case, compiler);
     let program =
         Program::translate(&module, &launch.kernel).unwrap_or_else(|e| panic!("{case}: {e}"));
     (manifest, launch, program)

@@ -72,19 +72,17 @@ impl clflow_core::Diagnostic for DevicesError {
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: Option<&'static str> = {
-            match self {
-                DevicesError::Profile { .. } => {
-                    Some("see devices/README.md for the profile format and the known fields")
-                }
-                DevicesError::PowerImport { .. } => Some(
-                    "the CSV needs the header `device,kernel,time_s,watts`; see devices/README.md",
-                ),
-                DevicesError::Measured { .. } => {
-                    Some("re-measure with `clflow bench --device SEL --refresh`, which replaces it")
-                }
-                _ => None,
+        let hint: Option<&'static str> = match self {
+            DevicesError::Profile { .. } => {
+                Some("see devices/README.md for the profile format and the known fields")
             }
+            DevicesError::PowerImport { .. } => {
+                Some("the CSV needs the header `device,kernel,time_s,watts`; see devices/README.md")
+            }
+            DevicesError::Measured { .. } => {
+                Some("re-measure with `clflow bench --device SEL --refresh`, which replaces it")
+            }
+            _ => None,
         };
         hint.map(str::to_string)
     }

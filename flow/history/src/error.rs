@@ -38,8 +38,7 @@ impl clflow_core::Diagnostic for HistoryError {
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: Option<&'static str> = {
-            match self {
+        let hint: Option<&'static str> = match self {
             HistoryError::NewerSchema { .. } => Some(
                 "upgrade clflow, or point --store (or CLFLOW_STORE) at another file to keep a separate history",
             ),
@@ -48,7 +47,6 @@ impl clflow_core::Diagnostic for HistoryError {
             ),
             HistoryError::NoLocation => None,
             HistoryError::Plot(_) => None,
-        }
         };
         hint.map(str::to_string)
     }

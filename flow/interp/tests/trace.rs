@@ -31,12 +31,11 @@ __kernel void gather(__global const float4 *in, __global const uint *index,
   if (get_local_id(0) == 0) atomic_inc(hits);
 }"#;
 
-#[test]
-fn every_access_arrives_in_work_group_order_with_its_work_item() {
-    let n = 256u32;
-    let index: Vec<u32> = (0..n).map(|i| (i * 7) % n).collect();
+/// `gather` over `n` float4s in groups of 32, work-item i reading `index(i)`.
+fn gather_launch(n: u32, index: impl Fn(u32) -> u32) -> clflow_core::Launch {
+    let index: Vec<u32> = (0..n).map(index).collect();
     let input: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
-    let launch = launch(
+    launch(
         "gather",
         &[n as u64],
         Some(&[32]),
@@ -46,7 +45,13 @@ fn every_access_arrives_in_work_group_order_with_its_work_item() {
             f32s(&vec![0.0; n as usize]),
             u32s(&[0]),
         ],
-    );
+    )
+}
+
+#[test]
+fn every_access_arrives_in_work_group_order_with_its_work_item() {
+    let n = 256u32;
+    let launch = gather_launch(n, |i| (i * 7) % n);
     let program = program(GATHER, "gather");
     let plain = program.run(&launch, &RunOptions::default()).unwrap();
     let mut recording = Recording::default();
@@ -77,7 +82,7 @@ fn every_access_arrives_in_work_group_order_with_its_work_item() {
         let mut read = vec![0u64; 32];
         for a in of(0) {
             let i = (g * 32 + a.item as u64) as usize;
-            let at = 16 * index[i] as u64;
+            let at = 16 * ((i as u32 * 7) % n) as u64;
             assert_eq!(a.kind, AccessKind::Load);
             assert!(
                 a.offset >= at && a.offset + a.bytes as u64 <= at + 16,
@@ -210,20 +215,7 @@ __kernel void sum(__global const float *a, __global float *out, uint n) {
 
 #[test]
 fn a_run_counts_its_finished_work_groups_for_a_watcher() {
-    let n = 256u32;
-    let index: Vec<u32> = (0..n).collect();
-    let input: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
-    let launch = launch(
-        "gather",
-        &[n as u64],
-        Some(&[32]),
-        vec![
-            f32s(&input),
-            u32s(&index),
-            f32s(&vec![0.0; n as usize]),
-            u32s(&[0]),
-        ],
-    );
+    let launch = gather_launch(256, |i| i);
     let program = program(GATHER, "gather");
     let progress = std::sync::Arc::new(clflow_interp::Progress::default());
     assert_eq!((progress.total(), progress.done()), (0, 0));

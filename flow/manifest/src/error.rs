@@ -106,8 +106,7 @@ impl clflow_core::Diagnostic for ManifestError {
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: Option<&str> = { self.0.hint.as_deref() };
-        hint.map(str::to_string)
+        self.0.hint.clone()
     }
 }
 

@@ -40,15 +40,13 @@ impl clflow_core::Diagnostic for MetricsError {
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: &'static str = {
-            match self {
+        let hint: &'static str = match self {
             MetricsError::Read { .. } => "check the path; `clflow analyze` writes results.json into its --out directory",
             MetricsError::Json { .. } | MetricsError::Invalid { .. } => {
                 "give a results.json written by clflow, or a measurements CSV (see `clflow report --help`)"
             }
             MetricsError::Schema { .. } => "re-run `clflow report` on it with the clflow that wrote it, or re-analyze",
             MetricsError::Csv { .. } => "see `clflow report --help` for the CSV columns and their units",
-        }
         };
         Some(hint.to_string())
     }

@@ -167,15 +167,8 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .float_ceiling();
 
     let all = session.device_infos();
-    let mode = if args.quick_bench {
-        Mode::Quick
-    } else {
-        Mode::Full
-    };
-    let plan = TimingPlan {
-        min_time_s: args.min_time,
-        ..TimingPlan::default()
-    };
+    let mode = Mode::quick_if(args.quick_bench);
+    let plan = TimingPlan::lasting(args.min_time);
     let mut failures: Vec<Error> = Vec::new();
     // (kernel, device name, run) of every run that completed, for the history.
     let mut completed = Vec::new();
@@ -224,17 +217,12 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
                 kernel.name,
                 selected.info.label()
             ));
-            let bar = observer.phase("run");
             let outcome = run_on_device(
+                session,
                 device,
-                &all,
-                datasheet,
                 &KernelOnDevice::new(&kernel.input, &kernel.launch, Some(&kernel.outputs)),
                 &plan,
-                &*bar,
-                observer,
             );
-            drop(bar);
             match outcome {
                 Ok(device_run) => {
                     if device_run.outputs.is_wrong() {

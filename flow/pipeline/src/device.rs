@@ -12,7 +12,6 @@ use crate::{Observer, Phase};
 use clflow_check::TimedRun;
 use clflow_core::Launch;
 use clflow_devices::power::{choose_sensor, PowerSource, PowerTrace, SensorOptions};
-use clflow_devices::DatasheetProfile;
 use clflow_interp::OutputBuffer;
 use clflow_interp::RunOptions;
 use clflow_metrics::{Figure, Provenance, Run, Unit};
@@ -59,6 +58,16 @@ impl Default for TimingPlan {
             min_launches: 5,
             repetitions: None,
             max_launches: 100_000,
+        }
+    }
+}
+
+impl TimingPlan {
+    /// The default plan, timing until `min_time_s` of kernel time.
+    pub fn lasting(min_time_s: f64) -> TimingPlan {
+        TimingPlan {
+            min_time_s,
+            ..TimingPlan::default()
         }
     }
 }
@@ -273,19 +282,25 @@ impl<'a> KernelOnDevice<'a> {
     }
 }
 
-/// Runs the kernel on `device` as the module doc says. `all` is every
-/// device (to pick the right sensor among identical boards), `datasheet`
-/// its matched profile (the spec power of last resort). `progress` is
-/// driven in milliseconds of kernel time towards `min_time_s`.
+/// Runs the kernel on `device` as the module doc says, as the `run` phase:
+/// its progress in milliseconds of kernel time towards `min_time_s`. The
+/// session gives every device (to pick the right sensor among identical
+/// boards) and the datasheet the device's name matches (the spec power of
+/// last resort).
 pub fn run_on_device(
+    session: &Session,
     device: &OclDevice,
-    all: &[DeviceInfo],
-    datasheet: Option<&DatasheetProfile>,
     kernel: &KernelOnDevice<'_>,
     plan: &TimingPlan,
-    progress: &dyn Phase,
-    observer: &dyn Observer,
 ) -> crate::Result<DeviceRun> {
+    let observer = session.observer();
+    let all = session.device_infos();
+    let datasheet = session
+        .catalog()
+        .match_name(&device.info.name)
+        .map(|m| m.profile);
+    let phase = observer.phase("run");
+    let progress = &*phase;
     let info = &device.info;
     let missing = missing_extensions(kernel.module, info);
     if !missing.is_empty() {
@@ -337,7 +352,7 @@ pub fn run_on_device(
             .map_err(|e| ocl_failure(e, observer))?,
     );
 
-    let mut choice = choose_sensor(info, all, datasheet, &SensorOptions::from_env());
+    let mut choice = choose_sensor(info, &all, datasheet, &SensorOptions::from_env());
     let mut notes: Vec<String> = Vec::new();
     let mut sensor = choice.sensor.take();
     if let Some(s) = sensor.as_mut() {
@@ -491,27 +506,15 @@ pub fn time_for_check(
     selectors: &[String],
     session: &Session,
 ) -> crate::Result<Vec<TimedRun>> {
-    let observer = session.observer();
-    let all = session.device_infos();
     let mut runs = Vec::new();
     for text in selectors {
         let device = session.device(text)?;
-        let datasheet = session
-            .catalog()
-            .match_name(&device.info.name)
-            .map(|m| m.profile);
-        let bar = observer.phase("time");
-        let outcome = run_on_device(
+        let run = run_on_device(
+            session,
             device,
-            &all,
-            datasheet,
             &KernelOnDevice::new(input, launch, Some(reference)),
             &TimingPlan::default(),
-            &*bar,
-            observer,
-        );
-        drop(bar);
-        let run = outcome?;
+        )?;
         if run.outputs.is_wrong() {
             return Err(Error::analysis(format!(
                 "kernel `{}` on {}: {}",

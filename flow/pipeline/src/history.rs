@@ -20,17 +20,19 @@ pub fn entry(command: &str, kernel: &str, manifest: &Path, source: &Path) -> Ent
     entry.manifest_path = Some(path.display().to_string());
     entry.manifest_sha256 = sha256_of(manifest);
     entry.source_sha256 = sha256_of(source);
-    entry.git_commit = manifest
-        .parent()
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            }
-        })
-        .and_then(clflow_history::git_commit);
+    entry.git_commit = commit_beside(manifest);
     entry
+}
+
+/// The git commit of the checkout a file is in, if it is in one.
+pub fn commit_beside(file: &Path) -> Option<String> {
+    let dir = file.parent()?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    clflow_history::git_commit(dir)
 }
 
 /// A metric named as `clflow check` names it (`W.total`, `T`, ...), with its unit.

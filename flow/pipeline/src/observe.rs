@@ -65,10 +65,12 @@ impl Phase for Silent {
 /// Keeps every message and phase event, for tests.
 #[derive(Default)]
 pub struct Recorder {
-    pub events: Mutex<Vec<String>>,
+    events: Mutex<Vec<String>>,
 }
 
 impl Recorder {
+    /// Everything said so far, in order: `Note: …`, `Detail: …`,
+    /// `phase: NAME`, then `NAME: length N`, `NAME: at N`, `NAME: message`.
     pub fn events(&self) -> Vec<String> {
         self.events.lock().map(|e| e.clone()).unwrap_or_default()
     }

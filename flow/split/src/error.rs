@@ -28,8 +28,7 @@ impl clflow_core::Diagnostic for SplitError {
     }
 
     fn hint(&self) -> Option<String> {
-        let hint: &'static str = {
-            match self {
+        let hint: &'static str = match self {
             SplitError::Ceiling { .. } => {
                 "measure the device with `clflow bench`, or give its figure in a datasheet profile"
             }
@@ -40,7 +39,6 @@ impl clflow_core::Diagnostic for SplitError {
             SplitError::TooManyKernels { .. } => {
                 "group the kernels into fewer manifests, or bound parts of the application separately"
             }
-        }
         };
         Some(hint.to_string())
     }

@@ -80,7 +80,7 @@ pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
         None => session.device_at(0)?,
     };
     let label = format!("{}: {}", device.info.index, device.info.label());
-    let mode = if args.quick { Mode::Quick } else { Mode::Full };
+    let mode = Mode::quick_if(args.quick);
     let store = MeasuredStore::from_env();
     let identity = clflow_devices::DeviceIdentity::of(&device.info);
 

@@ -122,17 +122,7 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let recorded = read_recorded(&args.results)?;
     let timing = !devices.is_empty() || !args.results.is_empty();
 
-    let commit = args
-        .suite
-        .parent()
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            }
-        })
-        .and_then(clflow_history::git_commit);
+    let commit = clflow_pipeline::history::commit_beside(&args.suite);
     let mut measured = Vec::new();
     let mut entries = Vec::new();
     let mut worst_input_failure = None;

@@ -14,7 +14,6 @@ use clflow_pipeline::profile::measured_or_datasheet;
 use clflow_pipeline::traffic::{
     describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
 };
-use clflow_pipeline::Observer;
 use clflow_pipeline::Session;
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
@@ -121,15 +120,8 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
     let mut traffic = Vec::new();
     let all = session.device_infos();
-    let mode = if args.quick_bench {
-        Mode::Quick
-    } else {
-        Mode::Full
-    };
-    let plan = TimingPlan {
-        min_time_s: args.min_time,
-        ..TimingPlan::default()
-    };
+    let mode = Mode::quick_if(args.quick_bench);
+    let plan = TimingPlan::lasting(args.min_time);
     let mut predictions = Vec::new();
     for (device, cache) in devices.iter().zip(&caches) {
         let name = device.info.name.trim().to_string();
@@ -157,17 +149,12 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         let measurement = if args.no_run {
             Measured::default()
         } else {
-            let bar = verbosity.phase("run");
             let outcome = run_on_device(
+                &session,
                 device,
-                &all,
-                datasheet,
                 &KernelOnDevice::new(&input, &launch, Some(&counted.buffers)),
                 &plan,
-                &*bar,
-                &verbosity,
             );
-            drop(bar);
             let run = outcome?.to_metrics_run(&launch.kernel, &name);
             Measured {
                 time_s: run.time.map(|f| f.value),

@@ -10,7 +10,6 @@ use clflow_pipeline::device::{run_on_device, DeviceRun, KernelOnDevice, TimingPl
 use clflow_pipeline::history;
 use clflow_pipeline::history::history_entry;
 use clflow_pipeline::input::prepare_manifest;
-use clflow_pipeline::Observer;
 use clflow_pipeline::Session;
 use std::path::PathBuf;
 
@@ -89,23 +88,12 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
             &verbosity,
         )?)
     };
-    let all = session.device_infos();
-    let datasheet = session
-        .catalog()
-        .match_name(&device.info.name)
-        .map(|m| m.profile);
-    let bar = verbosity.phase("run");
-    let outcome = run_on_device(
+    let device_run = run_on_device(
+        &session,
         device,
-        &all,
-        datasheet,
         &KernelOnDevice::new(&input, &launch, reference.as_deref()),
         &plan,
-        &*bar,
-        &verbosity,
-    );
-    drop(bar);
-    let device_run = outcome?;
+    )?;
 
     if !args.no_history {
         let entries = vec![history_entry(
