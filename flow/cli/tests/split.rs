@@ -201,7 +201,7 @@ fn bad_device_lists_are_input_errors_that_say_what_to_name() {
     );
     assert_eq!(code, 2);
     assert!(
-        err.contains("--devices tesla-k20: name exactly two devices, C then G"),
+        err.contains("--device tesla-k20: name exactly two devices, C then G"),
         "{err}"
     );
     let (code, err) = failure(

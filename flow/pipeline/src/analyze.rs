@@ -331,7 +331,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     })
 }
 
-/// The devices `--devices` names: `all`, or each selector's one device.
+/// The devices `--device` names: `all`, or each selector's one device.
 fn select_devices(selectors: &[String], session: &Session) -> crate::Result<Vec<Selected>> {
     let all = session.devices()?;
     let mut chosen: Vec<DeviceInfo> = Vec::new();
@@ -448,7 +448,7 @@ fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
     let (c, g) = (&devices[c], &devices[g]);
     format!(
         "<p>Of the {} devices analyzed, C is the first CPU, {}, and G the first other device, \
-         {}. <code>clflow split MANIFEST... --devices {},{}</code> prints these bounds; other \
+         {}. <code>clflow split MANIFEST... --device {},{}</code> prints these bounds; other \
          indexes bound another pair.</p>\n",
         devices.len(),
         clflow_report::escape(&c.name),
@@ -611,6 +611,6 @@ mod tests {
             ),
             "{note}"
         );
-        assert!(note.contains("<code>clflow split MANIFEST... --devices 1,0</code>"));
+        assert!(note.contains("<code>clflow split MANIFEST... --device 1,0</code>"));
     }
 }

@@ -53,7 +53,7 @@ pub enum NamedDevice {
 }
 
 impl NamedDevice {
-    /// The device `--devices` names: a profile name wins over an OpenCL
+    /// The device `--device` names: a profile name wins over an OpenCL
     /// selector, so that naming a profile never needs an OpenCL runtime; an
     /// OpenCL device comes with its stored `clflow bench` profile.
     pub fn resolve(text: &str, session: &Session) -> crate::Result<Self> {
@@ -66,7 +66,7 @@ impl NamedDevice {
             let ids: Vec<&str> = catalog.profiles().iter().map(|p| p.id.as_str()).collect();
             session.observer().detail(format!("OpenCL: {err}"));
             Error::input(format!(
-                "--devices: `{text}` is neither a datasheet profile nor an OpenCL device ({err})"
+                "--device: `{text}` is neither a datasheet profile nor an OpenCL device ({err})"
             ))
             .with_hint(format!(
                 "name a profile ({}) or a device `clflow devices` lists",

@@ -25,7 +25,7 @@ const EXAMPLES: &str = "\
 Examples:
   clflow predict kernels/triad/triad.toml --device pocl
       every model's time for triad on the PoCL device, beside the measured time
-  clflow predict kernels/sgemm/sgemm.toml --device 0 1 --json
+  clflow predict kernels/sgemm/sgemm.toml --device 0,1 --json
       two devices, as JSON (the kernel's facts, each model's inputs and outputs)
   clflow predict kernels/vadd/vadd.toml --device gpu --no-run
       predictions only

@@ -21,12 +21,12 @@ use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
-  clflow split kernels/sgemm/sgemm.toml --devices xeon-phi-5110p,tesla-k20
+  clflow split kernels/sgemm/sgemm.toml --device xeon-phi-5110p,tesla-k20
       one kernel on two devices from their datasheet profiles (no OpenCL device needed)
-  clflow split kernels/sgemm/sgemm.toml kernels/triad/triad.toml --devices 0,nvidia-h100-pcie --out reports/split
+  clflow split kernels/sgemm/sgemm.toml kernels/triad/triad.toml --device 0,nvidia-h100-pcie --out reports/split
       two kernels as one application: OpenCL device 0 (its stored `clflow bench` profile)
       as C and an H100 as G; every code partition, and the PerDome plot in reports/split/
-  clflow split kernels/vadd/vadd.toml --devices amd-epyc-7763,nvidia-a100-sxm --no-transfers --json
+  clflow split kernels/vadd/vadd.toml --device amd-epyc-7763,nvidia-a100-sxm --no-transfers --json
       the paper's bounds (data already on both sides), machine-readable
 
 Devices: the first is C, the second G. Each is a datasheet profile's name (`clflow devices
@@ -82,11 +82,11 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     if args.devices.len() != 2 {
         return Err(Failure::input(format!(
-            "--devices {}: name exactly two devices, C then G",
+            "--device {}: name exactly two devices, C then G",
             args.devices.join(",")
         ))
         .with_hint(
-            "e.g. --devices xeon-phi-5110p,tesla-k20; `clflow devices --profiles` lists the names",
+            "e.g. --device xeon-phi-5110p,tesla-k20; `clflow devices --profiles` lists the names",
         ));
     }
     // Names are checked before the count stage spends its time.
