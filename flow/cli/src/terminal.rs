@@ -108,15 +108,23 @@ impl LogLines {
             return;
         }
         state.last = Instant::now();
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = (state.done > 0 && state.total > state.done)
-            .then(|| elapsed / state.done as f64 * (state.total - state.done) as f64);
-        let eta = eta.map(|s| format!(", eta {s:.0} s")).unwrap_or_default();
-        eprintln!(
-            "{}: {}/{} after {elapsed:.0} s{eta} {}",
-            self.name, state.done, state.total, state.message
-        );
+        let line = log_line(&self.name, &state, self.started.elapsed().as_secs_f64());
+        eprintln!("{line}");
     }
+}
+
+/// `count: 3/8 after 12 s, eta 20 s interpreting hash`: the time left at
+/// the rate so far, once there is a rate.
+fn log_line(name: &str, state: &LogState, elapsed: f64) -> String {
+    let eta = (state.done > 0 && state.total > state.done)
+        .then(|| elapsed / state.done as f64 * (state.total - state.done) as f64);
+    let eta = eta.map(|s| format!(", eta {s:.0} s")).unwrap_or_default();
+    format!(
+        "{name}: {}/{} after {elapsed:.0} s{eta} {}",
+        state.done, state.total, state.message
+    )
+    .trim_end()
+    .to_string()
 }
 
 impl Phase for LogLines {
@@ -131,5 +139,32 @@ impl Phase for LogLines {
     }
     fn suspend(&self, f: &mut dyn FnMut()) {
         f()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_give_the_time_left_at_the_rate_so_far() {
+        let mut state = LogState {
+            total: 8,
+            done: 0,
+            message: "interpreting hash".into(),
+            last: Instant::now(),
+        };
+        assert_eq!(
+            log_line("count", &state, 4.0),
+            "count: 0/8 after 4 s interpreting hash"
+        );
+        state.done = 2;
+        assert_eq!(
+            log_line("count", &state, 12.0),
+            "count: 2/8 after 12 s, eta 36 s interpreting hash"
+        );
+        state.done = 8;
+        state.message.clear();
+        assert_eq!(log_line("bench", &state, 20.0), "bench: 8/8 after 20 s");
     }
 }
