@@ -7,6 +7,7 @@
 //! - [`traffic`]: the cache each device has, and the kernel's Q through it;
 //! - [`outputs`]: compare a device's output buffers with the interpreter's;
 //! - [`device`]: build on a device, time repeated launches, sample power;
+//! - [`devices`]: what `clflow devices` joins for each device;
 //! - [`bench`] and [`profile`]: a device's ceilings, measured (benchmarking
 //!   it if need be) and from its datasheet;
 //! - [`split`]: the PerDome bounds of kernels split between two devices;
@@ -22,6 +23,7 @@ pub mod analyze;
 pub mod bench;
 pub mod count;
 pub mod device;
+pub mod devices;
 mod error;
 pub mod history;
 pub mod input;

@@ -5,14 +5,11 @@
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_devices::power::{choose_sensor, PowerImport, PowerSource, SensorOptions};
-use clflow_devices::{
-    DatasheetProfile, DeviceIdentity, MeasuredStore, Metric, ProfileCatalog, ProfileOrigin,
-};
-use clflow_ocl::{DeviceInfo, DeviceKind, OclError};
-use clflow_pipeline::traffic::device_cache;
+use clflow_devices::power::{PowerImport, SensorOptions};
+use clflow_devices::{DatasheetProfile, MeasuredStore, Metric, ProfileCatalog, ProfileOrigin};
+use clflow_ocl::{DeviceKind, OclError};
+use clflow_pipeline::devices::{describe, DeviceReport, DevicesJson};
 use clflow_traffic::format_size;
-use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -104,117 +101,6 @@ pub fn run(args: DevicesArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
     print!("{}", render_devices(&reports));
     Ok(())
-}
-
-#[derive(Serialize)]
-struct DevicesJson<'a> {
-    devices: Vec<DeviceReport<'a>>,
-    profiles_dir: Option<String>,
-    measured_dir: Option<String>,
-}
-
-#[derive(Serialize)]
-struct DeviceReport<'a> {
-    #[serde(flatten)]
-    info: &'a DeviceInfo,
-    profile: Option<ProfileRef>,
-    measured: MeasuredRef,
-    power: PowerRef,
-    /// The cache `predict` and `analyze` simulate for it.
-    simulated_cache: Option<CacheRef>,
-}
-
-#[derive(Serialize)]
-struct CacheRef {
-    bytes: u64,
-    line_bytes: u64,
-    source: String,
-}
-
-#[derive(Serialize)]
-struct ProfileRef {
-    id: String,
-    model: String,
-    /// The `match` pattern that chose it.
-    pattern: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    ties: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct MeasuredRef {
-    exists: bool,
-    path: Option<String>,
-    measured_at: Option<String>,
-    clflow_version: Option<String>,
-    /// Why a stored profile could not be read.
-    error: Option<String>,
-}
-
-#[derive(Serialize)]
-struct PowerRef {
-    /// `None`: no power figure for this device.
-    source: Option<PowerSource>,
-    sensor: String,
-    notes: Vec<String>,
-}
-
-fn describe<'a>(
-    device: &'a DeviceInfo,
-    all: &[DeviceInfo],
-    catalog: &ProfileCatalog,
-    store: Option<&MeasuredStore>,
-    options: &SensorOptions,
-) -> DeviceReport<'a> {
-    let matched = catalog.match_name(&device.name);
-    let profile = matched.as_ref().map(|m| m.profile);
-    let choice = choose_sensor(device, all, profile, options);
-    DeviceReport {
-        info: device,
-        profile: matched.map(|m| ProfileRef {
-            id: m.profile.id.clone(),
-            model: m.profile.model.clone(),
-            pattern: m.pattern.to_string(),
-            ties: m.ties.iter().map(|t| t.to_string()).collect(),
-        }),
-        measured: measured(device, store),
-        power: PowerRef {
-            source: choice.source,
-            sensor: choice.description,
-            notes: choice.notes,
-        },
-        simulated_cache: device_cache(None, device, profile).map(|c| CacheRef {
-            bytes: c.spec.bytes,
-            line_bytes: c.spec.line_bytes,
-            source: c.source,
-        }),
-    }
-}
-
-fn measured(device: &DeviceInfo, store: Option<&MeasuredStore>) -> MeasuredRef {
-    let mut out = MeasuredRef {
-        exists: false,
-        path: None,
-        measured_at: None,
-        clflow_version: None,
-        error: None,
-    };
-    let Some(store) = store else {
-        out.error = Some("no data directory (set CLFLOW_DATA_DIR or HOME)".into());
-        return out;
-    };
-    let identity = DeviceIdentity::of(device);
-    out.path = Some(store.path_for(&identity).display().to_string());
-    match store.load(&identity) {
-        Ok(Some(profile)) => {
-            out.exists = true;
-            out.measured_at = Some(profile.measured_at);
-            out.clflow_version = Some(profile.clflow_version);
-        }
-        Ok(None) => {}
-        Err(err) => out.error = Some(err.to_string()),
-    }
-    out
 }
 
 fn render_devices(reports: &[DeviceReport]) -> String {
