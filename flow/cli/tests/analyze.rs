@@ -185,7 +185,11 @@ fn bad_selections_fail_before_any_work() {
     );
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("cannot write the report"), "{stderr}");
+    assert!(stderr.contains("a-file: cannot write there"), "{stderr}");
+    assert!(
+        stderr.contains("hint: choose a writable directory with --out"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("counted"), "{stderr}");
     let out = clflow(
         data.path(),

@@ -141,6 +141,24 @@ fn bad_input_gets_one_line_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("invalid value '48' for '--line-bytes <N>': give a power of two"));
+    // An output directory that cannot be written is refused before the count.
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let out = clflow(&[
+        "count",
+        "kernels/vadd/vadd.toml",
+        "--dump",
+        blocker.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write there: a file is where the directory goes"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: choose a writable directory with --dump"),
+        "{err}"
+    );
     // A thread count the system cannot spawn is refused, not a crash.
     let out = clflow(&["count", "kernels/vadd/vadd.toml", "--threads", "100000"]);
     assert_eq!(out.status.code(), Some(2));

@@ -148,7 +148,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .map(|manifest| prepare_manifest(manifest, "analyze", session))
         .collect::<crate::Result<Vec<_>>>()?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&prepared));
-    clflow_report::check_writable(&out)?;
+    clflow_report::check_writable(&out, "--out")?;
     let kernels = count_all(args, prepared, &devices, observer)?;
 
     let mut set = ResultSet {

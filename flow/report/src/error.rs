@@ -20,6 +20,12 @@ pub enum ReportError {
     /// could have written.
     #[error("{0}")]
     Document(String),
+    #[error("{}: cannot write there: {source}", path.display())]
+    Unwritable {
+        path: PathBuf,
+        flag: String,
+        source: std::io::Error,
+    },
     #[error("{}: cannot read: {source}", path.display())]
     SectionRead {
         path: PathBuf,
@@ -39,6 +45,7 @@ impl clflow_core::Diagnostic for ReportError {
             ReportError::Io { .. }
             | ReportError::Obstacle { .. }
             | ReportError::Document(_)
+            | ReportError::Unwritable { .. }
             | ReportError::SectionRead { .. }
             | ReportError::Section { .. } => FailureKind::Input,
             ReportError::Plot { .. } | ReportError::Encode { .. } => FailureKind::Analysis,
@@ -55,6 +62,9 @@ impl clflow_core::Diagnostic for ReportError {
             ReportError::Document(_) => "re-run the command that wrote it",
             ReportError::SectionRead { .. } => {
                 "check its permissions, or move it away to redraw the report without it"
+            }
+            ReportError::Unwritable { flag, .. } => {
+                return Some(format!("choose a writable directory with {flag}"))
             }
             ReportError::Section { name, .. } => {
                 return Some(format!(

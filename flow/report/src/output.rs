@@ -200,18 +200,19 @@ pub fn write_report_with(
     write_report_sections(set, out, &sections)
 }
 
-/// Checks, before any long work, that a report can be written to `out`:
-/// the directory exists or can be made, and takes a new file. Nothing is
-/// left behind but the directory.
-pub fn check_writable(out: &Path) -> Result<(), ReportError> {
-    let io = |source| ReportError::Io {
+/// Checks, before any long work, that files can be written to `out`, the
+/// directory `flag` names: it exists or can be made, and takes a new file.
+/// Nothing is left behind but the directory.
+pub fn check_writable(out: &Path, flag: &str) -> Result<(), ReportError> {
+    let io = |source| ReportError::Unwritable {
         path: out.to_path_buf(),
+        flag: flag.to_string(),
         source,
     };
     if out.exists() && !out.is_dir() {
         return Err(io(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
-            "a file is where the report's directory goes",
+            "a file is where the directory goes",
         )));
     }
     std::fs::create_dir_all(out).map_err(io)?;

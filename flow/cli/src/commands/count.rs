@@ -93,6 +93,10 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         None => None,
     };
     let (input, launch) = prepare_manifest(&args.manifest, "count", &session)?;
+    if let Some(dir) = &args.dump {
+        // Checked before the count spends its time.
+        clflow_report::check_writable(dir, "--dump")?;
+    }
     let options = RunOptions {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,

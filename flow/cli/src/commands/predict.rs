@@ -95,6 +95,9 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let catalog = session.catalog();
     let chosen_cache = parse_cache_option(args.cache.as_deref(), catalog)?;
     let (input, launch) = prepare_manifest(&args.manifest, "predict", &session)?;
+    if let Some(dir) = &args.charts {
+        clflow_report::check_writable(dir, "--charts")?;
+    }
     let devices = args
         .device
         .iter()

@@ -95,6 +95,9 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
         .iter()
         .map(|text| NamedDevice::resolve(text, &session))
         .collect::<crate::Result<_>>()?;
+    if let Some(dir) = &args.out {
+        clflow_report::check_writable(dir, "--out")?;
+    }
 
     let counted = count_all(&args, &ops, &session)?;
     let transfers = if args.no_transfers {
