@@ -1,11 +1,13 @@
 //! The SPIR-V front end of clflow.
 //!
-//! Three jobs, one module each:
+//! Its jobs, one module each:
 //! - [`load`]: bytes → [`Module`], with a typed error (never a panic) for
 //!   anything that is not a well-formed little-endian SPIR-V module;
 //! - [`kernels`]: every `Kernel` entry point → [`KernelSignature`], with
 //!   exact OpenCL C types where the module keeps them;
-//! - [`summary`]: the facts a user wants to see about a module.
+//! - [`summary`]: the facts a user wants to see about a module;
+//! - [`types`]: the module's type declarations and their memory layout,
+//!   shared with the interpreter.
 //!
 //! ```no_run
 //! let bytes = std::fs::read("vadd.spv").unwrap();
@@ -20,7 +22,7 @@ mod error;
 mod load;
 mod reflect;
 mod summary;
-mod types;
+pub mod types;
 
 #[cfg(test)]
 mod test_modules;

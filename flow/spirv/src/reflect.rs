@@ -5,9 +5,9 @@
 //! parameters (with their `OpName`s) from the function it names.
 
 use crate::arg_types::{spelled_types, SpelledType};
-use crate::types::{id_operand, SpirvType, TypeTable};
+use crate::types::{address_space, id_operand, Scalar, Type, Types};
 use crate::SpirvError;
-use clflow_core::{AddressSpace, ElementType, KernelParam, KernelSignature, ParamKind};
+use clflow_core::{ElementType, KernelParam, KernelSignature, ParamKind};
 use rspirv::dr::{Function, Instruction, Module, Operand};
 use spirv::{Decoration, ExecutionModel, FunctionParameterAttribute, Op, StorageClass, Word};
 use std::collections::HashMap;
@@ -99,7 +99,7 @@ pub fn reflect_kernels(module: &Module) -> Result<Vec<ReflectedKernel>, SpirvErr
 
 struct Reflector<'m> {
     module: &'m Module,
-    types: TypeTable<'m>,
+    types: Types,
     names: HashMap<Word, &'m str>,
     param_attributes: HashMap<Word, Vec<FunctionParameterAttribute>>,
     spelled: HashMap<String, Vec<SpelledType>>,
@@ -135,7 +135,7 @@ impl<'m> Reflector<'m> {
         }
         Reflector {
             module,
-            types: TypeTable::new(module),
+            types: Types::new(module),
             names,
             param_attributes,
             spelled: spelled_types(module),
@@ -195,7 +195,7 @@ impl<'m> Reflector<'m> {
     ) -> Result<KernelParam, SpirvError> {
         let missing = || SpirvError::reflection(kernel, format!("parameter {index} has no type"));
         let type_id = parameter.result_type.ok_or_else(missing)?;
-        let ty = self.types.get(type_id).ok_or_else(|| {
+        let ty = self.types.get(type_id).map_err(|_| {
             SpirvError::reflection(
                 kernel,
                 format!("parameter {index} has type %{type_id}, which the module does not declare"),
@@ -206,8 +206,8 @@ impl<'m> Reflector<'m> {
             .and_then(|id| self.param_attributes.get(&id))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let kind = match ty {
-            SpirvType::Int { .. } | SpirvType::Float { .. } | SpirvType::Vector { .. } => {
+        let kind = match *ty {
+            Type::Scalar(Scalar::Int(_) | Scalar::Float(_)) | Type::Vector(..) => {
                 match self.value_type(type_id, attributes, spelled) {
                     Some(ty) => ParamKind::Scalar { ty },
                     None => ParamKind::Unsupported {
@@ -215,29 +215,35 @@ impl<'m> Reflector<'m> {
                     },
                 }
             }
-            SpirvType::Pointer {
+            Type::Pointer {
                 storage: StorageClass::Function,
                 pointee,
             } if attributes.contains(&FunctionParameterAttribute::ByVal) => {
                 // A struct passed by value arrives as a pointer to a copy.
                 self.aggregate(pointee)
             }
-            SpirvType::Pointer { storage, pointee } => match address_space(storage) {
-                Some(space) => ParamKind::Pointer {
-                    space,
-                    pointee: self.pointee(pointee, spelled),
-                },
-                None => ParamKind::Unsupported {
-                    what: format!("a pointer into {storage:?} storage"),
-                },
-            },
-            SpirvType::Struct | SpirvType::Array { .. } => self.aggregate(type_id),
-            SpirvType::Image => unsupported(spelled, "an image"),
-            SpirvType::Sampler => unsupported(spelled, "sampler_t"),
-            SpirvType::Pipe => unsupported(spelled, "a pipe"),
-            SpirvType::Queue => unsupported(spelled, "queue_t"),
-            SpirvType::Event => unsupported(spelled, "an event"),
-            SpirvType::Other(op) => unsupported(spelled, &format!("SPIR-V {op:?}")),
+            // Built-in inputs are no kernel's parameters.
+            Type::Pointer { storage, pointee } => {
+                match address_space(storage).filter(|_| storage != StorageClass::Input) {
+                    Some(space) => ParamKind::Pointer {
+                        space,
+                        pointee: self.pointee(pointee, spelled),
+                    },
+                    None => ParamKind::Unsupported {
+                        what: format!("a pointer into {storage:?} storage"),
+                    },
+                }
+            }
+            Type::Struct { .. }
+            | Type::Array {
+                length: Some(_), ..
+            } => self.aggregate(type_id),
+            Type::Image => unsupported(spelled, "an image"),
+            Type::Sampler => unsupported(spelled, "sampler_t"),
+            Type::Pipe => unsupported(spelled, "a pipe"),
+            Type::Queue => unsupported(spelled, "queue_t"),
+            Type::Event => unsupported(spelled, "an event"),
+            ref other => unsupported(spelled, &format!("SPIR-V {:?}", other.opcode())),
         };
         let name = parameter
             .result_id
@@ -271,11 +277,15 @@ impl<'m> Reflector<'m> {
     }
 
     fn aggregate(&self, type_id: Word) -> ParamKind {
-        match self.types.layout(type_id) {
-            Some(layout) => ParamKind::Aggregate {
-                size_bytes: layout.size,
-            },
-            None => ParamKind::Unsupported {
+        // Sizes past the address space are no struct a kernel can take.
+        match self
+            .types
+            .layout(type_id)
+            .ok()
+            .map(|layout| usize::try_from(layout.size))
+        {
+            Some(Ok(size_bytes)) => ParamKind::Aggregate { size_bytes },
+            _ => ParamKind::Unsupported {
                 what: format!("a value of SPIR-V type {}", self.describe(type_id)),
             },
         }
@@ -312,22 +322,11 @@ fn unsupported(spelled: Option<&SpelledType>, fallback: &str) -> ParamKind {
     }
 }
 
-fn address_space(storage: StorageClass) -> Option<AddressSpace> {
-    Some(match storage {
-        StorageClass::CrossWorkgroup => AddressSpace::Global,
-        StorageClass::UniformConstant => AddressSpace::Constant,
-        StorageClass::Workgroup => AddressSpace::Local,
-        StorageClass::Function => AddressSpace::Private,
-        StorageClass::Generic => AddressSpace::Generic,
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_modules::{sample_module_bytes, untyped_module_bytes};
-    use clflow_core::ScalarType;
+    use clflow_core::{AddressSpace, ScalarType};
 
     fn element(text: &str) -> ElementType {
         text.parse().unwrap()

@@ -1,193 +1,352 @@
-//! The module's type declarations, looked up by id: what OpenCL element a
-//! SPIR-V type is, and how many bytes a struct passed by value occupies.
+//! The one model of a module's SPIR-V types, shared by reflection and the
+//! interpreter: every `OpType*` declaration decoded once (with its `CPacked`
+//! decoration and its array length resolved), looked up by id, and laid out
+//! in memory by OpenCL C's rules.
 
-use clflow_core::{ElementType, ScalarType};
+use clflow_core::{AddressSpace, ElementType, ScalarType};
 use rspirv::dr::{Instruction, Module, Operand};
-use spirv::{Op, StorageClass, Word};
-use std::collections::HashMap;
+use spirv::{Decoration, Op, StorageClass, Word};
+use std::collections::{HashMap, HashSet};
 
-/// A SPIR-V type as reflection sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SpirvType {
-    /// An integer; SPIR-V kernels give no sign.
-    Int {
-        bits: u32,
+/// A scalar as SPIR-V declares it; kernels give integers no sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    Int(u32),
+    Float(u32),
+}
+
+impl Scalar {
+    /// The OpenCL scalar, where the width is one OpenCL C has.
+    pub fn opencl(self, signed: bool) -> Option<ScalarType> {
+        match self {
+            Scalar::Bool => None,
+            Scalar::Int(bits) => ScalarType::integer(bits, signed),
+            Scalar::Float(bits) => ScalarType::float(bits),
+        }
+    }
+
+    /// Bytes in memory, where the width is one OpenCL C has.
+    fn size(self) -> Option<u64> {
+        match self {
+            Scalar::Bool => Some(1),
+            _ => self.opencl(false).map(|s| s.size_bytes() as u64),
+        }
+    }
+}
+
+/// One decoded type declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Type {
+    Void,
+    Scalar(Scalar),
+    Vector(Scalar, u32),
+    /// `length` is `None` for an `OpTypeRuntimeArray`.
+    Array {
+        element: Word,
+        length: Option<u64>,
     },
-    Float {
-        bits: u32,
-    },
-    Vector {
-        component: Word,
-        lanes: u32,
+    Struct {
+        members: Vec<Word>,
+        packed: bool,
     },
     Pointer {
         storage: StorageClass,
         pointee: Word,
     },
-    Struct,
-    Array {
-        element: Word,
-        length: Word,
-    },
+    Function,
+    /// `OpTypeEvent` or `OpTypeDeviceEvent`.
+    Event,
+    /// An `OpTypeOpaque`: a struct whose body the module does not give.
+    Opaque,
     Image,
     Sampler,
     Pipe,
     Queue,
-    Event,
+    /// Any other `OpType*`.
     Other(Op),
 }
 
-/// How deeply aggregates may nest before a module counts as malformed.
-const MAX_NESTING: usize = 64;
-
-pub(crate) struct TypeTable<'m> {
-    by_id: HashMap<Word, &'m Instruction>,
-    packed: Vec<Word>,
+impl Type {
+    /// The opcode that declares this kind of type, for messages.
+    pub fn opcode(&self) -> Op {
+        match self {
+            Type::Void => Op::TypeVoid,
+            Type::Scalar(Scalar::Bool) => Op::TypeBool,
+            Type::Scalar(Scalar::Int(_)) => Op::TypeInt,
+            Type::Scalar(Scalar::Float(_)) => Op::TypeFloat,
+            Type::Vector(..) => Op::TypeVector,
+            Type::Array { length: None, .. } => Op::TypeRuntimeArray,
+            Type::Array { .. } => Op::TypeArray,
+            Type::Struct { .. } => Op::TypeStruct,
+            Type::Pointer { .. } => Op::TypePointer,
+            Type::Function => Op::TypeFunction,
+            Type::Event => Op::TypeEvent,
+            Type::Opaque => Op::TypeOpaque,
+            Type::Image => Op::TypeImage,
+            Type::Sampler => Op::TypeSampler,
+            Type::Pipe => Op::TypePipe,
+            Type::Queue => Op::TypeQueue,
+            Type::Other(op) => *op,
+        }
+    }
 }
 
-impl<'m> TypeTable<'m> {
-    pub fn new(module: &'m Module) -> Self {
-        let by_id = module
-            .types_global_values
-            .iter()
-            .filter_map(|inst| inst.result_id.map(|id| (id, inst)))
-            .collect();
-        let packed = module
+/// Size and alignment in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub size: u64,
+    pub align: u64,
+}
+
+/// A type the module declares badly, or uses where it has no meaning.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeError {
+    #[error("%{id} is used as a type but is not one")]
+    NotAType { id: Word },
+    #[error("%{id} is {found}, expected a scalar or vector type")]
+    NotAScalar { id: Word, found: String },
+    #[error("{op:?} %{id} operand {index} is missing or of the wrong kind")]
+    Operand { op: Op, id: Word, index: usize },
+    #[error("array length is not a constant")]
+    LengthNotConstant,
+    #[error("type %{id} nests too deeply")]
+    TooDeep { id: Word },
+    #[error("array type %{id} is too large")]
+    TooLarge { id: Word },
+    #[error("type %{id} has no size in memory")]
+    Unsized { id: Word },
+    #[error("%{id} is not a struct type")]
+    NotAStruct { id: Word },
+    #[error("struct %{id} has no member {index}")]
+    NoMember { id: Word, index: u64 },
+}
+
+/// How deeply aggregates may nest: a malformed module may declare a type
+/// that contains itself.
+const MAX_NESTING: u32 = 64;
+
+/// Every type the module declares, by id.
+#[derive(Debug, Default)]
+pub struct Types {
+    /// By id, not a vector indexed by id: a damaged module may use any id.
+    by_id: HashMap<Word, Result<Type, TypeError>>,
+}
+
+impl Types {
+    /// Decodes the module's declarations in order, as SPIR-V requires them
+    /// to be declared before use (a vector's component, an array's length).
+    pub fn new(module: &Module) -> Self {
+        let packed: HashSet<Word> = module
             .annotations
             .iter()
             .filter(|inst| {
                 inst.class.opcode == Op::Decorate
                     && matches!(
                         inst.operands.get(1),
-                        Some(Operand::Decoration(spirv::Decoration::CPacked))
+                        Some(Operand::Decoration(Decoration::CPacked))
                     )
             })
             .filter_map(|inst| id_operand(inst, 0))
             .collect();
-        TypeTable { by_id, packed }
+        let mut types = Types::default();
+        // Integer constants, for array lengths.
+        let mut lengths: HashMap<Word, u64> = HashMap::new();
+        for inst in &module.types_global_values {
+            let Some(id) = inst.result_id else { continue };
+            if matches!(inst.class.opcode, Op::Constant | Op::SpecConstant) {
+                if let Some(value) = types.int_constant(inst) {
+                    lengths.insert(id, value);
+                }
+                continue;
+            }
+            if !inst.class.opname.starts_with("Type") {
+                continue;
+            }
+            let decl = types.decode(inst, id, packed.contains(&id), &lengths);
+            types.by_id.insert(id, decl);
+        }
+        types
     }
 
-    pub fn get(&self, id: Word) -> Option<SpirvType> {
-        let inst = self.by_id.get(&id)?;
-        Some(match inst.class.opcode {
-            Op::TypeInt => SpirvType::Int {
-                bits: literal_operand(inst, 0)?,
+    fn decode(
+        &self,
+        inst: &Instruction,
+        id: Word,
+        packed: bool,
+        lengths: &HashMap<Word, u64>,
+    ) -> Result<Type, TypeError> {
+        let op = inst.class.opcode;
+        let operand = |index| TypeError::Operand { op, id, index };
+        let word = |index| id_operand(inst, index).ok_or_else(|| operand(index));
+        let literal = |index| literal_operand(inst, index).ok_or_else(|| operand(index));
+        Ok(match op {
+            Op::TypeVoid => Type::Void,
+            Op::TypeBool => Type::Scalar(Scalar::Bool),
+            Op::TypeInt => Type::Scalar(Scalar::Int(literal(0)?)),
+            Op::TypeFloat => Type::Scalar(Scalar::Float(literal(0)?)),
+            Op::TypeVector => {
+                let component = word(0)?;
+                match self.get(component)? {
+                    Type::Scalar(scalar) => Type::Vector(*scalar, literal(1)?),
+                    other => {
+                        return Err(TypeError::NotAScalar {
+                            id: component,
+                            found: format!("{other:?}"),
+                        })
+                    }
+                }
+            }
+            Op::TypeArray => Type::Array {
+                element: word(0)?,
+                length: Some(*lengths.get(&word(1)?).ok_or(TypeError::LengthNotConstant)?),
             },
-            Op::TypeFloat => SpirvType::Float {
-                bits: literal_operand(inst, 0)?,
+            Op::TypeRuntimeArray => Type::Array {
+                element: word(0)?,
+                length: None,
             },
-            Op::TypeVector => SpirvType::Vector {
-                component: id_operand(inst, 0)?,
-                lanes: literal_operand(inst, 1)?,
+            Op::TypeStruct => Type::Struct {
+                members: (0..inst.operands.len())
+                    .map(word)
+                    .collect::<Result<_, _>>()?,
+                packed,
             },
             Op::TypePointer => match inst.operands.first() {
-                Some(Operand::StorageClass(storage)) => SpirvType::Pointer {
+                Some(Operand::StorageClass(storage)) => Type::Pointer {
                     storage: *storage,
-                    pointee: id_operand(inst, 1)?,
+                    pointee: word(1)?,
                 },
-                _ => return None,
+                _ => return Err(operand(0)),
             },
-            Op::TypeStruct => SpirvType::Struct,
-            Op::TypeArray => SpirvType::Array {
-                element: id_operand(inst, 0)?,
-                length: id_operand(inst, 1)?,
-            },
-            Op::TypeImage => SpirvType::Image,
-            Op::TypeSampler => SpirvType::Sampler,
-            Op::TypePipe => SpirvType::Pipe,
-            Op::TypeQueue => SpirvType::Queue,
-            Op::TypeEvent | Op::TypeDeviceEvent => SpirvType::Event,
-            other => SpirvType::Other(other),
+            Op::TypeFunction => Type::Function,
+            Op::TypeEvent | Op::TypeDeviceEvent => Type::Event,
+            Op::TypeOpaque => Type::Opaque,
+            Op::TypeImage => Type::Image,
+            Op::TypeSampler => Type::Sampler,
+            Op::TypePipe => Type::Pipe,
+            Op::TypeQueue => Type::Queue,
+            _ => Type::Other(op),
         })
+    }
+
+    /// The value of an integer `OpConstant`, cut to its type's width.
+    fn int_constant(&self, inst: &Instruction) -> Option<u64> {
+        let Ok(Type::Scalar(Scalar::Int(bits))) = self.get(inst.result_type?) else {
+            return None;
+        };
+        let raw = match inst.operands.first()? {
+            Operand::LiteralBit32(v) => u64::from(*v),
+            Operand::LiteralBit64(v) => *v,
+            _ => return None,
+        };
+        Some(match 1u64.checked_shl(*bits) {
+            Some(limit) => raw & (limit - 1),
+            None => raw,
+        })
+    }
+
+    pub fn get(&self, id: Word) -> Result<&Type, TypeError> {
+        match self.by_id.get(&id) {
+            Some(decl) => decl.as_ref().map_err(Clone::clone),
+            None => Err(TypeError::NotAType { id }),
+        }
     }
 
     /// The OpenCL element a scalar or vector type stands for; integers take
     /// the sign `signed`, since SPIR-V does not say.
     pub fn element(&self, id: Word, signed: bool) -> Option<ElementType> {
-        // Not recursive: a malformed vector may name itself as component.
-        let scalar = |id| match self.get(id)? {
-            SpirvType::Int { bits } => ScalarType::integer(bits, signed),
-            SpirvType::Float { bits } => ScalarType::float(bits),
-            _ => None,
-        };
-        match self.get(id)? {
-            SpirvType::Vector { component, lanes } => {
-                ElementType::vector(scalar(component)?, u8::try_from(lanes).ok()?)
+        match *self.get(id).ok()? {
+            Type::Scalar(scalar) => Some(ElementType::scalar(scalar.opencl(signed)?)),
+            Type::Vector(scalar, lanes) => {
+                ElementType::vector(scalar.opencl(signed)?, u8::try_from(lanes).ok()?)
             }
-            _ => Some(ElementType::scalar(scalar(id)?)),
+            _ => None,
         }
     }
 
-    /// Size and alignment in bytes under OpenCL C's layout rules: natural
-    /// alignment, 3-lane vectors padded to 4, packed structs unpadded.
-    /// `None` for types with no fixed in-memory size (images, pointers into
-    /// an unknown model).
-    pub fn layout(&self, id: Word) -> Option<Layout> {
-        self.layout_within(id, MAX_NESTING)
+    /// Size and alignment under OpenCL C's rules on a 64-bit device: natural
+    /// alignment, 3-lane vectors taking the room of 4, structs padded C-style
+    /// unless `CPacked`, pointers and events 8 bytes.
+    pub fn layout(&self, id: Word) -> Result<Layout, TypeError> {
+        self.layout_at(id, 0)
     }
 
-    /// `depth` bounds the recursion: a malformed module may declare a type
-    /// that contains itself.
-    fn layout_within(&self, id: Word, depth: usize) -> Option<Layout> {
-        let depth = depth.checked_sub(1)?;
-        match self.get(id)? {
-            SpirvType::Int { .. } | SpirvType::Float { .. } | SpirvType::Vector { .. } => {
-                let size = self.element(id, false)?.size_bytes();
-                Some(Layout { size, align: size })
+    fn layout_at(&self, id: Word, depth: u32) -> Result<Layout, TypeError> {
+        if depth > MAX_NESTING {
+            return Err(TypeError::TooDeep { id });
+        }
+        let no_size = || TypeError::Unsized { id };
+        let natural = |size| Layout { size, align: size };
+        Ok(match self.get(id)? {
+            Type::Void | Type::Function | Type::Opaque => Layout { size: 0, align: 1 },
+            Type::Scalar(scalar) => natural(scalar.size().ok_or_else(no_size)?),
+            Type::Pointer { .. } | Type::Event => natural(8),
+            Type::Vector(scalar, lanes) => {
+                let room = match lanes {
+                    3 => 4,
+                    2 | 4 | 8 | 16 => u64::from(*lanes),
+                    _ => return Err(no_size()),
+                };
+                natural(scalar.size().ok_or_else(no_size)? * room)
             }
-            // Kernels use the Physical64 (or Physical32) model; pointers in
-            // structs are rare and take 8 bytes under spir64.
-            SpirvType::Pointer { .. } => Some(Layout { size: 8, align: 8 }),
-            SpirvType::Array { element, length } => {
-                let inner = self.layout_within(element, depth)?;
-                let count = self.constant_u64(length)?;
-                Some(Layout {
-                    size: inner.size.checked_mul(usize::try_from(count).ok()?)?,
+            Type::Array { element, length } => {
+                let inner = self.layout_at(*element, depth + 1)?;
+                Layout {
+                    size: inner
+                        .size
+                        .checked_mul(length.unwrap_or(0))
+                        .ok_or(TypeError::TooLarge { id })?,
                     align: inner.align,
-                })
+                }
             }
-            SpirvType::Struct => self.struct_layout(id, depth),
-            _ => None,
-        }
-    }
-
-    fn struct_layout(&self, id: Word, depth: usize) -> Option<Layout> {
-        let inst = self.by_id.get(&id)?;
-        let packed = self.packed.contains(&id);
-        let mut size = 0usize;
-        let mut align = 1usize;
-        for member in inst.operands.iter() {
-            let Operand::IdRef(member) = member else {
-                return None;
-            };
-            let member = self.layout_within(*member, depth)?;
-            let member_align = if packed { 1 } else { member.align };
-            size = size.next_multiple_of(member_align) + member.size;
-            align = align.max(member_align);
-        }
-        Some(Layout {
-            size: size.next_multiple_of(align),
-            align,
+            Type::Struct { members, packed } => {
+                let (mut offset, mut max_align) = (0u64, 1u64);
+                for member in members {
+                    let Layout { size, align } = self.layout_at(*member, depth + 1)?;
+                    let align = if *packed { 1 } else { align };
+                    offset = offset.next_multiple_of(align).saturating_add(size);
+                    max_align = max_align.max(align);
+                }
+                Layout {
+                    size: offset.next_multiple_of(max_align),
+                    align: max_align,
+                }
+            }
+            Type::Image | Type::Sampler | Type::Pipe | Type::Queue | Type::Other(_) => {
+                return Err(no_size())
+            }
         })
     }
 
-    fn constant_u64(&self, id: Word) -> Option<u64> {
-        let inst = self.by_id.get(&id)?;
-        if inst.class.opcode != Op::Constant {
-            return None;
+    /// Byte offset of member `index` of struct `id`.
+    pub fn member_offset(&self, id: Word, index: u64) -> Result<u64, TypeError> {
+        let Type::Struct { members, packed } = self.get(id)? else {
+            return Err(TypeError::NotAStruct { id });
+        };
+        let mut offset = 0u64;
+        for (i, member) in members.iter().enumerate() {
+            let Layout { size, align } = self.layout(*member)?;
+            offset = offset.next_multiple_of(if *packed { 1 } else { align });
+            if i as u64 == index {
+                return Ok(offset);
+            }
+            offset += size;
         }
-        match inst.operands.first()? {
-            Operand::LiteralBit32(v) => Some(u64::from(*v)),
-            Operand::LiteralBit64(v) => Some(*v),
-            _ => None,
-        }
+        Err(TypeError::NoMember { id, index })
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Layout {
-    pub size: usize,
-    pub align: usize,
+/// The OpenCL address space of a storage class; `Input` holds the built-in
+/// variables, private to each work-item.
+pub fn address_space(storage: StorageClass) -> Option<AddressSpace> {
+    Some(match storage {
+        StorageClass::CrossWorkgroup => AddressSpace::Global,
+        StorageClass::UniformConstant => AddressSpace::Constant,
+        StorageClass::Workgroup => AddressSpace::Local,
+        StorageClass::Function | StorageClass::Input => AddressSpace::Private,
+        StorageClass::Generic => AddressSpace::Generic,
+        _ => return None,
+    })
 }
 
 pub(crate) fn id_operand(inst: &Instruction, index: usize) -> Option<Word> {
@@ -209,8 +368,12 @@ mod tests {
     use super::*;
     use rspirv::dr::Builder;
 
+    fn layout(size: u64, align: u64) -> Result<Layout, TypeError> {
+        Ok(Layout { size, align })
+    }
+
     #[test]
-    fn struct_layout_follows_opencl_c_alignment() {
+    fn layout_follows_opencl_c_alignment_packed_or_not() {
         let mut b = Builder::new();
         let float = b.type_float(32, None);
         let uchar = b.type_int(8, 0);
@@ -218,55 +381,75 @@ mod tests {
         let float3 = b.type_vector(float, 3);
         let uint = b.type_int(32, 0);
         let three = b.constant_bit32(uint, 3);
-        let array = b.type_array(uchar, three);
+        let bytes = b.type_array(uchar, three);
         // struct { float x; uchar c; float4 v; } is 4 + 1 + pad to 16 + 16.
         let s = b.type_struct([float, uchar, float4]);
-        // struct { uchar c[3]; float3 v; } is 3 + pad to 16 + 16.
-        let t = b.type_struct([array, float3]);
-        let packed = b.type_struct([uchar, float, uchar]);
-        b.decorate(packed, spirv::Decoration::CPacked, []);
+        // struct { uchar c[3]; float3 v; uchar d; } is 3 + pad to 16 + 16 + 1
+        // + pad to 48; packed, 3 + 16 + 1.
+        let unpacked = b.type_struct([bytes, float3, uchar]);
+        // The builder shares equal declarations: the packed one needs its own id.
+        let packed = b.id();
+        b.type_struct_id(Some(packed), [bytes, float3, uchar]);
+        b.decorate(packed, Decoration::CPacked, []);
         let module = b.module();
-        let table = TypeTable::new(&module);
+        let types = Types::new(&module);
+        assert_eq!(types.layout(float3), layout(16, 16));
+        assert_eq!(types.layout(bytes), layout(3, 1));
+        assert_eq!(types.layout(s), layout(32, 16));
+        assert_eq!(types.layout(unpacked), layout(48, 16));
+        assert_eq!(types.member_offset(unpacked, 1), Ok(16));
+        assert_eq!(types.member_offset(unpacked, 2), Ok(32));
+        assert_eq!(types.layout(packed), layout(20, 1));
+        assert_eq!(types.member_offset(packed, 2), Ok(19));
         assert_eq!(
-            table.layout(s),
-            Some(Layout {
-                size: 32,
-                align: 16
+            types.member_offset(packed, 3),
+            Err(TypeError::NoMember {
+                id: packed,
+                index: 3
             })
         );
         assert_eq!(
-            table.layout(t),
-            Some(Layout {
-                size: 32,
-                align: 16
+            types.get(bytes),
+            Ok(&Type::Array {
+                element: uchar,
+                length: Some(3)
             })
         );
-        assert_eq!(table.layout(packed), Some(Layout { size: 6, align: 1 }));
         assert_eq!(
-            table.element(float3, false).map(|e| e.to_string()),
+            types.element(float3, false).map(|e| e.to_string()),
             Some("float3".into())
         );
         assert_eq!(
-            table.element(uchar, true).map(|e| e.to_string()),
+            types.element(uchar, true).map(|e| e.to_string()),
             Some("char".into())
         );
-        assert_eq!(table.element(s, false), None);
+        assert_eq!(types.element(s, false), None);
     }
 
     #[test]
-    fn self_containing_types_are_refused_not_followed_forever() {
+    fn self_containing_types_are_errors_not_followed_forever() {
         let mut b = Builder::new();
         let uint = b.type_int(32, 0);
         let one = b.constant_bit32(uint, 1);
-        // An array whose element is itself, and a vector of itself.
+        // An array whose element is itself, a struct holding itself, and a
+        // vector of itself.
         let array = b.id();
         b.type_array_id(Some(array), array, one);
+        let looped = b.id();
+        b.type_struct_id(Some(looped), [uint, looped]);
         let vector = b.id();
         b.type_vector_id(Some(vector), vector, 4);
         let module = b.module();
-        let table = TypeTable::new(&module);
-        assert_eq!(table.layout(array), None);
-        assert_eq!(table.element(vector, false), None);
-        assert_eq!(table.layout(vector), None);
+        let types = Types::new(&module);
+        assert_eq!(types.layout(array), Err(TypeError::TooDeep { id: array }));
+        assert!(matches!(
+            types.layout(looped),
+            Err(TypeError::TooDeep { .. })
+        ));
+        assert_eq!(types.element(vector, false), None);
+        assert_eq!(
+            types.layout(vector),
+            Err(TypeError::NotAType { id: vector })
+        );
     }
 }

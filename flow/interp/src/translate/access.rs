@@ -2,7 +2,7 @@
 //! atomics, async work-group copies, and the vload/vstore builtins.
 
 use super::*;
-use crate::types::Ty;
+use clflow_spirv::types::{Layout, Type};
 pub(super) fn atomic_op(op: S) -> Option<AtomicOp> {
     Some(match op {
         S::AtomicLoad => AtomicOp::Load,
@@ -43,7 +43,7 @@ impl<'m> Translator<'m> {
         let (rid, _) = result(inst)?;
         let a = self.val(id(inst, 0)?)?;
         let (_, pointee) = self.types.pointee(a.ty)?;
-        let elem = self.types.layout(pointee)?.0.max(1) as u32;
+        let elem = self.types.layout(pointee)?.size.max(1) as u32;
         let b = self.val(id(inst, 1)?)?.slot;
         let dst = self.val(rid)?.slot;
         self.emit(Op::PtrDiff {
@@ -96,7 +96,7 @@ impl<'m> Translator<'m> {
         let (dspace, dpointee) = self.types.pointee(dst.ty)?;
         let (sspace, _) = self.types.pointee(src.ty)?;
         let (bytes, bytes_reg) = if opcode == S::CopyMemory {
-            (self.types.layout(dpointee)?.0, None)
+            (self.types.layout(dpointee)?.size, None)
         } else {
             let size = id(inst, 2)?;
             match self.const_ints.get(&size) {
@@ -142,10 +142,10 @@ impl<'m> Translator<'m> {
                 .get(&index_id)
                 .map(|v| crate::opencl_std::sext(*v, bits));
             let stride = if k == 1 && element_first {
-                self.types.layout(cur)?.0 as i64
+                self.types.layout(cur)?.size as i64
             } else {
-                match self.types.get(cur)?.clone() {
-                    Ty::Struct { .. } => {
+                match *self.types.get(cur)? {
+                    Type::Struct { .. } => {
                         let c = constant.ok_or_else(|| {
                             TranslateError::malformed("struct index is not a constant")
                         })?;
@@ -153,15 +153,15 @@ impl<'m> Translator<'m> {
                         cur = self.types.member_slot(cur, c as u64)?.1;
                         continue;
                     }
-                    Ty::Array(elem, _) => {
-                        cur = elem;
-                        self.types.layout(elem)?.0 as i64
+                    Type::Array { element, .. } => {
+                        cur = element;
+                        self.types.layout(element)?.size as i64
                     }
-                    Ty::Vector(s, _) => {
+                    Type::Vector(s, _) => {
                         cur = self.vector_scalar_type(cur)?;
-                        s.size() as i64
+                        SlotKind::from(s).size() as i64
                     }
-                    other => {
+                    ref other => {
                         return Err(TranslateError::malformed(format!(
                             "indexing into {other:?}"
                         )))
@@ -214,9 +214,15 @@ impl<'m> Translator<'m> {
     /// Leaves of `ty` as a uniform run (`size`, `n`) if it is a scalar or vector.
     pub(super) fn uniform(&self, ty: Word) -> R<Option<(u8, u8, LaneType)>> {
         Ok(match self.types.get(ty)? {
-            Ty::Scalar(s) => Some((s.size() as u8, 1, lane_type(*s, false)?)),
-            Ty::Pointer { .. } => Some((8, 1, LaneType::Pointer)),
-            Ty::Vector(s, n) => Some((s.size() as u8, *n, lane_type(*s, false)?)),
+            Type::Scalar(s) => {
+                let s = SlotKind::from(*s);
+                Some((s.size() as u8, 1, lane_type(s, false)?))
+            }
+            Type::Pointer { .. } => Some((8, 1, LaneType::Pointer)),
+            Type::Vector(s, n) => {
+                let s = SlotKind::from(*s);
+                Some((s.size() as u8, *n as u8, lane_type(s, false)?))
+            }
             _ => None,
         })
     }
@@ -230,7 +236,10 @@ impl<'m> Translator<'m> {
         align: Option<u64>,
     ) -> R<()> {
         let space = traffic_space(space)?;
-        let (size, natural) = self.types.layout(ty)?;
+        let Layout {
+            size,
+            align: natural,
+        } = self.types.layout(ty)?;
         let align = power_of_two_align(align.unwrap_or(natural));
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
@@ -274,7 +283,7 @@ impl<'m> Translator<'m> {
         align: Option<u64>,
     ) -> R<()> {
         let space = traffic_space(space)?;
-        let (_, natural) = self.types.layout(ty)?;
+        let Layout { align: natural, .. } = self.types.layout(ty)?;
         let align = power_of_two_align(align.unwrap_or(natural));
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
@@ -367,7 +376,7 @@ impl<'m> Translator<'m> {
         let (sspace, _) = self.types.pointee(src.ty)?;
         traffic_space(dspace)?;
         traffic_space(sspace)?;
-        let elem = u32::try_from(self.types.layout(pointee)?.0)
+        let elem = u32::try_from(self.types.layout(pointee)?.size)
             .ok()
             .filter(|e| *e > 0)
             .ok_or_else(|| TranslateError::malformed("an async copy of elements without a size"))?;
@@ -496,7 +505,7 @@ impl<'m> Translator<'m> {
     ) -> R<()> {
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
-        if s != Scalar::Float(32) {
+        if s != SlotKind::Float(32) {
             return Err(TranslateError::unsupported(
                 format!("`{}` into {s:?}", rule.name),
                 "load halves into float",

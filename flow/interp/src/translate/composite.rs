@@ -2,7 +2,7 @@
 //! shuffling, all register moves.
 
 use super::*;
-use crate::types::Ty;
+use clflow_spirv::types::Type;
 
 impl<'m> Translator<'m> {
     /// OpUndef inside a function: zero.
@@ -164,7 +164,7 @@ impl<'m> Translator<'m> {
     /// Slot offset and type of member `index` of a composite type.
     pub(super) fn member(&self, ty: Word, index: u64) -> R<(u32, Word)> {
         match self.types.get(ty)? {
-            Ty::Vector(..) => {
+            Type::Vector(..) => {
                 let scalar = self.vector_scalar_type(ty)?;
                 let (_, n) = self.types.lanes(ty)?;
                 if index >= n as u64 {

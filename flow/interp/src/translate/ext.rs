@@ -290,9 +290,9 @@ impl<'m> Translator<'m> {
         let (s, n) = self.types.lanes(ty)?;
         let dst = self.val(rid)?.slot;
         let signed = ext_name.starts_with("s_");
-        let lt = lane_type(s, signed || s.bits() > 1 && matches!(s, Scalar::Float(_)))?;
+        let lt = lane_type(s, signed || s.bits() > 1 && matches!(s, SlotKind::Float(_)))?;
         let lanes = n as u64;
-        let rule = rules::builtin(op, ext_name, matches!(s, Scalar::Int(_)));
+        let rule = rules::builtin(op, ext_name, matches!(s, SlotKind::Int(_)));
         match kind {
             Ext::FUn(f) => {
                 let bits = self.float_bits(s)?;

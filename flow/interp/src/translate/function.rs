@@ -5,7 +5,7 @@
 use super::*;
 use crate::memory;
 use crate::program::ParamSlot;
-use crate::types::Ty;
+use clflow_spirv::types::Type;
 
 impl<'m> Translator<'m> {
     pub(super) fn program(mut self, entry_fn: Word) -> R<Program> {
@@ -253,8 +253,8 @@ impl<'m> Translator<'m> {
                         )
                 })
             });
-            params.push(match self.types.get(ty)?.clone() {
-                Ty::Pointer { space, pointee } if byval => {
+            params.push(match *self.types.get(ty)? {
+                Type::Pointer { pointee, .. } if byval => {
                     let (size, align) =
                         self.bounded(pointee, "a by-value argument", MAX_PRIVATE_BYTES)?;
                     let var = self.private.push(
@@ -265,14 +265,16 @@ impl<'m> Translator<'m> {
                     self.check_private()?;
                     self.init
                         .push((reg, memory::encode(memory::SPACE_PRIVATE, var, 0)));
-                    let _ = space;
                     ParamSlot::ByVal { slot, var, size }
                 }
-                Ty::Pointer { space, .. } => ParamSlot::Pointer { slot, space },
+                Type::Pointer { .. } => ParamSlot::Pointer {
+                    slot,
+                    space: self.types.pointee(ty)?.0,
+                },
                 _ => ParamSlot::Value {
                     slot,
                     leaves: self.types.leaves(ty)?,
-                    size: self.types.layout(ty)?.0,
+                    size: self.types.layout(ty)?.size,
                 },
             });
         }

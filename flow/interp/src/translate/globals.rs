@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::memory;
-use crate::types::Ty;
+use crate::types::check_supported;
 
 impl<'m> Translator<'m> {
     pub(super) fn globals(&mut self) -> R<()> {
@@ -23,80 +23,30 @@ impl<'m> Translator<'m> {
     pub(super) fn global(&mut self, inst: &Instruction) -> R<()> {
         let rid = inst.result_id.unwrap_or(0);
         match inst.class.opcode {
-            S::TypeVoid => self.types.insert(rid, Ty::Void),
-            S::TypeBool => self.types.insert(rid, Ty::Scalar(Scalar::Bool)),
-            S::TypeInt => {
-                let bits = literal(inst, 0)?;
-                if ![8, 16, 32, 64].contains(&bits) {
-                    return Err(TranslateError::unsupported(
-                        format!("{bits}-bit integers"),
-                        "use 8, 16, 32 or 64-bit integer types",
-                    ));
-                }
-                self.types.insert(rid, Ty::Scalar(Scalar::Int(bits as u8)));
-            }
-            S::TypeFloat => {
-                let bits = literal(inst, 0)?;
-                if ![16, 32, 64].contains(&bits) {
-                    return Err(TranslateError::malformed(format!("{bits}-bit float type")));
-                }
-                self.types
-                    .insert(rid, Ty::Scalar(Scalar::Float(bits as u8)));
-            }
-            S::TypeVector => {
-                let (s, _) = self.types.lanes(id(inst, 0)?)?;
-                let n = literal(inst, 1)?;
-                if ![2, 3, 4, 8, 16].contains(&n) {
-                    return Err(TranslateError::malformed(format!("vector of {n} lanes")));
-                }
-                self.types.insert(rid, Ty::Vector(s, n as u8));
-            }
-            S::TypeArray => {
-                let len_id = id(inst, 1)?;
-                let len = *self
-                    .const_ints
-                    .get(&len_id)
-                    .ok_or_else(|| TranslateError::malformed("array length is not a constant"))?;
-                self.types.insert(rid, Ty::Array(id(inst, 0)?, len));
-            }
-            S::TypeRuntimeArray => self.types.insert(rid, Ty::Array(id(inst, 0)?, 0)),
-            S::TypeStruct => {
-                let members = (0..inst.operands.len())
-                    .map(|i| id(inst, i))
-                    .collect::<R<Vec<_>>>()?;
-                let packed = self.decorated(rid, Decoration::CPacked).is_some();
-                self.types.insert(rid, Ty::Struct { members, packed });
-            }
-            S::TypePointer => {
-                let class = match inst.operands.first() {
-                    Some(Operand::StorageClass(c)) => *c,
-                    _ => {
-                        return Err(TranslateError::malformed(
-                            "OpTypePointer without a storage class",
-                        ))
-                    }
-                };
-                let space = space_of(class)?;
-                self.types.insert(
-                    rid,
-                    Ty::Pointer {
-                        space,
-                        pointee: id(inst, 1)?,
-                    },
-                );
-            }
-            S::TypeFunction => self.types.insert(rid, Ty::Function),
-            S::TypeEvent => self.types.insert(rid, Ty::Event),
-            S::TypeOpaque | S::TypeForwardPointer => self.types.insert(rid, Ty::Void),
+            // Decoded with the module (`clflow_spirv::types`); here only
+            // whether the interpreter runs them.
+            S::TypeVoid
+            | S::TypeBool
+            | S::TypeInt
+            | S::TypeFloat
+            | S::TypeVector
+            | S::TypeArray
+            | S::TypeRuntimeArray
+            | S::TypeStruct
+            | S::TypePointer
+            | S::TypeFunction
+            | S::TypeEvent
+            | S::TypeOpaque => check_supported(&self.types, rid)?,
+            S::TypeForwardPointer => {}
             S::Constant | S::SpecConstant => {
                 let (rid, ty) = result(inst)?;
                 let raw = literal(inst, 0)?;
                 let (s, _) = self.types.lanes(ty)?;
                 let value = match s {
-                    Scalar::Int(bits) => raw & crate::opencl_std::mask(bits),
+                    SlotKind::Int(bits) => raw & crate::opencl_std::mask(bits),
                     _ => raw,
                 };
-                if let Scalar::Int(_) = s {
+                if let SlotKind::Int(_) = s {
                     self.const_ints.insert(rid, value);
                 }
                 self.constant(rid, ty, vec![value])?;
@@ -176,7 +126,7 @@ impl<'m> Translator<'m> {
 
     /// The bytes of a constant as laid out in memory.
     pub(super) fn constant_bytes(&self, cid: Word, ty: Word) -> R<Vec<u8>> {
-        let (size, _) = self.types.layout(ty)?;
+        let Layout { size, .. } = self.types.layout(ty)?;
         let mut bytes = vec![0u8; size as usize];
         let v = self.val(cid)?;
         for (i, leaf) in self.types.leaves(ty)?.iter().enumerate() {
@@ -248,7 +198,7 @@ impl<'m> Translator<'m> {
                 )?;
                 let bytes = match initializer {
                     Some(c) => self.constant_bytes(c, pointee)?,
-                    None => vec![0; self.types.layout(pointee)?.0 as usize],
+                    None => vec![0; self.types.layout(pointee)?.size as usize],
                 };
                 let space = if class == StorageClass::CrossWorkgroup {
                     "__global"

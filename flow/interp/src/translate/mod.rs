@@ -29,8 +29,9 @@ use crate::counts::{LaneType, Space, WorkKey};
 use crate::error::TranslateError;
 use crate::memory::ArenaLayout;
 use crate::program::{BlockCounts, Program, ProgramBuffer};
-use crate::types::{Leaf, Scalar, Types};
+use crate::types::{Leaf, RegisterTypes, SlotKind};
 use clflow_core::{AddressSpace, ScalarType};
+use clflow_spirv::types::{Layout, Types};
 use rspirv::dr::{Function, Instruction, Module, Operand};
 use rspirv::spirv::{self, Decoration, FPRoundingMode, Op as S, StorageClass, Word};
 use rules::{spirv_name, Rule, Work};
@@ -156,11 +157,11 @@ fn power_of_two_align(align: u64) -> u16 {
     lowest.clamp(1, 1 << 15) as u16
 }
 
-fn lane_type(s: Scalar, signed: bool) -> R<LaneType> {
+fn lane_type(s: SlotKind, signed: bool) -> R<LaneType> {
     Ok(match s {
-        Scalar::Bool => LaneType::Bool,
-        Scalar::Ptr => LaneType::Pointer,
-        Scalar::Int(bits) => {
+        SlotKind::Bool => LaneType::Bool,
+        SlotKind::Ptr => LaneType::Pointer,
+        SlotKind::Int(bits) => {
             LaneType::Scalar(ScalarType::integer(bits as u32, signed).ok_or_else(|| {
                 TranslateError::unsupported(
                     format!("{bits}-bit integers"),
@@ -168,26 +169,10 @@ fn lane_type(s: Scalar, signed: bool) -> R<LaneType> {
                 )
             })?)
         }
-        Scalar::Float(bits) => LaneType::Scalar(
+        SlotKind::Float(bits) => LaneType::Scalar(
             ScalarType::float(bits as u32)
                 .ok_or_else(|| TranslateError::malformed(format!("{bits}-bit floats")))?,
         ),
-    })
-}
-
-fn space_of(class: StorageClass) -> R<AddressSpace> {
-    Ok(match class {
-        StorageClass::CrossWorkgroup => AddressSpace::Global,
-        StorageClass::UniformConstant => AddressSpace::Constant,
-        StorageClass::Workgroup => AddressSpace::Local,
-        StorageClass::Function | StorageClass::Input => AddressSpace::Private,
-        StorageClass::Generic => AddressSpace::Generic,
-        other => {
-            return Err(TranslateError::unsupported(
-                format!("storage class {other:?}"),
-                "clflow runs OpenCL C kernels (global, constant, local and private memory)",
-            ))
-        }
     })
 }
 
@@ -317,7 +302,7 @@ impl<'m> Translator<'m> {
         Ok(Translator {
             module,
             kernel: kernel.to_string(),
-            types: Types::default(),
+            types: Types::new(module),
             names,
             decorations,
             opencl_std,
@@ -363,7 +348,7 @@ impl<'m> Translator<'m> {
 
     /// The layout of `ty`, refused beyond `limit` bytes (memory no device has).
     fn bounded(&self, ty: Word, what: &str, limit: u64) -> R<(u64, u64)> {
-        let (size, align) = self.types.layout(ty)?;
+        let Layout { size, align } = self.types.layout(ty)?;
         if size > limit {
             return Err(TranslateError::unsupported(
                 format!("{what} of {size} bytes (clflow's limit is {limit})"),
@@ -550,18 +535,18 @@ impl<'m> Translator<'m> {
         }
     }
 
-    fn int_bits(&self, s: Scalar) -> R<u8> {
+    fn int_bits(&self, s: SlotKind) -> R<u8> {
         match s {
-            Scalar::Int(b) => Ok(b),
-            Scalar::Ptr => Ok(64),
-            Scalar::Bool => Ok(1),
-            Scalar::Float(_) => Err(TranslateError::malformed("an integer operation on floats")),
+            SlotKind::Int(b) => Ok(b),
+            SlotKind::Ptr => Ok(64),
+            SlotKind::Bool => Ok(1),
+            SlotKind::Float(_) => Err(TranslateError::malformed("an integer operation on floats")),
         }
     }
 
-    fn float_bits(&self, s: Scalar) -> R<u8> {
+    fn float_bits(&self, s: SlotKind) -> R<u8> {
         match s {
-            Scalar::Float(b) => Ok(b),
+            SlotKind::Float(b) => Ok(b),
             _ => Err(TranslateError::malformed(
                 "a float operation on a non-float type",
             )),
