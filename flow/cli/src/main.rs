@@ -29,6 +29,7 @@ The stages, in the order the main job runs them:
   check     compare counts and timings with a baseline, for CI
   history   the trend of a kernel's counts and timings across runs
   split     PerDome bounds for splitting the work between two devices (C+G)
+  capture   record an unmodified application's kernel launches as manifests
 
 A kernel launch is described by a manifest (TOML, or an Oclgrind .sim file); see
 kernels/*/ for examples. Exit status: 0 success, 1 the analysis failed, 2 usage

@@ -12,7 +12,8 @@
 //!   it if need be) and from its datasheet;
 //! - [`split`]: the PerDome bounds of kernels split between two devices;
 //! - [`history`]: the entries every command appends to the history store;
-//! - [`analyze`]: the main job, all of the above for kernels × devices.
+//! - [`analyze`]: the main job, all of the above for kernels × devices;
+//! - [`capture`]: an unmodified application's launches, recorded as manifests.
 //!
 //! A [`Session`] finds once what every step needs from the machine (the
 //! profiles, the OpenCL devices, the compiler tools); every step reports
@@ -21,6 +22,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod capture;
 pub mod count;
 pub mod device;
 pub mod devices;

@@ -2,6 +2,7 @@
 
 mod analyze;
 pub(crate) mod bench;
+mod capture;
 mod check;
 mod compile;
 mod count;
@@ -17,6 +18,7 @@ use clap::Subcommand;
 
 #[derive(Subcommand)]
 pub enum Command {
+    Capture(capture::CaptureArgs),
     Compile(compile::CompileArgs),
     Count(count::CountArgs),
     Devices(devices::DevicesArgs),
@@ -64,6 +66,7 @@ pub fn thread_count(text: &str) -> Result<usize, String> {
 
 pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
     match command {
+        Command::Capture(args) => capture::run(args, verbosity),
         Command::Compile(args) => compile::run(args, verbosity),
         Command::Count(args) => count::run(args, verbosity),
         Command::Devices(args) => devices::run(args, verbosity),

@@ -1,0 +1,573 @@
+//! The loader-facing side: `clGetLayerInfo` and `clInitLayer`, and one
+//! wrapper per OpenCL entry point the capture needs. Each wrapper calls the
+//! runtime's entry (the target dispatch table) and records what it learnt;
+//! recording never changes what the application sees.
+
+use crate::record::{ArgRecord, LaunchRecord};
+use crate::state::{plain_arg, RawArg, State};
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::cl_layer::{
+    cl_layer_info, CL_LAYER_API_VERSION, CL_LAYER_API_VERSION_100, CL_LAYER_NAME,
+};
+use opencl_sys::*;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Mutex, OnceLock};
+
+/// The runtime's entries, below the layer.
+static TARGET: OnceLock<cl_icd_dispatch> = OnceLock::new();
+/// The table the loader calls: the target's, with the wrappers in place.
+static DISPATCH: OnceLock<cl_icd_dispatch> = OnceLock::new();
+/// `None` where no capture directory is set: pure pass-through.
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+const NAME: &[u8] = b"clflow capture\0";
+
+fn target() -> &'static cl_icd_dispatch {
+    TARGET
+        .get()
+        .expect("the loader initialises a layer before calling it")
+}
+
+/// Runs `f` on the capture state, if capturing; a panic inside is caught so
+/// that it never unwinds into the application.
+fn with_state(f: impl FnOnce(&mut State)) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut guard = STATE.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(state) = guard.as_mut() {
+            f(state);
+        }
+    }));
+}
+
+/// # Safety
+/// Called by the OpenCL loader with a writable `param_value` of
+/// `param_value_size` bytes, or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn clGetLayerInfo(
+    param_name: cl_layer_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    let version = CL_LAYER_API_VERSION_100.to_ne_bytes();
+    let answer: &[u8] = match param_name {
+        CL_LAYER_API_VERSION => &version,
+        CL_LAYER_NAME => NAME,
+        _ => return CL_INVALID_VALUE,
+    };
+    if !param_value.is_null() {
+        if param_value_size < answer.len() {
+            return CL_INVALID_VALUE;
+        }
+        std::ptr::copy_nonoverlapping(answer.as_ptr(), param_value as *mut u8, answer.len());
+    }
+    if !param_value_size_ret.is_null() {
+        *param_value_size_ret = answer.len();
+    }
+    CL_SUCCESS
+}
+
+/// # Safety
+/// Called by the OpenCL loader with the target table of `num_entries`
+/// entries and writable out-pointers.
+#[no_mangle]
+pub unsafe extern "C" fn clInitLayer(
+    num_entries: cl_uint,
+    target_dispatch: *const cl_icd_dispatch,
+    num_entries_ret: *mut cl_uint,
+    layer_dispatch_ret: *mut *const cl_icd_dispatch,
+) -> cl_int {
+    if target_dispatch.is_null() || num_entries_ret.is_null() || layer_dispatch_ret.is_null() {
+        return CL_INVALID_VALUE;
+    }
+    let ours = std::mem::size_of::<cl_icd_dispatch>() / std::mem::size_of::<usize>();
+    // The loader's table may be shorter than ours: copy what it has, and
+    // leave the rest empty.
+    let mut table: cl_icd_dispatch = std::mem::zeroed();
+    std::ptr::copy_nonoverlapping(
+        target_dispatch as *const usize,
+        &mut table as *mut cl_icd_dispatch as *mut usize,
+        ours.min(num_entries as usize),
+    );
+    let _ = TARGET.set(table);
+    let mut layer = table;
+    layer.clCreateCommandQueue = Some(create_command_queue);
+    layer.clCreateCommandQueueWithProperties = Some(create_command_queue_with_properties);
+    layer.clCreateProgramWithSource = Some(create_program_with_source);
+    layer.clCreateProgramWithBinary = Some(create_program_with_binary);
+    layer.clCreateProgramWithIL = Some(create_program_with_il);
+    layer.clBuildProgram = Some(build_program);
+    layer.clCreateKernel = Some(create_kernel);
+    layer.clCreateBuffer = Some(create_buffer);
+    layer.clSetKernelArg = Some(set_kernel_arg);
+    layer.clEnqueueNDRangeKernel = Some(enqueue_nd_range_kernel);
+    let layer = DISPATCH.get_or_init(|| layer);
+    *STATE.lock().unwrap_or_else(|p| p.into_inner()) = State::from_env();
+    *num_entries_ret = ours as cl_uint;
+    *layer_dispatch_ret = layer;
+    CL_SUCCESS
+}
+
+/// Whether a capture is on: queues then profile, for the launches' times.
+fn capturing() -> bool {
+    STATE.lock().map(|s| s.is_some()).unwrap_or(false)
+}
+
+unsafe extern "C" fn create_command_queue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let forward = target().clCreateCommandQueue.expect("the runtime has it");
+    let properties = if capturing() {
+        properties | CL_QUEUE_PROFILING_ENABLE
+    } else {
+        properties
+    };
+    forward(context, device, properties, errcode_ret)
+}
+
+unsafe extern "C" fn create_command_queue_with_properties(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let forward = target()
+        .clCreateCommandQueueWithProperties
+        .expect("the runtime has it");
+    if !capturing() {
+        return forward(context, device, properties, errcode_ret);
+    }
+    // The same list with profiling added to CL_QUEUE_PROPERTIES (or that
+    // entry added): pairs of name and value, ended by 0.
+    let mut list: Vec<cl_queue_properties> = Vec::new();
+    let mut found = false;
+    let mut at = properties;
+    while !at.is_null() && *at != 0 {
+        let (name, mut value) = (*at, *at.add(1));
+        if name == CL_QUEUE_PROPERTIES as cl_queue_properties {
+            value |= CL_QUEUE_PROFILING_ENABLE as cl_queue_properties;
+            found = true;
+        }
+        list.extend([name, value]);
+        at = at.add(2);
+    }
+    if !found {
+        list.extend([
+            CL_QUEUE_PROPERTIES as cl_queue_properties,
+            CL_QUEUE_PROFILING_ENABLE as cl_queue_properties,
+        ]);
+    }
+    list.push(0);
+    forward(context, device, list.as_ptr(), errcode_ret)
+}
+
+unsafe extern "C" fn create_program_with_source(
+    context: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let forward = target()
+        .clCreateProgramWithSource
+        .expect("the runtime has it");
+    let program = forward(context, count, strings, lengths, errcode_ret);
+    if !program.is_null() && !strings.is_null() {
+        let mut source = String::new();
+        for i in 0..count as usize {
+            let s = *strings.add(i);
+            if s.is_null() {
+                continue;
+            }
+            let len = if lengths.is_null() {
+                0
+            } else {
+                *lengths.add(i)
+            };
+            let bytes = if len == 0 {
+                CStr::from_ptr(s).to_bytes()
+            } else {
+                std::slice::from_raw_parts(s as *const u8, len)
+            };
+            source.push_str(&String::from_utf8_lossy(bytes));
+        }
+        with_state(|state| state.add_program(program as usize, Some(source), None));
+    }
+    program
+}
+
+unsafe extern "C" fn create_program_with_binary(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    lengths: *const usize,
+    binaries: *mut *const u8,
+    binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let forward = target()
+        .clCreateProgramWithBinary
+        .expect("the runtime has it");
+    let program = forward(
+        context,
+        num_devices,
+        device_list,
+        lengths,
+        binaries,
+        binary_status,
+        errcode_ret,
+    );
+    if !program.is_null() {
+        let why = "created from a device binary, which clflow cannot analyse".to_string();
+        with_state(|state| state.add_program(program as usize, None, Some(why)));
+    }
+    program
+}
+
+unsafe extern "C" fn create_program_with_il(
+    context: cl_context,
+    il: *const c_void,
+    length: usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let forward = target().clCreateProgramWithIL.expect("the runtime has it");
+    let program = forward(context, il, length, errcode_ret);
+    if !program.is_null() {
+        let why = "created from IL (SPIR-V), which captures do not take yet".to_string();
+        with_state(|state| state.add_program(program as usize, None, Some(why)));
+    }
+    program
+}
+
+unsafe extern "C" fn build_program(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
+    if !options.is_null() {
+        let options = CStr::from_ptr(options).to_string_lossy().into_owned();
+        with_state(|state| {
+            if let Some(p) = state.programs.get_mut(&(program as usize)) {
+                p.record.build_options = options;
+            }
+        });
+    }
+    let forward = target().clBuildProgram.expect("the runtime has it");
+    forward(
+        program,
+        num_devices,
+        device_list,
+        options,
+        pfn_notify,
+        user_data,
+    )
+}
+
+unsafe extern "C" fn create_kernel(
+    program: cl_program,
+    kernel_name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    let forward = target().clCreateKernel.expect("the runtime has it");
+    let kernel = forward(program, kernel_name, errcode_ret);
+    if !kernel.is_null() && !kernel_name.is_null() {
+        let name = CStr::from_ptr(kernel_name).to_string_lossy().into_owned();
+        with_state(|state| {
+            state.kernels.insert(
+                kernel as usize,
+                crate::state::Kernel {
+                    program: program as usize,
+                    name,
+                    args: Vec::new(),
+                },
+            );
+        });
+    }
+    kernel
+}
+
+unsafe extern "C" fn create_buffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let forward = target().clCreateBuffer.expect("the runtime has it");
+    let mem = forward(context, flags, size, host_ptr, errcode_ret);
+    if !mem.is_null() {
+        with_state(|state| {
+            state.buffers.insert(
+                mem as usize,
+                crate::state::Buffer {
+                    bytes: size as u64,
+                    flags,
+                },
+            );
+        });
+    }
+    mem
+}
+
+unsafe extern "C" fn set_kernel_arg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> cl_int {
+    let forward = target().clSetKernelArg.expect("the runtime has it");
+    let status = forward(kernel, arg_index, arg_size, arg_value);
+    if status == CL_SUCCESS {
+        let arg = if arg_value.is_null() {
+            RawArg::Null(arg_size as u64)
+        } else {
+            RawArg::Bytes(std::slice::from_raw_parts(arg_value as *const u8, arg_size).to_vec())
+        };
+        with_state(|state| {
+            if let Some(k) = state.kernels.get_mut(&(kernel as usize)) {
+                let i = arg_index as usize;
+                if k.args.len() <= i {
+                    k.args.resize(i + 1, RawArg::Unset);
+                }
+                k.args[i] = arg;
+            }
+        });
+    }
+    status
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn enqueue_nd_range_kernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let forward = target().clEnqueueNDRangeKernel.expect("the runtime has it");
+    let mut status = None;
+    with_state(|state| {
+        let Some(name) = state
+            .kernels
+            .get(&(kernel as usize))
+            .map(|k| k.name.clone())
+        else {
+            return;
+        };
+        let (sequence, index, taken) = state.next_launch(&name);
+        if !taken {
+            return;
+        }
+        let dims = |p: *const usize| -> Option<Vec<u64>> {
+            (!p.is_null()).then(|| (0..work_dim as usize).map(|d| *p.add(d) as u64).collect())
+        };
+        let launch = Launch {
+            queue,
+            kernel,
+            sequence,
+            index,
+            name,
+            global_offset: dims(global_work_offset).unwrap_or_else(|| vec![0; work_dim as usize]),
+            global_size: dims(global_work_size).unwrap_or_default(),
+            local_size: dims(local_work_size),
+        };
+        status = Some(capture(
+            state,
+            &launch,
+            &mut |event| {
+                forward(
+                    queue,
+                    kernel,
+                    work_dim,
+                    global_work_offset,
+                    global_work_size,
+                    local_work_size,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            },
+            event,
+            (num_events_in_wait_list, event_wait_list),
+        ));
+    });
+    match status {
+        Some(status) => status,
+        None => forward(
+            queue,
+            kernel,
+            work_dim,
+            global_work_offset,
+            global_work_size,
+            local_work_size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        ),
+    }
+}
+
+/// A launch the selection took.
+struct Launch {
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    sequence: u64,
+    index: u64,
+    name: String,
+    global_offset: Vec<u64>,
+    global_size: Vec<u64>,
+    local_size: Option<Vec<u64>>,
+}
+
+/// Records the launch around `run` (the runtime's enqueue, given where to
+/// put the launch's event): the buffers' contents once everything queued
+/// before has completed, then the launch, then the contents it left.
+/// Returns the enqueue's status.
+unsafe fn capture(
+    state: &mut State,
+    launch: &Launch,
+    run: &mut dyn FnMut(*mut cl_event) -> cl_int,
+    app_event: *mut cl_event,
+    (waits, wait_list): (cl_uint, *const cl_event),
+) -> cl_int {
+    let t = target();
+    if waits > 0 && !wait_list.is_null() {
+        if let Some(wait) = t.clWaitForEvents {
+            wait(waits, wait_list);
+        }
+    }
+    if let Some(finish) = t.clFinish {
+        finish(launch.queue);
+    }
+    let kernel = &state.kernels[&(launch.kernel as usize)];
+    let program = kernel.program;
+    let raw_args = kernel.args.clone();
+    // Buffers are told apart from other 8-byte values by their handles.
+    let buffer_of = |arg: &RawArg| match arg {
+        RawArg::Bytes(b) if b.len() == std::mem::size_of::<usize>() => {
+            let handle = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
+            state
+                .buffers
+                .get(&handle)
+                .map(|buf| (handle, buf.bytes, buf.flags))
+        }
+        _ => None,
+    };
+    let mut args = Vec::with_capacity(raw_args.len());
+    let mut buffers = Vec::new();
+    for (k, arg) in raw_args.iter().enumerate() {
+        match buffer_of(arg) {
+            Some((handle, bytes, flags)) => {
+                let file = state.arg_file(launch.sequence, k, false);
+                let _ = read_buffer(launch.queue, handle, bytes)
+                    .and_then(|data| std::fs::write(state.dir.join(&file), data).ok());
+                let read_only = flags & CL_MEM_READ_ONLY != 0;
+                args.push(ArgRecord::Buffer {
+                    bytes,
+                    file,
+                    output_file: None,
+                    read_only,
+                    write_only: flags & CL_MEM_WRITE_ONLY != 0,
+                });
+                if !read_only {
+                    buffers.push((k, handle, bytes));
+                }
+            }
+            None => args.push(plain_arg(arg)),
+        }
+    }
+
+    // The launch's event, for its device time: the application's where it
+    // asked for one, else one of the layer's own, released after.
+    let mut own_event: cl_event = std::ptr::null_mut();
+    let event = if app_event.is_null() {
+        &mut own_event as *mut cl_event
+    } else {
+        app_event
+    };
+    let status = run(event);
+    if let Some(finish) = t.clFinish {
+        finish(launch.queue);
+    }
+    let device_ns = if status == CL_SUCCESS && !(*event).is_null() {
+        profiled_ns(*event)
+    } else {
+        None
+    };
+    if !own_event.is_null() {
+        if let Some(release) = t.clReleaseEvent {
+            release(own_event);
+        }
+    }
+    if status == CL_SUCCESS {
+        for (k, handle, bytes) in buffers {
+            let file = state.arg_file(launch.sequence, k, true);
+            let written = read_buffer(launch.queue, handle, bytes)
+                .and_then(|data| std::fs::write(state.dir.join(&file), data).ok());
+            if written.is_some() {
+                if let ArgRecord::Buffer { output_file, .. } = &mut args[k] {
+                    *output_file = Some(file);
+                }
+            }
+        }
+        if let Ok(program) = state.write_program(program) {
+            let _ = state.write_launch(&LaunchRecord {
+                sequence: launch.sequence,
+                kernel: launch.name.clone(),
+                index: launch.index,
+                program,
+                global_offset: launch.global_offset.clone(),
+                global_size: launch.global_size.clone(),
+                local_size: launch.local_size.clone(),
+                args,
+                device_ns,
+            });
+        }
+    }
+    status
+}
+
+/// A buffer's contents, read once the queue is idle.
+unsafe fn read_buffer(queue: cl_command_queue, handle: usize, bytes: u64) -> Option<Vec<u8>> {
+    let read = target().clEnqueueReadBuffer?;
+    let mut data = vec![0u8; bytes as usize];
+    let status = read(
+        queue,
+        handle as cl_mem,
+        CL_TRUE,
+        0,
+        data.len(),
+        data.as_mut_ptr() as *mut c_void,
+        0,
+        std::ptr::null(),
+        std::ptr::null_mut(),
+    );
+    (status == CL_SUCCESS).then_some(data)
+}
+
+/// The kernel time of a completed launch's event, where its queue profiles.
+unsafe fn profiled_ns(event: cl_event) -> Option<u64> {
+    let info = target().clGetEventProfilingInfo?;
+    let at = |what| {
+        let mut ns: cl_ulong = 0;
+        let status = info(
+            event,
+            what,
+            std::mem::size_of::<cl_ulong>(),
+            &mut ns as *mut cl_ulong as *mut c_void,
+            std::ptr::null_mut(),
+        );
+        (status == CL_SUCCESS).then_some(ns)
+    };
+    Some(at(CL_PROFILING_COMMAND_END)?.saturating_sub(at(CL_PROFILING_COMMAND_START)?))
+}

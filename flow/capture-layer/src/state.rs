@@ -1,0 +1,161 @@
+//! What the layer knows of the application's objects (programs, kernels,
+//! buffers, the arguments set on each kernel) and what it has captured.
+//! Objects are keyed by their handle's address: the layer never
+//! dereferences one, it only hands it back to the runtime.
+
+use crate::record::{
+    glob_matches, ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord, DIR_ENV, KERNELS_ENV,
+    LAUNCHES_ENV,
+};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub struct Program {
+    pub record: ProgramRecord,
+    /// The sources, until they are written with the first captured launch.
+    pub source: Option<String>,
+    pub written: bool,
+}
+
+pub struct Kernel {
+    pub program: usize,
+    pub name: String,
+    pub args: Vec<RawArg>,
+}
+
+/// An argument as `clSetKernelArg` gave it.
+#[derive(Clone)]
+pub enum RawArg {
+    Unset,
+    Bytes(Vec<u8>),
+    Null(u64),
+}
+
+pub struct Buffer {
+    pub bytes: u64,
+    pub flags: u64,
+}
+
+pub struct State {
+    pub dir: PathBuf,
+    kernels_globs: Vec<String>,
+    launches: LaunchSelection,
+    pub programs: HashMap<usize, Program>,
+    pub kernels: HashMap<usize, Kernel>,
+    pub buffers: HashMap<usize, Buffer>,
+    next_program: u32,
+    next_sequence: u64,
+    per_kernel: HashMap<String, u64>,
+}
+
+impl State {
+    /// The capture's settings from the environment `clflow capture` gives
+    /// the application; `None` where no directory is set (the layer then
+    /// only passes calls through).
+    pub fn from_env() -> Option<State> {
+        let dir = PathBuf::from(std::env::var_os(DIR_ENV)?);
+        let kernels_globs = std::env::var(KERNELS_ENV)
+            .map(|s| {
+                s.split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let launches = std::env::var(LAUNCHES_ENV)
+            .ok()
+            .and_then(|s| LaunchSelection::parse(&s).ok())
+            .unwrap_or(LaunchSelection::All);
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(State {
+            dir,
+            kernels_globs,
+            launches,
+            programs: HashMap::new(),
+            kernels: HashMap::new(),
+            buffers: HashMap::new(),
+            next_program: 0,
+            next_sequence: 0,
+            per_kernel: HashMap::new(),
+        })
+    }
+
+    pub fn add_program(&mut self, handle: usize, source: Option<String>, why_not: Option<String>) {
+        let id = self.next_program;
+        self.next_program += 1;
+        self.programs.insert(
+            handle,
+            Program {
+                record: ProgramRecord {
+                    id,
+                    source_file: source.as_ref().map(|_| format!("program-{id}.cl")),
+                    not_analysable: why_not,
+                    build_options: String::new(),
+                },
+                source,
+                written: false,
+            },
+        );
+    }
+
+    /// Numbers the launch of `kernel` and says whether the selection takes
+    /// it: (sequence, index among this kernel's launches, taken).
+    pub fn next_launch(&mut self, kernel: &str) -> (u64, u64, bool) {
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        let count = self.per_kernel.entry(kernel.to_string()).or_default();
+        let index = *count;
+        *count += 1;
+        let named = self.kernels_globs.is_empty()
+            || self.kernels_globs.iter().any(|g| glob_matches(g, kernel));
+        (sequence, index, named && self.launches.takes(index))
+    }
+
+    /// Writes the program's files once; its record's name for the launch.
+    pub fn write_program(&mut self, handle: usize) -> std::io::Result<u32> {
+        let dir = self.dir.clone();
+        let Some(program) = self.programs.get_mut(&handle) else {
+            return Ok(u32::MAX);
+        };
+        if !program.written {
+            if let (Some(file), Some(source)) = (&program.record.source_file, &program.source) {
+                std::fs::write(dir.join(file), source)?;
+            }
+            let json = serde_json::to_string_pretty(&program.record).unwrap_or_default();
+            std::fs::write(
+                dir.join(format!("program-{}.json", program.record.id)),
+                json,
+            )?;
+            program.written = true;
+        }
+        Ok(program.record.id)
+    }
+
+    pub fn write_launch(&self, launch: &LaunchRecord) -> std::io::Result<()> {
+        let json = serde_json::to_string_pretty(launch).unwrap_or_default();
+        // Written under another name first, so that a crash never leaves
+        // half a record.
+        let path = self.dir.join(format!("launch-{:06}.json", launch.sequence));
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, json)?;
+        std::fs::rename(partial, path)
+    }
+
+    /// `launch-NNNNNN-argK.bin` (or `.out.bin` after the launch).
+    pub fn arg_file(&self, sequence: u64, arg: usize, after: bool) -> String {
+        let suffix = if after { ".out" } else { "" };
+        format!("launch-{sequence:06}-arg{arg}{suffix}.bin")
+    }
+}
+
+/// The record of an argument that is not a buffer.
+pub fn plain_arg(arg: &RawArg) -> ArgRecord {
+    match arg {
+        RawArg::Unset => ArgRecord::Unset,
+        RawArg::Null(size) => ArgRecord::NullValue { size: *size },
+        RawArg::Bytes(bytes) => ArgRecord::Value {
+            bytes: bytes.clone(),
+        },
+    }
+}

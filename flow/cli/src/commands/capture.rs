@@ -1,0 +1,84 @@
+//! `clflow capture`: record an unmodified OpenCL application's kernel
+//! launches as manifests the other commands take.
+
+use crate::failure::Failure;
+use crate::output::Verbosity;
+use clap::Args;
+use clflow_pipeline::capture::{capture, CaptureOptions};
+use clflow_pipeline::Session;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  clflow capture --out captures/app -- ./app --size 1024
+      every launch of every kernel ./app makes, each as captures/app/launch-NNNNNN.toml
+  clflow capture --kernel 'gemm*' --launches first -- python3 script.py
+      only the first launch of each kernel whose name starts with gemm
+  clflow count captures/app/launch-000003.toml
+      W and Q of one captured launch, on the inputs it had in the application
+
+The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, honoured by the
+ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the
+layer waits for the work queued before it, saves every buffer argument, runs the launch, and
+saves the buffers it may have written (the expected outputs, listed in capture.toml). Queues
+profile, so capture.toml has each launch's device time. Programs built from binaries or IL
+are recorded and named as not analysable.";
+
+/// Record an application's kernel launches as manifests.
+#[derive(Args)]
+#[command(after_help = EXAMPLES)]
+pub struct CaptureArgs {
+    /// Where the capture goes: capture.toml, one manifest per launch, and raw/.
+    #[arg(short, long, value_name = "DIR", default_value = "capture")]
+    out: PathBuf,
+    /// Capture only kernels whose name matches (`*` and `?`); repeat or separate with commas.
+    #[arg(long, value_name = "GLOB", value_delimiter = ',')]
+    kernel: Vec<String>,
+    /// Which launches of each kernel: all, first, every:N, or indexes and ranges (0,5-9).
+    #[arg(long, value_name = "SPEC", default_value = "all")]
+    launches: String,
+    /// The application and its arguments, after `--`.
+    #[arg(value_name = "APP", trailing_var_arg = true, required = true, num_args = 1..)]
+    app: Vec<OsString>,
+}
+
+pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let session = Session::new(&verbosity);
+    let options = CaptureOptions {
+        out: args.out,
+        kernels: args.kernel,
+        launches: args.launches,
+        app: args.app,
+    };
+    let captured = capture(&options, &session)?;
+    for why in &captured.skipped {
+        verbosity.note(format!("clflow: warning: not a manifest: {why}"));
+    }
+    let kernels: std::collections::BTreeSet<&str> = captured
+        .launches
+        .iter()
+        .map(|l| l.kernel.as_str())
+        .collect();
+    verbosity.note(format!(
+        "captured {} launches of {} kernels to {}; list: {}",
+        captured.launches.len(),
+        kernels.len(),
+        options.out.display(),
+        options.out.join("capture.toml").display()
+    ));
+    let app = options.app[0].to_string_lossy();
+    if !captured.status.success() {
+        return Err(Failure::analysis(format!(
+            "{app} exited with {}; the capture holds the launches recorded before",
+            captured.status
+        )));
+    }
+    if captured.launches.is_empty() && captured.skipped.is_empty() {
+        return Err(Failure::analysis(format!(
+            "{app} launched no kernel the selection takes"
+        ))
+        .with_hint("check --kernel and --launches; an application that makes no OpenCL calls captures nothing"));
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `clflow capture` end to end: a small OpenCL application of our own,
+//! unaware of clflow, runs under the capture layer on PoCL; every launch
+//! becomes a manifest whose interpretation gives exactly the outputs the
+//! device computed.
+
+mod common;
+
+use common::{clflow, repo, text};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pipeline host (tests/hosts/pipeline.c of the capture layer), built.
+fn pipeline_app(dir: &Path) -> PathBuf {
+    let source = repo().join("flow/capture-layer/tests/hosts/pipeline.c");
+    let app = dir.join("pipeline");
+    let out = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&app)
+        .arg(&source)
+        .arg("-lOpenCL")
+        .output()
+        .expect("gcc (ci/setup installs it)");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    app
+}
+
+fn layer_is_built() {
+    let layer = Path::new(env!("CARGO_BIN_EXE_clflow")).with_file_name("libclflow_capture.so");
+    assert!(
+        layer.is_file(),
+        "{} is missing: build the workspace (cargo test --workspace builds it)",
+        layer.display()
+    );
+}
+
+#[test]
+fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = pipeline_app(data.path());
+    let plain = Command::new(&app).arg("2").output().unwrap();
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--",
+            app.to_str().unwrap(),
+            "2",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The application is unharmed: the same result.
+    assert_eq!(text(&out.stdout), text(&plain.stdout));
+    assert!(text(&out.stdout).contains("2 iterations"));
+    assert!(
+        stderr.contains("captured 4 launches of 2 kernels"),
+        "{stderr}"
+    );
+
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    assert_eq!(index["exit_status"].as_integer(), Some(0));
+    let launches = index["launch"].as_array().unwrap();
+    let kernels: Vec<&str> = launches
+        .iter()
+        .map(|l| l["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(kernels, ["square", "accumulate", "square", "accumulate"]);
+    // square runs with a NULL local size, accumulate with 64.
+    assert!(launches[0].get("local_size").is_none());
+    assert_eq!(launches[1]["local_size"][0].as_integer(), Some(64));
+    for launch in launches {
+        assert!(launch["device_ns"].as_integer().unwrap() > 0, "{launch}");
+        let manifest = out_dir.join(launch["manifest"].as_str().unwrap());
+        let dump = data.path().join(format!("dump-{}", launch["sequence"]));
+        let counted = clflow(
+            data.path(),
+            &[
+                "count",
+                manifest.to_str().unwrap(),
+                "--json",
+                "--dump",
+                dump.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+        // 256 work-items: square 2 fp32 multiplies each, accumulate 2 adds.
+        assert_eq!(report["W"]["fp32"], 512, "{manifest:?}");
+        let names = if launch["kernel"].as_str() == Some("square") {
+            ["in", "out"]
+        } else {
+            ["acc", "x"]
+        };
+        for expected in launch["expected"].as_array().unwrap() {
+            let arg = expected["arg"].as_integer().unwrap() as usize;
+            let device = std::fs::read(out_dir.join(expected["file"].as_str().unwrap())).unwrap();
+            let interpreted = std::fs::read(dump.join(format!("{}.bin", names[arg]))).unwrap();
+            assert_eq!(device, interpreted, "{manifest:?} arg {arg}");
+        }
+    }
+    // The second iteration's inputs are the first's outputs.
+    let first_out = std::fs::read(out_dir.join("raw/launch-000001-arg0.out.bin")).unwrap();
+    let second_in = std::fs::read(out_dir.join("raw/launch-000002-arg0.bin")).unwrap();
+    assert_eq!(first_out, second_in);
+}
+
+#[test]
+fn a_selection_takes_only_the_launches_it_names() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = pipeline_app(data.path());
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--kernel",
+            "acc*",
+            "--launches",
+            "1-5",
+            "--",
+            app.to_str().unwrap(),
+            "3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    let taken: Vec<(i64, i64)> = index["launch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            assert_eq!(l["kernel"].as_str(), Some("accumulate"));
+            (
+                l["index"].as_integer().unwrap(),
+                l["sequence"].as_integer().unwrap(),
+            )
+        })
+        .collect();
+    // accumulate's launches 1 and 2 of 0-2: the application's 4th and 6th.
+    assert_eq!(taken, [(1, 3), (2, 5)]);
+}
+
+#[test]
+fn bad_applications_and_selections_say_what_is_wrong() {
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = data.path().join("capture");
+    let out_flag = out_dir.to_str().unwrap();
+    let missing = clflow(
+        data.path(),
+        &["capture", "--out", out_flag, "--", "/no/such/app"],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("/no/such/app: cannot run it"),
+        "{}",
+        text(&missing.stderr)
+    );
+    let bad = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_flag,
+            "--launches",
+            "5-1",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--launches `5-1`: a range runs from low to high"));
+    // An application that makes no OpenCL calls captures nothing, and says so.
+    layer_is_built();
+    let idle = clflow(data.path(), &["capture", "--out", out_flag, "--", "true"]);
+    assert_eq!(idle.status.code(), Some(1));
+    assert!(
+        text(&idle.stderr).contains("launched no kernel the selection takes"),
+        "{}",
+        text(&idle.stderr)
+    );
+    // An application that fails: its status, and the capture kept.
+    let failing = clflow(data.path(), &["capture", "--out", out_flag, "--", "false"]);
+    assert_eq!(failing.status.code(), Some(1));
+    assert!(text(&failing.stderr).contains("false exited with exit status: 1"));
+    assert!(out_dir.join("capture.toml").is_file());
+}

@@ -1,0 +1,449 @@
+//! `clflow capture`: run an unmodified application under the capture layer
+//! (`clflow-capture-layer`, loaded by the OpenCL loader through
+//! `OPENCL_LAYERS`), then turn each launch it recorded into an ordinary
+//! clflow manifest, typed from the kernel's own signature, and list them
+//! in `capture.toml`.
+
+use crate::input::prepare;
+use crate::{Error, Session};
+use clflow_capture::record::{ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord};
+use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV};
+use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+/// The layer's file name, looked for beside the running clflow.
+pub const LAYER_FILE: &str = "libclflow_capture.so";
+/// Names the layer explicitly (an installed clflow, a test).
+pub const LAYER_ENV: &str = "CLFLOW_CAPTURE_LAYER";
+
+/// What to capture, as `clflow capture`'s flags give it.
+#[derive(Debug, Clone)]
+pub struct CaptureOptions {
+    pub out: PathBuf,
+    /// Kernel-name globs; every kernel where empty.
+    pub kernels: Vec<String>,
+    /// Which launches of each kernel (`all`, `first`, `every:N`, `0,5-9`).
+    pub launches: String,
+    /// The application and its arguments.
+    pub app: Vec<OsString>,
+}
+
+/// What a capture produced.
+pub struct Capture {
+    pub status: ExitStatus,
+    pub launches: Vec<CapturedLaunch>,
+    /// Launches recorded but not turned into manifests, and why.
+    pub skipped: Vec<String>,
+}
+
+/// One launch in `capture.toml`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapturedLaunch {
+    pub sequence: u64,
+    pub kernel: String,
+    pub index: u64,
+    pub global_size: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_size: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ns: Option<u64>,
+    pub manifest: String,
+    /// The buffers' contents after the launch on the device, as the
+    /// application's runtime computed them.
+    pub expected: Vec<Expected>,
+}
+
+/// One buffer argument's contents after the launch.
+#[derive(Debug, Clone, Serialize)]
+pub struct Expected {
+    pub arg: usize,
+    pub file: String,
+}
+
+/// Runs the application under the layer and writes the capture to
+/// `options.out`.
+pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Capture> {
+    let Some(program) = options.app.first() else {
+        return Err(Error::input("no application to capture")
+            .with_hint("give it after `--`: clflow capture -- ./app ARGS"));
+    };
+    LaunchSelection::parse(&options.launches)
+        .map_err(|e| Error::input(format!("--launches {e}")))?;
+    let layer = find_layer()?;
+    clflow_report::check_writable(&options.out, "--out")?;
+    let raw = options.out.join("raw");
+    if raw.exists() {
+        std::fs::remove_dir_all(&raw)
+            .map_err(|e| Error::input(format!("{}: cannot clear: {e}", raw.display())))?;
+    }
+    let layers = match std::env::var_os("OPENCL_LAYERS") {
+        Some(others) if !others.is_empty() => {
+            let mut all = layer.clone().into_os_string();
+            all.push(":");
+            all.push(others);
+            all
+        }
+        _ => layer.clone().into_os_string(),
+    };
+    session.observer().detail(format!(
+        "running {} under {}",
+        program.to_string_lossy(),
+        layer.display()
+    ));
+    let status = Command::new(program)
+        .args(&options.app[1..])
+        .env("OPENCL_LAYERS", layers)
+        .env(DIR_ENV, &raw)
+        .env(KERNELS_ENV, options.kernels.join(","))
+        .env(LAUNCHES_ENV, &options.launches)
+        .status()
+        .map_err(|e| {
+            Error::input(format!("{}: cannot run it: {e}", program.to_string_lossy()))
+                .with_hint("give the application's path, or a command on PATH, after `--`")
+        })?;
+    let (launches, skipped) = write_manifests(&options.out, &raw, session)?;
+    write_index(&options.out, options, status, &launches)?;
+    Ok(Capture {
+        status,
+        launches,
+        skipped,
+    })
+}
+
+/// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow.
+fn find_layer() -> crate::Result<PathBuf> {
+    if let Some(path) = std::env::var_os(LAYER_ENV) {
+        return Ok(PathBuf::from(path));
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join(LAYER_FILE)));
+    match beside {
+        Some(path) if path.is_file() => Ok(path),
+        _ => Err(Error::analysis(format!(
+            "the capture layer {LAYER_FILE} is not beside clflow"
+        ))
+        .with_hint(format!(
+            "build it with `cargo build --release -p clflow-capture-layer`, or name it with {LAYER_ENV}"
+        ))),
+    }
+}
+
+/// Each recorded launch as a manifest beside the capture's `raw/`.
+fn write_manifests(
+    out: &Path,
+    raw: &Path,
+    session: &Session,
+) -> crate::Result<(Vec<CapturedLaunch>, Vec<String>)> {
+    let mut records: Vec<PathBuf> = match std::fs::read_dir(raw) {
+        Ok(dir) => dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("launch-") && n.ends_with(".json"))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    records.sort();
+    let mut launches = Vec::new();
+    let mut skipped = Vec::new();
+    for path in records {
+        let launch: LaunchRecord = read_json(&path)?;
+        let program: ProgramRecord =
+            read_json(&raw.join(format!("program-{}.json", launch.program)))?;
+        let name = format!(
+            "{} #{} (launch {})",
+            launch.kernel, launch.index, launch.sequence
+        );
+        match manifest_for(&launch, &program, raw, session) {
+            Ok(text) => {
+                let file = format!("launch-{:06}.toml", launch.sequence);
+                std::fs::write(out.join(&file), text)
+                    .map_err(|e| Error::input(format!("{}: {e}", out.join(&file).display())))?;
+                let expected = launch
+                    .args
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, a)| match a {
+                        ArgRecord::Buffer {
+                            output_file: Some(f),
+                            ..
+                        } => Some(Expected {
+                            arg: k,
+                            file: format!("raw/{f}"),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                launches.push(CapturedLaunch {
+                    sequence: launch.sequence,
+                    kernel: launch.kernel.clone(),
+                    index: launch.index,
+                    global_size: launch.global_size.clone(),
+                    local_size: launch.local_size.clone(),
+                    device_ns: launch.device_ns,
+                    manifest: file,
+                    expected,
+                });
+            }
+            Err(why) => skipped.push(format!("{name}: {why}")),
+        }
+    }
+    Ok((launches, skipped))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::analysis(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::analysis(format!(
+            "{}: not a record the capture layer writes: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// A manifest as TOML: what `clflow count` and the rest read.
+#[derive(Serialize)]
+struct ManifestOut {
+    description: String,
+    source: String,
+    kernel: String,
+    build_options: String,
+    global_size: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    local_size: Option<Vec<u64>>,
+    global_offset: Vec<u64>,
+    arg: Vec<ArgOut>,
+}
+
+#[derive(Serialize, Default)]
+struct ArgOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    ty: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<toml::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    local_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    null: Option<bool>,
+}
+
+/// The launch's manifest, its arguments typed by the kernel's signature
+/// (compiled from the captured source); or why it cannot be written.
+fn manifest_for(
+    launch: &LaunchRecord,
+    program: &ProgramRecord,
+    raw: &Path,
+    session: &Session,
+) -> Result<String, String> {
+    if let Some(why) = &program.not_analysable {
+        return Err(format!("program {}: {why}", program.id));
+    }
+    let source = program
+        .source_file
+        .as_ref()
+        .ok_or("the program's source was not recorded")?;
+    let input =
+        prepare(&raw.join(source), &program.build_options, true, session).map_err(|e| e.message)?;
+    let kernel = input
+        .kernels
+        .iter()
+        .find(|k| k.signature.name == launch.kernel)
+        .ok_or_else(|| format!("kernel `{}` is not in its program", launch.kernel))?;
+    let params = &kernel.signature.params;
+    if params.len() != launch.args.len() {
+        return Err(format!(
+            "the kernel takes {} arguments, the application set {}",
+            params.len(),
+            launch.args.len()
+        ));
+    }
+    let mut args = Vec::new();
+    for (k, ((param, spelled), arg)) in params
+        .iter()
+        .zip(&kernel.source_types)
+        .zip(&launch.args)
+        .enumerate()
+    {
+        let at = || format!("arg {k}");
+        let out = match (&param.kind, arg) {
+            (
+                ParamKind::Pointer { space, pointee },
+                ArgRecord::Buffer {
+                    file,
+                    read_only,
+                    write_only,
+                    ..
+                },
+            ) if *space != AddressSpace::Local => ArgOut {
+                ty: Some(match pointee {
+                    Some(ty) => element_name(*ty, spelled.as_deref()),
+                    // A struct or opaque pointee: its bytes.
+                    None => "uchar".into(),
+                }),
+                file: Some(format!("raw/{file}")),
+                access: Some(match (read_only, write_only) {
+                    (true, _) => "ro",
+                    (_, true) => "wo",
+                    _ => "rw",
+                }),
+                ..ArgOut::default()
+            },
+            (ParamKind::Pointer { space, .. }, ArgRecord::NullValue { size }) => {
+                if *space == AddressSpace::Local {
+                    ArgOut {
+                        local_bytes: Some(*size),
+                        ..ArgOut::default()
+                    }
+                } else {
+                    ArgOut {
+                        null: Some(true),
+                        ..ArgOut::default()
+                    }
+                }
+            }
+            (ParamKind::Scalar { ty }, ArgRecord::Value { bytes }) => {
+                let ty = spelled_element(*ty, spelled.as_deref());
+                ArgOut {
+                    ty: Some(ty.to_string()),
+                    value: Some(value_of(ty, bytes).ok_or_else(|| {
+                        format!("{}: {} bytes are not a {ty}", at(), bytes.len())
+                    })?),
+                    ..ArgOut::default()
+                }
+            }
+            (kind, ArgRecord::Unsupported { what }) => {
+                return Err(format!("{}: {what} ({kind}) is not captured", at()))
+            }
+            (_, ArgRecord::Unset) => return Err(format!("{}: the application never set it", at())),
+            (kind, other) => {
+                return Err(format!(
+                    "{}: a {kind} parameter was given {}",
+                    at(),
+                    match other {
+                        ArgRecord::Buffer { .. } => "a buffer",
+                        ArgRecord::Value { .. } => "a value",
+                        _ => "a NULL value",
+                    }
+                ))
+            }
+        };
+        args.push(ArgOut {
+            name: param.name.clone(),
+            ..out
+        });
+    }
+    let manifest = ManifestOut {
+        description: format!(
+            "launch {} of the application ({} #{}), captured",
+            launch.sequence, launch.kernel, launch.index
+        ),
+        source: format!("raw/{source}"),
+        kernel: launch.kernel.clone(),
+        build_options: program.build_options.clone(),
+        global_size: launch.global_size.clone(),
+        local_size: launch.local_size.clone(),
+        global_offset: launch.global_offset.clone(),
+        arg: args,
+    };
+    toml::to_string(&manifest).map_err(|e| format!("cannot write its manifest: {e}"))
+}
+
+/// The element type as the source spelt it (`int` rather than the
+/// sign-less width SPIR-V gives), where the spelling names one of the
+/// same size.
+fn spelled_element(reflected: ElementType, spelled: Option<&str>) -> ElementType {
+    let parsed = spelled.and_then(|s| {
+        let bare: String = s
+            .replace(['*', '&'], " ")
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "const" | "volatile" | "restrict" | "__restrict"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        bare.parse::<ElementType>().ok()
+    });
+    match parsed {
+        Some(ty) if ty.size_bytes() == reflected.size_bytes() && ty.lanes == reflected.lanes => ty,
+        _ => reflected,
+    }
+}
+
+fn element_name(reflected: ElementType, spelled: Option<&str>) -> String {
+    spelled_element(reflected, spelled).to_string()
+}
+
+/// A scalar or vector argument's bytes as a manifest value.
+fn value_of(ty: ElementType, bytes: &[u8]) -> Option<toml::Value> {
+    let size = ty.scalar.size_bytes();
+    let lanes: Vec<toml::Value> = (0..ty.lanes as usize)
+        .map(|lane| {
+            let b = bytes.get(lane * size..(lane + 1) * size)?;
+            let mut wide = [0u8; 8];
+            wide[..size].copy_from_slice(b);
+            let raw = u64::from_le_bytes(wide);
+            Some(match ty.scalar {
+                ScalarType::Float => toml::Value::Float(f64::from(f32::from_bits(raw as u32))),
+                ScalarType::Double => toml::Value::Float(f64::from_bits(raw)),
+                ScalarType::Half => toml::Value::Float(clflow_core::half::to_f64(raw as u16)),
+                s if s.is_signed() => {
+                    let shift = 64 - 8 * size as u32;
+                    toml::Value::Integer(((raw << shift) as i64) >> shift)
+                }
+                _ => toml::Value::Integer(i64::try_from(raw).ok()?),
+            })
+        })
+        .collect::<Option<_>>()?;
+    if bytes.len() < ty.size_bytes().min(size * ty.lanes as usize) {
+        return None;
+    }
+    Some(match lanes.as_slice() {
+        [one] => one.clone(),
+        _ => toml::Value::Array(lanes),
+    })
+}
+
+/// `capture.toml`: the command, when, how it ended, and every launch.
+fn write_index(
+    out: &Path,
+    options: &CaptureOptions,
+    status: ExitStatus,
+    launches: &[CapturedLaunch],
+) -> crate::Result<()> {
+    #[derive(Serialize)]
+    struct Index<'a> {
+        command: Vec<String>,
+        captured_at: String,
+        exit_status: Option<i32>,
+        kernels: Vec<String>,
+        launches_selected: String,
+        launch: &'a [CapturedLaunch],
+    }
+    let index = Index {
+        command: options
+            .app
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        captured_at: clflow_devices::rfc3339_utc(std::time::SystemTime::now()),
+        exit_status: status.code(),
+        kernels: options.kernels.clone(),
+        launches_selected: options.launches.clone(),
+        launch: launches,
+    };
+    let text = toml::to_string(&index)
+        .map_err(|e| Error::analysis(format!("cannot write capture.toml: {e}")))?;
+    let path = out.join("capture.toml");
+    std::fs::write(&path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
