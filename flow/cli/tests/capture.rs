@@ -103,10 +103,55 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
             assert_eq!(device, interpreted, "{manifest:?} arg {arg}");
         }
     }
+    // The whole capture at once: every launch, with totals per kernel.
+    let whole = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
+    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole.stderr));
+    let whole: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert_eq!(whole["launches"].as_array().unwrap().len(), 4);
+    assert!(whole["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["outputs_match"] == true));
+    let square = &whole["totals"]["per_kernel"]["square"];
+    assert_eq!(square["launches"], 2);
+    // Each square launch loads and stores 256 floats.
+    assert_eq!(square["Q"]["load_bytes"], 2 * 1024);
+    assert_eq!(square["Q"]["store_bytes"], 2 * 1024);
+    assert_eq!(whole["totals"]["launches"], 4);
+    assert_eq!(
+        whole["totals"]["W"],
+        whole["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["W"]["total"].as_u64().unwrap())
+            .sum::<u64>()
+    );
+
     // The second iteration's inputs are the first's outputs.
     let first_out = std::fs::read(out_dir.join("raw/launch-000001-arg0.out.bin")).unwrap();
     let second_in = std::fs::read(out_dir.join("raw/launch-000002-arg0.bin")).unwrap();
     assert_eq!(first_out, second_in);
+
+    // A device result that differs from the interpreter's is said loudly.
+    let mut wrong = first_out.clone();
+    wrong[8] ^= 1;
+    std::fs::write(out_dir.join("raw/launch-000001-arg0.out.bin"), wrong).unwrap();
+    let differs = clflow(data.path(), &["count", out_dir.to_str().unwrap()]);
+    assert_eq!(differs.status.code(), Some(1));
+    let err = text(&differs.stderr);
+    assert!(
+        err.contains(
+            "launch-000001.toml (launch 1): arg 0 differs from the device's output from byte 8"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 of 4 launches computed outputs different"),
+        "{err}"
+    );
+    assert!(text(&differs.stdout).contains("DIFFER"));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV};
 use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
@@ -40,7 +40,7 @@ pub struct Capture {
 }
 
 /// One launch in `capture.toml`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CapturedLaunch {
     pub sequence: u64,
     pub kernel: String,
@@ -57,7 +57,7 @@ pub struct CapturedLaunch {
 }
 
 /// One buffer argument's contents after the launch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Expected {
     pub arg: usize,
     pub file: String,
@@ -446,4 +446,193 @@ fn write_index(
         .map_err(|e| Error::analysis(format!("cannot write capture.toml: {e}")))?;
     let path = out.join("capture.toml");
     std::fs::write(&path, text).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
+
+/// A capture's `capture.toml`, read back.
+#[derive(Debug, Deserialize)]
+pub struct CaptureIndex {
+    pub command: Vec<String>,
+    pub exit_status: Option<i32>,
+    #[serde(default)]
+    pub launch: Vec<CapturedLaunch>,
+}
+
+/// Whether `path` is a capture: its directory, or its capture.toml.
+pub fn is_capture(path: &Path) -> bool {
+    path.is_dir() || path.file_name().is_some_and(|n| n == "capture.toml")
+}
+
+/// Reads a capture (its directory or its capture.toml); the directory its
+/// manifests are in.
+pub fn read_capture(path: &Path) -> crate::Result<(CaptureIndex, PathBuf)> {
+    let (dir, index) = if path.is_dir() {
+        (path.to_path_buf(), path.join("capture.toml"))
+    } else {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        (dir, path.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&index).map_err(|e| {
+        Error::input(format!("{}: {e}", index.display()))
+            .with_hint("give a directory `clflow capture --out` wrote, or its capture.toml")
+    })?;
+    let parsed = toml::from_str(&text).map_err(|e| {
+        Error::input(format!(
+            "{}: not a capture.toml clflow wrote: {e}",
+            index.display()
+        ))
+    })?;
+    Ok((parsed, dir))
+}
+
+/// How the interpreter's outputs of a launch compare with the device's.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputsCheck {
+    pub matches: bool,
+    /// The first difference: argument and byte offset.
+    pub first_difference: Option<(usize, u64)>,
+}
+
+/// The interpreter's buffers against the device's after a captured launch.
+pub fn compare_outputs(
+    dir: &Path,
+    launch: &CapturedLaunch,
+    outputs: &[clflow_interp::OutputBuffer],
+) -> crate::Result<OutputsCheck> {
+    for expected in &launch.expected {
+        let path = dir.join(&expected.file);
+        let device =
+            std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        let Some(ours) = outputs.iter().find(|b| b.arg == expected.arg) else {
+            continue;
+        };
+        let first = device
+            .iter()
+            .zip(&ours.bytes)
+            .position(|(a, b)| a != b)
+            .or((device.len() != ours.bytes.len()).then(|| device.len().min(ours.bytes.len())));
+        if let Some(at) = first {
+            return Ok(OutputsCheck {
+                matches: false,
+                first_difference: Some((expected.arg, at as u64)),
+            });
+        }
+    }
+    Ok(OutputsCheck {
+        matches: true,
+        first_difference: None,
+    })
+}
+
+/// W and Q of one captured launch, and whether the interpreter computed
+/// what the device did.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchCount {
+    pub sequence: u64,
+    pub kernel: String,
+    pub index: u64,
+    pub manifest: String,
+    #[serde(rename = "W")]
+    pub w: clflow_counts::WorkReport,
+    #[serde(rename = "Q")]
+    pub q: clflow_counts::TrafficReport,
+    pub outputs_match: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<(usize, u64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ns: Option<u64>,
+}
+
+/// Sums over launches.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub launches: u64,
+    #[serde(rename = "W")]
+    pub w: u64,
+    #[serde(rename = "Q")]
+    pub q: TotalTraffic,
+    /// W over Q accessed, from the sums.
+    #[serde(rename = "I")]
+    pub i: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TotalTraffic {
+    pub load_bytes: u64,
+    pub store_bytes: u64,
+    pub accessed: u64,
+}
+
+impl Totals {
+    fn add(&mut self, launch: &LaunchCount) {
+        self.launches += 1;
+        self.w += launch.w.total;
+        self.q.load_bytes += launch.q.load_bytes;
+        self.q.store_bytes += launch.q.store_bytes;
+        self.q.accessed += launch.q.accessed;
+        self.i = (self.q.accessed > 0).then(|| self.w as f64 / self.q.accessed as f64);
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CaptureTotals {
+    #[serde(flatten)]
+    pub all: Totals,
+    pub per_kernel: std::collections::BTreeMap<String, Totals>,
+}
+
+/// What `clflow count` says of a whole capture.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureCount {
+    pub capture: PathBuf,
+    pub launches: Vec<LaunchCount>,
+    pub totals: CaptureTotals,
+}
+
+/// Counts every launch of a capture on its captured inputs, and checks
+/// the interpreter's outputs against the device's.
+pub fn count_capture(
+    path: &Path,
+    ops: &clflow_counts::OpSet,
+    options: &clflow_interp::RunOptions,
+    session: &Session,
+) -> crate::Result<CaptureCount> {
+    let (index, dir) = read_capture(path)?;
+    let mut launches = Vec::new();
+    let mut totals = CaptureTotals::default();
+    for launch in &index.launch {
+        let manifest = dir.join(&launch.manifest);
+        let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
+        let result = crate::count::interpret(
+            &manifest,
+            &input.module,
+            std::borrow::Cow::Owned(materialised),
+            options,
+            session.observer(),
+        )?;
+        let check = compare_outputs(&dir, launch, &result.buffers)?;
+        let report = result.counts.report(ops);
+        let counted = LaunchCount {
+            sequence: launch.sequence,
+            kernel: launch.kernel.clone(),
+            index: launch.index,
+            manifest: launch.manifest.clone(),
+            w: report.w,
+            q: report.q,
+            outputs_match: check.matches,
+            first_difference: check.first_difference,
+            device_ns: launch.device_ns,
+        };
+        totals.all.add(&counted);
+        totals
+            .per_kernel
+            .entry(counted.kernel.clone())
+            .or_default()
+            .add(&counted);
+        launches.push(counted);
+    }
+    Ok(CaptureCount {
+        capture: dir,
+        launches,
+        totals,
+    })
 }

@@ -4,7 +4,8 @@
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_interp::RunOptions;
+use clflow_interp::{OpSet, RunOptions};
+use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_at_cache;
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::traffic::{parse_cache, render_text};
@@ -27,6 +28,9 @@ Examples:
       size, and how each load and store coalesces
   clflow count kernels/spmv/spmv.toml --cache nvidia-h100-sxm
       the same through an H100's L2 (its datasheet profile: 50 MiB, 32-byte sectors)
+  clflow count captures/app
+      every launch `clflow capture` recorded, each checked against the device's outputs,
+      with totals per kernel and for the application
 
 Op sets: arith (default: int + fp32 + fp64 + fp16), int, fp32, fp64, fp16, or a comma list
 of classes, SPIR-V opcodes (OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp,
@@ -48,7 +52,8 @@ bytes unless given.";
     after_help = EXAMPLES
 )]
 pub struct CountArgs {
-    /// The kernel manifest (.toml or Oclgrind .sim).
+    /// The kernel manifest (.toml or Oclgrind .sim), or a capture (its directory or
+    /// capture.toml).
     #[arg(value_name = "MANIFEST")]
     manifest: PathBuf,
     /// Print the report as JSON on stdout.
@@ -92,6 +97,9 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         Some(text) => Some(parse_cache(text, session.catalog())?),
         None => None,
     };
+    if capture::is_capture(&args.manifest) {
+        return count_capture(&args, &ops, &session, verbosity);
+    }
     let (input, launch) = prepare_manifest(&args.manifest, "count", &session)?;
     if let Some(dir) = &args.dump {
         // Checked before the count spends its time.
@@ -155,4 +163,91 @@ fn dump(
         ));
     }
     Ok(())
+}
+
+/// Every launch of a capture: one line each, then the totals per kernel
+/// and for the application. A launch whose outputs differ from the
+/// device's fails the command, after everything is printed.
+fn count_capture(
+    args: &CountArgs,
+    ops: &OpSet,
+    session: &Session,
+    verbosity: Verbosity,
+) -> crate::Result<()> {
+    if args.cache.is_some() || args.dump.is_some() {
+        return Err(Failure::input(
+            "--cache and --dump take one manifest; give one of the capture's launch-*.toml",
+        ));
+    }
+    let options = RunOptions {
+        max_steps: args.max_steps,
+        line_bytes: args.line_bytes,
+        threads: args.threads,
+        progress: None,
+    };
+    let counted = capture::count_capture(&args.manifest, ops, &options, session)?;
+    let wrong: Vec<&capture::LaunchCount> = counted
+        .launches
+        .iter()
+        .filter(|l| !l.outputs_match)
+        .collect();
+    for launch in &wrong {
+        if let Some((arg, byte)) = launch.first_difference {
+            verbosity.note(format!(
+                "clflow: error: {} (launch {}): arg {arg} differs from the device's output from byte \
+                 {byte}: the interpreter or the device is wrong",
+                launch.manifest, launch.sequence
+            ));
+        }
+    }
+    if args.json {
+        print_json(&counted)?;
+    } else {
+        print!("{}", render_capture(&counted));
+    }
+    match wrong.len() {
+        0 => Ok(()),
+        n => Err(Failure::analysis(format!(
+            "{n} of {} launches computed outputs different from the device's",
+            counted.launches.len()
+        ))),
+    }
+}
+
+fn render_capture(counted: &capture::CaptureCount) -> String {
+    use clflow_interp::counts::group_digits;
+    let intensity = |i: Option<f64>| i.map_or("-".into(), |i| format!("{i:.3}"));
+    let mut out = format!("Launches captured in {}:\n", counted.capture.display());
+    out.push_str("  launch  kernel (#)                   W               Q         I  outputs\n");
+    for l in &counted.launches {
+        let i = (l.q.accessed > 0).then(|| l.w.total as f64 / l.q.accessed as f64);
+        out.push_str(&format!(
+            "  {:>6}  {:<24} {:>12} {:>15} {:>9}  {}\n",
+            l.sequence,
+            format!("{} (#{})", l.kernel, l.index),
+            group_digits(l.w.total),
+            group_digits(l.q.accessed),
+            intensity(i),
+            if l.outputs_match { "match" } else { "DIFFER" }
+        ));
+    }
+    out.push_str("\nPer kernel:\n");
+    for (kernel, t) in &counted.totals.per_kernel {
+        out.push_str(&format!(
+            "  {kernel:<24} {:>4} launches  W {:>14}  Q {:>14} bytes  I {}\n",
+            t.launches,
+            group_digits(t.w),
+            group_digits(t.q.accessed),
+            intensity(t.i)
+        ));
+    }
+    let all = &counted.totals.all;
+    out.push_str(&format!(
+        "\nApplication: {} launches, W {}, Q {} bytes, I {}\n",
+        all.launches,
+        group_digits(all.w),
+        group_digits(all.q.accessed),
+        intensity(all.i)
+    ));
+    out
 }
