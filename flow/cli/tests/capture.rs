@@ -238,3 +238,39 @@ fn bad_applications_and_selections_say_what_is_wrong() {
     assert!(text(&failing.stderr).contains("false exited with exit status: 1"));
     assert!(out_dir.join("capture.toml").is_file());
 }
+
+#[test]
+fn a_pyopencl_script_is_captured_and_counted() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let script = repo().join("flow/capture-layer/tests/hosts/axpy.py");
+    let out_dir = data.path().join("capture");
+    // Debian's python3, which has pyopencl (ci/setup installs it).
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--",
+            "/usr/bin/python3",
+            script.to_str().unwrap(),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text(&out.stdout).contains("axpy checksum 2998000.0"));
+    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let launches = counted["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 3);
+    for launch in launches {
+        assert_eq!(launch["kernel"], "axpy");
+        // 1,000 work-items, one multiply and one add each.
+        assert_eq!(launch["W"]["fp32"], 2000);
+        assert_eq!(launch["Q"]["load_bytes"], 8000);
+        assert_eq!(launch["Q"]["store_bytes"], 4000);
+        assert_eq!(launch["outputs_match"], true);
+    }
+}

@@ -9,7 +9,9 @@ use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV};
 use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
+use clflow_spirv::ReflectedKernel;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
@@ -99,13 +101,17 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         .env(DIR_ENV, &raw)
         .env(KERNELS_ENV, options.kernels.join(","))
         .env(LAUNCHES_ENV, &options.launches)
+        // pyopencl would otherwise build from its cache of device binaries,
+        // which hold no source to analyse; building from source changes
+        // nothing else the application does.
+        .env("PYOPENCL_NO_CACHE", "1")
         .status()
         .map_err(|e| {
             Error::input(format!("{}: cannot run it: {e}", program.to_string_lossy()))
                 .with_hint("give the application's path, or a command on PATH, after `--`")
         })?;
     let (launches, skipped) = write_manifests(&options.out, &raw, session)?;
-    write_index(&options.out, options, status, &launches)?;
+    write_index(&options.out, options, status, &launches, &skipped)?;
     Ok(Capture {
         status,
         launches,
@@ -152,6 +158,8 @@ fn write_manifests(
     records.sort();
     let mut launches = Vec::new();
     let mut skipped = Vec::new();
+    // Each program is compiled once, for all its launches.
+    let mut kernels: HashMap<u32, Result<Vec<ReflectedKernel>, String>> = HashMap::new();
     for path in records {
         let launch: LaunchRecord = read_json(&path)?;
         let program: ProgramRecord =
@@ -160,7 +168,14 @@ fn write_manifests(
             "{} #{} (launch {})",
             launch.kernel, launch.index, launch.sequence
         );
-        match manifest_for(&launch, &program, raw, session) {
+        let reflected = kernels
+            .entry(program.id)
+            .or_insert_with(|| compile_program(&program, raw, session));
+        match reflected
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|reflected| manifest_for(&launch, &program, reflected))
+        {
             Ok(text) => {
                 let file = format!("launch-{:06}.toml", launch.sequence);
                 std::fs::write(out.join(&file), text)
@@ -240,14 +255,13 @@ struct ArgOut {
     null: Option<bool>,
 }
 
-/// The launch's manifest, its arguments typed by the kernel's signature
-/// (compiled from the captured source); or why it cannot be written.
-fn manifest_for(
-    launch: &LaunchRecord,
+/// The kernels of a captured program, compiled from its source with its
+/// build options; or why it cannot be analysed.
+fn compile_program(
     program: &ProgramRecord,
     raw: &Path,
     session: &Session,
-) -> Result<String, String> {
+) -> Result<Vec<ReflectedKernel>, String> {
     if let Some(why) = &program.not_analysable {
         return Err(format!("program {}: {why}", program.id));
     }
@@ -255,10 +269,23 @@ fn manifest_for(
         .source_file
         .as_ref()
         .ok_or("the program's source was not recorded")?;
-    let input =
-        prepare(&raw.join(source), &program.build_options, true, session).map_err(|e| e.message)?;
-    let kernel = input
-        .kernels
+    prepare(&raw.join(source), &program.build_options, true, session)
+        .map(|input| input.kernels)
+        .map_err(|e| e.message)
+}
+
+/// The launch's manifest, its arguments typed by the kernel's signature;
+/// or why it cannot be written.
+fn manifest_for(
+    launch: &LaunchRecord,
+    program: &ProgramRecord,
+    kernels: &[ReflectedKernel],
+) -> Result<String, String> {
+    let source = program
+        .source_file
+        .as_ref()
+        .ok_or("the program's source was not recorded")?;
+    let kernel = kernels
         .iter()
         .find(|k| k.signature.name == launch.kernel)
         .ok_or_else(|| format!("kernel `{}` is not in its program", launch.kernel))?;
@@ -420,6 +447,7 @@ fn write_index(
     options: &CaptureOptions,
     status: ExitStatus,
     launches: &[CapturedLaunch],
+    skipped: &[String],
 ) -> crate::Result<()> {
     #[derive(Serialize)]
     struct Index<'a> {
@@ -428,6 +456,8 @@ fn write_index(
         exit_status: Option<i32>,
         kernels: Vec<String>,
         launches_selected: String,
+        /// Launches recorded that could not become manifests, and why.
+        not_analysable: &'a [String],
         launch: &'a [CapturedLaunch],
     }
     let index = Index {
@@ -440,6 +470,7 @@ fn write_index(
         exit_status: status.code(),
         kernels: options.kernels.clone(),
         launches_selected: options.launches.clone(),
+        not_analysable: skipped,
         launch: launches,
     };
     let text = toml::to_string(&index)

@@ -23,7 +23,8 @@ ICD loader), whether it links libOpenCL or opens it at run time. For each select
 layer waits for the work queued before it, saves every buffer argument, runs the launch, and
 saves the buffers it may have written (the expected outputs, listed in capture.toml). Queues
 profile, so capture.toml has each launch's device time. Programs built from binaries or IL
-are recorded and named as not analysable.";
+are recorded and named as not analysable (pyopencl is asked to build from source:
+PYOPENCL_NO_CACHE=1).";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]
@@ -74,7 +75,13 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
             captured.status
         )));
     }
-    if captured.launches.is_empty() && captured.skipped.is_empty() {
+    if captured.launches.is_empty() {
+        if !captured.skipped.is_empty() {
+            return Err(Failure::analysis(format!(
+                "none of the {} launches recorded could become a manifest (the warnings above say why)",
+                captured.skipped.len()
+            )));
+        }
         return Err(Failure::analysis(format!(
             "{app} launched no kernel the selection takes"
         ))
