@@ -61,10 +61,12 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         .iter()
         .map(|l| l.kernel.as_str())
         .collect();
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     verbosity.note(format!(
-        "captured {} launches of {} kernels to {}; list: {}",
-        captured.launches.len(),
-        kernels.len(),
+        "captured {} of {} to {}; list: {}",
+        count(captured.launches.len(), "launch", "launches"),
+        count(kernels.len(), "kernel", "kernels"),
         options.out.display(),
         options.out.join("capture.toml").display()
     ));
