@@ -99,6 +99,13 @@ pub unsafe extern "C" fn clInitLayer(
     layer.clBuildProgram = Some(build_program);
     layer.clCreateKernel = Some(create_kernel);
     layer.clCreateBuffer = Some(create_buffer);
+    layer.clCreateSubBuffer = Some(create_sub_buffer);
+    layer.clCreateImage = Some(create_image);
+    layer.clCreateImage2D = Some(create_image_2d);
+    layer.clCreateImage3D = Some(create_image_3d);
+    layer.clCreateSampler = Some(create_sampler);
+    layer.clCreateSamplerWithProperties = Some(create_sampler_with_properties);
+    layer.clSetKernelArgSVMPointer = Some(set_kernel_arg_svm_pointer);
     layer.clSetKernelArg = Some(set_kernel_arg);
     layer.clEnqueueNDRangeKernel = Some(enqueue_nd_range_kernel);
     let layer = DISPATCH.get_or_init(|| layer);
@@ -315,6 +322,190 @@ unsafe extern "C" fn create_buffer(
     mem
 }
 
+/// A sub-buffer is captured as a buffer of its own: its region's bytes,
+/// with its parent's access where it states none.
+unsafe extern "C" fn create_sub_buffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    buffer_create_type: cl_buffer_create_type,
+    buffer_create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let forward = target().clCreateSubBuffer.expect("the runtime has it");
+    let mem = forward(
+        buffer,
+        flags,
+        buffer_create_type,
+        buffer_create_info,
+        errcode_ret,
+    );
+    if !mem.is_null()
+        && buffer_create_type == CL_BUFFER_CREATE_TYPE_REGION
+        && !buffer_create_info.is_null()
+    {
+        let region = &*(buffer_create_info as *const cl_buffer_region);
+        let access = CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_READ_WRITE;
+        with_state(|state| {
+            let parent = state.buffers.get(&(buffer as usize)).map_or(0, |b| b.flags);
+            let flags = if flags & access == 0 { parent } else { flags };
+            state.buffers.insert(
+                mem as usize,
+                crate::state::Buffer {
+                    bytes: region.size as u64,
+                    flags,
+                },
+            );
+        });
+    }
+    mem
+}
+
+/// Records an image or a sampler, to name it where a launch takes one.
+fn opaque(handle: usize, what: &'static str) {
+    if handle != 0 {
+        with_state(|state| {
+            state.opaque.insert(handle, what);
+        });
+    }
+}
+
+unsafe extern "C" fn create_image(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let forward = target().clCreateImage.expect("the runtime has it");
+    let mem = forward(
+        context,
+        flags,
+        image_format,
+        image_desc,
+        host_ptr,
+        errcode_ret,
+    );
+    opaque(mem as usize, "an image");
+    mem
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn create_image_2d(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    width: usize,
+    height: usize,
+    row_pitch: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let forward = target().clCreateImage2D.expect("the runtime has it");
+    let mem = forward(
+        context,
+        flags,
+        image_format,
+        width,
+        height,
+        row_pitch,
+        host_ptr,
+        errcode_ret,
+    );
+    opaque(mem as usize, "an image");
+    mem
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn create_image_3d(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    width: usize,
+    height: usize,
+    depth: usize,
+    row_pitch: usize,
+    slice_pitch: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let forward = target().clCreateImage3D.expect("the runtime has it");
+    let mem = forward(
+        context,
+        flags,
+        image_format,
+        width,
+        height,
+        depth,
+        row_pitch,
+        slice_pitch,
+        host_ptr,
+        errcode_ret,
+    );
+    opaque(mem as usize, "an image");
+    mem
+}
+
+unsafe extern "C" fn create_sampler(
+    context: cl_context,
+    normalized_coords: cl_bool,
+    addressing_mode: cl_addressing_mode,
+    filter_mode: cl_filter_mode,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
+    let forward = target().clCreateSampler.expect("the runtime has it");
+    let sampler = forward(
+        context,
+        normalized_coords,
+        addressing_mode,
+        filter_mode,
+        errcode_ret,
+    );
+    opaque(sampler as usize, "a sampler");
+    sampler
+}
+
+unsafe extern "C" fn create_sampler_with_properties(
+    context: cl_context,
+    properties: *const cl_sampler_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
+    let forward = target()
+        .clCreateSamplerWithProperties
+        .expect("the runtime has it");
+    let sampler = forward(context, properties, errcode_ret);
+    opaque(sampler as usize, "a sampler");
+    sampler
+}
+
+unsafe extern "C" fn set_kernel_arg_svm_pointer(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> cl_int {
+    let forward = target()
+        .clSetKernelArgSVMPointer
+        .expect("the runtime has it");
+    let status = forward(kernel, arg_index, arg_value);
+    if status == CL_SUCCESS {
+        record_arg(kernel, arg_index, RawArg::Svm);
+    }
+    status
+}
+
+/// Keeps the argument the application set, for the kernel's next launch.
+fn record_arg(kernel: cl_kernel, arg_index: cl_uint, arg: RawArg) {
+    with_state(|state| {
+        if let Some(k) = state.kernels.get_mut(&(kernel as usize)) {
+            let i = arg_index as usize;
+            if k.args.len() <= i {
+                k.args.resize(i + 1, RawArg::Unset);
+            }
+            k.args[i] = arg;
+        }
+    });
+}
+
 unsafe extern "C" fn set_kernel_arg(
     kernel: cl_kernel,
     arg_index: cl_uint,
@@ -329,15 +520,7 @@ unsafe extern "C" fn set_kernel_arg(
         } else {
             RawArg::Bytes(std::slice::from_raw_parts(arg_value as *const u8, arg_size).to_vec())
         };
-        with_state(|state| {
-            if let Some(k) = state.kernels.get_mut(&(kernel as usize)) {
-                let i = arg_index as usize;
-                if k.args.len() <= i {
-                    k.args.resize(i + 1, RawArg::Unset);
-                }
-                k.args[i] = arg;
-            }
-        });
+        record_arg(kernel, arg_index, arg);
     }
     status
 }
@@ -355,55 +538,8 @@ unsafe extern "C" fn enqueue_nd_range_kernel(
     event: *mut cl_event,
 ) -> cl_int {
     let forward = target().clEnqueueNDRangeKernel.expect("the runtime has it");
-    let mut status = None;
-    with_state(|state| {
-        let Some(name) = state
-            .kernels
-            .get(&(kernel as usize))
-            .map(|k| k.name.clone())
-        else {
-            return;
-        };
-        let (sequence, index, taken) = state.next_launch(&name);
-        if !taken {
-            return;
-        }
-        let dims = |p: *const usize| -> Option<Vec<u64>> {
-            (!p.is_null()).then(|| (0..work_dim as usize).map(|d| *p.add(d) as u64).collect())
-        };
-        let launch = Launch {
-            queue,
-            kernel,
-            sequence,
-            index,
-            name,
-            global_offset: dims(global_work_offset).unwrap_or_else(|| vec![0; work_dim as usize]),
-            global_size: dims(global_work_size).unwrap_or_default(),
-            local_size: dims(local_work_size),
-        };
-        status = Some(capture(
-            state,
-            &launch,
-            &mut |event| {
-                forward(
-                    queue,
-                    kernel,
-                    work_dim,
-                    global_work_offset,
-                    global_work_size,
-                    local_work_size,
-                    num_events_in_wait_list,
-                    event_wait_list,
-                    event,
-                )
-            },
-            event,
-            (num_events_in_wait_list, event_wait_list),
-        ));
-    });
-    match status {
-        Some(status) => status,
-        None => forward(
+    let mut run = |event: *mut cl_event| {
+        forward(
             queue,
             kernel,
             work_dim,
@@ -413,20 +549,97 @@ unsafe extern "C" fn enqueue_nd_range_kernel(
             num_events_in_wait_list,
             event_wait_list,
             event,
-        ),
-    }
+        )
+    };
+    let Some(plan) = plan(kernel) else {
+        return run(event);
+    };
+    let dims = |p: *const usize| -> Option<Vec<u64>> {
+        (!p.is_null()).then(|| (0..work_dim as usize).map(|d| *p.add(d) as u64).collect())
+    };
+    let geometry = Geometry {
+        global_offset: dims(global_work_offset).unwrap_or_else(|| vec![0; work_dim as usize]),
+        global_size: dims(global_work_size).unwrap_or_default(),
+        local_size: dims(local_work_size),
+    };
+    let waits = (num_events_in_wait_list, event_wait_list);
+    capture(queue, &plan, geometry, &mut run, event, waits)
 }
 
-/// A launch the selection took.
-struct Launch {
-    queue: cl_command_queue,
-    kernel: cl_kernel,
+/// What a selected launch's capture needs, taken under the lock so that the
+/// runtime is then called without it (a runtime's callback thread may call
+/// back into the API).
+struct Plan {
     sequence: u64,
     index: u64,
     name: String,
+    program: usize,
+    dir: std::path::PathBuf,
+    args: Vec<PlanArg>,
+}
+
+enum PlanArg {
+    Buffer {
+        handle: usize,
+        bytes: u64,
+        flags: u64,
+    },
+    Plain(ArgRecord),
+}
+
+struct Geometry {
     global_offset: Vec<u64>,
     global_size: Vec<u64>,
     local_size: Option<Vec<u64>>,
+}
+
+/// Numbers the launch and, where the selection takes it, plans its capture.
+fn plan(kernel: cl_kernel) -> Option<Plan> {
+    let mut plan = None;
+    with_state(|state| {
+        let Some(k) = state.kernels.get(&(kernel as usize)) else {
+            return;
+        };
+        let (name, program, raw_args) = (k.name.clone(), k.program, k.args.clone());
+        let (sequence, index, taken) = state.next_launch(&name);
+        if !taken {
+            return;
+        }
+        // Buffers are told apart from other 8-byte values by their handles.
+        let args = raw_args
+            .iter()
+            .map(|arg| {
+                let handle = match arg {
+                    RawArg::Bytes(b) if b.len() == std::mem::size_of::<usize>() => {
+                        b.as_slice().try_into().ok().map(usize::from_ne_bytes)
+                    }
+                    _ => None,
+                };
+                if let Some(what) = handle.and_then(|h| state.opaque.get(&h)) {
+                    return PlanArg::Plain(ArgRecord::Unsupported {
+                        what: what.to_string(),
+                    });
+                }
+                match handle.and_then(|h| Some((h, state.buffers.get(&h)?))) {
+                    Some((handle, buffer)) => PlanArg::Buffer {
+                        handle,
+                        bytes: buffer.bytes,
+                        flags: buffer.flags,
+                    },
+                    None => PlanArg::Plain(plain_arg(arg)),
+                }
+            })
+            .collect();
+        plan = Some(Plan {
+            sequence,
+            index,
+            name,
+            program,
+            dir: state.dir.clone(),
+            args,
+        });
+    });
+    plan
 }
 
 /// Records the launch around `run` (the runtime's enqueue, given where to
@@ -434,8 +647,9 @@ struct Launch {
 /// before has completed, then the launch, then the contents it left.
 /// Returns the enqueue's status.
 unsafe fn capture(
-    state: &mut State,
-    launch: &Launch,
+    queue: cl_command_queue,
+    plan: &Plan,
+    geometry: Geometry,
     run: &mut dyn FnMut(*mut cl_event) -> cl_int,
     app_event: *mut cl_event,
     (waits, wait_list): (cl_uint, *const cl_event),
@@ -447,44 +661,36 @@ unsafe fn capture(
         }
     }
     if let Some(finish) = t.clFinish {
-        finish(launch.queue);
+        finish(queue);
     }
-    let kernel = &state.kernels[&(launch.kernel as usize)];
-    let program = kernel.program;
-    let raw_args = kernel.args.clone();
-    // Buffers are told apart from other 8-byte values by their handles.
-    let buffer_of = |arg: &RawArg| match arg {
-        RawArg::Bytes(b) if b.len() == std::mem::size_of::<usize>() => {
-            let handle = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
-            state
-                .buffers
-                .get(&handle)
-                .map(|buf| (handle, buf.bytes, buf.flags))
-        }
-        _ => None,
+    let file = |k: usize, after: bool| {
+        let suffix = if after { ".out" } else { "" };
+        format!("launch-{:06}-arg{k}{suffix}.bin", plan.sequence)
     };
-    let mut args = Vec::with_capacity(raw_args.len());
-    let mut buffers = Vec::new();
-    for (k, arg) in raw_args.iter().enumerate() {
-        match buffer_of(arg) {
-            Some((handle, bytes, flags)) => {
-                let file = state.arg_file(launch.sequence, k, false);
-                let _ = read_buffer(launch.queue, handle, bytes)
-                    .and_then(|data| std::fs::write(state.dir.join(&file), data).ok());
-                let read_only = flags & CL_MEM_READ_ONLY != 0;
-                args.push(ArgRecord::Buffer {
-                    bytes,
-                    file,
+    let save = |name: &str, handle: usize, bytes: u64| {
+        read_buffer(queue, handle, bytes)
+            .and_then(|data| std::fs::write(plan.dir.join(name), data).ok())
+    };
+    let mut args = Vec::with_capacity(plan.args.len());
+    for (k, arg) in plan.args.iter().enumerate() {
+        args.push(match arg {
+            PlanArg::Buffer {
+                handle,
+                bytes,
+                flags,
+            } => {
+                let name = file(k, false);
+                save(&name, *handle, *bytes);
+                ArgRecord::Buffer {
+                    bytes: *bytes,
+                    file: name,
                     output_file: None,
-                    read_only,
+                    read_only: flags & CL_MEM_READ_ONLY != 0,
                     write_only: flags & CL_MEM_WRITE_ONLY != 0,
-                });
-                if !read_only {
-                    buffers.push((k, handle, bytes));
                 }
             }
-            None => args.push(plain_arg(arg)),
-        }
+            PlanArg::Plain(record) => record.clone(),
+        });
     }
 
     // The launch's event, for its device time: the application's where it
@@ -497,7 +703,7 @@ unsafe fn capture(
     };
     let status = run(event);
     if let Some(finish) = t.clFinish {
-        finish(launch.queue);
+        finish(queue);
     }
     let device_ns = if status == CL_SUCCESS && !(*event).is_null() {
         profiled_ns(*event)
@@ -509,31 +715,43 @@ unsafe fn capture(
             release(own_event);
         }
     }
-    if status == CL_SUCCESS {
-        for (k, handle, bytes) in buffers {
-            let file = state.arg_file(launch.sequence, k, true);
-            let written = read_buffer(launch.queue, handle, bytes)
-                .and_then(|data| std::fs::write(state.dir.join(&file), data).ok());
-            if written.is_some() {
+    if status != CL_SUCCESS {
+        return status;
+    }
+    for (k, arg) in plan.args.iter().enumerate() {
+        if let PlanArg::Buffer {
+            handle,
+            bytes,
+            flags,
+        } = arg
+        {
+            if flags & CL_MEM_READ_ONLY != 0 {
+                continue;
+            }
+            let name = file(k, true);
+            if save(&name, *handle, *bytes).is_some() {
                 if let ArgRecord::Buffer { output_file, .. } = &mut args[k] {
-                    *output_file = Some(file);
+                    *output_file = Some(name);
                 }
             }
         }
-        if let Ok(program) = state.write_program(program) {
-            let _ = state.write_launch(&LaunchRecord {
-                sequence: launch.sequence,
-                kernel: launch.name.clone(),
-                index: launch.index,
-                program,
-                global_offset: launch.global_offset.clone(),
-                global_size: launch.global_size.clone(),
-                local_size: launch.local_size.clone(),
-                args,
-                device_ns,
-            });
-        }
     }
+    let launch = LaunchRecord {
+        sequence: plan.sequence,
+        kernel: plan.name.clone(),
+        index: plan.index,
+        program: u32::MAX,
+        global_offset: geometry.global_offset,
+        global_size: geometry.global_size,
+        local_size: geometry.local_size,
+        args,
+        device_ns,
+    };
+    with_state(|state| {
+        if let Ok(program) = state.write_program(plan.program) {
+            let _ = state.write_launch(&LaunchRecord { program, ..launch });
+        }
+    });
     status
 }
 

@@ -29,6 +29,8 @@ pub enum RawArg {
     Unset,
     Bytes(Vec<u8>),
     Null(u64),
+    /// A shared-virtual-memory pointer (`clSetKernelArgSVMPointer`).
+    Svm,
 }
 
 pub struct Buffer {
@@ -43,6 +45,8 @@ pub struct State {
     pub programs: HashMap<usize, Program>,
     pub kernels: HashMap<usize, Kernel>,
     pub buffers: HashMap<usize, Buffer>,
+    /// Images and samplers: what each is, to name it in a capture.
+    pub opaque: HashMap<usize, &'static str>,
     next_program: u32,
     next_sequence: u64,
     per_kernel: HashMap<String, u64>,
@@ -75,6 +79,7 @@ impl State {
             programs: HashMap::new(),
             kernels: HashMap::new(),
             buffers: HashMap::new(),
+            opaque: HashMap::new(),
             next_program: 0,
             next_sequence: 0,
             per_kernel: HashMap::new(),
@@ -141,12 +146,6 @@ impl State {
         std::fs::write(&partial, json)?;
         std::fs::rename(partial, path)
     }
-
-    /// `launch-NNNNNN-argK.bin` (or `.out.bin` after the launch).
-    pub fn arg_file(&self, sequence: u64, arg: usize, after: bool) -> String {
-        let suffix = if after { ".out" } else { "" };
-        format!("launch-{sequence:06}-arg{arg}{suffix}.bin")
-    }
 }
 
 /// The record of an argument that is not a buffer.
@@ -156,6 +155,9 @@ pub fn plain_arg(arg: &RawArg) -> ArgRecord {
         RawArg::Null(size) => ArgRecord::NullValue { size: *size },
         RawArg::Bytes(bytes) => ArgRecord::Value {
             bytes: bytes.clone(),
+        },
+        RawArg::Svm => ArgRecord::Unsupported {
+            what: "a shared virtual memory pointer".into(),
         },
     }
 }

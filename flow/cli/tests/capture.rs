@@ -274,3 +274,56 @@ fn a_pyopencl_script_is_captured_and_counted() {
         assert_eq!(launch["outputs_match"], true);
     }
 }
+
+#[test]
+fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = data.path().join("regions");
+    let built = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&app)
+        .arg(repo().join("flow/capture-layer/tests/hosts/regions.c"))
+        .arg("-lOpenCL")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--",
+            app.to_str().unwrap(),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "not a manifest: sample #0 (launch 1): arg 0: an image (image2d_t) is not captured"
+        ),
+        "{stderr}"
+    );
+    let floats = |name: &str| -> Vec<f32> {
+        std::fs::read(out_dir.join("raw").join(name))
+            .unwrap()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    // The sub-buffer is the upper half of 0..512, doubled by the launch.
+    let before = floats("launch-000000-arg0.bin");
+    let after = floats("launch-000000-arg0.out.bin");
+    assert_eq!(before, (256..512).map(|i| i as f32).collect::<Vec<_>>());
+    assert_eq!(
+        after,
+        (256..512).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
+    );
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    assert_eq!(index["launch"].as_array().unwrap().len(), 1);
+    assert_eq!(index["not_analysable"].as_array().unwrap().len(), 1);
+}
