@@ -10,6 +10,7 @@ use opencl_sys::cl_layer::{
     cl_layer_info, CL_LAYER_API_VERSION, CL_LAYER_API_VERSION_100, CL_LAYER_NAME,
 };
 use opencl_sys::*;
+use sha2::Digest;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::{Mutex, OnceLock};
 
@@ -606,7 +607,7 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
             return;
         }
         // Buffers are told apart from other 8-byte values by their handles.
-        let args = raw_args
+        let args: Vec<PlanArg> = raw_args
             .iter()
             .map(|arg| {
                 let handle = match arg {
@@ -630,6 +631,18 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
                 }
             })
             .collect();
+        // Every buffer before, and those the kernel may write after.
+        let bytes: u64 = args
+            .iter()
+            .map(|a: &PlanArg| match a {
+                PlanArg::Buffer { bytes, flags, .. } if flags & CL_MEM_READ_ONLY != 0 => *bytes,
+                PlanArg::Buffer { bytes, .. } => 2 * bytes,
+                PlanArg::Plain(_) => 0,
+            })
+            .sum();
+        if !state.fits(sequence, &name, index, bytes) {
+            return;
+        }
         plan = Some(Plan {
             sequence,
             index,
@@ -663,13 +676,19 @@ unsafe fn capture(
     if let Some(finish) = t.clFinish {
         finish(queue);
     }
-    let file = |k: usize, after: bool| {
-        let suffix = if after { ".out" } else { "" };
-        format!("launch-{:06}-arg{k}{suffix}.bin", plan.sequence)
-    };
-    let save = |name: &str, handle: usize, bytes: u64| {
-        read_buffer(queue, handle, bytes)
-            .and_then(|data| std::fs::write(plan.dir.join(name), data).ok())
+    // Files are named by their contents: a buffer no launch changed is
+    // stored once however many launches read it.
+    let save = |handle: usize, bytes: u64| -> Option<String> {
+        let data = read_buffer(queue, handle, bytes)?;
+        let digest = sha2::Sha256::digest(&data);
+        let name = format!("buffer-{}.bin", hex::encode(&digest[..12]));
+        let path = plan.dir.join(&name);
+        if !path.exists() {
+            let partial = path.with_extension("bin.partial");
+            std::fs::write(&partial, &data).ok()?;
+            std::fs::rename(partial, &path).ok()?;
+        }
+        Some(name)
     };
     let mut args = Vec::with_capacity(plan.args.len());
     for (k, arg) in plan.args.iter().enumerate() {
@@ -678,17 +697,18 @@ unsafe fn capture(
                 handle,
                 bytes,
                 flags,
-            } => {
-                let name = file(k, false);
-                save(&name, *handle, *bytes);
-                ArgRecord::Buffer {
+            } => match save(*handle, *bytes) {
+                Some(file) => ArgRecord::Buffer {
                     bytes: *bytes,
-                    file: name,
+                    file,
                     output_file: None,
                     read_only: flags & CL_MEM_READ_ONLY != 0,
                     write_only: flags & CL_MEM_WRITE_ONLY != 0,
-                }
-            }
+                },
+                None => ArgRecord::Unsupported {
+                    what: format!("arg {k}, a buffer that could not be read or saved"),
+                },
+            },
             PlanArg::Plain(record) => record.clone(),
         });
     }
@@ -728,8 +748,7 @@ unsafe fn capture(
             if flags & CL_MEM_READ_ONLY != 0 {
                 continue;
             }
-            let name = file(k, true);
-            if save(&name, *handle, *bytes).is_some() {
+            if let Some(name) = save(*handle, *bytes) {
                 if let ArgRecord::Buffer { output_file, .. } = &mut args[k] {
                     *output_file = Some(name);
                 }

@@ -11,6 +11,11 @@ pub const KERNELS_ENV: &str = "CLFLOW_CAPTURE_KERNELS";
 /// Which launches of each kernel to capture ([`LaunchSelection`]); all
 /// when unset.
 pub const LAUNCHES_ENV: &str = "CLFLOW_CAPTURE_LAUNCHES";
+/// The most bytes of buffer contents a capture writes; unbounded when unset.
+pub const MAX_BYTES_ENV: &str = "CLFLOW_CAPTURE_MAX_BYTES";
+/// The suffix of the note the layer leaves for a launch it did not record
+/// (`launch-NNNNNN.skipped`), whose text says why.
+pub const SKIPPED_SUFFIX: &str = "skipped";
 
 /// One program the application built.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -5,7 +5,7 @@
 
 use crate::record::{
     glob_matches, ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord, DIR_ENV, KERNELS_ENV,
-    LAUNCHES_ENV,
+    LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -47,6 +47,10 @@ pub struct State {
     pub buffers: HashMap<usize, Buffer>,
     /// Images and samplers: what each is, to name it in a capture.
     pub opaque: HashMap<usize, &'static str>,
+    /// The most bytes of buffers to write, and what launches recorded so
+    /// far may write.
+    max_bytes: Option<u64>,
+    planned_bytes: u64,
     next_program: u32,
     next_sequence: u64,
     per_kernel: HashMap<String, u64>,
@@ -80,6 +84,10 @@ impl State {
             kernels: HashMap::new(),
             buffers: HashMap::new(),
             opaque: HashMap::new(),
+            max_bytes: std::env::var(MAX_BYTES_ENV)
+                .ok()
+                .and_then(|s| s.parse().ok()),
+            planned_bytes: 0,
             next_program: 0,
             next_sequence: 0,
             per_kernel: HashMap::new(),
@@ -135,6 +143,27 @@ impl State {
             program.written = true;
         }
         Ok(program.record.id)
+    }
+
+    /// Whether a launch that may write `bytes` of buffers fits the bound;
+    /// where it does not, leaves a note saying so instead of its record.
+    pub fn fits(&mut self, sequence: u64, kernel: &str, index: u64, bytes: u64) -> bool {
+        let Some(max) = self.max_bytes else {
+            return true;
+        };
+        if self.planned_bytes + bytes <= max {
+            self.planned_bytes += bytes;
+            return true;
+        }
+        let why = format!(
+            "{kernel} #{index} (launch {sequence}): its {bytes} bytes of buffers would take the \
+             capture past --max-bytes {max}"
+        );
+        let note = self
+            .dir
+            .join(format!("launch-{sequence:06}.{SKIPPED_SUFFIX}"));
+        let _ = std::fs::write(note, why);
+        false
     }
 
     pub fn write_launch(&self, launch: &LaunchRecord) -> std::io::Result<()> {

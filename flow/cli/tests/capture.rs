@@ -24,6 +24,13 @@ fn pipeline_app(dir: &Path) -> PathBuf {
     app
 }
 
+/// The `file =` of argument `k` in a manifest.
+fn arg_file(manifest: &Path, k: usize) -> String {
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    manifest["arg"][k]["file"].as_str().unwrap().to_string()
+}
+
 fn layer_is_built() {
     let layer = Path::new(env!("CARGO_BIN_EXE_clflow")).with_file_name("libclflow_capture.so");
     assert!(
@@ -129,15 +136,17 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
             .sum::<u64>()
     );
 
-    // The second iteration's inputs are the first's outputs.
-    let first_out = std::fs::read(out_dir.join("raw/launch-000001-arg0.out.bin")).unwrap();
-    let second_in = std::fs::read(out_dir.join("raw/launch-000002-arg0.bin")).unwrap();
+    // The second iteration's inputs are the first's outputs: the very same
+    // file, since files are named by their contents.
+    let first_out = launches[1]["expected"][0]["file"].as_str().unwrap();
+    let second_in = arg_file(&out_dir.join("launch-000002.toml"), 0);
     assert_eq!(first_out, second_in);
 
     // A device result that differs from the interpreter's is said loudly.
-    let mut wrong = first_out.clone();
+    let first_out = out_dir.join(first_out);
+    let mut wrong = std::fs::read(&first_out).unwrap();
     wrong[8] ^= 1;
-    std::fs::write(out_dir.join("raw/launch-000001-arg0.out.bin"), wrong).unwrap();
+    std::fs::write(&first_out, wrong).unwrap();
     let differs = clflow(data.path(), &["count", out_dir.to_str().unwrap()]);
     assert_eq!(differs.status.code(), Some(1));
     let err = text(&differs.stderr);
@@ -147,8 +156,9 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
         ),
         "{err}"
     );
+    // That file is launch 2's input too, so launch 2 differs as well.
     assert!(
-        err.contains("1 of 4 launches computed outputs different"),
+        err.contains("2 of 4 launches computed outputs different"),
         "{err}"
     );
     assert!(text(&differs.stdout).contains("DIFFER"));
@@ -303,20 +313,22 @@ fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains(
-            "not a manifest: sample #0 (launch 1): arg 0: an image (image2d_t) is not captured"
+            "left out: sample #0 (launch 1): arg 0: an image (image2d_t) is not captured"
         ),
         "{stderr}"
     );
     let floats = |name: &str| -> Vec<f32> {
-        std::fs::read(out_dir.join("raw").join(name))
+        std::fs::read(out_dir.join(name))
             .unwrap()
             .chunks(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect()
     };
     // The sub-buffer is the upper half of 0..512, doubled by the launch.
-    let before = floats("launch-000000-arg0.bin");
-    let after = floats("launch-000000-arg0.out.bin");
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    let before = floats(&arg_file(&out_dir.join("launch-000000.toml"), 0));
+    let after = floats(index["launch"][0]["expected"][0]["file"].as_str().unwrap());
     assert_eq!(before, (256..512).map(|i| i as f32).collect::<Vec<_>>());
     assert_eq!(
         after,
@@ -326,4 +338,45 @@ fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
         toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
     assert_eq!(index["launch"].as_array().unwrap().len(), 1);
     assert_eq!(index["not_analysable"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = pipeline_app(data.path());
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--max-bytes",
+            "5KiB",
+            "--",
+            app.to_str().unwrap(),
+            "2",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Each launch may write 4 KiB (two 1 KiB buffers, before and after):
+    // one fits in 5 KiB, the other three are passed through and listed.
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    assert_eq!(index["launch"].as_array().unwrap().len(), 1);
+    let left_out = index["not_analysable"].as_array().unwrap();
+    assert_eq!(left_out.len(), 3);
+    assert_eq!(
+        left_out[0].as_str().unwrap(),
+        "accumulate #0 (launch 1): its 4096 bytes of buffers would take the capture past --max-bytes 5120"
+    );
+    let written: u64 = std::fs::read_dir(out_dir.join("raw"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("buffer-"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(written <= 5 * 1024, "{written} bytes of buffers written");
 }

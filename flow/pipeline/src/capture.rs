@@ -7,7 +7,7 @@
 use crate::input::prepare;
 use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord};
-use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV};
+use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
 use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
 use clflow_spirv::ReflectedKernel;
 use serde::{Deserialize, Serialize};
@@ -29,6 +29,9 @@ pub struct CaptureOptions {
     pub kernels: Vec<String>,
     /// Which launches of each kernel (`all`, `first`, `every:N`, `0,5-9`).
     pub launches: String,
+    /// The most bytes of buffer contents to write; launches past it are
+    /// passed through and listed as not recorded.
+    pub max_bytes: Option<u64>,
     /// The application and its arguments.
     pub app: Vec<OsString>,
 }
@@ -95,7 +98,11 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         program.to_string_lossy(),
         layer.display()
     ));
-    let status = Command::new(program)
+    let mut command = Command::new(program);
+    if let Some(max) = options.max_bytes {
+        command.env(MAX_BYTES_ENV, max.to_string());
+    }
+    let status = command
         .args(&options.app[1..])
         .env("OPENCL_LAYERS", layers)
         .env(DIR_ENV, &raw)
@@ -157,7 +164,21 @@ fn write_manifests(
     };
     records.sort();
     let mut launches = Vec::new();
-    let mut skipped = Vec::new();
+    // The launches the layer did not record, in its words.
+    let mut skipped: Vec<String> = match std::fs::read_dir(raw) {
+        Ok(dir) => {
+            let mut notes: Vec<PathBuf> = dir
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == SKIPPED_SUFFIX))
+                .collect();
+            notes.sort();
+            notes
+                .iter()
+                .filter_map(|p| std::fs::read_to_string(p).ok())
+                .collect()
+        }
+        Err(_) => Vec::new(),
+    };
     // Each program is compiled once, for all its launches.
     let mut kernels: HashMap<u32, Result<Vec<ReflectedKernel>, String>> = HashMap::new();
     for path in records {

@@ -78,7 +78,9 @@ impl fmt::Display for CacheSpec {
     }
 }
 
-fn parse_size(text: &str) -> Result<u64, String> {
+/// A byte size with an optional unit (`B`, `K`/`KB`/`KiB`, `M`/`MB`/`MiB`,
+/// `G`/`GB`/`GiB`, all powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

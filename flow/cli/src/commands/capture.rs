@@ -21,7 +21,8 @@ Examples:
 The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, honoured by the
 ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the
 layer waits for the work queued before it, saves every buffer argument, runs the launch, and
-saves the buffers it may have written (the expected outputs, listed in capture.toml). Queues
+saves the buffers it may have written (the expected outputs, listed in capture.toml). Buffer
+files are named by their contents, so a buffer no launch changed is stored once. Queues
 profile, so capture.toml has each launch's device time. Programs built from binaries or IL
 are recorded and named as not analysable (pyopencl is asked to build from source:
 PYOPENCL_NO_CACHE=1).";
@@ -39,6 +40,10 @@ pub struct CaptureArgs {
     /// Which launches of each kernel: all, first, every:N, or indexes and ranges (0,5-9).
     #[arg(long, value_name = "SPEC", default_value = "all")]
     launches: String,
+    /// Write at most this many bytes of buffers (e.g. 2GiB); later launches run
+    /// uncaptured and are listed in capture.toml.
+    #[arg(long, value_name = "SIZE", value_parser = byte_size)]
+    max_bytes: Option<u64>,
     /// The application and its arguments, after `--`.
     #[arg(value_name = "APP", trailing_var_arg = true, required = true, num_args = 1..)]
     app: Vec<OsString>,
@@ -50,11 +55,12 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         out: args.out,
         kernels: args.kernel,
         launches: args.launches,
+        max_bytes: args.max_bytes,
         app: args.app,
     };
     let captured = capture(&options, &session)?;
     for why in &captured.skipped {
-        verbosity.note(format!("clflow: warning: not a manifest: {why}"));
+        verbosity.note(format!("clflow: warning: left out: {why}"));
     }
     let kernels: std::collections::BTreeSet<&str> = captured
         .launches
@@ -90,4 +96,9 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         .with_hint("check --kernel and --launches; an application that makes no OpenCL calls captures nothing"));
     }
     Ok(())
+}
+
+/// `--max-bytes`: a size with an optional unit.
+fn byte_size(text: &str) -> Result<u64, String> {
+    clflow_traffic::parse_size(text)
 }
