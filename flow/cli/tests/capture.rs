@@ -380,3 +380,64 @@ fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
         .sum();
     assert!(written <= 5 * 1024, "{written} bytes of buffers written");
 }
+
+#[test]
+fn analyze_takes_a_capture_as_its_launches() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = pipeline_app(data.path());
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--",
+            app.to_str().unwrap(),
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = data.path().join("report");
+    let analyzed = clflow(
+        data.path(),
+        &[
+            "analyze",
+            out_dir.to_str().unwrap(),
+            "--device",
+            "0",
+            "--quick-bench",
+            "--min-time",
+            "0.01",
+            "--no-history",
+            "--json",
+            "--out",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        analyzed.status.code(),
+        Some(0),
+        "{}",
+        text(&analyzed.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(&analyzed.stdout).unwrap();
+    let kernels: Vec<&str> = results["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kernels,
+        [
+            "square",
+            "accumulate",
+            "square (launch-000002)",
+            "accumulate (launch-000003)"
+        ]
+    );
+    assert_eq!(results["runs"].as_array().unwrap().len(), 4);
+    assert!(report.join("index.html").is_file());
+}

@@ -142,14 +142,15 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
         device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
     }
-    let prepared = args
-        .manifests
+    // A capture stands for its launches' manifests, in launch order.
+    let manifests = crate::capture::expand(&args.manifests)?;
+    let prepared = manifests
         .iter()
         .map(|manifest| prepare_manifest(manifest, "analyze", session))
         .collect::<crate::Result<Vec<_>>>()?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&prepared));
     clflow_report::check_writable(&out, "--out")?;
-    let kernels = count_all(args, prepared, &devices, observer)?;
+    let kernels = count_all(args, &manifests, prepared, &devices, observer)?;
 
     let mut set = ResultSet {
         title: Some(title(&kernels)),
@@ -461,6 +462,7 @@ fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
 /// Compiles and counts every manifest.
 fn count_all(
     args: &AnalyzeOptions,
+    manifests: &[PathBuf],
     prepared: Vec<(KernelInput, Launch)>,
     devices: &[Selected],
     observer: &dyn Observer,
@@ -471,7 +473,7 @@ fn count_all(
         ..RunOptions::default()
     };
     let mut kernels: Vec<Counted> = Vec::new();
-    for (manifest, (input, launch)) in args.manifests.iter().zip(prepared) {
+    for (manifest, (input, launch)) in manifests.iter().zip(prepared) {
         let caches = devices.iter().map(|d| &d.cache);
         let result = interpret_traced(
             manifest,

@@ -536,6 +536,21 @@ pub fn read_capture(path: &Path) -> crate::Result<(CaptureIndex, PathBuf)> {
     Ok((parsed, dir))
 }
 
+/// `paths` with every capture among them replaced by its launches'
+/// manifests, in launch order.
+pub fn expand(paths: &[PathBuf]) -> crate::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if is_capture(path) {
+            let (index, dir) = read_capture(path)?;
+            out.extend(index.launch.iter().map(|l| dir.join(&l.manifest)));
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// How the interpreter's outputs of a launch compare with the device's.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutputsCheck {

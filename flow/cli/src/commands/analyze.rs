@@ -40,7 +40,8 @@ failed build) is noted in the report and the others go on; the exit status is th
     after_help = EXAMPLES
 )]
 pub struct AnalyzeArgs {
-    /// Kernel manifests (.toml or Oclgrind .sim).
+    /// Kernel manifests (.toml or Oclgrind .sim), or captures (`clflow capture`), each
+    /// standing for its launches.
     #[arg(value_name = "MANIFEST", required = true)]
     manifests: Vec<PathBuf>,
     /// `all`, or devices: indexes in `clflow devices` or parts of names; repeat the flag or
