@@ -71,6 +71,7 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
     let index: toml::Value =
         toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
     assert_eq!(index["exit_status"].as_integer(), Some(0));
+    assert_eq!(index["complete"].as_bool(), Some(true));
     let launches = index["launch"].as_array().unwrap();
     let kernels: Vec<&str> = launches
         .iter()
@@ -440,4 +441,38 @@ fn analyze_takes_a_capture_as_its_launches() {
     );
     assert_eq!(results["runs"].as_array().unwrap().len(), 4);
     assert!(report.join("index.html").is_file());
+}
+
+#[test]
+fn a_crashing_application_leaves_the_launches_it_made() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = pipeline_app(data.path());
+    let out_dir = data.path().join("capture");
+    let out = clflow(
+        data.path(),
+        &[
+            "capture",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--",
+            app.to_str().unwrap(),
+            "1",
+            "crash",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("exited with signal: 6 (SIGABRT)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the capture holds the launches recorded before"));
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    assert_eq!(index["complete"].as_bool(), Some(false));
+    assert!(index.get("exit_status").is_none());
+    assert_eq!(index["launch"].as_array().unwrap().len(), 2);
+    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap()]);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
 }

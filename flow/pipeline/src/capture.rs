@@ -474,6 +474,9 @@ fn write_index(
     struct Index<'a> {
         command: Vec<String>,
         captured_at: String,
+        /// Whether the application ended normally; a crashed one leaves
+        /// the launches it made before.
+        complete: bool,
         exit_status: Option<i32>,
         kernels: Vec<String>,
         launches_selected: String,
@@ -488,6 +491,7 @@ fn write_index(
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         captured_at: clflow_devices::rfc3339_utc(std::time::SystemTime::now()),
+        complete: status.success(),
         exit_status: status.code(),
         kernels: options.kernels.clone(),
         launches_selected: options.launches.clone(),

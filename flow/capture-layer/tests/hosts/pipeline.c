@@ -1,11 +1,12 @@
 /* A small OpenCL application, unaware of clflow: two kernels in a loop, the
  * second consuming the first's output, one launched with a NULL local size
  * and one with a __local argument, on a queue without profiling. It prints
- * a checksum of its result. */
+ * a checksum of its result; `pipeline N crash` aborts after the loop. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *source =
     "__kernel void square(__global const float *in, __global float *out, uint n) {\n"
@@ -65,6 +66,10 @@ int main(int argc, char **argv) {
     CHECK("clSetKernelArg", clSetKernelArg(accumulate, 2, local * sizeof(float), NULL));
     CHECK("accumulate",
           clEnqueueNDRangeKernel(queue, accumulate, 1, NULL, &global, &local, 0, NULL, NULL));
+  }
+  if (argc > 2 && strcmp(argv[2], "crash") == 0) {
+    clFinish(queue);
+    abort();
   }
   CHECK("clEnqueueReadBuffer",
         clEnqueueReadBuffer(queue, acc_buf, CL_TRUE, 0, sizeof acc, acc, 0, NULL, NULL));
