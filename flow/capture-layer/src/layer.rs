@@ -99,6 +99,7 @@ pub unsafe extern "C" fn clInitLayer(
     layer.clCreateProgramWithIL = Some(create_program_with_il);
     layer.clBuildProgram = Some(build_program);
     layer.clCreateKernel = Some(create_kernel);
+    layer.clCreateKernelsInProgram = Some(create_kernels_in_program);
     layer.clCreateBuffer = Some(create_buffer);
     layer.clCreateSubBuffer = Some(create_sub_buffer);
     layer.clCreateImage = Some(create_image);
@@ -286,18 +287,75 @@ unsafe extern "C" fn create_kernel(
     let kernel = forward(program, kernel_name, errcode_ret);
     if !kernel.is_null() && !kernel_name.is_null() {
         let name = CStr::from_ptr(kernel_name).to_string_lossy().into_owned();
-        with_state(|state| {
-            state.kernels.insert(
-                kernel as usize,
-                crate::state::Kernel {
-                    program: program as usize,
-                    name,
-                    args: Vec::new(),
-                },
-            );
-        });
+        remember_kernel(kernel, program, name);
     }
     kernel
+}
+
+unsafe extern "C" fn create_kernels_in_program(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    let forward = target()
+        .clCreateKernelsInProgram
+        .expect("the runtime has it");
+    let status = forward(program, num_kernels, kernels, num_kernels_ret);
+    if status == CL_SUCCESS && !kernels.is_null() {
+        for i in 0..num_kernels as usize {
+            let kernel = *kernels.add(i);
+            if let Some(name) = kernel_name(kernel) {
+                remember_kernel(kernel, program, name);
+            }
+        }
+    }
+    status
+}
+
+/// A kernel's function name, asked of the runtime.
+unsafe fn kernel_name(kernel: cl_kernel) -> Option<String> {
+    let info = target().clGetKernelInfo?;
+    if kernel.is_null() {
+        return None;
+    }
+    let mut size = 0usize;
+    if info(
+        kernel,
+        CL_KERNEL_FUNCTION_NAME,
+        0,
+        std::ptr::null_mut(),
+        &mut size,
+    ) != CL_SUCCESS
+    {
+        return None;
+    }
+    let mut name = vec![0u8; size];
+    let status = info(
+        kernel,
+        CL_KERNEL_FUNCTION_NAME,
+        size,
+        name.as_mut_ptr() as *mut c_void,
+        std::ptr::null_mut(),
+    );
+    (status == CL_SUCCESS).then(|| {
+        CStr::from_bytes_until_nul(&name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+fn remember_kernel(kernel: cl_kernel, program: cl_program, name: String) {
+    with_state(|state| {
+        state.kernels.insert(
+            kernel as usize,
+            crate::state::Kernel {
+                program: program as usize,
+                name,
+                args: Vec::new(),
+            },
+        );
+    });
 }
 
 unsafe extern "C" fn create_buffer(
@@ -599,6 +657,9 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
     let mut plan = None;
     with_state(|state| {
         let Some(k) = state.kernels.get(&(kernel as usize)) else {
+            // Never dropped silently: a launch of a kernel made in a way
+            // the layer does not follow is listed.
+            state.unknown_launch();
             return;
         };
         let (name, program, raw_args) = (k.name.clone(), k.program, k.args.clone());

@@ -145,6 +145,19 @@ impl State {
         Ok(program.record.id)
     }
 
+    /// Leaves a note for a launch of a kernel the layer did not see made.
+    pub fn unknown_launch(&mut self) {
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        let note = self
+            .dir
+            .join(format!("launch-{sequence:06}.{SKIPPED_SUFFIX}"));
+        let _ = std::fs::write(
+            note,
+            format!("launch {sequence}: a kernel made in a way the capture does not follow (e.g. cloned)"),
+        );
+    }
+
     /// Whether a launch that may write `bytes` of buffers fits the bound;
     /// where it does not, leaves a note saying so instead of its record.
     pub fn fits(&mut self, sequence: u64, kernel: &str, index: u64, bytes: u64) -> bool {

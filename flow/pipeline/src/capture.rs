@@ -126,23 +126,32 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
     })
 }
 
-/// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow.
+/// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow (a
+/// build tree), else in `../lib/clflow/` or `../lib/` from it (an install).
 fn find_layer() -> crate::Result<PathBuf> {
     if let Some(path) = std::env::var_os(LAYER_ENV) {
         return Ok(PathBuf::from(path));
     }
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.join(LAYER_FILE)));
-    match beside {
-        Some(path) if path.is_file() => Ok(path),
-        _ => Err(Error::analysis(format!(
-            "the capture layer {LAYER_FILE} is not beside clflow"
+    let exe = std::env::current_exe().ok();
+    let dir = exe.as_deref().and_then(Path::parent);
+    let candidates: Vec<PathBuf> = dir
+        .map(|d| {
+            vec![
+                d.join(LAYER_FILE),
+                d.join("../lib/clflow").join(LAYER_FILE),
+                d.join("../lib").join(LAYER_FILE),
+            ]
+        })
+        .unwrap_or_default();
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        Error::analysis(format!(
+            "the capture layer {LAYER_FILE} is neither beside clflow nor in ../lib/clflow or ../lib"
         ))
         .with_hint(format!(
-            "build it with `cargo build --release -p clflow-capture-layer`, or name it with {LAYER_ENV}"
-        ))),
-    }
+            "build it with `cargo build --release -p clflow-capture-layer` (an installed clflow \
+             takes it in lib/clflow/), or name it with {LAYER_ENV}"
+        ))
+    })
 }
 
 /// Each recorded launch as a manifest beside the capture's `raw/`.

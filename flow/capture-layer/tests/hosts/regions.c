@@ -1,10 +1,12 @@
-/* A small OpenCL application, unaware of clflow: one kernel launched on a
- * sub-buffer (the second half of a buffer), and one reading an image, which
- * a capture records but cannot turn into a manifest. */
+/* A small OpenCL application, unaware of clflow: its kernels made all at
+ * once (clCreateKernelsInProgram), one launched on a sub-buffer (the second
+ * half of a buffer), and one reading an image, which a capture records but
+ * cannot turn into a manifest. */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #include <CL/cl.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *source =
     "__kernel void twice(__global float *x) {\n"
@@ -45,8 +47,15 @@ int main(void) {
   cl_buffer_region half = {N / 2 * sizeof(float), N / 2 * sizeof(float)};
   cl_mem upper = clCreateSubBuffer(whole, 0, CL_BUFFER_CREATE_TYPE_REGION, &half, &status);
   CHECK("clCreateSubBuffer", status);
-  cl_kernel twice = clCreateKernel(program, "twice", &status);
-  CHECK("clCreateKernel twice", status);
+  cl_kernel kernels[2], twice = NULL, sample = NULL;
+  CHECK("clCreateKernelsInProgram", clCreateKernelsInProgram(program, 2, kernels, NULL));
+  for (int k = 0; k < 2; k++) {
+    char name[32] = {0};
+    CHECK("clGetKernelInfo",
+          clGetKernelInfo(kernels[k], CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL));
+    if (strcmp(name, "twice") == 0) twice = kernels[k];
+    if (strcmp(name, "sample") == 0) sample = kernels[k];
+  }
   CHECK("clSetKernelArg", clSetKernelArg(twice, 0, sizeof(cl_mem), &upper));
   size_t global = N / 2;
   CHECK("twice", clEnqueueNDRangeKernel(queue, twice, 1, NULL, &global, NULL, 0, NULL, NULL));
@@ -62,8 +71,6 @@ int main(void) {
   CHECK("clCreateSampler", status);
   cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, 16 * sizeof(float), NULL, &status);
   CHECK("clCreateBuffer out", status);
-  cl_kernel sample = clCreateKernel(program, "sample", &status);
-  CHECK("clCreateKernel sample", status);
   CHECK("clSetKernelArg", clSetKernelArg(sample, 0, sizeof(cl_mem), &image));
   CHECK("clSetKernelArg", clSetKernelArg(sample, 1, sizeof(cl_sampler), &sampler));
   CHECK("clSetKernelArg", clSetKernelArg(sample, 2, sizeof(cl_mem), &out));
