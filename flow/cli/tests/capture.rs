@@ -7,12 +7,12 @@ mod common;
 
 use common::{clflow, repo, text};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
-/// The pipeline host (tests/hosts/pipeline.c of the capture layer), built.
-fn pipeline_app(dir: &Path) -> PathBuf {
-    let source = repo().join("flow/capture-layer/tests/hosts/pipeline.c");
-    let app = dir.join("pipeline");
+/// A host program of the capture layer's tests (`tests/hosts/NAME.c`), built.
+fn host(dir: &Path, name: &str) -> PathBuf {
+    let source = repo().join(format!("flow/capture-layer/tests/hosts/{name}.c"));
+    let app = dir.join(name);
     let out = Command::new("gcc")
         .args(["-O1", "-o"])
         .arg(&app)
@@ -22,6 +22,26 @@ fn pipeline_app(dir: &Path) -> PathBuf {
         .expect("gcc (ci/setup installs it)");
     assert!(out.status.success(), "{}", text(&out.stderr));
     app
+}
+
+/// `clflow capture --out DIR FLAGS... -- COMMAND...` in `data`: the
+/// capture's directory and what the command did.
+fn capture(data: &Path, flags: &[&str], command: &[&str]) -> (PathBuf, Output) {
+    let out_dir = data.join("capture");
+    let mut args = vec!["capture", "--out", out_dir.to_str().unwrap()];
+    args.extend(flags);
+    args.push("--");
+    args.extend(command);
+    let out = clflow(data, &args);
+    (out_dir, out)
+}
+
+/// [`capture`] of the pipeline host with `app_args`.
+fn capture_pipeline(data: &Path, flags: &[&str], app_args: &[&str]) -> (PathBuf, Output) {
+    let app = host(data, "pipeline");
+    let mut command = vec![app.to_str().unwrap()];
+    command.extend(app_args);
+    capture(data, flags, &command)
 }
 
 /// The `file =` of argument `k` in a manifest.
@@ -44,20 +64,11 @@ fn layer_is_built() {
 fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = pipeline_app(data.path());
-    let plain = Command::new(&app).arg("2").output().unwrap();
-    let out_dir = data.path().join("capture");
-    let out = clflow(
-        data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--",
-            app.to_str().unwrap(),
-            "2",
-        ],
-    );
+    let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);
+    let plain = Command::new(data.path().join("pipeline"))
+        .arg("2")
+        .output()
+        .unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // The application is unharmed: the same result.
@@ -169,22 +180,10 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
 fn a_selection_takes_only_the_launches_it_names() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = pipeline_app(data.path());
-    let out_dir = data.path().join("capture");
-    let out = clflow(
+    let (out_dir, out) = capture_pipeline(
         data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--kernel",
-            "acc*",
-            "--launches",
-            "1-5",
-            "--",
-            app.to_str().unwrap(),
-            "3",
-        ],
+        &["--kernel", "acc*", "--launches", "1-5"],
+        &["3"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let index: toml::Value =
@@ -255,18 +254,11 @@ fn a_pyopencl_script_is_captured_and_counted() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let script = repo().join("flow/capture-layer/tests/hosts/axpy.py");
-    let out_dir = data.path().join("capture");
     // Debian's python3, which has pyopencl (ci/setup installs it).
-    let out = clflow(
+    let (out_dir, out) = capture(
         data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--",
-            "/usr/bin/python3",
-            script.to_str().unwrap(),
-        ],
+        &[],
+        &["/usr/bin/python3", script.to_str().unwrap()],
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -290,26 +282,8 @@ fn a_pyopencl_script_is_captured_and_counted() {
 fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = data.path().join("regions");
-    let built = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&app)
-        .arg(repo().join("flow/capture-layer/tests/hosts/regions.c"))
-        .arg("-lOpenCL")
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", text(&built.stderr));
-    let out_dir = data.path().join("capture");
-    let out = clflow(
-        data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--",
-            app.to_str().unwrap(),
-        ],
-    );
+    let app = host(data.path(), "regions");
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -345,21 +319,7 @@ fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
 fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = pipeline_app(data.path());
-    let out_dir = data.path().join("capture");
-    let out = clflow(
-        data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--max-bytes",
-            "5KiB",
-            "--",
-            app.to_str().unwrap(),
-            "2",
-        ],
-    );
+    let (out_dir, out) = capture_pipeline(data.path(), &["--max-bytes", "5KiB"], &["2"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // Each launch may write 4 KiB (two 1 KiB buffers, before and after):
@@ -386,19 +346,7 @@ fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
 fn analyze_takes_a_capture_as_its_launches() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = pipeline_app(data.path());
-    let out_dir = data.path().join("capture");
-    let out = clflow(
-        data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--",
-            app.to_str().unwrap(),
-            "2",
-        ],
-    );
+    let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report = data.path().join("report");
     let analyzed = clflow(
@@ -447,20 +395,7 @@ fn analyze_takes_a_capture_as_its_launches() {
 fn a_crashing_application_leaves_the_launches_it_made() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = pipeline_app(data.path());
-    let out_dir = data.path().join("capture");
-    let out = clflow(
-        data.path(),
-        &[
-            "capture",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--",
-            app.to_str().unwrap(),
-            "1",
-            "crash",
-        ],
-    );
+    let (out_dir, out) = capture_pipeline(data.path(), &[], &["1", "crash"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
