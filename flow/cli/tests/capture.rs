@@ -180,12 +180,28 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
 fn a_selection_takes_only_the_launches_it_names() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
+    // A first capture of every launch, which the second replaces whole.
+    let (_, first) = capture_pipeline(data.path(), &[], &["3"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     let (out_dir, out) = capture_pipeline(
         data.path(),
         &["--kernel", "acc*", "--launches", "1-5"],
         &["3"],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("replacing the earlier capture in"),
+        "{stderr}"
+    );
+    let manifests = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("launch-")
+        })
+        .count();
+    assert_eq!(manifests, 2, "the first capture's manifests are gone");
     let index: toml::Value =
         toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
     let taken: Vec<(i64, i64)> = index["launch"]

@@ -80,10 +80,7 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
     let layer = find_layer()?;
     clflow_report::check_writable(&options.out, "--out")?;
     let raw = options.out.join("raw");
-    if raw.exists() {
-        std::fs::remove_dir_all(&raw)
-            .map_err(|e| Error::input(format!("{}: cannot clear: {e}", raw.display())))?;
-    }
+    replace_earlier(&options.out, session)?;
     let layers = match std::env::var_os("OPENCL_LAYERS") {
         Some(others) if !others.is_empty() => {
             let mut all = layer.clone().into_os_string();
@@ -124,6 +121,37 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         launches,
         skipped,
     })
+}
+
+/// Clears an earlier capture in `out` (its index, manifests and `raw/`),
+/// so that no manifest is left pointing at buffers of another run. Nothing
+/// else in `out` is touched.
+fn replace_earlier(out: &Path, session: &Session) -> crate::Result<()> {
+    let clear = |path: &Path| -> crate::Result<()> {
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        removed.map_err(|e| Error::input(format!("{}: cannot clear: {e}", path.display())))
+    };
+    if !out.join("capture.toml").is_file() {
+        return Ok(());
+    }
+    session.observer().note(format!(
+        "replacing the earlier capture in {}",
+        out.display()
+    ));
+    for entry in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "raw"
+            || name == "capture.toml"
+            || (name.starts_with("launch-") && name.ends_with(".toml"))
+        {
+            clear(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow (a
@@ -462,9 +490,6 @@ fn value_of(ty: ElementType, bytes: &[u8]) -> Option<toml::Value> {
             })
         })
         .collect::<Option<_>>()?;
-    if bytes.len() < ty.size_bytes().min(size * ty.lanes as usize) {
-        return None;
-    }
     Some(match lanes.as_slice() {
         [one] => one.clone(),
         _ => toml::Value::Array(lanes),
