@@ -15,8 +15,13 @@ Examples:
       every launch of every kernel ./app makes, each as captures/app/launch-NNNNNN.toml
   clflow capture --kernel 'gemm*' --launches first -- python3 script.py
       only the first launch of each kernel whose name starts with gemm
-  clflow count captures/app/launch-000003.toml
-      W and Q of one captured launch, on the inputs it had in the application
+  clflow count captures/app
+      every launch counted on its captured inputs, checked against the device's outputs,
+      with totals per kernel and for the application
+  clflow count captures/app/launch-000003.toml --cache 40MiB/128
+      one captured launch, like any manifest
+  clflow analyze captures/app --device 0
+      the whole flow over every captured launch
 
 The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, honoured by the
 ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the

@@ -1,0 +1,40 @@
+//! Every command explains itself: `--help` has a description and examples.
+
+use std::process::Command;
+
+#[test]
+fn every_command_has_a_description_and_examples() {
+    let top = Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    for command in [
+        "compile", "count", "devices", "bench", "run", "analyze", "report", "check", "history",
+        "split", "predict", "capture",
+    ] {
+        assert!(
+            top.lines().any(|l| l.trim_start().starts_with(command)),
+            "`clflow --help` does not list {command}:\n{top}"
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let first = help.lines().next().unwrap_or_default();
+        assert!(
+            !first.is_empty() && !first.starts_with("Usage"),
+            "{command} --help starts without a description:\n{help}"
+        );
+        assert!(
+            help.contains("Examples:"),
+            "{command} --help has no examples:\n{help}"
+        );
+        assert!(
+            help.contains(&format!("clflow {command}")),
+            "{command} --help's examples do not run it:\n{help}"
+        );
+    }
+}
