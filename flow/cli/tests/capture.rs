@@ -359,7 +359,7 @@ fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
 }
 
 #[test]
-fn analyze_takes_a_capture_as_its_launches() {
+fn analyze_and_run_take_a_capture_as_its_launches() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);
@@ -405,6 +405,35 @@ fn analyze_takes_a_capture_as_its_launches() {
     );
     assert_eq!(results["runs"].as_array().unwrap().len(), 4);
     assert!(report.join("index.html").is_file());
+
+    // `run` times each launch in turn, and sums them per kernel.
+    let run = |json: bool| {
+        let mut args = vec!["run", out_dir.to_str().unwrap(), "--device", "0"];
+        args.extend(["--min-time", "0.01", "--no-history"]);
+        if json {
+            args.push("--json");
+        }
+        let out = clflow(data.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        out.stdout
+    };
+    let runs: serde_json::Value = serde_json::from_slice(&run(true)).unwrap();
+    let kernels: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["outputs"]["verdict"], "agree", "{r}");
+            r["kernel"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(kernels, ["square", "accumulate", "square", "accumulate"]);
+    let table = text(&run(false));
+    assert!(
+        table.contains("square                      2 launches  T "),
+        "{table}"
+    );
+    assert!(table.contains("Application: 4 launches, T "), "{table}");
 }
 
 #[test]

@@ -5,13 +5,14 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_metrics::Unit;
+use clflow_pipeline::capture;
 use clflow_pipeline::device::reference_outputs;
 use clflow_pipeline::device::{run_on_device, DeviceRun, KernelOnDevice, TimingPlan};
 use clflow_pipeline::history;
 use clflow_pipeline::history::history_entry;
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::Session;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -21,6 +22,8 @@ Examples:
       the same on the device whose name contains `pocl`, as JSON
   clflow run kernels/sgemm/sgemm.toml --device gpu --repetitions 20
       exactly 20 timed launches
+  clflow run captures/app --device 0 --min-time 0.1
+      every launch `clflow capture` recorded, in turn, then the times summed per kernel
 
 T is the median START->END time of the timed launches (OpenCL profiling events), after a
 first launch whose outputs are compared with the interpreter's and a warm-up. P is the
@@ -37,7 +40,7 @@ the device computes a different result.";
     after_help = EXAMPLES
 )]
 pub struct RunArgs {
-    /// The kernel manifest (.toml or Oclgrind .sim).
+    /// The kernel manifest (.toml or Oclgrind .sim), or a capture (each of its launches).
     #[arg(value_name = "MANIFEST")]
     manifest: PathBuf,
     /// The device: its index in `clflow devices`, or a case-insensitive part of
@@ -75,53 +78,104 @@ pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
         repetitions: args.repetitions,
         ..TimingPlan::default()
     };
-    let (input, launch) = prepare_manifest(&args.manifest, "run", &session)?;
+    // A capture stands for its launches, each run in turn.
+    let manifests = capture::expand(std::slice::from_ref(&args.manifest))?;
+    let mut runs = Vec::new();
+    for manifest in &manifests {
+        runs.push((manifest, run_one(manifest, &args, &plan, &session)?));
+    }
+    if !args.no_history {
+        let entries: Vec<_> = runs
+            .iter()
+            .map(|(manifest, (source, run))| history_entry("run", manifest, source, run))
+            .collect();
+        history::record(args.store.as_deref(), &entries, &verbosity);
+    }
+    let device_runs: Vec<&DeviceRun> = runs.iter().map(|(_, (_, run))| run).collect();
+    if capture::is_capture(&args.manifest) {
+        if args.json {
+            print_json(&device_runs)?;
+        } else {
+            for run in &device_runs {
+                print!("{}", render(run));
+            }
+            print!("{}", render_totals(&device_runs));
+        }
+    } else if args.json {
+        print_json(device_runs[0])?;
+    } else {
+        print!("{}", render(device_runs[0]));
+    }
+    for (manifest, (_, run)) in &runs {
+        if run.outputs.is_wrong() {
+            return Err(Failure::analysis(format!(
+                "{}: {} computes a different result: {}",
+                manifest.display(),
+                run.device,
+                run.outputs.summary()
+            ))
+            .with_hint(
+                "the device or its compiler disagrees with the OpenCL C semantics the interpreter \
+                 follows; compare the dumped buffers of `clflow count --dump DIR`",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Times one manifest's launch on the device, its outputs checked against
+/// the interpreter's unless `--no-compare`; with the kernel's source.
+fn run_one(
+    manifest: &Path,
+    args: &RunArgs,
+    plan: &TimingPlan,
+    session: &Session,
+) -> crate::Result<(PathBuf, DeviceRun)> {
+    let (input, launch) = prepare_manifest(manifest, "run", session)?;
     // The device is checked before the interpreter spends its time.
     let device = session.device(&args.device)?;
     let reference = if args.no_compare {
         None
     } else {
         Some(reference_outputs(
-            &args.manifest,
+            manifest,
             &input,
             &launch,
-            &verbosity,
+            session.observer(),
         )?)
     };
-    let device_run = run_on_device(
-        &session,
+    let run = run_on_device(
+        session,
         device,
         &KernelOnDevice::new(&input, &launch, reference.as_deref()),
-        &plan,
+        plan,
     )?;
+    Ok((input.source, run))
+}
 
-    if !args.no_history {
-        let entries = vec![history_entry(
-            "run",
-            &args.manifest,
-            &input.source,
-            &device_run,
-        )];
-        history::record(args.store.as_deref(), &entries, &verbosity);
+/// A capture's launches summed: each kernel's median times, and all.
+fn render_totals(runs: &[&DeviceRun]) -> String {
+    let mut per_kernel: std::collections::BTreeMap<&str, (usize, f64)> = Default::default();
+    for run in runs {
+        let total = per_kernel.entry(run.kernel.as_str()).or_default();
+        total.0 += 1;
+        total.1 += run.timing.median_s;
     }
-    if args.json {
-        print_json(&device_run)?;
-    } else {
-        print!("{}", render(&device_run));
-    }
-    if device_run.outputs.is_wrong() {
-        return Err(Failure::analysis(format!(
-            "{}: {} computes a different result: {}",
-            args.manifest.display(),
-            device_run.device,
-            device_run.outputs.summary()
-        ))
-        .with_hint(
-            "the device or its compiler disagrees with the OpenCL C semantics the interpreter \
-             follows; compare the dumped buffers of `clflow count --dump DIR`",
+    let s = |v: f64| Unit::Seconds.format(v);
+    let mut out = String::from("\nPer kernel, the launches' median times summed:\n");
+    for (kernel, (launches, time)) in &per_kernel {
+        out.push_str(&format!(
+            "  {kernel:<24} {launches:>4} launches  T {}\n",
+            s(*time)
         ));
     }
-    Ok(())
+    let all: f64 = per_kernel.values().map(|(_, t)| t).sum();
+    out.push_str(&format!(
+        "Application: {} launches, T {}\n",
+        runs.len(),
+        s(all)
+    ));
+    out
 }
 
 /// The run as a short table on stdout.
