@@ -2,6 +2,15 @@
 //! wrapper per OpenCL entry point the capture needs. Each wrapper calls the
 //! runtime's entry (the target dispatch table) and records what it learnt;
 //! recording never changes what the application sees.
+//!
+//! Safety: every wrapper receives exactly the arguments the application
+//! passed to the OpenCL API, and the OpenCL specification makes them valid
+//! for the call (`count` strings, `work_dim` sizes, `arg_size` bytes of an
+//! argument value ...). The layer reads them only during the call and only
+//! within those bounds: after the runtime accepted the call where it can
+//! (sources, argument values), and otherwise only what the runtime reads
+//! itself (an NDRange's sizes). Handles are kept as numbers and handed back
+//! to the runtime, never dereferenced.
 
 use crate::record::{ArgRecord, LaunchRecord};
 use crate::state::{plain_arg, RawArg, State};
@@ -84,6 +93,8 @@ pub unsafe extern "C" fn clInitLayer(
     let ours = std::mem::size_of::<cl_icd_dispatch>() / std::mem::size_of::<usize>();
     // The loader's table may be shorter than ours: copy what it has, and
     // leave the rest empty.
+    // SAFETY: the table is plain function pointers, for which all-zero is
+    // `None`; the copy reads the `num_entries` entries the loader vouches for.
     let mut table: cl_icd_dispatch = std::mem::zeroed();
     std::ptr::copy_nonoverlapping(
         target_dispatch as *const usize,
