@@ -405,6 +405,35 @@ fn analyze_and_run_take_a_capture_as_its_launches() {
     );
     assert_eq!(results["runs"].as_array().unwrap().len(), 4);
     assert!(report.join("index.html").is_file());
+    // Each kernel over its two launches.
+    let launches: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("launches.json")).unwrap())
+            .unwrap();
+    let square = launches
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kernel"] == "square")
+        .unwrap();
+    assert_eq!(square["launches"], 2);
+    assert_eq!(square["Q"], 2 * 2048);
+    assert_eq!(square["devices"][0]["launches"], 2);
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("Kernels over their launches"));
+    // `clflow report` draws the section again from launches.json.
+    let redrawn = data.path().join("redrawn");
+    let again = clflow(
+        data.path(),
+        &[
+            "report",
+            report.join("results.json").to_str().unwrap(),
+            "--out",
+            redrawn.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let html = std::fs::read_to_string(redrawn.join("index.html")).unwrap();
+    assert!(html.contains("Kernels over their launches"));
 
     // `run` times each launch in turn, and sums them per kernel.
     let run = |json: bool| {

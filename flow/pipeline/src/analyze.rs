@@ -280,9 +280,11 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
             devices: k.traffic.clone(),
         })
         .collect();
+    let launches = kernel_launches(&kernels, &completed);
     let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
         .into_iter()
         .chain([clflow_report::prediction::report_section(&predictions)])
+        .chain(clflow_report::launches::launches_section(&launches))
         .map(ReportSection::from)
         .collect();
     sections.extend(split_section(
@@ -330,6 +332,50 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         files: written.files,
         failures,
     })
+}
+
+/// Each kernel over its launches (a captured application launches a kernel
+/// many times): W and Q summed, and each device's median times summed.
+fn kernel_launches(
+    kernels: &[Counted],
+    completed: &[(&Counted, String, crate::device::DeviceRun)],
+) -> Vec<clflow_report::launches::KernelLaunches> {
+    use clflow_report::launches::{DeviceTime, KernelLaunches};
+    let mut out: Vec<KernelLaunches> = Vec::new();
+    for k in kernels {
+        let name = &k.launch.kernel;
+        let i = match out.iter().position(|g| &g.kernel == name) {
+            Some(i) => i,
+            None => {
+                out.push(KernelLaunches {
+                    kernel: name.clone(),
+                    launches: 0,
+                    work: 0,
+                    bytes: 0,
+                    devices: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let group = &mut out[i];
+        group.launches += 1;
+        group.work += k.summary.work;
+        group.bytes += k.summary.accessed;
+        for (_, device, run) in completed.iter().filter(|(c, _, _)| c.name == k.name) {
+            match group.devices.iter_mut().find(|d| &d.device == device) {
+                Some(d) => {
+                    d.launches += 1;
+                    d.time_s += run.timing.median_s;
+                }
+                None => group.devices.push(DeviceTime {
+                    device: device.clone(),
+                    launches: 1,
+                    time_s: run.timing.median_s,
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// The devices `--device` names: `all`, or each selector's one device.

@@ -6,6 +6,7 @@ mod charts;
 mod error;
 mod font;
 mod html;
+pub mod launches;
 mod output;
 pub mod perdome;
 pub mod plot;

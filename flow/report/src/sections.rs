@@ -1,6 +1,7 @@
 //! The sections `clflow analyze` adds to a report, read back from the files
 //! it writes beside results.json, so that `clflow report` draws them again.
 
+use crate::launches::{launches_section, KernelLaunches};
 use crate::split::{SplitReport, SECTION_HEADING};
 use crate::traffic::{traffic_section, KernelTraffic};
 use crate::{ReportError, ReportSection};
@@ -11,16 +12,20 @@ use std::path::{Path, PathBuf};
 
 /// The sections `clflow analyze` adds to its report, read back from the
 /// files it writes beside results.json: "Traffic at a cache size" from
-/// traffic.json, "Predicted time" from predictions.json and "CPU+GPU split
-/// (PerDome)" from split.json. As for results, a later input's kernel on a
-/// device replaces an earlier one's; a split is of one application on one
-/// pair of devices, so a later split.json replaces an earlier one whole.
+/// traffic.json, "Predicted time" from predictions.json, "Kernels over
+/// their launches" from launches.json and "CPU+GPU split (PerDome)" from
+/// split.json. As for results, a later input's kernel on a device replaces
+/// an earlier one's; a split is of one application on one pair of devices,
+/// and launches sum one application's, so a later split.json or
+/// launches.json replaces an earlier one whole.
 #[derive(Debug, Default)]
 pub struct ExtraSections {
     /// Present once some input had a traffic.json.
     traffic: Option<Vec<KernelTraffic>>,
     /// Present once some input had a predictions.json.
     predictions: Option<Vec<Predictions>>,
+    /// The kernels over their launches, from the last launches.json.
+    launches: Option<Vec<KernelLaunches>>,
     /// The split section drawn from the last split.json, and that file.
     split: Option<(PathBuf, ReportSection)>,
 }
@@ -44,6 +49,9 @@ impl ExtraSections {
             {
                 notes.push(format!("{}: {replaced}", results.display()));
             }
+        }
+        if let Some(launches) = read_section_file(results, "launches.json", notes)? {
+            self.launches = Some(launches);
         }
         if let Some(report) = read_section_file::<SplitReport>(results, "split.json", notes)? {
             let path = results.with_file_name("split.json");
@@ -74,9 +82,11 @@ impl ExtraSections {
             .predictions
             .as_deref()
             .map(crate::prediction::report_section);
+        let launches = self.launches.as_deref().and_then(launches_section);
         traffic
             .into_iter()
             .chain(predictions)
+            .chain(launches)
             .map(ReportSection::from)
             .chain(self.split.map(|(_, section)| section))
             .collect()
