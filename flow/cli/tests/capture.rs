@@ -359,7 +359,7 @@ fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
 }
 
 #[test]
-fn analyze_and_run_take_a_capture_as_its_launches() {
+fn analyze_run_and_predict_take_a_capture_as_its_launches() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);

@@ -5,8 +5,10 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_bench::{device_rates, Mode};
-use clflow_interp::RunOptions;
+use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::Unit;
+use clflow_ocl::OclDevice;
+use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_traced;
 use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
 use clflow_pipeline::input::prepare_manifest;
@@ -19,7 +21,7 @@ use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
 use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
 use serde::Serialize;
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -46,7 +48,7 @@ accesses coalesce.";
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct PredictArgs {
-    /// The kernel manifest (.toml or Oclgrind .sim).
+    /// The kernel manifest (.toml or Oclgrind .sim), or a capture (each of its launches).
     #[arg(value_name = "MANIFEST")]
     manifest: PathBuf,
     /// Devices: indexes in `clflow devices` or parts of names; repeat the flag or separate
@@ -81,20 +83,20 @@ pub struct PredictArgs {
 
 /// The `--json` document.
 #[derive(Serialize)]
-struct Document<'a> {
-    kernel: &'a KernelFacts,
-    predictions: &'a [Predictions],
+struct Document {
+    kernel: KernelFacts,
+    predictions: Vec<Predictions>,
     /// The cache simulation for each device that has a cache.
-    traffic: &'a [DeviceTraffic],
+    traffic: Vec<DeviceTraffic>,
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     clflow_pipeline::device::check_min_time(args.min_time)?;
-    let catalog = session.catalog();
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), catalog)?;
-    let (input, launch) = prepare_manifest(&args.manifest, "predict", &session)?;
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), session.catalog())?;
+    // A capture stands for its launches, each predicted in turn.
+    let manifests = capture::expand(std::slice::from_ref(&args.manifest))?;
     if let Some(dir) = &args.charts {
         clflow_report::check_writable(dir, "--charts")?;
     }
@@ -106,69 +108,26 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let caches: Vec<Option<DeviceCache>> = devices
         .iter()
         .map(|d| {
-            let datasheet = catalog.match_name(&d.info.name).map(|m| m.profile);
+            let datasheet = session
+                .catalog()
+                .match_name(&d.info.name)
+                .map(|m| m.profile);
             device_cache(chosen_cache.as_ref(), &d.info, datasheet)
         })
         .collect();
-    let counted = interpret_traced(
-        &args.manifest,
-        &input.module,
-        Cow::Borrowed(&launch),
-        &RunOptions::default(),
-        TrafficAnalysis::new(&line_sizes(&caches)),
-        &verbosity,
-    );
-    let (counted, traffic_report) = counted?;
-    let summary = clflow_counts::Summary::of(&counted.counts, &ops, &launch);
-    let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
-    let mut traffic = Vec::new();
-    let all = session.device_infos();
-    let mode = Mode::quick_if(args.quick_bench);
-    let plan = TimingPlan::lasting(args.min_time);
-    let mut predictions = Vec::new();
-    for (device, cache) in devices.iter().zip(&caches) {
-        let name = device.info.name.trim().to_string();
-        let facts = match cache {
-            Some(cache) => {
-                let at = device_traffic(&name, cache, &traffic_report);
-                let facts = facts_at(&facts, &at.summary, device.info.kind);
-                traffic.push(at);
-                facts
-            }
-            None => {
-                verbosity.note(format!(
-                    "{name}: no cache size known (no datasheet profile, none from the driver): \
-                     the models take the compulsory traffic; give one with --cache"
-                ));
-                facts.clone()
-            }
-        };
-        let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(device, &all, datasheet, mode, &verbosity);
-        let rates = device_rates(&name, measured.as_ref(), datasheet);
-        for note in &rates.notes {
-            verbosity.note(format!("{name}: {note}"));
-        }
-        let measurement = if args.no_run {
-            Measured::default()
-        } else {
-            let outcome = run_on_device(
-                &session,
-                device,
-                &KernelOnDevice::new(&input, &launch, Some(&counted.buffers)),
-                &plan,
-            );
-            let run = outcome?.to_metrics_run(&launch.kernel, &name);
-            Measured {
-                time_s: run.time.map(|f| f.value),
-                energy_j: run.energy_measured.map(|f| f.value),
-            }
-        };
-        predictions.push(predict_all(&facts, &rates, measurement));
+    let mut launches = Vec::new();
+    for manifest in &manifests {
+        launches.push(predict_one(
+            manifest, &args, &ops, &devices, &caches, &session,
+        )?);
     }
 
     if let Some(dir) = &args.charts {
-        let section = clflow_report::prediction::report_section(&predictions);
+        let all: Vec<Predictions> = launches
+            .iter()
+            .flat_map(|l| l.predictions.iter().cloned())
+            .collect();
+        let section = clflow_report::prediction::report_section(&all);
         let written = clflow_report::write_report_with(
             &clflow_metrics::ResultSet::default(),
             dir,
@@ -182,15 +141,97 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
         ));
     }
     if args.json {
-        print_json(&Document {
-            kernel: &facts,
-            predictions: &predictions,
-            traffic: &traffic,
-        })
+        if capture::is_capture(&args.manifest) {
+            print_json(&launches)
+        } else {
+            print_json(&launches[0])
+        }
     } else {
-        print!("{}", render(&facts, &predictions, &traffic));
+        let texts: Vec<String> = launches
+            .iter()
+            .map(|l| render(&l.kernel, &l.predictions, &l.traffic))
+            .collect();
+        print!("{}", texts.join("\n"));
         Ok(())
     }
+}
+
+/// Counts one manifest's launch through each device's cache, and predicts
+/// (and, unless `--no-run`, times) it on each device.
+fn predict_one(
+    manifest: &Path,
+    args: &PredictArgs,
+    ops: &OpSet,
+    devices: &[&OclDevice],
+    caches: &[Option<DeviceCache>],
+    session: &Session,
+) -> crate::Result<Document> {
+    let observer = session.observer();
+    let (input, launch) = prepare_manifest(manifest, "predict", session)?;
+    let counted = interpret_traced(
+        manifest,
+        &input.module,
+        Cow::Borrowed(&launch),
+        &RunOptions::default(),
+        TrafficAnalysis::new(&line_sizes(caches)),
+        observer,
+    );
+    let (counted, traffic_report) = counted?;
+    let summary = clflow_counts::Summary::of(&counted.counts, ops, &launch);
+    let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
+    let mut traffic = Vec::new();
+    let all = session.device_infos();
+    let mode = Mode::quick_if(args.quick_bench);
+    let plan = TimingPlan::lasting(args.min_time);
+    let mut predictions = Vec::new();
+    for (device, cache) in devices.iter().zip(caches) {
+        let name = device.info.name.trim().to_string();
+        let facts = match cache {
+            Some(cache) => {
+                let at = device_traffic(&name, cache, &traffic_report);
+                let facts = facts_at(&facts, &at.summary, device.info.kind);
+                traffic.push(at);
+                facts
+            }
+            None => {
+                observer.note(format!(
+                    "{name}: no cache size known (no datasheet profile, none from the driver): \
+                     the models take the compulsory traffic; give one with --cache"
+                ));
+                facts.clone()
+            }
+        };
+        let datasheet = session
+            .catalog()
+            .match_name(&device.info.name)
+            .map(|m| m.profile);
+        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
+        let rates = device_rates(&name, measured.as_ref(), datasheet);
+        for note in &rates.notes {
+            observer.note(format!("{name}: {note}"));
+        }
+        let measurement = if args.no_run {
+            Measured::default()
+        } else {
+            let outcome = run_on_device(
+                session,
+                device,
+                &KernelOnDevice::new(&input, &launch, Some(&counted.buffers)),
+                &plan,
+            );
+            let run = outcome?.to_metrics_run(&launch.kernel, &name);
+            Measured {
+                time_s: run.time.map(|f| f.value),
+                energy_j: run.energy_measured.map(|f| f.value),
+            }
+        };
+        predictions.push(predict_all(&facts, &rates, measurement));
+    }
+    Ok(Document {
+        kernel: facts,
+        predictions,
+        traffic,
+    })
 }
 
 /// Per device: each model's prediction, the measurement and the APE.
