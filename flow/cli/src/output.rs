@@ -1,5 +1,6 @@
 //! How much to say on stderr, and the single way results reach stdout.
 
+use clflow_pipeline::{Level, Observer};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -18,18 +19,15 @@ impl Verbosity {
         }
     }
 
-    /// Progress and notes, on stderr so that stdout stays parseable.
+    /// Progress and notes, on stderr so that stdout stays parseable
+    /// (the observer's rule, `terminal.rs`).
     pub fn note(self, message: impl std::fmt::Display) {
-        if self >= Verbosity::Normal {
-            eprintln!("{message}");
-        }
+        self.say(Level::Note, &message.to_string());
     }
 
     /// Detail shown only with `-v`.
     pub fn detail(self, message: impl std::fmt::Display) {
-        if self >= Verbosity::Verbose {
-            eprintln!("{message}");
-        }
+        self.say(Level::Detail, &message.to_string());
     }
 }
 

@@ -1,13 +1,13 @@
 //! What every command needs from the machine, found once per run and then
 //! shared by every launch and device it analyses: the datasheet profiles,
-//! the OpenCL devices, the compiler tools, the measured-profile store.
+//! the OpenCL devices, the compiler tools.
 //! Finding each is lazy, so a command that needs no device never starts
 //! the OpenCL runtime.
 
 use crate::device::ocl_failure;
 use crate::{Error, Observer};
 use clflow_compile::Compiler;
-use clflow_devices::{MeasuredStore, ProfileCatalog};
+use clflow_devices::ProfileCatalog;
 use clflow_ocl::{choose_device, open_devices, DeviceInfo, DeviceSelector, OclDevice};
 use std::cell::OnceCell;
 use std::sync::{Arc, Mutex};
@@ -34,7 +34,6 @@ pub struct Session<'o> {
     catalog: OnceCell<ProfileCatalog>,
     devices: OnceCell<Result<Vec<OclDevice>, Error>>,
     tools: OnceCell<Result<Tools, Error>>,
-    measured: OnceCell<Option<MeasuredStore>>,
 }
 
 impl<'o> Session<'o> {
@@ -44,7 +43,6 @@ impl<'o> Session<'o> {
             catalog: OnceCell::new(),
             devices: OnceCell::new(),
             tools: OnceCell::new(),
-            measured: OnceCell::new(),
         }
     }
 
@@ -103,10 +101,5 @@ impl<'o> Session<'o> {
             })
             .as_ref()
             .map_err(Clone::clone)
-    }
-
-    /// The measured-profile store, where the environment gives one.
-    pub fn measured_store(&self) -> Option<&MeasuredStore> {
-        self.measured.get_or_init(MeasuredStore::from_env).as_ref()
     }
 }

@@ -9,7 +9,7 @@ use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_at_cache;
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::traffic::{parse_cache, render_text};
-use clflow_pipeline::Session;
+use clflow_pipeline::{Level, Observer, Session};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -193,11 +193,14 @@ fn count_capture(
         .collect();
     for launch in &wrong {
         if let Some((arg, byte)) = launch.first_difference {
-            verbosity.note(format!(
+            verbosity.say(
+                Level::Error,
+                &format!(
                 "clflow: error: {} (launch {}): arg {arg} differs from the device's output from byte \
                  {byte}: the interpreter or the device is wrong",
-                launch.manifest, launch.sequence
-            ));
+                    launch.manifest, launch.sequence
+                ),
+            );
         }
     }
     if args.json {
