@@ -154,8 +154,10 @@ fn replace_earlier(out: &Path, session: &Session) -> crate::Result<()> {
     Ok(())
 }
 
-/// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow (a
-/// build tree), else in `../lib/clflow/` or `../lib/` from it (an install).
+/// The layer: `$CLFLOW_CAPTURE_LAYER`, else beside the running clflow or in
+/// its `deps/` (a build tree: cargo leaves the layer there when it was built
+/// only as clflow's dependency, as `cargo test` does), else in
+/// `../lib/clflow/` or `../lib/` from it (an install).
 fn find_layer() -> crate::Result<PathBuf> {
     if let Some(path) = std::env::var_os(LAYER_ENV) {
         return Ok(PathBuf::from(path));
@@ -166,6 +168,7 @@ fn find_layer() -> crate::Result<PathBuf> {
         .map(|d| {
             vec![
                 d.join(LAYER_FILE),
+                d.join("deps").join(LAYER_FILE),
                 d.join("../lib/clflow").join(LAYER_FILE),
                 d.join("../lib").join(LAYER_FILE),
             ]
