@@ -40,6 +40,12 @@ pub enum CompileError {
     #[error("the SPIR-V compiled from `{}` does not validate: {message}", kernel.display())]
     Invalid { kernel: PathBuf, message: String },
 
+    #[error("`{}` calls `{}`, which it declares but never defines", kernel.display(), functions.join("`, `"))]
+    Undefined {
+        kernel: PathBuf,
+        functions: Vec<String>,
+    },
+
     #[error("{what}: {reason}")]
     Io { what: String, reason: String },
 }
@@ -75,7 +81,8 @@ impl clflow_core::Diagnostic for CompileError {
         match self {
             CompileError::SourceUnreadable { .. }
             | CompileError::BadBuildOption { .. }
-            | CompileError::Diagnostics { .. } => FailureKind::Input,
+            | CompileError::Diagnostics { .. }
+            | CompileError::Undefined { .. } => FailureKind::Input,
             CompileError::ToolMissing { .. }
             | CompileError::ToolFailed { .. }
             | CompileError::Invalid { .. }
@@ -96,6 +103,11 @@ impl clflow_core::Diagnostic for CompileError {
             CompileError::ToolFailed { .. } | CompileError::Invalid { .. } => {
                 Some("run with -v to see each command; `--no-cache` rebuilds from scratch".into())
             }
+            CompileError::Undefined { .. } => Some(
+                "define each function in the kernel's source (its #included headers count), \
+                 or declare the helper `static inline`"
+                    .into(),
+            ),
             CompileError::Io { .. } => None,
         }
     }

@@ -12,10 +12,12 @@
 //!   exit 10, an empty file);
 //! - `freeze` instructions, e.g. of `x == 0 || y == 0 || ...` on vectors
 //!   ("Can't translate llvm instruction", exit 15);
-//! - loops behind a guard (`if (i < n) for (...)`), whose blocks it writes
-//!   before their dominators, which spirv-val rejects.
+//! - loops behind a guard (`if (i < n) for (...)`) and triangular loop
+//!   nests, whose blocks it writes before their dominators. This one is
+//!   mended before validation ([`clflow_spirv::order_blocks`]), so the -O2
+//!   module is kept.
 //!
-//! When the -O2 module fails translation or validation, the kernel is rebuilt
+//! When the -O2 module still fails translation or validation, the kernel is rebuilt
 //! at -O0 (without `optnone`) and optimised by an `opt-15` pass list that
 //! keeps what matters for counting and makes none of those forms.
 
@@ -30,6 +32,19 @@ use std::process::{Command, Output};
 pub const FALLBACK_PASSES: &str =
     "sroa,early-cse,simplifycfg,loop-rotate,loop-mssa(licm),indvars,loop-unroll";
 
+/// C99 makes a helper declared `inline` without `static` an inline
+/// definition only, which leaves calls clang did not inline undefined; GNU89
+/// semantics define it, as OpenCL drivers do.
+pub const GNU89_INLINE: &str = "-fgnu89-inline";
+
+/// The functions a module calls but does not define (none for a module that
+/// does not load: its own check reports that).
+fn undefined_calls(spirv: &[u8]) -> Vec<String> {
+    clflow_spirv::load(spirv)
+        .map(|module| clflow_spirv::undefined_calls(&module))
+        .unwrap_or_default()
+}
+
 /// Arguments every clang invocation shares.
 fn clang_base(clang: &Tool, options: &[String]) -> Command {
     let mut command = clang.command();
@@ -37,6 +52,7 @@ fn clang_base(clang: &Tool, options: &[String]) -> Command {
     command
 }
 
+#[derive(Clone, Copy)]
 pub struct Pipeline<'a> {
     pub clang: &'a Tool,
     pub llvm_spirv: &'a Tool,
@@ -71,7 +87,47 @@ impl Pipeline<'_> {
         Ok(output.stdout)
     }
 
+    /// Builds the module; a module that calls a function it does not define
+    /// is rebuilt once with [`GNU89_INLINE`], and is an error if it still
+    /// does.
     pub fn build(&self) -> Result<Built, CompileError> {
+        let built = self.build_once()?;
+        let undefined = undefined_calls(&built.spirv);
+        if undefined.is_empty() || self.options.iter().any(|o| o == GNU89_INLINE) {
+            return self.defined(built, undefined);
+        }
+        (self.trace)(&format!(
+            "the module calls `{}` without defining it (a helper declared `inline` without \
+             `static`?); rebuilding with {GNU89_INLINE}, which defines such helpers",
+            undefined.join("`, `")
+        ));
+        let options: Vec<String> = self
+            .options
+            .iter()
+            .cloned()
+            .chain([GNU89_INLINE.to_string()])
+            .collect();
+        let again = Pipeline {
+            options: &options,
+            ..*self
+        }
+        .build_once()?;
+        let undefined = undefined_calls(&again.spirv);
+        self.defined(again, undefined)
+    }
+
+    fn defined(&self, built: Built, undefined: Vec<String>) -> Result<Built, CompileError> {
+        if undefined.is_empty() {
+            Ok(built)
+        } else {
+            Err(CompileError::Undefined {
+                kernel: self.source.to_path_buf(),
+                functions: undefined,
+            })
+        }
+    }
+
+    fn build_once(&self) -> Result<Built, CompileError> {
         let work = tempfile::Builder::new()
             .prefix("clflow-compile-")
             .tempdir()
@@ -112,7 +168,15 @@ impl Pipeline<'_> {
         bitcode: &Path,
         spirv_path: &Path,
     ) -> Result<Vec<u8>, CompileError> {
-        let spirv = self.to_spirv(bitcode, spirv_path)?;
+        let mut spirv = self.translate(bitcode, spirv_path)?;
+        if let Ok(Some(ordered)) = clflow_spirv::order_blocks(&spirv) {
+            (self.trace)("moved blocks that preceded their dominators after them");
+            std::fs::write(spirv_path, &ordered).map_err(|e| CompileError::Io {
+                what: format!("cannot write {}", spirv_path.display()),
+                reason: e.to_string(),
+            })?;
+            spirv = ordered;
+        }
         self.validate(spirv_path)?;
         Ok(spirv)
     }
@@ -162,7 +226,7 @@ impl Pipeline<'_> {
             .to_string())
     }
 
-    fn to_spirv(&self, bitcode: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
+    fn translate(&self, bitcode: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
         let mut command = self.llvm_spirv.command();
         command
             .args([

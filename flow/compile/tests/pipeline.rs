@@ -151,11 +151,30 @@ fn narrowed_switch_compiles_through_the_fallback() {
     assert_eq!(again.spirv, compiled.spirv);
 }
 
-/// -O2 forms of valid kernels that llvm-spirv-15 gets wrong: a loop behind a
-/// guard (blocks written before their dominators, which spirv-val rejects)
-/// and a `freeze` of a vector compare (which it cannot translate at all).
+/// A `freeze` of a vector compare, which llvm-spirv-15 cannot translate at
+/// -O2: the fallback builds it.
 #[test]
 fn mistranslated_o2_modules_compile_through_the_fallback() {
+    let ws = Workspace::new();
+    let freeze = ws.write(
+        "freeze.cl",
+        "__kernel void st(__global const float *in, __global float *out, uint w, uint h) {
+           uint x = get_global_id(0), y = get_global_id(1);
+           if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[y*w+x] = in[y*w+x]; return; }
+           out[y*w+x] = 0.2f*(in[y*w+x] + in[y*w+x-1] + in[y*w+x+1] + in[(y-1)*w+x] + in[(y+1)*w+x]);
+         }",
+    );
+    let compiled = ws.compile(&freeze, "").unwrap();
+    assert!(compiled.fallback_used, "-O2 output is untranslatable here");
+    let module = clflow_spirv::load(&compiled.spirv).unwrap();
+    assert_eq!(clflow_spirv::kernels(&module).unwrap()[0].name, "st");
+}
+
+/// Loop nests whose -O2 blocks llvm-spirv-15 writes before their dominators
+/// (a loop behind a guard; a triangular nest): the blocks are put in order
+/// and the -O2 module is kept, where before only the fallback built them.
+#[test]
+fn blocks_written_before_their_dominators_are_put_in_order() {
     let ws = Workspace::new();
     let guarded_loop = ws.write(
         "guard.cl",
@@ -168,23 +187,61 @@ fn mistranslated_o2_modules_compile_through_the_fallback() {
            }
          }",
     );
-    let freeze = ws.write(
-        "freeze.cl",
-        "__kernel void st(__global const float *in, __global float *out, uint w, uint h) {
-           uint x = get_global_id(0), y = get_global_id(1);
-           if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[y*w+x] = in[y*w+x]; return; }
-           out[y*w+x] = 0.2f*(in[y*w+x] + in[y*w+x-1] + in[y*w+x+1] + in[(y-1)*w+x] + in[(y+1)*w+x]);
+    let triangular = ws.write(
+        "tri.cl",
+        "__kernel void tri(__global float *a, __global float *r, int n) {
+           __global float *m = a + get_global_id(0) * n * n;
+           for (int k = 0; k < n; k++)
+             for (int j = 0; j < k; j++) {
+               float d = 0.0f;
+               for (int i = 0; i < n; i++) d += m[j * n + i] * m[k * n + i];
+               r[j * n + k] = d;
+               for (int i = 0; i < n; i++) m[k * n + i] -= d * m[j * n + i];
+             }
          }",
     );
-    for (source, kernel) in [(&guarded_loop, "mm"), (&freeze, "st")] {
+    for (source, kernel) in [(&guarded_loop, "mm"), (&triangular, "tri")] {
         let compiled = ws.compile(source, "").unwrap();
-        assert!(
-            compiled.fallback_used,
-            "{kernel}: -O2 output is invalid here"
-        );
+        assert!(!compiled.fallback_used, "{kernel}: the -O2 module is kept");
         let module = clflow_spirv::load(&compiled.spirv).unwrap();
         assert_eq!(clflow_spirv::kernels(&module).unwrap()[0].name, kernel);
+        assert_eq!(clflow_spirv::order_blocks(&compiled.spirv).unwrap(), None);
     }
+}
+
+/// A helper declared C99 `inline` without `static` that clang does not
+/// inline is defined (GNU89 semantics, as drivers compile it); a call to a
+/// function the source never defines is an error at compile time.
+#[test]
+fn inline_helpers_are_defined_and_undefined_calls_refused() {
+    let ws = Workspace::new();
+    let inline = ws.write(
+        "inline.cl",
+        "inline float sq(float x) { return x * x; }
+         __kernel void k(__global float *a) { size_t i = get_global_id(0); a[i] = sq(a[i]); }",
+    );
+    // -cl-opt-disable keeps the call, as the fallback's -O0 build does.
+    for options in ["", "-cl-opt-disable"] {
+        let compiled = ws.compile(&inline, options).unwrap();
+        let module = clflow_spirv::load(&compiled.spirv).unwrap();
+        assert!(
+            clflow_spirv::undefined_calls(&module).is_empty(),
+            "{options}"
+        );
+    }
+    let undefined = ws.write(
+        "undefined.cl",
+        "float helper(float x);
+         __kernel void k(__global float *a) { size_t i = get_global_id(0); a[i] = helper(a[i]); }",
+    );
+    let error = ws.compile(&undefined, "").unwrap_err();
+    assert_eq!(error.kind(), clflow_core::FailureKind::Input);
+    assert!(
+        error
+            .to_string()
+            .contains("calls `helper`, which it declares but never defines"),
+        "{error}"
+    );
 }
 
 #[test]

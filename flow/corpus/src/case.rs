@@ -21,10 +21,11 @@ pub enum Case {
     SmithWaterman,
     Daxpy,
     McPi,
+    GramSchmidt,
 }
 
 impl Case {
-    pub const ALL: [Case; 13] = [
+    pub const ALL: [Case; 14] = [
         Case::Lookup3,
         Case::Vadd,
         Case::Triad,
@@ -38,6 +39,7 @@ impl Case {
         Case::SmithWaterman,
         Case::Daxpy,
         Case::McPi,
+        Case::GramSchmidt,
     ];
 
     /// The folder name under `kernels/`, also the `.cl` and default
@@ -57,6 +59,7 @@ impl Case {
             Case::SmithWaterman => "smith-waterman",
             Case::Daxpy => "daxpy",
             Case::McPi => "mc-pi",
+            Case::GramSchmidt => "gram-schmidt",
         }
     }
 
@@ -76,6 +79,7 @@ impl Case {
             Case::SmithWaterman => "smith_waterman",
             Case::Daxpy => "daxpy",
             Case::McPi => "mc_pi",
+            Case::GramSchmidt => "gram_schmidt",
         }
     }
 

@@ -181,6 +181,14 @@ const EXPECTED: &[(Case, Agreement, Agreement, Agreement)] = &[
         Agreement::Exact,
         Agreement::Exact,
     ),
+    // The triangular nest's counter and address code differs by 71
+    // integer operations per matrix between the two builds (-1.0%, -1.5%).
+    (
+        Case::GramSchmidt,
+        Agreement::Exact,
+        Agreement::Within(0.02),
+        Agreement::Within(0.02),
+    ),
 ];
 
 /// One case compared.

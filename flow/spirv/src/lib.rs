@@ -6,6 +6,7 @@
 //! - [`kernels`]: every `Kernel` entry point → [`KernelSignature`], with
 //!   exact OpenCL C types where the module keeps them;
 //! - [`summary`]: the facts a user wants to see about a module;
+//! - [`order_blocks`]: every block after its dominator, as SPIR-V requires;
 //! - [`types`]: the module's type declarations and their memory layout,
 //!   shared with the interpreter.
 //!
@@ -18,8 +19,10 @@
 //! ```
 
 mod arg_types;
+mod calls;
 mod error;
 mod load;
+mod order;
 mod reflect;
 mod summary;
 pub mod types;
@@ -27,9 +30,11 @@ pub mod types;
 #[cfg(test)]
 mod test_modules;
 
+pub use calls::undefined_calls;
 pub use clflow_core::KernelSignature;
 pub use error::SpirvError;
 pub use load::{load, SPIRV_MAGIC};
+pub use order::order_blocks;
 pub use reflect::{kernels, reflect_kernels, ReflectedKernel};
 pub use rspirv::dr::Module;
 pub use summary::{summary, ModuleSummary};

@@ -13,7 +13,7 @@ use rspirv::dr::Module;
 pub const SPIRV_MAGIC: u32 = 0x0723_0203;
 
 const WORD: usize = 4;
-const HEADER_WORDS: usize = 5;
+pub(crate) const HEADER_WORDS: usize = 5;
 
 /// Loads a little-endian SPIR-V module.
 pub fn load(bytes: &[u8]) -> Result<Module, SpirvError> {
@@ -29,7 +29,7 @@ pub fn load(bytes: &[u8]) -> Result<Module, SpirvError> {
     Ok(module)
 }
 
-fn words_of(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
+pub(crate) fn words_of(bytes: &[u8]) -> Result<Vec<u32>, SpirvError> {
     if bytes.len() < HEADER_WORDS * WORD {
         return Err(SpirvError::TooShort { bytes: bytes.len() });
     }

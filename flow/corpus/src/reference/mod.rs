@@ -6,6 +6,7 @@
 //! a `BadLaunch` naming the argument, never a panic.
 
 mod dense;
+mod gram_schmidt;
 mod histogram;
 mod lookup3;
 mod mc_pi;
@@ -46,6 +47,7 @@ pub fn expected_outputs(case: Case, launch: &Launch) -> Result<Vec<ExpectedOutpu
         Case::Nbody => nbody::expected(launch),
         Case::SmithWaterman => smith_waterman::expected(launch),
         Case::McPi => mc_pi::expected(launch),
+        Case::GramSchmidt => gram_schmidt::expected(launch),
     }
 }
 

@@ -435,3 +435,51 @@ fn mc_pi_counts_per_work_item() {
     assert_eq!(hits, by_function);
     assert!(hits.iter().all(|&h| (60..=95).contains(&h)), "{hits:?}");
 }
+
+#[test]
+fn gram_schmidt_factors_a_hand_worked_matrix_with_growing_bounds() {
+    // A = [3 0; 4 5] (column-major [3, 4, 0, 5]): q0 = (0.6, 0.8), r00 = 5;
+    // r01 = q0 . (0, 5) = 4, (0, 5) - 4 q0 = (-2.4, 1.8), r11 = 3,
+    // q1 = (-0.8, 0.6). R's lower triangle keeps what it held (7).
+    let launch = launch(
+        Case::GramSchmidt,
+        [1, 1, 1],
+        None,
+        vec![
+            buffer("Q", ScalarType::Float, &[3.0f32, 4.0, 0.0, 5.0]),
+            buffer("R", ScalarType::Float, &[7.0f32; 4]),
+            scalar("rows", 2u32),
+            scalar("cols", 2u32),
+        ],
+    );
+    let outputs = expected_outputs(Case::GramSchmidt, &launch).unwrap();
+    let within = |k: usize| match &outputs[k].expected {
+        Expected::Within { values, bounds, .. } => (values.clone(), bounds.clone()),
+        other => panic!("unexpected {other:?}"),
+    };
+    let (q, q_bounds) = within(0);
+    let (r, r_bounds) = within(1);
+    let close =
+        |got: &[f64], want: &[f64]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-12);
+    assert!(close(&q, &[0.6, 0.8, -0.8, 0.6]), "{q:?}");
+    assert!(close(&r, &[5.0, 4.0, 7.0, 3.0]), "{r:?}");
+    // The untouched element allows no error beyond a flushed subnormal; the
+    // last column, computed from the first, allows more than the first.
+    assert!(r_bounds[2] < 1e-37);
+    assert!(
+        q_bounds[0] > 0.0 && q_bounds[2] > q_bounds[0],
+        "{q_bounds:?}"
+    );
+    assert!(q_bounds.iter().all(|&b| b < 1e-5), "{q_bounds:?}");
+
+    let wrong = vec![
+        Some(to_bytes(&[0.6f32, 0.8, -0.8, 0.61])),
+        Some(to_bytes(&[5.0f32, 4.0, 7.0, 3.0])),
+    ];
+    assert!(check_outputs(Case::GramSchmidt, &launch, &wrong).is_err());
+    let right = vec![
+        Some(to_bytes(&[0.6f32, 0.8, -0.8, 0.6])),
+        Some(to_bytes(&[5.0f32, 4.0, 7.0, 3.0])),
+    ];
+    check_outputs(Case::GramSchmidt, &launch, &right).unwrap();
+}
