@@ -11,12 +11,18 @@ use std::process::{Command, Output};
 
 /// A host program of the capture layer's tests (`tests/hosts/NAME.c`), built.
 fn host(dir: &Path, name: &str) -> PathBuf {
+    host_linked(dir, name, &[])
+}
+
+/// [`host`], linked with `libraries` too.
+fn host_linked(dir: &Path, name: &str, libraries: &[&str]) -> PathBuf {
     let source = repo().join(format!("flow/capture-layer/tests/hosts/{name}.c"));
     let app = dir.join(name);
     let out = Command::new("gcc")
         .args(["-O1", "-o"])
         .arg(&app)
         .arg(&source)
+        .args(libraries)
         .arg("-lOpenCL")
         .output()
         .expect("gcc (ci/setup installs it)");
@@ -298,6 +304,60 @@ fn a_pyopencl_script_is_captured_and_counted() {
         assert_eq!(launch["Q"]["store_bytes"], 4000);
         assert_eq!(launch["outputs_match"], true);
     }
+}
+
+/// A real library's own kernels, which the application never sees: CLBlast
+/// (Debian's libclblast-dev, which ci/setup installs) picks, builds and
+/// launches its GEMM kernel; the capture counts it and reproduces C.
+#[test]
+fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host_linked(data.path(), "blas_sgemm", &["-lclblast"]);
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        text(&out.stdout).contains("sgemm 256x192x128: checksum"),
+        "{}",
+        text(&out.stdout)
+    );
+    let counted = clflow(
+        data.path(),
+        &[
+            "count",
+            out_dir.to_str().unwrap(),
+            "--ops",
+            "fp32",
+            "--json",
+        ],
+    );
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let launches = counted["launches"].as_array().unwrap();
+    assert!(!launches.is_empty());
+    for launch in launches {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
+    let gemm: Vec<&serde_json::Value> = launches
+        .iter()
+        .filter(|l| l["kernel"].as_str().unwrap().contains("gemm"))
+        .collect();
+    assert!(!gemm.is_empty(), "no GEMM kernel among {launches:?}");
+    let (m, n, k) = (256u64, 192, 128);
+    // The product's multiply-adds are 2mnk; the store of each element of C
+    // adds two float operations, alpha times the sum and the `beta == 0`
+    // test that chooses not to read C. Helper kernels (copies, padding), if
+    // the library launches any, do no float arithmetic.
+    let fp32: u64 = gemm.iter().map(|l| l["W"]["fp32"].as_u64().unwrap()).sum();
+    assert_eq!(fp32, 2 * m * n * k + 2 * m * n);
+    assert_eq!(counted["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    // C is written once, element by element.
+    let stored: u64 = gemm
+        .iter()
+        .map(|l| l["Q"]["store_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(stored, 4 * m * n);
 }
 
 #[test]
