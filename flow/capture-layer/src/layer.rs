@@ -13,7 +13,7 @@
 //! to the runtime, never dereferenced.
 
 use crate::record::{ArgRecord, LaunchRecord};
-use crate::state::{plain_arg, RawArg, State};
+use crate::state::{plain_arg, RawArg, Recorded, State};
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::cl_layer::{
     cl_layer_info, CL_LAYER_API_VERSION, CL_LAYER_API_VERSION_100, CL_LAYER_NAME,
@@ -646,6 +646,8 @@ struct Plan {
     program: usize,
     dir: std::path::PathBuf,
     args: Vec<PlanArg>,
+    /// What the launch counts against --max-bytes.
+    bytes: u64,
 }
 
 enum PlanArg {
@@ -722,6 +724,7 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
             program,
             dir: state.dir.clone(),
             args,
+            bytes,
         });
     });
     plan
@@ -755,6 +758,9 @@ unsafe fn capture(
         let digest = sha2::Sha256::digest(&data);
         let name = format!("buffer-{}.bin", hex::encode(&digest[..12]));
         let path = plan.dir.join(&name);
+        // Held before it is looked for, so that a launch replacing its
+        // kernel's earlier one (`last`) cannot remove it meanwhile.
+        with_state(|state| state.hold(&name));
         if !path.exists() {
             let partial = path.with_extension("bin.partial");
             std::fs::write(&partial, &data).ok()?;
@@ -838,9 +844,33 @@ unsafe fn capture(
         args,
         device_ns,
     };
+    let files: Vec<String> = launch
+        .args
+        .iter()
+        .flat_map(|arg| match arg {
+            ArgRecord::Buffer {
+                file, output_file, ..
+            } => std::iter::once(file.clone())
+                .chain(output_file.clone())
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     with_state(|state| {
-        if let Ok(program) = state.write_program(plan.program) {
-            let _ = state.write_launch(&LaunchRecord { program, ..launch });
+        let Ok(program) = state.write_program(plan.program) else {
+            return;
+        };
+        if state
+            .write_launch(&LaunchRecord { program, ..launch })
+            .is_ok()
+            && state.keeps_only_latest(&plan.name)
+        {
+            let recorded = Recorded {
+                sequence: plan.sequence,
+                files,
+                bytes: plan.bytes,
+            };
+            state.replace_latest(&plan.name, recorded);
         }
     });
     status

@@ -11,6 +11,7 @@
 //! programs and read the kernels' signatures.
 
 pub mod record;
+pub mod select;
 
 mod layer;
 mod state;

@@ -4,9 +4,10 @@
 //! dereferences one, it only hands it back to the runtime.
 
 use crate::record::{
-    glob_matches, ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord, DIR_ENV, KERNELS_ENV,
-    LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX,
+    ArgRecord, LaunchRecord, ProgramRecord, DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV,
+    SKIPPED_SUFFIX,
 };
+use crate::select::{LaunchSelection, Selection};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -40,8 +41,7 @@ pub struct Buffer {
 
 pub struct State {
     pub dir: PathBuf,
-    kernels_globs: Vec<String>,
-    launches: LaunchSelection,
+    selection: Selection,
     pub programs: HashMap<usize, Program>,
     pub kernels: HashMap<usize, Kernel>,
     pub buffers: HashMap<usize, Buffer>,
@@ -54,6 +54,18 @@ pub struct State {
     next_program: u32,
     next_sequence: u64,
     per_kernel: HashMap<String, u64>,
+    /// How many records (written or being written) name each buffer file.
+    file_refs: HashMap<String, u32>,
+    /// For kernels whose last launch is taken: the one recorded so far.
+    latest: HashMap<String, Recorded>,
+}
+
+/// A launch's record, as much as replacing it needs.
+pub struct Recorded {
+    pub sequence: u64,
+    pub files: Vec<String>,
+    /// What it counted against --max-bytes.
+    pub bytes: u64,
 }
 
 impl State {
@@ -62,24 +74,17 @@ impl State {
     /// only passes calls through).
     pub fn from_env() -> Option<State> {
         let dir = PathBuf::from(std::env::var_os(DIR_ENV)?);
-        let kernels_globs = std::env::var(KERNELS_ENV)
-            .map(|s| {
-                s.split(',')
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let launches = std::env::var(LAUNCHES_ENV)
-            .ok()
-            .and_then(|s| LaunchSelection::parse(&s).ok())
-            .unwrap_or(LaunchSelection::All);
+        // clflow capture checked the selection before it started the
+        // application.
+        let selection = Selection::from_texts(
+            &std::env::var(KERNELS_ENV).unwrap_or_default(),
+            &std::env::var(LAUNCHES_ENV).unwrap_or_default(),
+        )
+        .unwrap_or_default();
         std::fs::create_dir_all(&dir).ok()?;
         Some(State {
             dir,
-            kernels_globs,
-            launches,
+            selection,
             programs: HashMap::new(),
             kernels: HashMap::new(),
             buffers: HashMap::new(),
@@ -91,6 +96,8 @@ impl State {
             next_program: 0,
             next_sequence: 0,
             per_kernel: HashMap::new(),
+            file_refs: HashMap::new(),
+            latest: HashMap::new(),
         })
     }
 
@@ -120,9 +127,41 @@ impl State {
         let count = self.per_kernel.entry(kernel.to_string()).or_default();
         let index = *count;
         *count += 1;
-        let named = self.kernels_globs.is_empty()
-            || self.kernels_globs.iter().any(|g| glob_matches(g, kernel));
-        (sequence, index, named && self.launches.takes(index))
+        let taken = self.selection.of(kernel).is_some_and(|s| s.takes(index));
+        (sequence, index, taken)
+    }
+
+    /// Whether each launch of `kernel` replaces the one recorded before
+    /// (`last`).
+    pub fn keeps_only_latest(&self, kernel: &str) -> bool {
+        self.selection.of(kernel) == Some(&LaunchSelection::Last)
+    }
+
+    /// A record about to name buffer file `name`: it stays while any does.
+    pub fn hold(&mut self, name: &str) {
+        *self.file_refs.entry(name.to_string()).or_default() += 1;
+    }
+
+    /// Makes `recorded` the latest launch of `kernel`, removing the one
+    /// before: its record, the buffer files no other record names, and its
+    /// share of --max-bytes.
+    pub fn replace_latest(&mut self, kernel: &str, recorded: Recorded) {
+        let Some(earlier) = self.latest.insert(kernel.to_string(), recorded) else {
+            return;
+        };
+        let record = self
+            .dir
+            .join(format!("launch-{:06}.json", earlier.sequence));
+        let _ = std::fs::remove_file(record);
+        for file in earlier.files {
+            let refs = self.file_refs.entry(file.clone()).or_default();
+            *refs = refs.saturating_sub(1);
+            if *refs == 0 {
+                self.file_refs.remove(&file);
+                let _ = std::fs::remove_file(self.dir.join(&file));
+            }
+        }
+        self.planned_bytes = self.planned_bytes.saturating_sub(earlier.bytes);
     }
 
     /// Writes the program's files once; its record's name for the launch.

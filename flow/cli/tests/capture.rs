@@ -232,6 +232,72 @@ fn a_selection_takes_only_the_launches_it_names() {
     assert_eq!(taken, [(1, 3), (2, 5)]);
 }
 
+/// Rules per kernel: the last launch of one, the first of the other. Each
+/// launch of `square` replaces the one before, files and all.
+#[test]
+fn rules_per_kernel_take_the_last_launch_and_the_first() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let (out_dir, out) = capture_pipeline(
+        data.path(),
+        &["--launches", "square:last", "--launches", "first"],
+        &["4"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    let taken: Vec<(String, i64, i64)> = index["launch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["kernel"].as_str().unwrap().to_string(),
+                l["index"].as_integer().unwrap(),
+                l["sequence"].as_integer().unwrap(),
+            )
+        })
+        .collect();
+    // Launches alternate square, accumulate: square #3 is the 7th.
+    assert_eq!(
+        taken,
+        [
+            ("accumulate".to_string(), 0, 1),
+            ("square".to_string(), 3, 6)
+        ]
+    );
+    // Only the files the two records name are left.
+    let raw = out_dir.join("raw");
+    let mut named = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(&raw).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("launch-") && name.ends_with(".json") {
+            let record: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for arg in record["args"].as_array().unwrap() {
+                for key in ["file", "output_file"] {
+                    if let Some(file) = arg[key].as_str() {
+                        named.insert(file.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let stored: std::collections::BTreeSet<String> = std::fs::read_dir(&raw)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("buffer-"))
+        .collect();
+    assert_eq!(stored, named);
+    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    for launch in counted["launches"].as_array().unwrap() {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
+}
+
 #[test]
 fn bad_applications_and_selections_say_what_is_wrong() {
     let data = tempfile::tempdir().unwrap();

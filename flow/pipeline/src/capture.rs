@@ -6,8 +6,9 @@
 
 use crate::input::prepare;
 use crate::{Error, Session};
-use clflow_capture::record::{ArgRecord, LaunchRecord, LaunchSelection, ProgramRecord};
+use clflow_capture::record::{ArgRecord, LaunchRecord, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
+use clflow_capture::select::Selection;
 use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
 use clflow_spirv::ReflectedKernel;
 use serde::{Deserialize, Serialize};
@@ -27,8 +28,9 @@ pub struct CaptureOptions {
     pub out: PathBuf,
     /// Kernel-name globs; every kernel where empty.
     pub kernels: Vec<String>,
-    /// Which launches of each kernel (`all`, `first`, `every:N`, `0,5-9`).
-    pub launches: String,
+    /// Which launches of each kernel: rules `[GLOB:]SPEC`, SPEC one of
+    /// `all`, `first`, `last`, `every:N`, `0,5-9` (all where none).
+    pub launches: Vec<String>,
     /// The most bytes of buffer contents to write; launches past it are
     /// passed through and listed as not recorded.
     pub max_bytes: Option<u64>,
@@ -75,7 +77,7 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         return Err(Error::input("no application to capture")
             .with_hint("give it after `--`: clflow capture -- ./app ARGS"));
     };
-    LaunchSelection::parse(&options.launches)
+    Selection::parse(&options.kernels, &options.launches)
         .map_err(|e| Error::input(format!("--launches {e}")))?;
     let layer = find_layer()?;
     clflow_report::check_writable(&options.out, "--out")?;
@@ -104,7 +106,7 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         .env("OPENCL_LAYERS", layers)
         .env(DIR_ENV, &raw)
         .env(KERNELS_ENV, options.kernels.join(","))
-        .env(LAUNCHES_ENV, &options.launches)
+        .env(LAUNCHES_ENV, Selection::launches_text(&options.launches))
         // pyopencl would otherwise build from its cache of device binaries,
         // which hold no source to analyse; building from source changes
         // nothing else the application does.
@@ -516,7 +518,8 @@ fn write_index(
         complete: bool,
         exit_status: Option<i32>,
         kernels: Vec<String>,
-        launches_selected: String,
+        /// The `--launches` rules; none takes every launch.
+        launches_selected: &'a [String],
         /// Launches recorded that could not become manifests, and why.
         not_analysable: &'a [String],
         launch: &'a [CapturedLaunch],
@@ -531,7 +534,7 @@ fn write_index(
         complete: status.success(),
         exit_status: status.code(),
         kernels: options.kernels.clone(),
-        launches_selected: options.launches.clone(),
+        launches_selected: &options.launches,
         not_analysable: skipped,
         launch: launches,
     };

@@ -15,6 +15,9 @@ Examples:
       every launch of every kernel ./app makes, each as captures/app/launch-NNNNNN.toml
   clflow capture --kernel 'gemm*' --launches first -- python3 script.py
       only the first launch of each kernel whose name starts with gemm
+  clflow capture --launches 'bfs_step:0,5-9' --launches 'reduce*:last' --launches every:100 -- ./app
+      launches 0 and 5 to 9 of bfs_step, the last of each reduce* kernel, and every
+      100th launch of every other kernel
   clflow count captures/app
       every launch counted on its captured inputs, checked against the device's outputs,
       with totals per kernel and for the application
@@ -26,7 +29,9 @@ Examples:
 The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, honoured by the
 ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the
 layer waits for the work queued before it, saves every buffer argument, runs the launch, and
-saves the buffers it may have written (the expected outputs, listed in capture.toml). Buffer
+saves the buffers it may have written (the expected outputs, listed in capture.toml). For
+`last`, each launch of the kernel is captured and replaces the one before, so only one
+launch's files stay on disk; only the launches a rule selects cost more than a pass-through. Buffer
 files are named by their contents, so a buffer no launch changed is stored once. Queues
 profile, so capture.toml has each launch's device time. Programs built from binaries or IL
 are recorded and named as not analysable (pyopencl is asked to build from source:
@@ -42,9 +47,11 @@ pub struct CaptureArgs {
     /// Capture only kernels whose name matches (`*` and `?`); repeat or separate with commas.
     #[arg(long, value_name = "GLOB", value_delimiter = ',')]
     kernel: Vec<String>,
-    /// Which launches of each kernel: all, first, every:N, or indexes and ranges (0,5-9).
-    #[arg(long, value_name = "SPEC", default_value = "all")]
-    launches: String,
+    /// Which launches of each kernel: all, first, last, every:N, or indexes and ranges
+    /// (0,5-9), for every kernel or, as GLOB:SPEC, for the kernels GLOB matches; repeat
+    /// for several rules (the first whose GLOB matches decides). Default: all.
+    #[arg(long, value_name = "[GLOB:]SPEC")]
+    launches: Vec<String>,
     /// Write at most this many bytes of buffers (e.g. 2GiB); later launches run
     /// uncaptured and are listed in capture.toml.
     #[arg(long, value_name = "SIZE", value_parser = byte_size)]
