@@ -12,7 +12,7 @@
 //! itself (an NDRange's sizes). Handles are kept as numbers and handed back
 //! to the runtime, never dereferenced.
 
-use crate::record::{ArgRecord, LaunchRecord};
+use crate::record::{ArgRecord, DeviceRecord, LaunchRecord};
 use crate::state::{plain_arg, RawArg, Recorded, State};
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::cl_layer::{
@@ -843,6 +843,7 @@ unsafe fn capture(
         local_size: geometry.local_size,
         args,
         device_ns,
+        device: queue_device(queue),
     };
     let files: Vec<String> = launch
         .args
@@ -874,6 +875,71 @@ unsafe fn capture(
         }
     });
     status
+}
+
+/// The device `queue` runs on, as its runtime names it.
+unsafe fn queue_device(queue: cl_command_queue) -> Option<DeviceRecord> {
+    let t = target();
+    let mut device: cl_device_id = std::ptr::null_mut();
+    let status = t.clGetCommandQueueInfo?(
+        queue,
+        CL_QUEUE_DEVICE,
+        std::mem::size_of::<cl_device_id>(),
+        &mut device as *mut cl_device_id as *mut c_void,
+        std::ptr::null_mut(),
+    );
+    if status != CL_SUCCESS || device.is_null() {
+        return None;
+    }
+    let device_text = |what| {
+        info_text(|size, value, size_ret| {
+            t.clGetDeviceInfo.map_or(CL_INVALID_OPERATION, |get| {
+                get(device, what, size, value, size_ret)
+            })
+        })
+    };
+    let mut platform: cl_platform_id = std::ptr::null_mut();
+    let platform_name = t.clGetDeviceInfo.and_then(|get| {
+        let status = get(
+            device,
+            CL_DEVICE_PLATFORM,
+            std::mem::size_of::<cl_platform_id>(),
+            &mut platform as *mut cl_platform_id as *mut c_void,
+            std::ptr::null_mut(),
+        );
+        let get_platform = t.clGetPlatformInfo?;
+        (status == CL_SUCCESS && !platform.is_null()).then(|| {
+            info_text(|size, value, size_ret| {
+                get_platform(platform, CL_PLATFORM_NAME, size, value, size_ret)
+            })
+        })?
+    });
+    Some(DeviceRecord {
+        name: device_text(CL_DEVICE_NAME)?,
+        platform: platform_name.unwrap_or_default(),
+        driver: device_text(CL_DRIVER_VERSION).unwrap_or_default(),
+        version: device_text(CL_DEVICE_VERSION).unwrap_or_default(),
+    })
+}
+
+/// A string the runtime gives through the usual two calls (its size, then
+/// its bytes): `get(size, value, size_ret)`.
+fn info_text(get: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Option<String> {
+    let mut size = 0usize;
+    if get(0, std::ptr::null_mut(), &mut size) != CL_SUCCESS {
+        return None;
+    }
+    let mut bytes = vec![0u8; size];
+    if get(
+        size,
+        bytes.as_mut_ptr() as *mut c_void,
+        std::ptr::null_mut(),
+    ) != CL_SUCCESS
+    {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.trim_end_matches('\0').trim().to_string())
 }
 
 /// A buffer's contents, read once the queue is idle.

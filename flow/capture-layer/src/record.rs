@@ -70,4 +70,18 @@ pub struct LaunchRecord {
     /// The kernel's device time from profiling events, where the queue
     /// profiles.
     pub device_ns: Option<u64>,
+    /// The device the launch's queue runs on, where the runtime says.
+    #[serde(default)]
+    pub device: Option<DeviceRecord>,
+}
+
+/// A device as its runtime names it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DeviceRecord {
+    pub name: String,
+    pub platform: String,
+    /// `CL_DRIVER_VERSION`.
+    pub driver: String,
+    /// `CL_DEVICE_VERSION` (the OpenCL version it supports).
+    pub version: String,
 }

@@ -104,7 +104,19 @@ fn every_launch_of_an_application_becomes_a_manifest_that_reproduces_its_outputs
     // square runs with a NULL local size, accumulate with 64.
     assert!(launches[0].get("local_size").is_none());
     assert_eq!(launches[1]["local_size"][0].as_integer(), Some(64));
+    // The device, as its runtime names it, once, and by name per launch.
+    let devices = index["device"].as_array().unwrap();
+    assert_eq!(devices.len(), 1);
+    assert_eq!(
+        devices[0]["platform"].as_str(),
+        Some("Portable Computing Language")
+    );
+    assert!(devices[0]["driver"]
+        .as_str()
+        .unwrap()
+        .starts_with(char::is_numeric));
     for launch in launches {
+        assert_eq!(launch["device"], devices[0]["name"]);
         assert!(launch["device_ns"].as_integer().unwrap() > 0, "{launch}");
         let manifest = out_dir.join(launch["manifest"].as_str().unwrap());
         let dump = data.path().join(format!("dump-{}", launch["sequence"]));

@@ -6,7 +6,7 @@
 
 use crate::input::prepare;
 use crate::{Error, Session};
-use clflow_capture::record::{ArgRecord, LaunchRecord, ProgramRecord};
+use clflow_capture::record::{ArgRecord, DeviceRecord, LaunchRecord, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
 use clflow_capture::select::Selection;
 use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
@@ -44,6 +44,8 @@ pub struct Capture {
     pub launches: Vec<CapturedLaunch>,
     /// Launches recorded but not turned into manifests, and why.
     pub skipped: Vec<String>,
+    /// The devices the captured launches ran on.
+    pub devices: Vec<DeviceRecord>,
 }
 
 /// One launch in `capture.toml`.
@@ -57,6 +59,9 @@ pub struct CapturedLaunch {
     pub local_size: Option<Vec<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_ns: Option<u64>,
+    /// The device's name, one of the capture's `[[device]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     pub manifest: String,
     /// The buffers' contents after the launch on the device, as the
     /// application's runtime computed them.
@@ -116,12 +121,13 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
             Error::input(format!("{}: cannot run it: {e}", program.to_string_lossy()))
                 .with_hint("give the application's path, or a command on PATH, after `--`")
         })?;
-    let (launches, skipped) = write_manifests(&options.out, &raw, session)?;
-    write_index(&options.out, options, status, &launches, &skipped)?;
+    let written = write_manifests(&options.out, &raw, session)?;
+    write_index(&options.out, options, status, &written)?;
     Ok(Capture {
         status,
-        launches,
-        skipped,
+        launches: written.launches,
+        skipped: written.skipped,
+        devices: written.devices,
     })
 }
 
@@ -187,12 +193,15 @@ fn find_layer() -> crate::Result<PathBuf> {
     })
 }
 
+/// The manifests written, and what capture.toml says of them.
+struct Written {
+    launches: Vec<CapturedLaunch>,
+    skipped: Vec<String>,
+    devices: Vec<DeviceRecord>,
+}
+
 /// Each recorded launch as a manifest beside the capture's `raw/`.
-fn write_manifests(
-    out: &Path,
-    raw: &Path,
-    session: &Session,
-) -> crate::Result<(Vec<CapturedLaunch>, Vec<String>)> {
+fn write_manifests(out: &Path, raw: &Path, session: &Session) -> crate::Result<Written> {
     let mut records: Vec<PathBuf> = match std::fs::read_dir(raw) {
         Ok(dir) => dir
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -223,8 +232,10 @@ fn write_manifests(
     };
     // Each program is compiled once, for all its launches.
     let mut kernels: HashMap<u32, Result<Vec<ReflectedKernel>, String>> = HashMap::new();
+    let mut devices = std::collections::BTreeSet::new();
     for path in records {
         let launch: LaunchRecord = read_json(&path)?;
+        devices.extend(launch.device.clone());
         let program: ProgramRecord =
             read_json(&raw.join(format!("program-{}.json", launch.program)))?;
         let name = format!(
@@ -265,6 +276,7 @@ fn write_manifests(
                     global_size: launch.global_size.clone(),
                     local_size: launch.local_size.clone(),
                     device_ns: launch.device_ns,
+                    device: launch.device.as_ref().map(|d| d.name.clone()),
                     manifest: file,
                     expected,
                 });
@@ -272,7 +284,11 @@ fn write_manifests(
             Err(why) => skipped.push(format!("{name}: {why}")),
         }
     }
-    Ok((launches, skipped))
+    Ok(Written {
+        launches,
+        skipped,
+        devices: devices.into_iter().collect(),
+    })
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
@@ -506,8 +522,7 @@ fn write_index(
     out: &Path,
     options: &CaptureOptions,
     status: ExitStatus,
-    launches: &[CapturedLaunch],
-    skipped: &[String],
+    written: &Written,
 ) -> crate::Result<()> {
     #[derive(Serialize)]
     struct Index<'a> {
@@ -522,6 +537,7 @@ fn write_index(
         launches_selected: &'a [String],
         /// Launches recorded that could not become manifests, and why.
         not_analysable: &'a [String],
+        device: &'a [DeviceRecord],
         launch: &'a [CapturedLaunch],
     }
     let index = Index {
@@ -535,8 +551,9 @@ fn write_index(
         exit_status: status.code(),
         kernels: options.kernels.clone(),
         launches_selected: &options.launches,
-        not_analysable: skipped,
-        launch: launches,
+        not_analysable: &written.skipped,
+        device: &written.devices,
+        launch: &written.launches,
     };
     let text = toml::to_string(&index)
         .map_err(|e| Error::analysis(format!("cannot write capture.toml: {e}")))?;

@@ -81,8 +81,17 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         .collect();
     let count =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let devices: Vec<String> = captured
+        .devices
+        .iter()
+        .map(|d| format!("{} ({}, driver {})", d.name, d.platform, d.driver))
+        .collect();
+    let on = match devices.is_empty() {
+        true => String::new(),
+        false => format!(" on {}", devices.join(" and ")),
+    };
     verbosity.note(format!(
-        "captured {} of {} to {}; list: {}",
+        "captured {} of {}{on} to {}; list: {}",
         count(captured.launches.len(), "launch", "launches"),
         count(kernels.len(), "kernel", "kernels"),
         options.out.display(),
