@@ -297,6 +297,29 @@ impl Suite {
         })
     }
 
+    /// A suite of a capture's launches (`manifests`, in `dir`): the
+    /// defaults a suite file starts from (ops `arith`, 64-byte lines, no
+    /// cache, every metric exact), its baseline `baseline.json` in `dir`.
+    pub fn of_capture(dir: &Path, manifests: Vec<PathBuf>) -> Suite {
+        Suite {
+            path: dir.join("capture.toml"),
+            manifests: manifests
+                .into_iter()
+                .map(|path| SuiteManifest {
+                    key: key_of(dir, &path),
+                    path,
+                })
+                .collect(),
+            ops: "arith".into(),
+            line_bytes: 64,
+            cache: None,
+            ignore: Vec::new(),
+            rules: Vec::new(),
+            devices: Vec::new(),
+            baseline: dir.join("baseline.json"),
+        }
+    }
+
     /// Whether a metric is left out of the comparison.
     pub fn ignores(&self, metric: &str, device: Option<&str>) -> bool {
         self.ignore.iter().any(|s| s.matches(metric, device))

@@ -502,6 +502,52 @@ fn max_bytes_bounds_what_a_capture_writes_and_says_what_it_left_out() {
     assert!(written <= 5 * 1024, "{written} bytes of buffers written");
 }
 
+/// A capture is a check suite of its launches: a baseline is taken, the
+/// same counts pass, a count that moved fails.
+#[test]
+fn check_gates_a_capture_against_its_baseline() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dir = out_dir.to_str().unwrap();
+    let update = clflow(data.path(), &["check", dir, "--update", "--no-history"]);
+    assert_eq!(update.status.code(), Some(0), "{}", text(&update.stderr));
+    let baseline_path = out_dir.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline_path).unwrap()).unwrap();
+    let kernels = baseline["kernels"].as_object().unwrap();
+    let keys: Vec<&String> = kernels.keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "launch-000000.toml",
+            "launch-000001.toml",
+            "launch-000002.toml",
+            "launch-000003.toml"
+        ]
+    );
+    // 256 work-items, two fp32 operations each, in every launch.
+    for kernel in kernels.values() {
+        assert_eq!(kernel["counts"]["W.fp32"], 512);
+    }
+    let same = clflow(data.path(), &["check", dir, "--no-history"]);
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stderr));
+    assert!(
+        text(&same.stdout).contains("4 kernels") && text(&same.stdout).contains("0 regressions"),
+        "{}",
+        text(&same.stdout)
+    );
+    baseline["kernels"]["launch-000001.toml"]["counts"]["W.fp32"] = 500.into();
+    std::fs::write(&baseline_path, baseline.to_string()).unwrap();
+    let moved = clflow(
+        data.path(),
+        &["check", &format!("{dir}/capture.toml"), "--no-history"],
+    );
+    assert_eq!(moved.status.code(), Some(1), "{}", text(&moved.stdout));
+    assert!(text(&moved.stdout).contains("launch-000001.toml"));
+}
+
 #[test]
 fn analyze_run_and_predict_take_a_capture_as_its_launches() {
     layer_is_built();

@@ -28,6 +28,8 @@ Examples:
       also write a JUnit report for CI and a pull-request comment
   clflow check suite.toml --results gpu-run1.json gpu-run2.json
       compare timings recorded by `clflow run`/`analyze` (results.json or CSV) too
+  clflow check captures/app --update   then   clflow check captures/app
+      gate a captured application's launches (baseline captures/app/baseline.json)
 
 Exit status: 0 no regression (improvements never fail), 1 a regression or a kernel
 that could not be measured, 2 a broken suite, baseline or manifest.
@@ -42,8 +44,10 @@ Every check appends its counts and timings to the history store (see `clflow his
     after_help = EXAMPLES
 )]
 pub struct CheckArgs {
-    /// The suite file (TOML): manifests, rules, metrics to ignore, a cache to gate traffic through.
-    #[arg(value_name = "SUITE")]
+    /// The suite file (TOML): manifests, rules, metrics to ignore, a cache to gate traffic
+    /// through. Or a capture (its directory or capture.toml): its launches, every count
+    /// exact, the baseline baseline.json in the capture's directory.
+    #[arg(value_name = "SUITE|CAPTURE")]
     suite: PathBuf,
     /// The baseline (default: the suite's `baseline`, else baseline.json beside it).
     #[arg(long, value_name = "FILE")]
@@ -81,7 +85,13 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity);
-    let suite = Suite::load(&args.suite)?;
+    let suite = if clflow_pipeline::capture::is_capture(&args.suite) {
+        let (_, dir) = clflow_pipeline::capture::read_capture(&args.suite)?;
+        let manifests = clflow_pipeline::capture::expand(std::slice::from_ref(&args.suite))?;
+        Suite::of_capture(&dir, manifests)
+    } else {
+        Suite::load(&args.suite)?
+    };
     let baseline_path = args
         .baseline
         .clone()
