@@ -14,6 +14,8 @@
 
 use crate::record::{ArgRecord, DeviceRecord, LaunchRecord};
 use crate::state::{plain_arg, RawArg, Recorded, State};
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::cl_layer::{
     cl_layer_info, CL_LAYER_API_VERSION, CL_LAYER_API_VERSION_100, CL_LAYER_NAME,
@@ -21,6 +23,7 @@ use opencl_sys::cl_layer::{
 use opencl_sys::*;
 use sha2::Digest;
 use std::ffi::{c_char, c_void, CStr};
+use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 
 /// The runtime's entries, below the layer.
@@ -756,17 +759,17 @@ unsafe fn capture(
     let save = |handle: usize, bytes: u64| -> Option<String> {
         let data = read_buffer(queue, handle, bytes)?;
         let digest = sha2::Sha256::digest(&data);
-        let name = format!("buffer-{}.bin", hex::encode(&digest[..12]));
-        let path = plan.dir.join(&name);
+        let stem = format!("buffer-{}.bin", hex::encode(&digest[..12]));
         // Held before it is looked for, so that a launch replacing its
         // kernel's earlier one (`last`) cannot remove it meanwhile.
-        with_state(|state| state.hold(&name));
-        if !path.exists() {
-            let partial = path.with_extension("bin.partial");
-            std::fs::write(&partial, &data).ok()?;
-            std::fs::rename(partial, &path).ok()?;
+        with_state(|state| state.hold(&stem));
+        let stored = [stem.clone(), format!("{stem}.gz")]
+            .into_iter()
+            .find(|name| plan.dir.join(name).exists());
+        match stored {
+            Some(name) => Some(name),
+            None => store(&plan.dir, &stem, &data),
         }
-        Some(name)
     };
     let mut args = Vec::with_capacity(plan.args.len());
     for (k, arg) in plan.args.iter().enumerate() {
@@ -875,6 +878,33 @@ unsafe fn capture(
         }
     });
     status
+}
+
+/// Buffers smaller than this are stored as they are: compressing them
+/// saves little and costs a call.
+const COMPRESS_FROM_BYTES: usize = 4096;
+
+/// Writes a buffer's data as `stem`, or gzip-compressed as `stem.gz` where
+/// that saves a quarter or more; the name it took. Written under another
+/// name first, so that a crash never leaves half a file under the real one.
+fn store(dir: &std::path::Path, stem: &str, data: &[u8]) -> Option<String> {
+    let compressed = (data.len() >= COMPRESS_FROM_BYTES)
+        .then(|| {
+            let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+            encoder.write_all(data).ok()?;
+            encoder.finish().ok()
+        })
+        .flatten()
+        .filter(|packed| packed.len() * 4 <= data.len() * 3);
+    let (name, bytes) = match &compressed {
+        Some(packed) => (format!("{stem}.gz"), packed.as_slice()),
+        None => (stem.to_string(), data),
+    };
+    let path = dir.join(&name);
+    let partial = dir.join(format!("{name}.partial"));
+    std::fs::write(&partial, bytes).ok()?;
+    std::fs::rename(partial, &path).ok()?;
+    Some(name)
 }
 
 /// The device `queue` runs on, as its runtime names it.

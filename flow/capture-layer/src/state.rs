@@ -54,7 +54,8 @@ pub struct State {
     next_program: u32,
     next_sequence: u64,
     per_kernel: HashMap<String, u64>,
-    /// How many records (written or being written) name each buffer file.
+    /// How many records (written or being written) name each buffer file,
+    /// by its name without `.gz`.
     file_refs: HashMap<String, u32>,
     /// For kernels whose last launch is taken: the one recorded so far.
     latest: HashMap<String, Recorded>,
@@ -137,9 +138,10 @@ impl State {
         self.selection.of(kernel) == Some(&LaunchSelection::Last)
     }
 
-    /// A record about to name buffer file `name`: it stays while any does.
-    pub fn hold(&mut self, name: &str) {
-        *self.file_refs.entry(name.to_string()).or_default() += 1;
+    /// A record about to name the buffer file `stem` (or `stem.gz`): it
+    /// stays while any record does.
+    pub fn hold(&mut self, stem: &str) {
+        *self.file_refs.entry(stem.to_string()).or_default() += 1;
     }
 
     /// Makes `recorded` the latest launch of `kernel`, removing the one
@@ -154,11 +156,13 @@ impl State {
             .join(format!("launch-{:06}.json", earlier.sequence));
         let _ = std::fs::remove_file(record);
         for file in earlier.files {
-            let refs = self.file_refs.entry(file.clone()).or_default();
+            let stem = file.strip_suffix(".gz").unwrap_or(&file).to_string();
+            let refs = self.file_refs.entry(stem.clone()).or_default();
             *refs = refs.saturating_sub(1);
             if *refs == 0 {
-                self.file_refs.remove(&file);
-                let _ = std::fs::remove_file(self.dir.join(&file));
+                self.file_refs.remove(&stem);
+                let _ = std::fs::remove_file(self.dir.join(&stem));
+                let _ = std::fs::remove_file(self.dir.join(format!("{stem}.gz")));
             }
         }
         self.planned_bytes = self.planned_bytes.saturating_sub(earlier.bytes);

@@ -430,6 +430,18 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     let fp32: u64 = gemm.iter().map(|l| l["W"]["fp32"].as_u64().unwrap()).sum();
     assert_eq!(fp32, 2 * m * n * k + 2 * m * n);
     assert_eq!(counted["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    // A, B and C hold repeating patterns: every buffer file pays to
+    // compress, and was (count read them back above).
+    let buffers: Vec<String> = std::fs::read_dir(out_dir.join("raw"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("buffer-"))
+        .collect();
+    assert!(buffers.len() >= 4, "{buffers:?}");
+    assert!(
+        buffers.iter().all(|n| n.ends_with(".bin.gz")),
+        "{buffers:?}"
+    );
     // C is written once, element by element.
     let stored: u64 = gemm
         .iter()

@@ -199,6 +199,16 @@ fn read_file(
     total: usize,
     lane: usize,
 ) -> Result<Vec<u8>, String> {
+    if layout == FileLayout::Raw && crate::data_file::is_compressed(path) {
+        let bytes = crate::data_file::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+        return match bytes.len() == total {
+            true => Ok(bytes),
+            false => Err(format!(
+                "now holds {} bytes of data, not the {total} it held when the manifest was loaded",
+                bytes.len()
+            )),
+        };
+    }
     let mut file = File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
     let (offset, pad) = match layout {
         FileLayout::Raw => (0, false),

@@ -53,7 +53,8 @@
 //!
 //! - `file = "path"`: a raw file is the buffer's exact little-endian image
 //!   (3-lane vectors take 4 lanes of room, as in OpenCL); its size must be a
-//!   whole number of elements. A `.npy` file must hold the element's dtype
+//!   whole number of elements. A `.gz` file is such an image compressed
+//!   with gzip (captures store buffers so where it pays). A `.npy` file must hold the element's dtype
 //!   (`<u4` for `uint`, `<f4` for `float`, `|u1` for `uchar` ...),
 //!   little-endian, in C order; for vector types its last dimension is the
 //!   lane count (3 for 3-lane vectors, which clflow pads to 4). `count` is
@@ -104,6 +105,7 @@
 //! `manifest` reads a file through one of them into a [`Manifest`];
 //! `signature` checks that against the kernel into a [`CheckedManifest`].
 
+pub mod data_file;
 mod error;
 mod init;
 mod manifest;

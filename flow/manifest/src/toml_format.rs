@@ -617,7 +617,11 @@ fn parse_file(
     let element = ty.size_bytes() as u64;
     let is_npy = path.extension().is_some_and(|e| e == "npy");
     if !is_npy {
-        let bytes = metadata.len();
+        let bytes = match crate::data_file::is_compressed(&path) {
+            true => crate::data_file::data_len(&path)
+                .map_err(|e| fail(format!("cannot be decompressed: {e}")))?,
+            false => metadata.len(),
+        };
         if bytes % element != 0 || bytes == 0 {
             return Err(fail(format!(
                 "holds {bytes} bytes, not a whole number of {ty} ({element}-byte) elements"

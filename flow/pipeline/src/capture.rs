@@ -628,8 +628,8 @@ pub fn compare_outputs(
 ) -> crate::Result<OutputsCheck> {
     for expected in &launch.expected {
         let path = dir.join(&expected.file);
-        let device =
-            std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        let device = clflow_manifest::data_file::read(&path)
+            .map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
         let Some(ours) = outputs.iter().find(|b| b.arg == expected.arg) else {
             continue;
         };

@@ -29,13 +29,13 @@ Examples:
 The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, honoured by the
 ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the
 layer waits for the work queued before it, saves every buffer argument, runs the launch, and
-saves the buffers it may have written (the expected outputs, listed in capture.toml). For
-`last`, each launch of the kernel is captured and replaces the one before, so only one
-launch's files stay on disk; only the launches a rule selects cost more than a pass-through. Buffer
-files are named by their contents, so a buffer no launch changed is stored once. Queues
-profile, so capture.toml has each launch's device time. Programs built from binaries or IL
-are recorded and named as not analysable (pyopencl is asked to build from source:
-PYOPENCL_NO_CACHE=1).";
+saves the buffers it may have written (the expected outputs, listed in capture.toml). Only
+selected launches cost more than a pass-through; for `last`, each launch of the kernel is
+captured and replaces the one before, so one launch's files stay on disk. Buffer files are
+named by their contents, so a buffer no launch changed is stored once, and gzip-compressed
+(.bin.gz) where that saves a quarter or more. Queues profile, so capture.toml has each
+launch's device time and device. Programs built from binaries or IL are recorded and named
+as not analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1).";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]
