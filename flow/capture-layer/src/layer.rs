@@ -13,7 +13,7 @@
 //! to the runtime, never dereferenced.
 
 use crate::record::{ArgRecord, DeviceRecord, LaunchRecord};
-use crate::state::{plain_arg, RawArg, Recorded, State};
+use crate::state::{plain_arg, ProgramText, RawArg, Recorded, State};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -217,7 +217,8 @@ unsafe extern "C" fn create_program_with_source(
             };
             source.push_str(&String::from_utf8_lossy(bytes));
         }
-        with_state(|state| state.add_program(program as usize, Some(source), None));
+        let text = ProgramText::OpenClC(source);
+        with_state(|state| state.add_program(program as usize, Some(text), None));
     }
     program
 }
@@ -258,9 +259,10 @@ unsafe extern "C" fn create_program_with_il(
 ) -> cl_program {
     let forward = target().clCreateProgramWithIL.expect("the runtime has it");
     let program = forward(context, il, length, errcode_ret);
-    if !program.is_null() {
-        let why = "created from IL (SPIR-V), which captures do not take yet".to_string();
-        with_state(|state| state.add_program(program as usize, None, Some(why)));
+    if !program.is_null() && !il.is_null() {
+        let module = std::slice::from_raw_parts(il as *const u8, length).to_vec();
+        let text = ProgramText::Spirv(module);
+        with_state(|state| state.add_program(program as usize, Some(text), None));
     }
     program
 }

@@ -21,8 +21,9 @@ pub const SKIPPED_SUFFIX: &str = "skipped";
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProgramRecord {
     pub id: u32,
-    /// `program-N.cl` (all source strings, in order), or `None` for a
-    /// program made from a binary or IL, which clflow cannot analyse.
+    /// `program-N.cl` (all source strings, in order), `program-N.spv` (the
+    /// SPIR-V module of a program made from IL), or `None` for a program
+    /// made from a device binary, which clflow cannot analyse.
     pub source_file: Option<String>,
     /// Why the program cannot be analysed, where it cannot.
     pub not_analysable: Option<String>,

@@ -14,8 +14,32 @@ use std::path::PathBuf;
 pub struct Program {
     pub record: ProgramRecord,
     /// The sources, until they are written with the first captured launch.
-    pub source: Option<String>,
+    pub source: Option<ProgramText>,
     pub written: bool,
+}
+
+/// What a program was made from, where clflow can analyse it.
+pub enum ProgramText {
+    /// All source strings, in order.
+    OpenClC(String),
+    /// A SPIR-V module (`clCreateProgramWithIL`).
+    Spirv(Vec<u8>),
+}
+
+impl ProgramText {
+    fn extension(&self) -> &'static str {
+        match self {
+            ProgramText::OpenClC(_) => "cl",
+            ProgramText::Spirv(_) => "spv",
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            ProgramText::OpenClC(text) => text.as_bytes(),
+            ProgramText::Spirv(module) => module,
+        }
+    }
 }
 
 pub struct Kernel {
@@ -82,27 +106,37 @@ impl State {
             &std::env::var(LAUNCHES_ENV).unwrap_or_default(),
         )
         .unwrap_or_default();
+        let max_bytes = std::env::var(MAX_BYTES_ENV)
+            .ok()
+            .and_then(|s| s.parse().ok());
         std::fs::create_dir_all(&dir).ok()?;
-        Some(State {
+        Some(State::new(dir, selection, max_bytes))
+    }
+
+    fn new(dir: PathBuf, selection: Selection, max_bytes: Option<u64>) -> State {
+        State {
             dir,
             selection,
             programs: HashMap::new(),
             kernels: HashMap::new(),
             buffers: HashMap::new(),
             opaque: HashMap::new(),
-            max_bytes: std::env::var(MAX_BYTES_ENV)
-                .ok()
-                .and_then(|s| s.parse().ok()),
+            max_bytes,
             planned_bytes: 0,
             next_program: 0,
             next_sequence: 0,
             per_kernel: HashMap::new(),
             file_refs: HashMap::new(),
             latest: HashMap::new(),
-        })
+        }
     }
 
-    pub fn add_program(&mut self, handle: usize, source: Option<String>, why_not: Option<String>) {
+    pub fn add_program(
+        &mut self,
+        handle: usize,
+        source: Option<ProgramText>,
+        why_not: Option<String>,
+    ) {
         let id = self.next_program;
         self.next_program += 1;
         self.programs.insert(
@@ -110,7 +144,9 @@ impl State {
             Program {
                 record: ProgramRecord {
                     id,
-                    source_file: source.as_ref().map(|_| format!("program-{id}.cl")),
+                    source_file: source
+                        .as_ref()
+                        .map(|s| format!("program-{id}.{}", s.extension())),
                     not_analysable: why_not,
                     build_options: String::new(),
                 },
@@ -176,7 +212,7 @@ impl State {
         };
         if !program.written {
             if let (Some(file), Some(source)) = (&program.record.source_file, &program.source) {
-                std::fs::write(dir.join(file), source)?;
+                std::fs::write(dir.join(file), source.bytes())?;
             }
             let json = serde_json::to_string_pretty(&program.record).unwrap_or_default();
             std::fs::write(
@@ -244,5 +280,82 @@ pub fn plain_arg(arg: &RawArg) -> ArgRecord {
         RawArg::Svm => ArgRecord::Unsupported {
             what: "a shared virtual memory pointer".into(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_written_once_as_their_source_or_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = State::new(dir.path().to_path_buf(), Selection::default(), None);
+        let module = vec![0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0];
+        state.add_program(
+            1,
+            Some(ProgramText::OpenClC("__kernel void k() {}".into())),
+            None,
+        );
+        state.add_program(2, Some(ProgramText::Spirv(module.clone())), None);
+        state.add_program(3, None, Some("from a device binary".into()));
+        assert_eq!(state.write_program(1).unwrap(), 0);
+        assert_eq!(state.write_program(2).unwrap(), 1);
+        assert_eq!(state.write_program(2).unwrap(), 1);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("program-0.cl")).unwrap(),
+            "__kernel void k() {}"
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("program-1.spv")).unwrap(),
+            module
+        );
+        let record: ProgramRecord = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("program-1.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(record.source_file.as_deref(), Some("program-1.spv"));
+        assert_eq!(record.not_analysable, None);
+        assert_eq!(state.programs[&3].record.source_file, None);
+    }
+
+    #[test]
+    fn a_latest_launch_replaces_the_one_before_and_the_files_only_it_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let selection = Selection::parse(&[], &["k:last".into()]).unwrap();
+        let mut state = State::new(dir.path().to_path_buf(), selection, None);
+        assert!(state.keeps_only_latest("k") && !state.keeps_only_latest("other"));
+        for name in [
+            "buffer-a.bin",
+            "buffer-b.bin.gz",
+            "buffer-c.bin",
+            "launch-000000.json",
+        ] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        // Launch 0 names a and b; another kernel's record names a too.
+        state.hold("buffer-a.bin");
+        state.hold("buffer-b.bin");
+        state.hold("buffer-a.bin");
+        let first = Recorded {
+            sequence: 0,
+            files: vec!["buffer-a.bin".into(), "buffer-b.bin.gz".into()],
+            bytes: 8,
+        };
+        state.replace_latest("k", first);
+        state.hold("buffer-c.bin");
+        let second = Recorded {
+            sequence: 1,
+            files: vec!["buffer-c.bin".into()],
+            bytes: 8,
+        };
+        state.replace_latest("k", second);
+        let left: std::collections::BTreeSet<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let expected: std::collections::BTreeSet<String> =
+            ["buffer-a.bin", "buffer-c.bin"].map(String::from).into();
+        assert_eq!(left, expected);
     }
 }

@@ -309,3 +309,32 @@ fn good_with_kernel(kernel: &str) -> String {
     format!("{VADD_MANIFEST}[[arg]]\ntype = \"uint\"\nvalue = 16\n")
         .replace("kernel = \"vadd\"", &format!("kernel = \"{kernel}\""))
 }
+
+/// A SPIR-V module is a kernel source like any other: compiled to itself,
+/// and counted from a manifest that names it.
+#[test]
+fn a_spirv_module_is_taken_as_the_kernel() {
+    let case = Case::new();
+    case.write("vadd.cl", VADD);
+    let built = case.clflow(&["compile", "vadd.cl", "-o", "vadd.spv"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+    let summary = case.clflow(&["compile", "vadd.spv"]);
+    assert_eq!(summary.status.code(), Some(0), "{}", text(&summary.stderr));
+    let stdout = text(&summary.stdout);
+    assert!(stdout.starts_with("vadd.spv: 1 kernel"), "{stdout}");
+    assert!(stdout.contains("build        none: the file is a SPIR-V module, taken as it is"));
+    case.write(
+        "vadd.toml",
+        "source = \"vadd.spv\"\nkernel = \"vadd\"\nglobal_size = [64]\n\
+         [[arg]]\ntype = \"float\"\ncount = 64\nfill = 1.5\n\
+         [[arg]]\ntype = \"float\"\ncount = 64\nfill = 2.0\n\
+         [[arg]]\ntype = \"float\"\ncount = 64\naccess = \"wo\"\n\
+         [[arg]]\ntype = \"uint\"\nvalue = 64\n",
+    );
+    let counted = case.clflow(&["count", "vadd.toml", "--json"]);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    assert_eq!(report["W"]["fp32"], 64);
+    assert_eq!(report["Q"]["load_bytes"], 512);
+    assert_eq!(report["Q"]["store_bytes"], 256);
+}

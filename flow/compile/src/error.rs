@@ -11,6 +11,9 @@ pub enum CompileError {
     #[error("cannot read kernel source `{}`: {reason}", path.display())]
     SourceUnreadable { path: PathBuf, reason: String },
 
+    #[error("`{}` is {reason}", path.display())]
+    NotAKernel { path: PathBuf, reason: String },
+
     #[error("build option `{option}`: {reason}")]
     BadBuildOption { option: String, reason: String },
 
@@ -80,6 +83,7 @@ impl clflow_core::Diagnostic for CompileError {
     fn kind(&self) -> FailureKind {
         match self {
             CompileError::SourceUnreadable { .. }
+            | CompileError::NotAKernel { .. }
             | CompileError::BadBuildOption { .. }
             | CompileError::Diagnostics { .. }
             | CompileError::Undefined { .. } => FailureKind::Input,
@@ -94,6 +98,11 @@ impl clflow_core::Diagnostic for CompileError {
         match self {
             // The message says all: which file, and why it cannot be read.
             CompileError::SourceUnreadable { .. } => None,
+            CompileError::NotAKernel { .. } => Some(
+                "give OpenCL C source (any file name) or a SPIR-V module (clang -c -target \
+                 spir64 -emit-llvm, then llvm-spirv)"
+                    .into(),
+            ),
             CompileError::BadBuildOption { .. } => Some(
                 "build options take the OpenCL forms -D NAME[=VALUE], -I DIR, -cl-std=CLx.y, -cl-<math option>, -w, -Werror"
                     .into(),

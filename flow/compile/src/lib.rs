@@ -17,6 +17,7 @@
 
 pub mod cache;
 mod error;
+mod input;
 mod options;
 pub mod pipeline;
 mod tools;
@@ -58,6 +59,9 @@ pub struct Compiled {
     pub from_cache: bool,
     /// Whether the -O0 + opt-15 pipeline built it (see [`pipeline`]).
     pub fallback_used: bool,
+    /// Whether the file was a SPIR-V module, taken as it is (no build, no
+    /// cache; the key is a SHA-256 of the module).
+    pub given_module: bool,
     /// The cache key: a SHA-256 of the preprocessed source, options and
     /// tool versions.
     pub cache_key: String,
@@ -137,6 +141,9 @@ impl Compiler {
 
     pub fn compile(&self, request: &CompileRequest) -> Result<Compiled, CompileError> {
         check_readable(request.source)?;
+        if let input::Input::Spirv(module) = input::sniff(request.source)? {
+            return self.take_module(request, module);
+        }
         let options = BuildOptions::parse(request.build_options)?.clang_args();
         let find_opt = || OPT.find();
         let pipeline = Pipeline {
@@ -166,6 +173,7 @@ impl Compiler {
                 spirv: entry.spirv,
                 from_cache: true,
                 fallback_used: entry.fallback_used,
+                given_module: false,
                 cache_key: key,
                 warnings: String::new(),
                 notes: Vec::new(),
@@ -188,8 +196,80 @@ impl Compiler {
             spirv: built.spirv,
             from_cache: false,
             fallback_used: built.fallback_used,
+            given_module: false,
             cache_key: key,
             warnings: built.warnings,
+            notes,
+        })
+    }
+}
+
+impl Compiler {
+    /// A SPIR-V module given as the kernel: loaded, its blocks put in
+    /// order where they are not, and validated like a module of our own.
+    fn take_module(
+        &self,
+        request: &CompileRequest,
+        module: Vec<u8>,
+    ) -> Result<Compiled, CompileError> {
+        let not_spirv = |reason: String| CompileError::NotAKernel {
+            path: request.source.to_path_buf(),
+            reason: format!("not a SPIR-V module clflow can read: {reason}"),
+        };
+        clflow_spirv::load(&module).map_err(|e| not_spirv(e.to_string()))?;
+        let spirv = match clflow_spirv::order_blocks(&module) {
+            Ok(Some(ordered)) => {
+                (self.trace)("moved blocks that preceded their dominators after them");
+                ordered
+            }
+            _ => module,
+        };
+        let work = tempfile::Builder::new()
+            .prefix("clflow-compile-")
+            .tempdir()
+            .map_err(|e| CompileError::Io {
+                what: "cannot create a temporary directory".into(),
+                reason: e.to_string(),
+            })?;
+        let path = work.path().join("module.spv");
+        std::fs::write(&path, &spirv).map_err(|e| CompileError::Io {
+            what: format!("cannot write {}", path.display()),
+            reason: e.to_string(),
+        })?;
+        let find_opt = || OPT.find();
+        let pipeline = Pipeline {
+            clang: &self.clang,
+            llvm_spirv: &self.llvm_spirv,
+            spirv_val: &self.spirv_val,
+            opt: &find_opt,
+            trace: &*self.trace,
+            source: request.source,
+            options: &[],
+        };
+        pipeline.validate(&path)?;
+        let undefined = pipeline::undefined_calls(&spirv);
+        if !undefined.is_empty() {
+            return Err(CompileError::Undefined {
+                kernel: request.source.to_path_buf(),
+                functions: undefined,
+            });
+        }
+        let mut notes = Vec::new();
+        if !request.build_options.trim().is_empty() {
+            notes.push(format!(
+                "{}: a SPIR-V module is already compiled; build options `{}` go only to device builds",
+                request.source.display(),
+                request.build_options.trim()
+            ));
+        }
+        use sha2::Digest;
+        Ok(Compiled {
+            cache_key: hex::encode(sha2::Sha256::digest(&spirv)),
+            spirv,
+            from_cache: false,
+            fallback_used: false,
+            given_module: true,
+            warnings: String::new(),
             notes,
         })
     }

@@ -39,16 +39,19 @@ pub const GNU89_INLINE: &str = "-fgnu89-inline";
 
 /// The functions a module calls but does not define (none for a module that
 /// does not load: its own check reports that).
-fn undefined_calls(spirv: &[u8]) -> Vec<String> {
+pub(crate) fn undefined_calls(spirv: &[u8]) -> Vec<String> {
     clflow_spirv::load(spirv)
         .map(|module| clflow_spirv::undefined_calls(&module))
         .unwrap_or_default()
 }
 
-/// Arguments every clang invocation shares.
+/// Arguments every clang invocation shares: the source is OpenCL C
+/// whatever its file is called (`-x cl`).
 fn clang_base(clang: &Tool, options: &[String]) -> Command {
     let mut command = clang.command();
-    command.args(["-target", "spir64"]).args(options);
+    command
+        .args(["-x", "cl", "-target", "spir64"])
+        .args(options);
     command
 }
 
@@ -253,7 +256,7 @@ impl Pipeline<'_> {
         Ok(spirv)
     }
 
-    fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
+    pub(crate) fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
         let mut command = self.spirv_val.command();
         command.arg(spirv_path);
         let output = self.run(self.spirv_val, &mut command)?;

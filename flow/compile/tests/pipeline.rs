@@ -23,6 +23,12 @@ impl Workspace {
         path
     }
 
+    fn write_bytes(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
     fn compiler(&self) -> Compiler {
         Compiler::discover()
             .expect("the compile toolchain (run ci/setup)")
@@ -399,4 +405,38 @@ fn corrupted_real_modules_never_panic() {
         }
     }
     assert!(failures > 0, "some corruptions must be caught");
+}
+
+/// A kernel file is what its contents say: OpenCL C under any name, a
+/// SPIR-V module (by its magic number) taken as it is, anything else
+/// refused at once.
+#[test]
+fn spirv_modules_and_sources_of_any_name_are_told_by_their_contents() {
+    let ws = Workspace::new();
+    let text = ws.write(
+        "kernel.txt",
+        "__kernel void twice(__global int *a) { a[get_global_id(0)] *= 2; }",
+    );
+    let compiled = ws.compile(&text, "").unwrap();
+    assert!(!compiled.given_module);
+    let module = ws.dir.path().join("twice.bin");
+    std::fs::write(&module, &compiled.spirv).unwrap();
+    let taken = ws.compile(&module, "-DUNUSED=1").unwrap();
+    assert!(taken.given_module && !taken.from_cache);
+    assert_eq!(taken.spirv, compiled.spirv);
+    assert_eq!(taken.notes.len(), 1, "build options are said to be unused");
+    let kernels = clflow_spirv::kernels(&clflow_spirv::load(&taken.spirv).unwrap()).unwrap();
+    assert_eq!(kernels[0].name, "twice");
+
+    for (path, says) in [
+        (Path::new("/dev/zero"), "nor OpenCL C text (byte 0 is NUL)"),
+        (
+            &ws.write_bytes("cut.spv", &compiled.spirv[..40]),
+            "not a SPIR-V module clflow can read: truncated",
+        ),
+    ] {
+        let error = ws.compile(path, "").unwrap_err();
+        assert_eq!(error.kind(), clflow_core::FailureKind::Input, "{error}");
+        assert!(error.to_string().contains(says), "{error}");
+    }
 }

@@ -1,7 +1,10 @@
-//! OpenCL C source and its build on a device.
+//! A program's source (OpenCL C, or a SPIR-V module given as such) and its
+//! build on a device.
 //!
-//! Programs are built from source on the device: not every runtime takes
-//! SPIR-V (PoCL 3.1 on CPU does not), and every runtime takes OpenCL C.
+//! Programs are built from OpenCL C source on the device wherever there is
+//! source: not every runtime takes SPIR-V (PoCL 3.1 on CPU does not), and
+//! every runtime takes OpenCL C. A SPIR-V module runs only where the device
+//! takes intermediate language.
 
 use crate::discovery::OclDevice;
 use crate::error::{OclError, Result, Step};
@@ -12,23 +15,44 @@ use opencl3::program::Program;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// OpenCL C source text, where it came from, and the options to build it with.
+/// OpenCL C source text (or a SPIR-V module), where it came from, and the
+/// options to build it with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProgramSource {
     /// A path or a short label; names the program in error messages.
     pub origin: String,
     pub text: String,
     pub build_options: String,
+    /// A SPIR-V module, built with `clCreateProgramWithIL` instead of
+    /// `text`.
+    #[serde(default)]
+    pub il: Option<Vec<u8>>,
 }
 
+/// The first bytes of a little-endian SPIR-V module.
+const SPIRV_MAGIC_LE: [u8; 4] = 0x0723_0203u32.to_le_bytes();
+
 impl ProgramSource {
+    /// The file's OpenCL C text, or its SPIR-V module where it is one (by
+    /// its magic number, whatever its name).
     pub fn from_file(path: &Path, build_options: &str) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| OclError::io(path.display(), e))?;
-        Ok(ProgramSource {
-            origin: path.display().to_string(),
-            text,
-            build_options: build_options.to_string(),
-        })
+        let bytes = std::fs::read(path).map_err(|e| OclError::io(path.display(), e))?;
+        let origin = path.display().to_string();
+        if bytes.starts_with(&SPIRV_MAGIC_LE) {
+            return Ok(ProgramSource {
+                origin,
+                text: String::new(),
+                build_options: build_options.to_string(),
+                il: Some(bytes),
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            OclError::io(
+                path.display(),
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+            )
+        })?;
+        Ok(Self::from_text(&origin, &text, build_options))
     }
 
     pub fn from_text(origin: &str, text: &str, build_options: &str) -> Self {
@@ -36,6 +60,7 @@ impl ProgramSource {
             origin: origin.to_string(),
             text: text.to_string(),
             build_options: build_options.to_string(),
+            il: None,
         }
     }
 }
@@ -47,8 +72,23 @@ pub(crate) fn build_kernel(
     source: &ProgramSource,
     name: &str,
 ) -> Result<(Program, Kernel, String)> {
-    let mut program = Program::create_from_source(context, &source.text)
-        .step(|| format!("{}: creating the program", source.origin))?;
+    let mut program = match &source.il {
+        Some(_) if !device.info.spirv => {
+            return Err(OclError::Launch {
+                kernel: name.to_string(),
+                problem: format!(
+                    "{} is a SPIR-V module and {} takes no SPIR-V (CL_DEVICE_IL_VERSION {}); \
+                     give its OpenCL C source to run it there",
+                    source.origin,
+                    device.info.label(),
+                    device.info.il_version.as_deref().unwrap_or("empty")
+                ),
+            })
+        }
+        Some(il) => Program::create_from_il(context, il),
+        None => Program::create_from_source(context, &source.text),
+    }
+    .step(|| format!("{}: creating the program", source.origin))?;
     let (built, chatter) =
         capturing_stderr(|| program.build(&[device.device.id()], &source.build_options));
     if let Err(err) = built {

@@ -34,8 +34,9 @@ selected launches cost more than a pass-through; for `last`, each launch of the 
 captured and replaces the one before, so one launch's files stay on disk. Buffer files are
 named by their contents, so a buffer no launch changed is stored once, and gzip-compressed
 (.bin.gz) where that saves a quarter or more. Queues profile, so capture.toml has each
-launch's device time and device. Programs built from binaries or IL are recorded and named
-as not analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1).";
+launch's device time and device. Programs made from IL are kept as their SPIR-V module;
+those built from device binaries are recorded and named as not analysable (pyopencl is asked
+to build from source: PYOPENCL_NO_CACHE=1).";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]

@@ -31,13 +31,15 @@ else $XDG_CACHE_HOME/clflow, else ~/.cache/clflow.";
 #[derive(Args)]
 #[command(
     long_about = "Compile an OpenCL C kernel to SPIR-V (clang-15, then llvm-spirv-15), validate \
-    it with spirv-val and cache it. Without -o, print each kernel's signature as clflow reads it \
-    and the module's SPIR-V version and size.",
+    it with spirv-val and cache it. A SPIR-V module (told by its magic number, whatever its name) \
+    is taken as it is: checked and validated. Without -o, print each kernel's signature as clflow \
+    reads it and the module's SPIR-V version and size.",
     after_help = EXAMPLES
 )]
 pub struct CompileArgs {
-    /// The OpenCL C source file, or a kernel manifest (.toml or Oclgrind .sim): then its
-    /// source and build options are compiled and the launch is checked against the kernel.
+    /// The OpenCL C source file (any name), a SPIR-V module, or a kernel manifest (.toml or
+    /// Oclgrind .sim): then its source and build options are compiled and the launch is
+    /// checked against the kernel.
     #[arg(value_name = "KERNEL.cl|MANIFEST")]
     kernel: PathBuf,
     /// OpenCL build options, as clBuildProgram takes them: -D NAME[=VALUE], -I DIR,
@@ -117,6 +119,8 @@ struct Report {
     cache: CacheReport,
     /// Whether the -O0 + opt-15 pipeline built the module.
     fallback_used: bool,
+    /// Whether the file was a SPIR-V module, taken as it is.
+    spirv_given: bool,
     output: Option<String>,
 }
 
@@ -159,11 +163,12 @@ impl Report {
                 .collect(),
             module,
             cache: CacheReport {
-                used: !args.no_cache,
+                used: !args.no_cache && !compiled.given_module,
                 hit: compiled.from_cache,
                 key: compiled.cache_key.clone(),
             },
             fallback_used: compiled.fallback_used,
+            spirv_given: compiled.given_module,
             output: args.output.as_ref().map(|p| p.display().to_string()),
         }
     }
@@ -176,6 +181,7 @@ impl Report {
             text.push_str(&format!("  {}\n", kernel.declaration));
         }
         let cache = match (self.cache.used, self.cache.hit) {
+            (false, _) if self.spirv_given => "not needed",
             (false, _) => "not used (--no-cache)",
             (true, true) => "hit",
             (true, false) => "miss (now cached)",
@@ -193,7 +199,9 @@ impl Report {
             ("imports", m.ext_inst_imports.join(" ")),
             (
                 "build",
-                if self.fallback_used {
+                if self.spirv_given {
+                    "none: the file is a SPIR-V module, taken as it is"
+                } else if self.fallback_used {
                     "-O0 + opt-15 fallback"
                 } else {
                     "-O2"
