@@ -420,3 +420,34 @@ fn a_profiles_name_stands_for_its_last_level_cache() {
         "{text}"
     );
 }
+
+/// A `.sim` file has no place for build options; `--build-options` gives
+/// them (added to a TOML manifest's own), and without them the kernel does
+/// not compile.
+#[test]
+fn build_options_reach_a_sim_launch() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("scale.cl"),
+        "__kernel void scale(__global float *a) { a[get_global_id(0)] *= FACTOR; }\n",
+    )
+    .unwrap();
+    let sim = dir.path().join("scale.sim");
+    std::fs::write(
+        &sim,
+        "scale.cl\nscale\n4 1 1\n4 1 1\n<size=16 float dump>\n1 2 3 4\n",
+    )
+    .unwrap();
+    let sim = sim.to_str().unwrap();
+    let report = json(&["count", sim, "--build-options", "-D FACTOR=3.0f", "--json"]);
+    assert_eq!(report["W"]["fp32"], 4);
+    let dumped = clflow(&["count", sim, "--build-options", "-DFACTOR=3.0f"]);
+    assert!(
+        String::from_utf8_lossy(&dumped.stdout).contains("arg 0 (a) after the run: 3, 6, 9, 12"),
+        "{}",
+        String::from_utf8_lossy(&dumped.stdout)
+    );
+    let without = clflow(&["count", sim]);
+    assert_eq!(without.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("FACTOR"));
+}

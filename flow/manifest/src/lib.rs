@@ -106,6 +106,7 @@
 //! `signature` checks that against the kernel into a [`CheckedManifest`].
 
 pub mod data_file;
+pub mod dump;
 mod error;
 mod init;
 mod manifest;

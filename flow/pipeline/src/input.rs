@@ -171,7 +171,7 @@ pub fn prepare_manifest(
         ))
         .with_hint("see kernels/*/ for example manifests"));
     }
-    let input = prepare(manifest, "", true, session)?;
+    let input = prepare(manifest, session.build_options(), true, session)?;
     let launch = input
         .manifest
         .as_ref()

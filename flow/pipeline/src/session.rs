@@ -34,6 +34,8 @@ pub struct Session<'o> {
     catalog: OnceCell<ProfileCatalog>,
     devices: OnceCell<Result<Vec<OclDevice>, Error>>,
     tools: OnceCell<Result<Tools, Error>>,
+    /// Build options added to every manifest's own (`--build-options`).
+    build_options: String,
 }
 
 impl<'o> Session<'o> {
@@ -43,7 +45,20 @@ impl<'o> Session<'o> {
             catalog: OnceCell::new(),
             devices: OnceCell::new(),
             tools: OnceCell::new(),
+            build_options: String::new(),
         }
+    }
+
+    /// Adds `options` to every manifest's build options (a `.sim` file has
+    /// no place for them).
+    pub fn with_build_options(mut self, options: &str) -> Self {
+        self.build_options = options.trim().to_string();
+        self
+    }
+
+    /// What [`Session::with_build_options`] added.
+    pub fn build_options(&self) -> &str {
+        &self.build_options
     }
 
     pub fn observer(&self) -> &'o dyn Observer {

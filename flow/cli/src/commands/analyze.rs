@@ -78,9 +78,12 @@ pub struct AnalyzeArgs {
     /// datasheet profile, else its driver].
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
+    #[command(flatten)]
+    build: super::ManifestBuildOptions,
 }
 
 pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
+    let build_options = args.build.options;
     let options = AnalyzeOptions {
         ops: clflow_pipeline::count::parse_ops(&args.ops)?,
         manifests: args.manifests,
@@ -93,7 +96,8 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         no_history: args.no_history,
         cache: args.cache,
     };
-    let analysis = analyze(&options, &Session::new(&verbosity))?;
+    let session = Session::new(&verbosity).with_build_options(&build_options);
+    let analysis = analyze(&options, &session)?;
     verbosity.note(format!(
         "wrote {} files to {}; open {}",
         analysis.files.len(),

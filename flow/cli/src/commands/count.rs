@@ -79,6 +79,8 @@ pub struct CountArgs {
     /// the coalescing of each access.
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
+    #[command(flatten)]
+    build: super::ManifestBuildOptions,
 }
 
 /// `--json` with `--cache`: the count report and the traffic.
@@ -90,7 +92,7 @@ struct TracedReport {
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let session = Session::new(&verbosity);
+    let session = Session::new(&verbosity).with_build_options(&args.build.options);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     // The profiles are read only when --cache may name one.
     let cache = match args.cache.as_deref() {
@@ -135,9 +137,36 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
                 let source = cache.as_ref().map_or("", |c| c.source.as_str());
                 print!("{}", render_text(&traffic, counts.w.total, source));
             }
+            if let Some(manifest) = &input.manifest {
+                print!("{}", dumped(manifest, &result.buffers));
+            }
             Ok(())
         }
     }
+}
+
+/// The buffers the manifest asks to see (`dump`), after the run.
+fn dumped(
+    manifest: &clflow_manifest::CheckedManifest,
+    buffers: &[clflow_interp::OutputBuffer],
+) -> String {
+    let mut text = String::new();
+    for (index, arg) in manifest.args().iter().enumerate() {
+        let clflow_manifest::ArgSpec::Buffer(buffer) = &arg.spec else {
+            continue;
+        };
+        let (Some(format), Some(out)) = (buffer.dump, buffers.iter().find(|b| b.arg == index))
+        else {
+            continue;
+        };
+        let name = arg
+            .display_name()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let values = clflow_manifest::dump::render(buffer.ty, &out.bytes, format);
+        text.push_str(&format!("\narg {index}{name} after the run: {values}\n"));
+    }
+    text
 }
 
 fn dump(

@@ -80,3 +80,17 @@ pub fn dispatch(command: Command, verbosity: Verbosity) -> crate::Result<()> {
         Command::Split(args) => split::run(args, verbosity),
     }
 }
+
+/// `--build-options` for commands that take manifests.
+#[derive(clap::Args)]
+pub struct ManifestBuildOptions {
+    /// OpenCL build options added to each manifest's own (a .sim file has no place for
+    /// them): -D NAME[=VALUE], -I DIR, -cl-std=CLx.y, the -cl-* options, -w, -Werror.
+    #[arg(
+        long = "build-options",
+        value_name = "OPTIONS",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub options: String,
+}

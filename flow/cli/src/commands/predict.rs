@@ -79,6 +79,8 @@ pub struct PredictArgs {
     /// profile, else from its driver].
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
+    #[command(flatten)]
+    build: super::ManifestBuildOptions,
 }
 
 /// The `--json` document.
@@ -91,7 +93,7 @@ struct Document {
 }
 
 pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let session = Session::new(&verbosity);
+    let session = Session::new(&verbosity).with_build_options(&args.build.options);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     clflow_pipeline::device::check_min_time(args.min_time)?;
     let chosen_cache = parse_cache_option(args.cache.as_deref(), session.catalog())?;

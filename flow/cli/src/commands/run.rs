@@ -65,10 +65,12 @@ pub struct RunArgs {
     /// Do not append to the history store.
     #[arg(long)]
     no_history: bool,
+    #[command(flatten)]
+    build: super::ManifestBuildOptions,
 }
 
 pub fn run(args: RunArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let session = Session::new(&verbosity);
+    let session = Session::new(&verbosity).with_build_options(&args.build.options);
     clflow_pipeline::device::check_min_time(args.min_time)?;
     if args.repetitions == Some(0) {
         return Err(Failure::input("--repetitions 0: time at least one launch"));

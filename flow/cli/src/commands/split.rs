@@ -75,10 +75,12 @@ pub struct SplitArgs {
     /// Print the bounds as JSON on stdout.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    build: super::ManifestBuildOptions,
 }
 
 pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
-    let session = Session::new(&verbosity);
+    let session = Session::new(&verbosity).with_build_options(&args.build.options);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     if args.devices.len() != 2 {
         return Err(Failure::input(format!(
