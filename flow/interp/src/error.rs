@@ -99,11 +99,14 @@ pub struct Trap {
 }
 
 impl clflow_core::Diagnostic for InterpError {
-    /// Malformed modules, bad launches and kernel bugs are the user's to fix
-    /// (exit 2); an instruction clflow does not implement is clflow's (exit 1).
+    /// Malformed modules and bad launches are input errors (exit 2); a
+    /// kernel that faults while it runs (out of bounds, division by zero,
+    /// barrier divergence, the step limit) is a failed analysis (exit 1),
+    /// as is an instruction clflow does not implement.
     fn kind(&self) -> FailureKind {
         match self {
             InterpError::Translate { error, .. } if !error.malformed => FailureKind::Analysis,
+            InterpError::Trap(_) => FailureKind::Analysis,
             _ => FailureKind::Input,
         }
     }

@@ -37,7 +37,7 @@ fn out_of_bounds_global_store_names_item_argument_offset_and_size() {
         line.contains("offset 64") && line.contains("buffer is 64 bytes"),
         "{line}"
     );
-    assert_eq!(err.kind(), clflow_core::FailureKind::Input);
+    assert_eq!(err.kind(), clflow_core::FailureKind::Analysis);
 }
 
 #[test]
