@@ -441,7 +441,18 @@ fn build_options_reach_a_sim_launch() {
     let sim = sim.to_str().unwrap();
     let report = json(&["count", sim, "--build-options", "-D FACTOR=3.0f", "--json"]);
     assert_eq!(report["W"]["fp32"], 4);
+    // 4 floats loaded and stored touch one 64-byte line: W = 8 (4 fp32, 4
+    // address) over 32 bytes accessed but 128 compulsory. The walls are
+    // named, and min and max ordered.
+    assert_eq!(report["W"]["total"], 8);
+    assert_eq!(report["I"]["accessed"], 0.25);
+    assert_eq!(report["I"]["compulsory"], 0.0625);
+    assert_eq!(report["I"]["min"], 0.0625);
+    assert_eq!(report["I"]["max"], 0.25);
     let dumped = clflow(&["count", sim, "--build-options", "-DFACTOR=3.0f"]);
+    assert!(String::from_utf8_lossy(&dumped.stdout).contains(
+        "I: 0.062 ops/byte (W/Q compulsory, whole 64-byte lines) to 0.250 ops/byte (W/Q accessed)"
+    ));
     assert!(
         String::from_utf8_lossy(&dumped.stdout).contains("arg 0 (a) after the run: 3, 6, 9, 12"),
         "{}",

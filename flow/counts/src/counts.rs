@@ -238,10 +238,7 @@ impl Counts {
                 line_bytes: self.line_bytes,
                 constant_load_bytes: self.traffic.load(Space::Constant),
             },
-            i: IntensityReport {
-                min: ratio(self.q_accessed()),
-                max: ratio(self.q_compulsory()),
-            },
+            i: IntensityReport::new(ratio(self.q_accessed()), ratio(self.q_compulsory())),
             local: SpaceReport {
                 load_bytes: self.traffic.load(Space::Local),
                 store_bytes: self.traffic.store(Space::Local),
@@ -299,8 +296,29 @@ pub struct TrafficReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct IntensityReport {
+    /// W / Q accessed: every byte the kernel loads and stores.
+    pub accessed: Option<f64>,
+    /// W / Q compulsory: the whole lines those bytes lie in, each once.
+    pub compulsory: Option<f64>,
+    /// The lower and the higher of the two. Compulsory traffic is the lower
+    /// Q where lines are reused, the higher where access is scattered.
     pub min: Option<f64>,
     pub max: Option<f64>,
+}
+
+impl IntensityReport {
+    pub fn new(accessed: Option<f64>, compulsory: Option<f64>) -> Self {
+        let (min, max) = match (accessed, compulsory) {
+            (Some(a), Some(c)) => (Some(a.min(c)), Some(a.max(c))),
+            (a, c) => (a.or(c), c.or(a)),
+        };
+        IntensityReport {
+            accessed,
+            compulsory,
+            min,
+            max,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -50,12 +50,7 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         v.map(|x| format!("{x:.3} ops/byte"))
             .unwrap_or_else(|| "n/a (Q = 0)".into())
     };
-    let _ = writeln!(
-        out,
-        "I: min {} (W/Q accessed), max {} (W/Q compulsory)",
-        show(r.i.min),
-        show(r.i.max)
-    );
+    let _ = writeln!(out, "I: {}", intensity_text(&r.i, r.q.line_bytes, show));
     let _ = writeln!(
         out,
         "Local memory: load {} bytes, store {} bytes; private: load {} bytes, store {} bytes",
@@ -65,6 +60,26 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         group_digits(r.private.store_bytes)
     );
     out
+}
+
+/// The two walls, low to high, each named by its traffic.
+fn intensity_text(
+    i: &crate::IntensityReport,
+    line_bytes: u64,
+    show: impl Fn(Option<f64>) -> String,
+) -> String {
+    let accessed = format!("{} (W/Q accessed)", show(i.accessed));
+    let compulsory = format!(
+        "{} (W/Q compulsory, whole {line_bytes}-byte lines)",
+        show(i.compulsory)
+    );
+    match (i.accessed, i.compulsory) {
+        (Some(a), Some(c)) if a == c => {
+            format!("{} (W/Q accessed = W/Q compulsory)", show(i.accessed))
+        }
+        (Some(a), Some(c)) if c < a => format!("{compulsory} to {accessed}"),
+        _ => format!("{accessed} to {compulsory}"),
+    }
 }
 
 /// `1234567` as `1,234,567`.

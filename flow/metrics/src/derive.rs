@@ -49,9 +49,12 @@ pub struct Metrics {
     /// Q accessed and compulsory.
     pub traffic_accessed: Figure,
     pub traffic_compulsory: Option<Figure>,
-    /// I_min = W/Q_accessed (eq. 1).
+    /// The lower of W/Q accessed and W/Q compulsory (eq. 1; its provenance
+    /// says which): W/Q accessed where every byte is used, W/Q compulsory
+    /// where whole lines move more than the kernel touches (scattered
+    /// access).
     pub intensity_min: Option<Figure>,
-    /// I_max = W/Q_compulsory; equal to I_min where Q is one number.
+    /// The higher of the two; equal to I_min where Q is one number.
     pub intensity_max: Option<Figure>,
     /// T.
     pub time: Option<Figure>,
@@ -130,20 +133,24 @@ fn roof(intensity: &Figure, bandwidth: &Figure, peak: &Figure) -> Figure {
 pub fn evaluate(kernel: &KernelCounts, device: &DeviceProfile, run: Option<&Run>) -> Metrics {
     let mut notes = run.map(|r| r.notes.clone()).unwrap_or_default();
     let work = &kernel.work;
-    let intensity_min = ratio(
+    let intensity_accessed = ratio(
         work,
         Some(&kernel.traffic_accessed),
         Unit::OpsPerByte,
         "I = W/Q accessed (eq. 1)",
     );
-    let intensity_max = match &kernel.traffic_compulsory {
+    let intensity_compulsory = match &kernel.traffic_compulsory {
         Some(q) => ratio(
             work,
             Some(q),
             Unit::OpsPerByte,
             "I = W/Q compulsory (eq. 1)",
         ),
-        None => intensity_min.clone(),
+        None => intensity_accessed.clone(),
+    };
+    let (intensity_min, intensity_max) = match (intensity_accessed, intensity_compulsory) {
+        (Some(a), Some(c)) if c.value < a.value => (Some(c), Some(a)),
+        (a, c) => (a, c),
     };
     if intensity_max.is_none() {
         notes.push("Q is zero: the kernel moves no global memory, so I is unbounded".into());
@@ -319,6 +326,21 @@ mod tests {
                 ..Ceilings::default()
             },
         }
+    }
+
+    /// Scattered access: whole lines move more bytes than the kernel
+    /// touches, so W/Q compulsory is the lower wall, and is named so.
+    #[test]
+    fn the_walls_are_ordered_and_keep_their_names() {
+        let m = evaluate(&kernel(1e9, 1e8, Some(4e8)), &device(), None);
+        let low = m.intensity_min.as_ref().unwrap();
+        let high = m.intensity_max.as_ref().unwrap();
+        assert_eq!((low.value, high.value), (2.5, 10.0));
+        assert_eq!(low.source.as_deref(), Some("I = W/Q compulsory (eq. 1)"));
+        assert_eq!(high.source.as_deref(), Some("I = W/Q accessed (eq. 1)"));
+        // Memory-bound over the whole range: the ridge is 10.
+        assert_eq!(m.bound, Some(Bound::Either));
+        assert_eq!(m.attainable.as_ref().unwrap().value, 100e9);
     }
 
     #[test]
