@@ -351,10 +351,10 @@ mod tests {
                 line_bytes: 64,
                 constant_load_bytes: 0,
             },
-            i: IntensityReport {
-                min: Some(w_total as f64 / load_bytes as f64),
-                max: Some(w_total as f64 / load_bytes as f64),
-            },
+            i: IntensityReport::new(
+                Some(w_total as f64 / load_bytes as f64),
+                Some(w_total as f64 / load_bytes as f64),
+            ),
             local: none.clone(),
             private: none,
             steps: 0,
