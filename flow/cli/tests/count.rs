@@ -462,3 +462,63 @@ fn build_options_reach_a_sim_launch() {
     assert_eq!(without.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&without.stderr).contains("FACTOR"));
 }
+
+/// A buffer of no elements (`count = 0`, `size=0`) is legal while the
+/// kernel leaves it alone, here and on PoCL; touching it is a fault.
+#[test]
+fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write(
+        "pick.cl",
+        "__kernel void pick(__global float *a, __global const float *spare, uint use_spare) {\n\
+           size_t i = get_global_id(0);\n\
+           a[i] = use_spare ? spare[i] : 2.0f * a[i];\n\
+         }\n",
+    );
+    let sim = |use_spare: u32| {
+        format!("pick.cl\npick\n4 1 1\n4 1 1\n<size=16 float dump>\n1 2 3 4\n<size=0 float>\n<size=4 uint>\n{use_spare}\n")
+    };
+    write("pick.sim", &sim(0));
+    write("touch.sim", &sim(1));
+    write(
+        "pick.toml",
+        "source = \"pick.cl\"\nkernel = \"pick\"\nglobal_size = [4]\n\
+         [[arg]]\ntype = \"float\"\ncount = 4\nfill = 1.5\n\
+         [[arg]]\ntype = \"float\"\ncount = 0\n\
+         [[arg]]\ntype = \"uint\"\nvalue = 0\n",
+    );
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let counted = clflow(&["count", &path("pick.sim")]);
+    assert_eq!(
+        counted.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&counted.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&counted.stdout).contains("arg 0 (a) after the run: 2, 4, 6, 8")
+    );
+    let report = json(&["count", &path("pick.toml"), "--json"]);
+    assert_eq!(report["Q"]["load_bytes"], 16);
+    let ran = clflow(&[
+        "run",
+        &path("pick.toml"),
+        "--device",
+        "0",
+        "--min-time",
+        "0.01",
+    ]);
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("outputs agree with the interpreter"));
+    let touched = clflow(&["count", &path("touch.sim")]);
+    assert_eq!(touched.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&touched.stderr).contains(
+        "out-of-bounds access to __global arg 1 (spare): 4 bytes at offset 0, buffer is 0 bytes"
+    ));
+}

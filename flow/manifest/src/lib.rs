@@ -30,7 +30,7 @@
 //! [[arg]]
 //! name = "hashes"
 //! type = "uint"
-//! count = 8388608                  # elements (not bytes); implied by `file`
+//! count = 8388608                  # elements (not bytes; 0 for a buffer the kernel never touches); implied by `file`
 //! access = "wo"
 //!
 //! [[arg]]

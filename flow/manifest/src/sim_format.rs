@@ -393,10 +393,8 @@ impl PendingSimArg {
                 }
                 let data_type =
                     self.data_type_or(pointee.map(|p| p.scalar).unwrap_or(ScalarType::UChar))?;
+                // size=0 is legal where the kernel never touches the buffer.
                 let count = self.element_count(data_type)?;
-                if count == 0 {
-                    return Err(fail("size=0: a buffer needs at least 1 byte".into()));
-                }
                 let ty = ElementType::scalar(data_type);
                 Ok(ArgSpec::Buffer(BufferSpec {
                     ty,

@@ -521,7 +521,9 @@ fn parse_buffer(
     }
     let given_count = table
         .get("count")
-        .map(|v| count(cx, v, "count", 1).map(|n| (n, v.span().start)))
+        // A buffer of no elements is legal where the kernel never touches
+        // it (any access is then out of bounds).
+        .map(|v| count(cx, v, "count", 0).map(|n| (n, v.span().start)))
         .transpose()?;
 
     let (init, count) = if let Some(file) = table.get("file") {
@@ -622,7 +624,7 @@ fn parse_file(
                 .map_err(|e| fail(format!("cannot be decompressed: {e}")))?,
             false => metadata.len(),
         };
-        if bytes % element != 0 || bytes == 0 {
+        if bytes % element != 0 {
             return Err(fail(format!(
                 "holds {bytes} bytes, not a whole number of {ty} ({element}-byte) elements"
             )));
