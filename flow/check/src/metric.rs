@@ -2,7 +2,8 @@
 //! they are taken from the interpreter's counts and from device runs.
 //!
 //! Names are dotted paths: `W.int`, `W.fp32`, `W.fp64`, `W.fp16`, `W.total`
-//! (the suite's op set), `Q.load`, `Q.store`, `Q.accessed`, `Q.compulsory`,
+//! (the suite's op set), `Q.load`, `Q.store` (global and constant), `Q.constant`
+//! (constant loads), `Q.accessed`, `Q.compulsory`,
 //! `I.min`, `I.max`, `ops.<opcode>.<type>` (the histogram, in lanes), and on
 //! devices `T` (s), `F` (OPS/s), `R` (OPS/s/W), `E` (J). Through a suite's
 //! cache also `Q.dram` (bytes read from and written back to DRAM),
@@ -113,6 +114,7 @@ impl Group {
             Group::Q => &[
                 "Q.load",
                 "Q.store",
+                "Q.constant",
                 "Q.accessed",
                 "Q.compulsory",
                 "Q.dram",
@@ -157,6 +159,7 @@ pub fn count_metrics(
         ("W.total", w.total),
         ("Q.load", q.load_bytes),
         ("Q.store", q.store_bytes),
+        ("Q.constant", q.constant_load_bytes),
         ("Q.accessed", q.accessed),
         ("Q.compulsory", q.compulsory),
     ] {
@@ -349,6 +352,8 @@ mod tests {
                 compulsory_read: load_bytes,
                 compulsory_written: 0,
                 line_bytes: 64,
+                global_load_bytes: load_bytes,
+                global_store_bytes: 0,
                 constant_load_bytes: 0,
             },
             i: IntensityReport::new(

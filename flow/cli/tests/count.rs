@@ -522,3 +522,23 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
         "out-of-bounds access to __global arg 1 (spare): 4 bytes at offset 0, buffer is 0 bytes"
     ));
 }
+
+/// smith-waterman reads its scoring table from `__constant` memory: Q
+/// keeps global and constant bytes together, and tells them apart. Per
+/// query (32): 16 bases and 64 database bytes global, 64 table rows of one
+/// byte each constant, a 2-byte score stored.
+#[test]
+fn constant_traffic_is_told_apart_from_global() {
+    let v = json(&[
+        "count",
+        "kernels/smith-waterman/smith-waterman.toml",
+        "--json",
+    ]);
+    assert_eq!(v["Q"]["global_load_bytes"], 32 * (16 + 64));
+    assert_eq!(v["Q"]["constant_load_bytes"], 32 * 64);
+    assert_eq!(v["Q"]["load_bytes"], 32 * (16 + 64 + 64));
+    assert_eq!(v["Q"]["global_store_bytes"], 32 * 2);
+    let text = clflow(&["count", "kernels/smith-waterman/smith-waterman.toml"]);
+    assert!(String::from_utf8_lossy(&text.stdout)
+        .contains("Q accessed: 4,672 bytes (global: load 2,560, store 64; constant: load 2,048)"));
+}

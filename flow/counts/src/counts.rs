@@ -236,6 +236,8 @@ impl Counts {
                 compulsory_read: self.lines_read * self.line_bytes,
                 compulsory_written: self.lines_written * self.line_bytes,
                 line_bytes: self.line_bytes,
+                global_load_bytes: self.traffic.load(Space::Global),
+                global_store_bytes: self.traffic.store(Space::Global),
                 constant_load_bytes: self.traffic.load(Space::Constant),
             },
             i: IntensityReport::new(ratio(self.q_accessed()), ratio(self.q_compulsory())),
@@ -282,6 +284,10 @@ pub struct WorkReport {
     pub total: u64,
 }
 
+/// Q: the kernel's global and constant traffic. `load_bytes` and
+/// `store_bytes` (and so Q accessed) are their sum, as Q is defined; the
+/// `global_*` and `constant_*` fields tell them apart (other tools count
+/// global bytes alone; a device caches constant reads).
 #[derive(Debug, Clone, Serialize)]
 pub struct TrafficReport {
     pub load_bytes: u64,
@@ -291,6 +297,8 @@ pub struct TrafficReport {
     pub compulsory_read: u64,
     pub compulsory_written: u64,
     pub line_bytes: u64,
+    pub global_load_bytes: u64,
+    pub global_store_bytes: u64,
     pub constant_load_bytes: u64,
 }
 

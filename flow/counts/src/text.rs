@@ -37,12 +37,24 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         group_digits(r.w.fp64),
         group_digits(r.w.fp16)
     );
+    // Constant traffic, where there is any, is told apart from global.
+    let parts = match r.q.constant_load_bytes {
+        0 => format!(
+            "load {}, store {}",
+            group_digits(r.q.load_bytes),
+            group_digits(r.q.store_bytes)
+        ),
+        constant => format!(
+            "global: load {}, store {}; constant: load {}",
+            group_digits(r.q.global_load_bytes),
+            group_digits(r.q.global_store_bytes),
+            group_digits(constant)
+        ),
+    };
     let _ = writeln!(
         out,
-        "Q accessed: {} bytes (load {}, store {}); compulsory: {} bytes at {}-byte lines",
+        "Q accessed: {} bytes ({parts}); compulsory: {} bytes at {}-byte lines",
         group_digits(r.q.accessed),
-        group_digits(r.q.load_bytes),
-        group_digits(r.q.store_bytes),
         group_digits(r.q.compulsory),
         r.q.line_bytes
     );
