@@ -368,7 +368,7 @@ fn manifest_for(
         let at = || format!("arg {k}");
         let out = match (&param.kind, arg) {
             (
-                ParamKind::Pointer { space, pointee },
+                ParamKind::Pointer { space, pointee, .. },
                 ArgRecord::Buffer {
                     file,
                     read_only,
