@@ -27,10 +27,12 @@ The application runs unchanged under an OpenCL loader layer (OPENCL_LAYERS, hono
 ICD loader), whether it links libOpenCL or opens it at run time. For each selected launch the
 layer waits for the work queued before it, saves every buffer argument, runs the launch, and
 saves the buffers it may have written (the expected outputs, listed in capture.toml). Buffer
-files are named by their contents, so a buffer no launch changed is stored once. Queues
-profile, so capture.toml has each launch's device time. Programs built from binaries or IL
-are recorded and named as not analysable (pyopencl is asked to build from source:
-PYOPENCL_NO_CACHE=1).";
+files are named by their contents, so a buffer no launch changed is stored once. Manifests
+type each argument from the kernel's signature: a buffer of structs as the source names the
+struct (type = \"struct Node\", count in structs), or as uchar bytes where it holds no whole
+number of them. Queues profile, so capture.toml has each launch's device time. Programs
+built from binaries or IL are recorded and named as not analysable (pyopencl is asked to
+build from source: PYOPENCL_NO_CACHE=1).";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]
