@@ -687,3 +687,74 @@ fn a_crashing_application_leaves_the_launches_it_made() {
     let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap()]);
     assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
 }
+
+/// An array of structs, launched on two queues (one the application made
+/// with profiling and reads itself, one without): each manifest names the
+/// struct as the kernel's source does, and counts as the device computed.
+#[test]
+fn buffers_of_structs_are_captured_as_their_structs() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host(data.path(), "particles");
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // x goes i → i + 0.5 → i + 0.75 as the velocity halves; the
+    // application's own profiling still works.
+    assert!(
+        text(&out.stdout)
+            .contains("particles: 2 steps, sum of x 32832.000, 512 particle steps, timed yes"),
+        "{}",
+        text(&out.stdout)
+    );
+    let index: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
+    let launches = index["launch"].as_array().unwrap();
+    let kernels: Vec<&str> = launches
+        .iter()
+        .map(|l| l["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(kernels, ["advance", "damp", "advance", "damp"]);
+    for launch in launches {
+        // Both queues are timed, the one made without profiling too.
+        assert!(launch["device_ns"].as_integer().unwrap() > 0, "{launch}");
+        let manifest: toml::Value = toml::from_str(
+            &std::fs::read_to_string(out_dir.join(launch["manifest"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        let particles = &manifest["arg"][0];
+        // 256 particles of 48 bytes: float4 pos, float4 vel, uint steps, padding.
+        let name = match launch["kernel"].as_str() {
+            Some("advance") => "struct Particle",
+            _ => "particle_t",
+        };
+        assert_eq!(particles["type"].as_str(), Some(name), "{manifest}");
+        assert_eq!(particles["count"].as_integer(), Some(256), "{manifest}");
+        let file = out_dir.join(particles["file"].as_str().unwrap());
+        assert_eq!(std::fs::metadata(file).unwrap().len(), 256 * 48);
+    }
+
+    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let launches = counted["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 4);
+    for launch in launches {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+        let (fp32, int, loaded, stored) = match launch["kernel"].as_str() {
+            // pos += vel * dt: a mad of 4 lanes (8 operations); steps + 1
+            // and the addresses of pos, vel and steps; it reads pos, vel
+            // and steps (16 + 16 + 4 bytes) and writes pos and steps.
+            Some("advance") => (256 * 8, 256 * 4, 256 * 36, 256 * 20),
+            // vel *= factor: 4 multiplies and vel's address; vel read and
+            // written.
+            _ => (256 * 4, 256, 256 * 16, 256 * 16),
+        };
+        assert_eq!(launch["W"]["fp32"], fp32, "{launch}");
+        assert_eq!(launch["W"]["int"], int, "{launch}");
+        assert_eq!(launch["W"]["total"], fp32 + int, "{launch}");
+        assert_eq!(launch["Q"]["load_bytes"], loaded, "{launch}");
+        assert_eq!(launch["Q"]["store_bytes"], stored, "{launch}");
+    }
+    assert_eq!(counted["totals"]["per_kernel"]["advance"]["launches"], 2);
+}

@@ -3,7 +3,7 @@
 
 use clflow_compile::{CompileError, CompileRequest, Compiled, Compiler};
 use clflow_core::Diagnostic;
-use clflow_core::{AddressSpace, ElementType, KernelParam, ParamKind};
+use clflow_core::{AddressSpace, ElementType, KernelParam, ParamKind, StructMember, StructType};
 use std::path::{Path, PathBuf};
 
 struct Workspace {
@@ -70,6 +70,33 @@ fn pointer(space: AddressSpace, ty: Option<&str>) -> ParamKind {
     ParamKind::Pointer {
         space,
         pointee: ty.map(|t| t.parse::<ElementType>().unwrap()),
+        pointee_struct: None,
+    }
+}
+
+/// A `__global` pointer to the struct `name` of `size` bytes whose members
+/// are (offset, element, count), as the module lays them out.
+fn global_struct(name: &str, size: usize, members: &[(usize, &str, usize)]) -> ParamKind {
+    let members = members
+        .iter()
+        .map(|&(offset_bytes, element, count)| {
+            let element = element.parse::<ElementType>().unwrap();
+            StructMember {
+                offset_bytes,
+                size_bytes: element.size_bytes() * count,
+                element: Some(element),
+                count,
+            }
+        })
+        .collect();
+    ParamKind::Pointer {
+        space: AddressSpace::Global,
+        pointee: None,
+        pointee_struct: Some(StructType {
+            name: name.into(),
+            size_bytes: Some(size),
+            members,
+        }),
     }
 }
 
@@ -102,7 +129,10 @@ fn reflection_recovers_the_source_signature() {
             param("m", value("int")),
             param("s", value("float4")),
             param("c", value("char")),
-            param("pairs", pointer(AddressSpace::Global, None)),
+            param(
+                "pairs",
+                global_struct("pair_t", 8, &[(0, "float", 1), (4, "uint", 1)])
+            ),
             param("big", value("ulong")),
         ]
     );
@@ -119,6 +149,72 @@ fn reflection_recovers_the_source_signature() {
     assert_eq!(summary.size_bytes, compiled.spirv.len());
     assert_eq!(summary.ext_inst_imports, ["OpenCL.std"]);
     assert!(summary.capabilities.iter().any(|c| c == "Kernel"));
+}
+
+const STRUCT_KERNEL: &str = "\
+typedef struct { float4 pos; float mass; int id; } Body;
+struct Node { int key; uint next; float weight; char tag[3]; };
+typedef struct Node node_t;
+__kernel void step(__global Body *bodies, __global struct Node *nodes,
+                   __global const node_t *aliased, float dt) {
+  size_t i = get_global_id(0);
+  bodies[i].pos += dt * bodies[i].mass;
+  nodes[i].key += aliased[nodes[i].next].key + bodies[i].id;
+}
+__kernel void untouched(__global struct Node *nodes) {}
+";
+
+/// Pointers to structs name them as the source does (tag or typedef), with
+/// clang's layout: Body's float4 aligns it to 16, so 24 bytes of members
+/// take 32, the last 8 a padding member clang adds.
+#[test]
+fn struct_pointers_reflect_their_names_and_layouts() {
+    let ws = Workspace::new();
+    let source = ws.write("structs.cl", STRUCT_KERNEL);
+    let compiled = ws.compile(&source, "").unwrap();
+    let module = clflow_spirv::load(&compiled.spirv).unwrap();
+    let kernels = clflow_spirv::reflect_kernels(&module).unwrap();
+    let body = global_struct(
+        "Body",
+        32,
+        &[
+            (0, "float4", 1),
+            (16, "float", 1),
+            (20, "uint", 1),
+            (24, "uchar", 8),
+        ],
+    );
+    let node = |name| {
+        global_struct(
+            name,
+            16,
+            &[
+                (0, "uint", 1),
+                (4, "uint", 1),
+                (8, "float", 1),
+                (12, "uchar", 3),
+            ],
+        )
+    };
+    assert_eq!(
+        kernels[0].signature.params,
+        [
+            param("bodies", body),
+            param("nodes", node("struct Node")),
+            param("aliased", node("node_t")),
+            param("dt", value("float")),
+        ]
+    );
+    // A parameter the kernel never uses keeps its struct.
+    assert_eq!(
+        kernels[1].signature.params,
+        [param("nodes", node("struct Node"))]
+    );
+    assert_eq!(
+        kernels[0].declaration(),
+        "__kernel void step(__global Body* bodies, __global struct Node* nodes, \
+         __global const node_t* aliased, float dt)"
+    );
 }
 
 #[test]

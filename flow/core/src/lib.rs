@@ -8,10 +8,12 @@
 pub mod half;
 mod launch;
 mod signature;
+mod structs;
 mod types;
 
 pub use launch::{Access, ArgValue, Launch, LaunchArg, NdRange};
 pub use signature::{AddressSpace, KernelParam, KernelSignature, ParamKind};
+pub use structs::{StructMember, StructType};
 pub use types::{ElementType, ParseTypeError, ScalarType};
 
 /// How a failure reaches the user: as the process exit status.

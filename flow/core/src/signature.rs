@@ -1,6 +1,6 @@
 //! Kernel signatures: what a kernel takes, as reflected from its SPIR-V.
 
-use crate::ElementType;
+use crate::{ElementType, StructType};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -40,11 +40,14 @@ impl fmt::Display for AddressSpace {
 pub enum ParamKind {
     /// A value passed by copy: `uint n`, `float4 scale`.
     Scalar { ty: ElementType },
-    /// A pointer into an address space. `pointee` is `None` where the
-    /// pointee is not a plain element (a struct, or an opaque `i8*`).
+    /// A pointer into an address space. `pointee` is the element where the
+    /// pointee is a scalar or vector, `pointee_struct` the struct where the
+    /// source declares a pointer to one; both are `None` for `void*`.
     Pointer {
         space: AddressSpace,
         pointee: Option<ElementType>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pointee_struct: Option<StructType>,
     },
     /// A struct passed by value; only its size is known.
     Aggregate { size_bytes: usize },
@@ -59,11 +62,14 @@ impl fmt::Display for ParamKind {
             ParamKind::Pointer {
                 space,
                 pointee: Some(ty),
+                ..
             } => write!(f, "{space} {ty}*"),
             ParamKind::Pointer {
                 space,
-                pointee: None,
-            } => write!(f, "{space} void*"),
+                pointee_struct: Some(record),
+                ..
+            } => write!(f, "{space} {}*", record.name),
+            ParamKind::Pointer { space, .. } => write!(f, "{space} void*"),
             ParamKind::Aggregate { size_bytes } => write!(f, "struct ({size_bytes} bytes)"),
             ParamKind::Unsupported { what } => f.write_str(what),
         }

@@ -34,6 +34,12 @@
 //! access = "wo"
 //!
 //! [[arg]]
+//! name = "nodes"
+//! type = "struct Node"             # a struct, named as the kernel's source names it (a typedef too: "Body")
+//! count = 128                      # structs, each as large as the kernel lays the struct out
+//! file = "data/nodes.bin"          # raw bytes: count × the struct's size
+//!
+//! [[arg]]
 //! type = "uint"
 //! value = 0                        # a scalar; vector types take an array: value = [1.0, 2.0, 0.5, 0.0]
 //!
@@ -80,6 +86,30 @@
 //! Scalar values, fills and ranges are checked against their type: 300 is an
 //! error for a `uchar`, 1.5 for an `int`.
 //!
+//! #### Buffers of structs
+//!
+//! A pointer to a struct takes the struct's name as the kernel's source
+//! writes the parameter's type: `type = "struct Node"` for `__global struct
+//! Node *nodes`, `type = "Body"` for `__global Body *bodies` where `typedef
+//! struct { ... } Body`. `count` counts structs, each as large as the
+//! kernel's module lays the struct out (OpenCL C's alignment: `struct {
+//! float4 pos; float mass; int id; }` takes 32 bytes); `clflow compile` prints
+//! every such struct with its size and members' offsets. The buffer is a
+//! raw `file`, the array's exact image (a whole number of structs; `count`
+//! implied), or zeros; `fill`, `range`, `random` and `.npy` files, whose
+//! values are per element, are refused. Another struct's name is an error
+//! that names the kernel's. An element type whose size divides the
+//! struct's views the array as elements instead, `count` counting them: bytes
+//! (`type = "uchar"`, the raw image of anything, of any length, as for
+//! `void*`), or `float4` for a struct of two float4 (`kernels/nbody` fills
+//! its bodies so, at random, compared with a float tolerance). An element
+//! that does not tile the struct is an error.
+//! `local_bytes` and `null` arguments may name the struct too (`local_bytes`
+//! then holds whole structs). Where the module only names the struct (declared
+//! but never defined) its size is unknown, and the check says so: give the
+//! bytes. The interpreter and devices see the structs as bytes, so outputs
+//! are compared byte for byte, float members without a tolerance.
+//!
 //! # Oclgrind `.sim` files
 //!
 //! A file ending in `.sim` (or any file whose first statement is not TOML)
@@ -102,6 +132,7 @@
 //! # Modules
 //!
 //! `spec` holds the data both parsers build (`toml_format`, `sim_format`);
+//! `structs` the buffers of structs that wait for the kernel to size them;
 //! `manifest` reads a file through one of them into a [`Manifest`];
 //! `signature` checks that against the kernel into a [`CheckedManifest`].
 
@@ -115,6 +146,7 @@ mod number;
 mod signature;
 mod sim_format;
 mod spec;
+mod structs;
 #[cfg(test)]
 mod testing;
 mod toml_format;
@@ -125,6 +157,6 @@ pub use manifest::{CheckedManifest, Manifest};
 pub use number::Number;
 pub use signature::IntegerSigns;
 pub use spec::{
-    ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat, ManifestInfo,
-    ScalarSpec,
+    ArgSpec, BufferSpec, DumpFormat, ElementName, LocalSpec, ManifestArg, ManifestFormat,
+    ManifestInfo, ScalarSpec, StructArray,
 };

@@ -8,6 +8,7 @@ use crate::error::{ArgRef, ManifestError};
 use crate::init::generate;
 use crate::sim_format::{self, PendingSimArg};
 use crate::spec::{ArgSpec, BufferSpec, DumpFormat, ManifestArg, ManifestInfo};
+use crate::structs::PendingStructs;
 use crate::toml_format;
 use clflow_core::{ArgValue, Launch, LaunchArg};
 use std::path::Path;
@@ -46,6 +47,8 @@ pub(crate) enum ParsedArg {
     /// A `.sim` argument, whose kind (buffer, scalar, local) and sometimes
     /// type only the kernel's signature tells.
     Sim(PendingSimArg),
+    /// A TOML buffer of structs, whose size only the kernel's layout tells.
+    Structs(PendingStructs),
 }
 
 impl ParsedArg {
@@ -53,6 +56,7 @@ impl ParsedArg {
         match self {
             ParsedArg::Typed(arg) => arg.line,
             ParsedArg::Sim(pending) => pending.line,
+            ParsedArg::Structs(pending) => pending.line,
         }
     }
 }
@@ -76,8 +80,7 @@ impl Manifest {
             let (info, args) = sim_format::parse(path, &text)?;
             (info, args.into_iter().map(ParsedArg::Sim).collect())
         } else {
-            let (info, args) = toml_format::parse(path, &text)?;
-            (info, args.into_iter().map(ParsedArg::Typed).collect())
+            toml_format::parse(path, &text)?
         };
         Ok(Manifest { info, args })
     }
@@ -104,6 +107,13 @@ impl Manifest {
                     )
                     .for_arg(ArgRef { index, name: None })
                     .with_hint("check the manifest against the compiled kernel, or use a TOML manifest")),
+                ParsedArg::Structs(pending) => Err(info
+                    .error(
+                        pending.line,
+                        "a buffer of structs takes its size from the kernel's layout of the struct",
+                    )
+                    .for_arg(ArgRef { index, name: pending.name.clone() })
+                    .with_hint("check the manifest against the compiled kernel, or give the bytes as type = \"uchar\"")),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(CheckedManifest { info, args })

@@ -3,7 +3,7 @@
 
 use crate::error::{ArgRef, ManifestError};
 use crate::manifest::{CheckedManifest, Manifest, ParsedArg};
-use crate::spec::{ArgSpec, ManifestFormat};
+use crate::spec::{ArgSpec, BufferSpec, ElementName, ManifestFormat};
 use clflow_core::{AddressSpace, ElementType, KernelParam, KernelSignature, ParamKind};
 
 /// How far a signature's integer types can be trusted to carry their sign.
@@ -68,6 +68,14 @@ impl Manifest {
                         .for_arg(ArgRef { index, name })
                         .with_hint(kernel_is.clone())
                 })?,
+                ParsedArg::Structs(pending) => {
+                    pending.resolve(param, signs).map_err(|(at, message)| {
+                        let name = pending.name.clone().or(param.name.clone());
+                        info.error(at.unwrap_or(pending.line), message)
+                            .for_arg(ArgRef { index, name })
+                            .with_hint(kernel_is.clone())
+                    })?
+                }
             };
             check_arg(&arg.spec, param, signs, check_elements).map_err(|message| {
                 info.error(arg.line, message)
@@ -86,6 +94,10 @@ impl Manifest {
 /// What the manifest gives, as mismatch messages say it.
 fn describe(spec: &ArgSpec) -> String {
     match spec {
+        ArgSpec::Buffer(BufferSpec {
+            structs: Some(structs),
+            ..
+        }) => format!("a buffer of {}", structs.name),
         ArgSpec::Buffer(buffer) => format!("a buffer of {} {}", buffer.count, buffer.ty),
         ArgSpec::Scalar(scalar) => format!("a scalar {}", scalar.ty),
         ArgSpec::Local(local) => format!("local_bytes = {}", local.bytes),
@@ -94,7 +106,7 @@ fn describe(spec: &ArgSpec) -> String {
 }
 
 /// The parameter as messages name it: `__global uint* keys`.
-fn declared(param: &KernelParam) -> String {
+pub(crate) fn declared(param: &KernelParam) -> String {
     match &param.name {
         Some(name) => format!("`{} {name}`", param.kind),
         None => format!("`{}`", param.kind),
@@ -111,6 +123,81 @@ fn compatible(given: ElementType, declared: ElementType, signs: IntegerSigns) ->
         && (signs == IntegerSigns::WidthOnly || g.is_signed() == d.is_signed())
 }
 
+/// Whether a pointer argument's `type` suits what the parameter points to.
+/// A struct pointer takes its struct's name, or an element that tiles the
+/// struct: bytes (`uchar`), the raw image of anything, or a view such as
+/// `float4` for a struct of two float4.
+pub(crate) fn check_element(
+    given: &ElementName,
+    param: &KernelParam,
+    signs: IntegerSigns,
+) -> Result<(), String> {
+    let ParamKind::Pointer {
+        pointee,
+        pointee_struct,
+        ..
+    } = &param.kind
+    else {
+        return Ok(());
+    };
+    let gives = |what: &str, instead: &str| {
+        Err(format!(
+            "the kernel declares {}, the manifest gives {what}; {instead}",
+            declared(param)
+        ))
+    };
+    match (given, pointee, pointee_struct) {
+        (ElementName::Builtin(given), Some(pointee), _) => {
+            if compatible(*given, *pointee, signs) {
+                Ok(())
+            } else {
+                gives(
+                    &format!("{given} elements"),
+                    &format!("make `type` \"{pointee}\""),
+                )
+            }
+        }
+        (ElementName::Builtin(given), None, Some(record)) => match record.size_bytes {
+            Some(size) if !size.is_multiple_of(given.size_bytes()) => gives(
+                &format!(
+                    "{given} elements, which do not tile {} ({size} bytes)",
+                    record.name
+                ),
+                &format!(
+                    "make `type` \"{}\" (count in structs) or \"uchar\" (count in bytes)",
+                    record.name
+                ),
+            ),
+            _ => Ok(()),
+        },
+        (ElementName::Builtin(_), None, None) => Ok(()),
+        (ElementName::Struct(name), _, Some(record)) if *name == record.name => Ok(()),
+        (ElementName::Struct(name), _, Some(record)) => gives(
+            &format!("{name} elements"),
+            &format!(
+                "make `type` \"{}\" as the kernel's source names it",
+                record.name
+            ),
+        ),
+        (ElementName::Struct(name), Some(pointee), None) => {
+            let what = if name.contains(' ') {
+                name.clone()
+            } else {
+                // A bare name that is no struct of the kernel's may be a typo.
+                format!("`{name}` (no OpenCL type)")
+            };
+            gives(
+                &format!("{what} elements"),
+                &format!("make `type` \"{pointee}\""),
+            )
+        }
+        (ElementName::Struct(name), None, None) => gives(
+            &format!("{name} elements"),
+            "it points to no struct: give its bytes as type = \"uchar\", count = BYTES",
+        ),
+    }
+}
+
 fn check_arg(
     spec: &ArgSpec,
     param: &KernelParam,
@@ -124,35 +211,31 @@ fn check_arg(
             describe(spec)
         ))
     };
-    let element_check =
-        |given: Option<ElementType>, pointee: &Option<ElementType>| match (given, pointee) {
-            (Some(given), Some(pointee)) if !compatible(given, *pointee, signs) => Err(format!(
-                "the kernel declares {}, the manifest gives {} elements; make `type` \"{pointee}\"",
-                declared(param),
-                given
-            )),
-            _ => Ok(()),
-        };
+    let element_check = |given: Option<&ElementName>| match given {
+        Some(given) => check_element(given, param, signs),
+        None => Ok(()),
+    };
     match (&param.kind, spec) {
         (
             ParamKind::Pointer {
                 space: AddressSpace::Global | AddressSpace::Constant,
-                pointee,
+                ..
             },
             ArgSpec::Buffer(buffer),
         ) => {
-            if check_elements {
-                element_check(Some(buffer.ty), pointee)?;
+            // A buffer of structs was checked as its size was resolved.
+            if check_elements && buffer.structs.is_none() {
+                element_check(Some(&ElementName::Builtin(buffer.ty)))?;
             }
             Ok(())
         }
         (
             ParamKind::Pointer {
                 space: AddressSpace::Global | AddressSpace::Constant,
-                pointee,
+                ..
             },
             ArgSpec::Null { ty },
-        ) => element_check(*ty, pointee),
+        ) => element_check(ty.as_ref()),
         (
             ParamKind::Pointer {
                 space: AddressSpace::Global | AddressSpace::Constant,
@@ -163,10 +246,25 @@ fn check_arg(
         (
             ParamKind::Pointer {
                 space: AddressSpace::Local,
-                pointee,
+                pointee_struct,
+                ..
             },
             ArgSpec::Local(local),
-        ) => element_check(local.ty, pointee),
+        ) => {
+            element_check(local.ty.as_ref())?;
+            let size = pointee_struct.as_ref().and_then(|s| s.size_bytes);
+            match (&local.ty, size) {
+                (Some(ElementName::Struct(name)), Some(size))
+                    if !local.bytes.is_multiple_of(size as u64) =>
+                {
+                    Err(format!(
+                        "local_bytes = {} is not a whole number of {name} ({size}-byte) elements",
+                        local.bytes
+                    ))
+                }
+                _ => Ok(()),
+            }
+        }
         (
             ParamKind::Pointer {
                 space: AddressSpace::Local,
@@ -242,6 +340,7 @@ mod tests {
         ParamKind::Pointer {
             space,
             pointee: Some(pointee.parse().unwrap()),
+            pointee_struct: None,
         }
     }
 
@@ -401,6 +500,7 @@ mod tests {
                     ParamKind::Pointer {
                         space: AddressSpace::Global,
                         pointee: None,
+                        pointee_struct: None,
                     },
                 ),
                 param("pair", ParamKind::Aggregate { size_bytes: 8 }),

@@ -382,6 +382,7 @@ impl PendingSimArg {
             ParamKind::Pointer {
                 space: space @ (AddressSpace::Global | AddressSpace::Constant),
                 pointee,
+                ..
             } => {
                 if self.access.is_some() && *space == AddressSpace::Constant {
                     return Err(fail(
@@ -406,11 +407,13 @@ impl PendingSimArg {
                     } else {
                         DumpFormat::Decimal
                     }),
+                    structs: None,
                 }))
             }
             ParamKind::Pointer {
                 space: AddressSpace::Local,
                 pointee,
+                ..
             } => {
                 for what in ["null", "noinit", "dump", "ro"] {
                     buffer_only(what)?;
@@ -707,6 +710,7 @@ sim
         ParamKind::Pointer {
             space,
             pointee: Some(pointee.parse().unwrap()),
+            pointee_struct: None,
         }
     }
 

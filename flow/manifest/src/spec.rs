@@ -4,7 +4,8 @@
 
 use crate::error::{ArgRef, ManifestError};
 use crate::init::Initialiser;
-use clflow_core::{Access, ElementType, NdRange};
+use clflow_core::{Access, ElementType, NdRange, ParseTypeError};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Which syntax a manifest was written in.
@@ -89,18 +90,75 @@ pub enum ArgSpec {
     /// A `__local` pointer: only its size is given.
     Local(LocalSpec),
     /// A NULL pointer. `ty`, when given, is checked against the pointee.
-    Null { ty: Option<ElementType> },
+    Null { ty: Option<ElementName> },
+}
+
+/// What a pointer argument's `type` names: an OpenCL element, or a struct
+/// as the kernel's source names it, whose layout only the kernel knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElementName {
+    Builtin(ElementType),
+    /// `struct Node`, `union U`, or a typedef such as `Body`.
+    Struct(String),
+}
+
+impl ElementName {
+    /// A manifest's `type`: an OpenCL type, else a C type name (`struct
+    /// Node`, `Body`), which the kernel's signature tells apart from a typo.
+    pub fn parse(text: &str) -> Result<ElementName, ParseTypeError> {
+        let builtin_error = match text.parse::<ElementType>() {
+            Ok(ty) => return Ok(ElementName::Builtin(ty)),
+            Err(error) => error,
+        };
+        let identifier = |word: &str| {
+            word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        match text.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [tag @ ("struct" | "union"), name] if identifier(name) => {
+                Ok(ElementName::Struct(format!("{tag} {name}")))
+            }
+            [name] if identifier(name) && !matches!(*name, "struct" | "union") => {
+                Ok(ElementName::Struct(name.to_string()))
+            }
+            _ => Err(builtin_error),
+        }
+    }
+}
+
+impl fmt::Display for ElementName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ElementName::Builtin(ty) => write!(f, "{ty}"),
+            ElementName::Struct(name) => f.write_str(name),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BufferSpec {
+    /// The element the bytes are made, compared and shown as: `uchar` for
+    /// a buffer of structs.
     pub ty: ElementType,
-    /// Elements, not bytes.
+    /// Elements of `ty`, not bytes.
     pub count: u64,
     pub init: Initialiser,
     pub access: Access,
     /// Show the contents after the run, in this format.
     pub dump: Option<DumpFormat>,
+    /// The structs the buffer holds, where `type` names a struct.
+    pub structs: Option<StructArray>,
+}
+
+/// A buffer of structs (`type = "struct Node"`), sized by the kernel's
+/// layout of the struct: its [`BufferSpec`] holds `count × size_bytes`
+/// bytes as `uchar`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructArray {
+    /// As the manifest and the kernel's source name it.
+    pub name: String,
+    pub count: u64,
+    pub size_bytes: u64,
 }
 
 impl BufferSpec {
@@ -119,7 +177,7 @@ pub struct ScalarSpec {
 pub struct LocalSpec {
     pub bytes: u64,
     /// The element type, when the manifest names one (checked against the pointee).
-    pub ty: Option<ElementType>,
+    pub ty: Option<ElementName>,
 }
 
 /// Checks an NDRange the OpenCL 1.2 way: no zero sizes, and a local size

@@ -3,6 +3,7 @@
 use crate::{Manifest, ManifestError};
 use std::path::PathBuf;
 
+#[derive(Debug)]
 pub(crate) struct Fixture {
     pub dir: tempfile::TempDir,
 }

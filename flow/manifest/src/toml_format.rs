@@ -2,13 +2,15 @@
 
 use crate::error::{ArgRef, LineIndex, ManifestError};
 use crate::init::{npy_header, FileLayout, Initialiser};
+use crate::manifest::ParsedArg;
 use crate::npy;
 use crate::number::{check_fits, element_bytes, Number};
 use crate::spec::{
-    check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat,
-    ManifestInfo, ScalarSpec,
+    check_range, ArgSpec, BufferSpec, DumpFormat, ElementName, LocalSpec, ManifestArg,
+    ManifestFormat, ManifestInfo, ScalarSpec,
 };
-use clflow_core::{Access, ElementType, NdRange};
+use crate::structs::PendingStructs;
+use clflow_core::{Access, ElementType, NdRange, ParseTypeError, ScalarType};
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
@@ -75,7 +77,7 @@ impl Context<'_> {
 pub(crate) fn parse(
     path: &Path,
     text: &str,
-) -> Result<(ManifestInfo, Vec<ManifestArg>), ManifestError> {
+) -> Result<(ManifestInfo, Vec<ParsedArg>), ManifestError> {
     let mut cx = Context {
         path,
         lines: LineIndex::new(text),
@@ -320,7 +322,7 @@ fn sizes(cx: &Context, value: &Value, key: &str, low: u64) -> Result<Vec<u64>, M
     items.iter().map(|item| count(cx, item, key, low)).collect()
 }
 
-fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ManifestArg, ManifestError> {
+fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, ManifestError> {
     let line = cx.lines.line_of(at);
     let name = table
         .get("name")
@@ -335,12 +337,13 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ManifestArg
         .get("description")
         .map(|v| string(cx, v, "description"))
         .transpose()?;
+    // A struct's name is an error only for a scalar, or once the kernel's
+    // signature shows it names no struct.
     let ty = table
         .get("type")
         .map(|value| {
             let text = string(cx, value, "type")?;
-            text.parse::<ElementType>()
-                .map_err(|e| cx.error(value.span().start, e.to_string()))
+            ElementName::parse(&text).map_err(|e| cx.error(value.span().start, e.to_string()))
         })
         .transpose()?;
 
@@ -389,11 +392,15 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ManifestArg
         return Err(cx.error(key.span().start, message));
     }
 
-    let spec = match kind_key {
-        "value" => ArgSpec::Scalar(parse_scalar(cx, table, ty, at)?),
-        "local_bytes" => {
+    let spec = match (kind_key, ty) {
+        ("value", ty) => ArgSpec::Scalar(parse_scalar(cx, table, ty, at)?),
+        ("local_bytes", ty) => {
             let bytes = count(cx, &table["local_bytes"], "local_bytes", 1)?;
-            if let Some(ty) = ty.filter(|t| bytes % t.size_bytes() as u64 != 0) {
+            let builtin = match &ty {
+                Some(ElementName::Builtin(ty)) => Some(*ty),
+                _ => None,
+            };
+            if let Some(ty) = builtin.filter(|t| bytes % t.size_bytes() as u64 != 0) {
                 return Err(cx.error(
                     table["local_bytes"].span().start,
                     format!(
@@ -404,7 +411,7 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ManifestArg
             }
             ArgSpec::Local(LocalSpec { bytes, ty })
         }
-        "null" => {
+        ("null", ty) => {
             let value = &table["null"];
             if !matches!(value.get_ref(), DeValue::Boolean(true)) {
                 return Err(cx.error(
@@ -414,28 +421,97 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ManifestArg
             }
             ArgSpec::Null { ty }
         }
-        _ => ArgSpec::Buffer(parse_buffer(cx, table, ty, at)?),
+        (_, Some(ElementName::Struct(struct_name))) => {
+            let pending = parse_structs(cx, table, struct_name, at)?;
+            return Ok(ParsedArg::Structs(PendingStructs {
+                name,
+                description,
+                ..pending
+            }));
+        }
+        (_, ty) => ArgSpec::Buffer(parse_buffer(cx, table, ty, at)?),
     };
-    Ok(ManifestArg {
+    Ok(ParsedArg::Typed(ManifestArg {
         name,
         description,
         line,
         param_name: None,
         spec,
-    })
+    }))
 }
 
+/// The OpenCL type a scalar or a buffer of elements needs: a struct's
+/// name here is no type OpenCL knows.
 fn need_type(
     cx: &Context,
-    ty: Option<ElementType>,
+    ty: Option<ElementName>,
     at: usize,
     what: &str,
 ) -> Result<ElementType, ManifestError> {
-    ty.ok_or_else(|| {
-        cx.error(
+    match ty {
+        Some(ElementName::Builtin(ty)) => Ok(ty),
+        Some(ElementName::Struct(name)) => Err(cx.error(at, ParseTypeError(name).to_string())),
+        None => Err(cx.error(
             at,
             format!("{what} needs `type` (an OpenCL type such as \"uint\" or \"float4\")"),
-        )
+        )),
+    }
+}
+
+/// A buffer of structs: `count` structs or a raw `file`, zeros or the
+/// file's bytes; sized once the kernel's signature gives the struct's size.
+fn parse_structs(
+    cx: &Context,
+    table: &DeTable,
+    struct_name: String,
+    at: usize,
+) -> Result<PendingStructs, ManifestError> {
+    if let Some((key, _)) = ["fill", "range", "random"]
+        .iter()
+        .find_map(|k| table.get_key_value(*k))
+    {
+        return Err(cx.error(
+            key.span().start,
+            format!(
+                "`{}` does not initialise a buffer of {struct_name}; give `file` (its raw bytes), or nothing for zeros, or the bytes as type = \"uchar\"",
+                key.get_ref()
+            ),
+        ));
+    }
+    let count = table
+        .get("count")
+        .map(|v| count(cx, v, "count", 1).map(|n| (n, cx.lines.line_of(v.span().start))))
+        .transpose()?;
+    let file = match table.get("file") {
+        Some(value) => {
+            let shown = string(cx, value, "file")?;
+            if shown.ends_with(".npy") {
+                return Err(cx.error(
+                    value.span().start,
+                    format!("file {shown}: a buffer of {struct_name} takes a raw file of its bytes, not .npy"),
+                ));
+            }
+            let (init, bytes) = parse_file(cx, value, ElementType::scalar(ScalarType::UChar))?;
+            Some((init, bytes, cx.lines.line_of(value.span().start)))
+        }
+        None => None,
+    };
+    if count.is_none() && file.is_none() {
+        return Err(cx.error(
+            at,
+            "a buffer needs `count` (elements) unless `file` gives its contents",
+        ));
+    }
+    let (access, dump) = (parse_access(cx, table)?, parse_dump(cx, table)?);
+    Ok(PendingStructs {
+        name: None,
+        description: None,
+        line: cx.lines.line_of(at),
+        struct_name,
+        count,
+        file,
+        access,
+        dump,
     })
 }
 
@@ -487,7 +563,7 @@ fn lane_values(
 fn parse_scalar(
     cx: &Context,
     table: &DeTable,
-    ty: Option<ElementType>,
+    ty: Option<ElementName>,
     at: usize,
 ) -> Result<ScalarSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a scalar argument")?;
@@ -501,7 +577,7 @@ fn parse_scalar(
 fn parse_buffer(
     cx: &Context,
     table: &DeTable,
-    ty: Option<ElementType>,
+    ty: Option<ElementName>,
     at: usize,
 ) -> Result<BufferSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a buffer argument")?;
@@ -557,33 +633,38 @@ fn parse_buffer(
         (init, count)
     };
 
-    let access = match table.get("access") {
-        None => Access::ReadWrite,
-        Some(value) => match string(cx, value, "access")?.as_str() {
-            "ro" => Access::ReadOnly,
-            "wo" => Access::WriteOnly,
-            "rw" => Access::ReadWrite,
-            other => {
-                return Err(cx.error(
-                    value.span().start,
-                    format!("access = \"{other}\" is not one of \"ro\", \"wo\", \"rw\""),
-                ))
-            }
-        },
-    };
-    let dump = match table.get("dump").map(|v| (v.get_ref(), v.span().start)) {
-        None | Some((DeValue::Boolean(false), _)) => None,
-        Some((DeValue::Boolean(true), _)) => Some(DumpFormat::Decimal),
-        Some((DeValue::String(s), _)) if s == "hex" => Some(DumpFormat::Hex),
-        Some((_, at)) => return Err(cx.error(at, "`dump` takes true, false or \"hex\"")),
-    };
     Ok(BufferSpec {
         ty,
         count,
         init,
-        access,
-        dump,
+        access: parse_access(cx, table)?,
+        dump: parse_dump(cx, table)?,
+        structs: None,
     })
+}
+
+fn parse_access(cx: &Context, table: &DeTable) -> Result<Access, ManifestError> {
+    let Some(value) = table.get("access") else {
+        return Ok(Access::ReadWrite);
+    };
+    match string(cx, value, "access")?.as_str() {
+        "ro" => Ok(Access::ReadOnly),
+        "wo" => Ok(Access::WriteOnly),
+        "rw" => Ok(Access::ReadWrite),
+        other => Err(cx.error(
+            value.span().start,
+            format!("access = \"{other}\" is not one of \"ro\", \"wo\", \"rw\""),
+        )),
+    }
+}
+
+fn parse_dump(cx: &Context, table: &DeTable) -> Result<Option<DumpFormat>, ManifestError> {
+    match table.get("dump").map(|v| (v.get_ref(), v.span().start)) {
+        None | Some((DeValue::Boolean(false), _)) => Ok(None),
+        Some((DeValue::Boolean(true), _)) => Ok(Some(DumpFormat::Decimal)),
+        Some((DeValue::String(s), _)) if s == "hex" => Ok(Some(DumpFormat::Hex)),
+        Some((_, at)) => Err(cx.error(at, "`dump` takes true, false or \"hex\"")),
+    }
 }
 
 /// Refuses buffers whose size does not fit in the address space.
@@ -885,7 +966,7 @@ null = true
             [(2, DumpFormat::Decimal), (3, DumpFormat::Hex)]
         );
         assert!(
-            matches!(&args[8].spec, ArgSpec::Local(local) if local.bytes == 4096 && local.ty.unwrap().to_string() == "float")
+            matches!(&args[8].spec, ArgSpec::Local(local) if local.bytes == 4096 && local.ty.as_ref().unwrap().to_string() == "float")
         );
         assert!(matches!(&args[9].spec, ArgSpec::Null { ty: None }));
     }
@@ -985,10 +1066,20 @@ null = true
         let fixture = Fixture::new();
         let error = fixture.load_error(
             "m.toml",
-            &format!("{HEAD}[[arg]]\ntype = \"flaot4\"\ncount = 4\n"),
+            &format!("{HEAD}[[arg]]\ntype = \"uint*\"\ncount = 4\n"),
         );
         assert!(
-            error.starts_with("DIR/m.toml:5: arg 0: unknown OpenCL type `flaot4`"),
+            error.starts_with("DIR/m.toml:5: arg 0: unknown OpenCL type `uint*`"),
+            "{error}"
+        );
+        // A bare name may be a struct's typedef: only a scalar refuses it
+        // before the kernel's signature is known.
+        let error = fixture.load_error(
+            "m.toml",
+            &format!("{HEAD}[[arg]]\ntype = \"flaot4\"\nvalue = 4\n"),
+        );
+        assert!(
+            error.starts_with("DIR/m.toml:4: arg 0: unknown OpenCL type `flaot4`"),
             "{error}"
         );
     }

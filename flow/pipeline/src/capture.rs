@@ -9,7 +9,7 @@ use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, DeviceRecord, LaunchRecord, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
 use clflow_capture::select::Selection;
-use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType};
+use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType, StructType};
 use clflow_spirv::ReflectedKernel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -322,6 +322,9 @@ struct ArgOut {
     name: Option<String>,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     ty: Option<String>,
+    /// Said for buffers of structs, which the file implies but only in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -386,27 +389,37 @@ fn manifest_for(
         let at = || format!("arg {k}");
         let out = match (&param.kind, arg) {
             (
-                ParamKind::Pointer { space, pointee },
+                ParamKind::Pointer {
+                    space,
+                    pointee,
+                    pointee_struct,
+                },
                 ArgRecord::Buffer {
+                    bytes,
                     file,
                     read_only,
                     write_only,
                     ..
                 },
-            ) if *space != AddressSpace::Local => ArgOut {
-                ty: Some(match pointee {
-                    Some(ty) => element_name(*ty, spelled.as_deref()),
-                    // A struct or opaque pointee: its bytes.
-                    None => "uchar".into(),
-                }),
-                file: Some(format!("raw/{file}")),
-                access: Some(match (read_only, write_only) {
-                    (true, _) => "ro",
-                    (_, true) => "wo",
-                    _ => "rw",
-                }),
-                ..ArgOut::default()
-            },
+            ) if *space != AddressSpace::Local => {
+                let (ty, count) = match (pointee, whole_structs(pointee_struct, *bytes)) {
+                    (Some(ty), _) => (element_name(*ty, spelled.as_deref()), None),
+                    (None, Some((name, count))) => (name, Some(count)),
+                    // An opaque pointee, or structs of unknown or uneven size: bytes.
+                    (None, None) => ("uchar".into(), None),
+                };
+                ArgOut {
+                    ty: Some(ty),
+                    count,
+                    file: Some(format!("raw/{file}")),
+                    access: Some(match (read_only, write_only) {
+                        (true, _) => "ro",
+                        (_, true) => "wo",
+                        _ => "rw",
+                    }),
+                    ..ArgOut::default()
+                }
+            }
             (ParamKind::Pointer { space, .. }, ArgRecord::NullValue { size }) => {
                 if *space == AddressSpace::Local {
                     ArgOut {
@@ -484,6 +497,15 @@ fn spelled_element(reflected: ElementType, spelled: Option<&str>) -> ElementType
         Some(ty) if ty.size_bytes() == reflected.size_bytes() && ty.lanes == reflected.lanes => ty,
         _ => reflected,
     }
+}
+
+/// A buffer of `bytes` as structs: the struct's name and how many, where
+/// the kernel points to a struct of known size that divides it evenly.
+fn whole_structs(record: &Option<StructType>, bytes: u64) -> Option<(String, u64)> {
+    let record = record.as_ref()?;
+    let size = record.size_bytes? as u64;
+    (size > 0 && bytes > 0 && bytes.is_multiple_of(size))
+        .then(|| (record.name.clone(), bytes / size))
 }
 
 fn element_name(reflected: ElementType, spelled: Option<&str>) -> String {
@@ -763,4 +785,28 @@ pub fn count_capture(
         launches,
         totals,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_structs_only_when_whole() {
+        let particle = |size_bytes| {
+            Some(StructType {
+                name: "struct Particle".into(),
+                size_bytes,
+                members: Vec::new(),
+            })
+        };
+        assert_eq!(
+            whole_structs(&particle(Some(48)), 48 * 256),
+            Some(("struct Particle".into(), 256))
+        );
+        // A region that ends mid-struct, or a struct of unknown size, is bytes.
+        assert_eq!(whole_structs(&particle(Some(48)), 100), None);
+        assert_eq!(whole_structs(&particle(None), 96), None);
+        assert_eq!(whole_structs(&None, 96), None);
+    }
 }

@@ -4,7 +4,8 @@
 //! - [`load`]: bytes → [`Module`], with a typed error (never a panic) for
 //!   anything that is not a well-formed little-endian SPIR-V module;
 //! - [`kernels`]: every `Kernel` entry point → [`KernelSignature`], with
-//!   exact OpenCL C types where the module keeps them;
+//!   exact OpenCL C types where the module keeps them, and the layout of
+//!   every struct a parameter points to;
 //! - [`summary`]: the facts a user wants to see about a module;
 //! - [`order_blocks`]: every block after its dominator, as SPIR-V requires;
 //! - [`types`]: the module's type declarations and their memory layout,
@@ -24,6 +25,7 @@ mod error;
 mod load;
 mod order;
 mod reflect;
+mod structs;
 mod summary;
 pub mod types;
 

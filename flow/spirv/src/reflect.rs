@@ -5,6 +5,7 @@
 //! parameters (with their `OpName`s) from the function it names.
 
 use crate::arg_types::{spelled_types, SpelledType};
+use crate::structs::pointee_struct;
 use crate::types::{address_space, id_operand, Scalar, Type, Types};
 use crate::SpirvError;
 use clflow_core::{ElementType, KernelParam, KernelSignature, ParamKind};
@@ -44,9 +45,16 @@ impl ReflectedKernel {
                 if let Some(name) = &param.name {
                     text = format!("{text} {name}");
                 }
-                // A pointer to a struct reads as an opaque pointer; saying
-                // so would only contradict the source.
-                let opaque = matches!(param.kind, ParamKind::Pointer { pointee: None, .. });
+                // An opaque pointer (a struct's without a name) reads as
+                // `void*`; saying so would only contradict the source.
+                let opaque = matches!(
+                    param.kind,
+                    ParamKind::Pointer {
+                        pointee: None,
+                        pointee_struct: None,
+                        ..
+                    }
+                );
                 if !opaque && !same_reading(&written, &reflected) {
                     text = format!("{text} /* {reflected} */");
                 }
@@ -225,10 +233,18 @@ impl<'m> Reflector<'m> {
             // Built-in inputs are no kernel's parameters.
             Type::Pointer { storage, pointee } => {
                 match address_space(storage).filter(|_| storage != StorageClass::Input) {
-                    Some(space) => ParamKind::Pointer {
-                        space,
-                        pointee: self.pointee(pointee, spelled),
-                    },
+                    Some(space) => {
+                        let pointee_struct =
+                            pointee_struct(&self.types, &self.names, pointee, spelled);
+                        ParamKind::Pointer {
+                            space,
+                            pointee: match pointee_struct {
+                                Some(_) => None,
+                                None => self.pointee(pointee, spelled),
+                            },
+                            pointee_struct,
+                        }
+                    }
                     None => ParamKind::Unsupported {
                         what: format!("a pointer into {storage:?} storage"),
                     },
@@ -325,8 +341,8 @@ fn unsupported(spelled: Option<&SpelledType>, fallback: &str) -> ParamKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_modules::{sample_module_bytes, untyped_module_bytes};
-    use clflow_core::{AddressSpace, ScalarType};
+    use crate::test_modules::{sample_module_bytes, struct_module_bytes, untyped_module_bytes};
+    use clflow_core::{AddressSpace, ScalarType, StructType};
 
     fn element(text: &str) -> ElementType {
         text.parse().unwrap()
@@ -336,6 +352,7 @@ mod tests {
         ParamKind::Pointer {
             space,
             pointee: pointee.map(element),
+            pointee_struct: None,
         }
     }
 
@@ -404,5 +421,91 @@ mod tests {
                 ty: ElementType::scalar(ScalarType::Char)
             }
         );
+    }
+
+    /// The struct of each pointer parameter of `walk`: name, size, and its
+    /// members as `offset:type` (`None` where none is known).
+    fn structs(spelled: bool) -> Vec<Option<(String, Option<usize>, String)>> {
+        let module = crate::load(&struct_module_bytes(spelled)).unwrap();
+        let kernels = reflect_kernels(&module).unwrap();
+        kernels[0]
+            .signature
+            .params
+            .iter()
+            .map(|param| match &param.kind {
+                ParamKind::Pointer {
+                    pointee_struct:
+                        Some(StructType {
+                            name,
+                            size_bytes,
+                            members,
+                        }),
+                    pointee: None,
+                    ..
+                } => {
+                    let members: Vec<String> = members.iter().map(|m| m.to_string()).collect();
+                    Some((name.clone(), *size_bytes, members.join(", ")))
+                }
+                ParamKind::Pointer {
+                    pointee_struct: None,
+                    ..
+                } => None,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    fn laid_out(
+        name: &str,
+        size: Option<usize>,
+        members: &str,
+    ) -> Option<(String, Option<usize>, String)> {
+        Some((name.to_string(), size, members.to_string()))
+    }
+
+    #[test]
+    fn struct_pointers_carry_the_source_name_and_the_module_layout() {
+        let body = "float4 @0, float @16, uint @20, uchar[8] @24";
+        let node = "uint @0, uint @4, float @8, uchar[3] @12";
+        assert_eq!(
+            structs(true),
+            [
+                laid_out("Body", Some(32), body),
+                laid_out("struct Node", Some(16), node),
+                laid_out("struct Fwd", None, ""),
+                laid_out("struct Packed", Some(5), "uchar @0, uint @1"),
+                // An `i8*`: the struct's declaration elsewhere gives its size.
+                laid_out("struct Node", Some(16), node),
+                laid_out("struct Gone", None, ""),
+                None,
+            ]
+        );
+        let module = crate::load(&struct_module_bytes(true)).unwrap();
+        let walk = &reflect_kernels(&module).unwrap()[0];
+        // A typedef of a byte stays one.
+        assert_eq!(walk.signature.params[6].kind.to_string(), "__global uchar*");
+        assert!(walk.declaration().starts_with(
+            "__kernel void walk(__global Body* bodies, __global struct Node* nodes, __global struct Fwd* fwd,"
+        ));
+    }
+
+    #[test]
+    fn without_recorded_spelling_structs_take_the_module_names() {
+        let node = "uint @0, uint @4, float @8, uchar[3] @12";
+        assert_eq!(
+            structs(false)[..4],
+            [
+                laid_out(
+                    "struct Body",
+                    Some(32),
+                    "float4 @0, float @16, uint @20, uchar[8] @24"
+                ),
+                laid_out("struct Node", Some(16), node),
+                laid_out("struct Fwd", None, ""),
+                laid_out("struct Packed", Some(5), "uchar @0, uint @1"),
+            ]
+        );
+        // Byte pointers with no spelling are bytes.
+        assert_eq!(structs(false)[4..], [None, None, None]);
     }
 }

@@ -171,3 +171,58 @@ pub fn untyped_module_bytes() -> Vec<u8> {
     });
     kernel_module(b, void, "plain", &params)
 }
+
+/// `__kernel void walk(__global Body *bodies, __global struct Node *nodes,
+/// __global struct Fwd *fwd, __global struct Packed *packed, ...)` with
+/// `typedef struct { float4 pos; float mass; int id; } Body` (clang's
+/// padding member included), `struct Node { int key; uint next; float
+/// weight; char tag[3]; }`, `struct Fwd` only declared and a packed
+/// `struct Packed { char c; int i; }`; then three pointers a module from
+/// opaque LLVM pointers would make `i8*`: `struct Node*` (declared above),
+/// `struct Gone*` (declared nowhere) and `byte_t*` (a typedef of uchar).
+/// With `spelled`, the argument types are recorded as clang spells them.
+pub fn struct_module_bytes(spelled: bool) -> Vec<u8> {
+    let mut b = opencl_builder();
+    if spelled {
+        b.string(
+            "kernel_arg_type.walk.Body*,struct Node*,struct Fwd*,struct Packed*,\
+             struct Node*,struct Gone*,byte_t*,",
+        );
+    }
+    let void = b.type_void();
+    let uint = b.type_int(32, 0);
+    let ulong = b.type_int(64, 0);
+    let uchar = b.type_int(8, 0);
+    let float = b.type_float(32, None);
+    let float4 = b.type_vector(float, 4);
+    let eight = b.constant_bit64(ulong, 8);
+    let three = b.constant_bit64(ulong, 3);
+    let pad = b.type_array(uchar, eight);
+    let tag = b.type_array(uchar, three);
+    let body = b.type_struct([float4, float, uint, pad]);
+    b.name(body, "struct.Body");
+    let node = b.type_struct([uint, uint, float, tag]);
+    b.name(node, "struct.Node");
+    let fwd = b.type_opaque("struct.Fwd");
+    b.name(fwd, "struct.Fwd");
+    let packed = b.id();
+    b.type_struct_id(Some(packed), [uchar, uint]);
+    b.decorate(packed, Decoration::CPacked, []);
+    b.name(packed, "struct.Packed.3");
+    let global = |b: &mut Builder, ty| b.type_pointer(None, StorageClass::CrossWorkgroup, ty);
+    let params = [
+        ("bodies", global(&mut b, body)),
+        ("nodes", global(&mut b, node)),
+        ("fwd", global(&mut b, fwd)),
+        ("packed", global(&mut b, packed)),
+        ("opaque", global(&mut b, uchar)),
+        ("lost", global(&mut b, uchar)),
+        ("bytes", global(&mut b, uchar)),
+    ]
+    .map(|(name, ty)| TestParam {
+        name: Some(name),
+        ty,
+        attribute: None,
+    });
+    kernel_module(b, void, "walk", &params)
+}

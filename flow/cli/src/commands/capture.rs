@@ -33,10 +33,12 @@ saves the buffers it may have written (the expected outputs, listed in capture.t
 selected launches cost more than a pass-through; for `last`, each launch of the kernel is
 captured and replaces the one before, so one launch's files stay on disk. Buffer files are
 named by their contents, so a buffer no launch changed is stored once, and gzip-compressed
-(.bin.gz) where that saves a quarter or more. Queues profile, so capture.toml has each
-launch's device time and device. Programs made from IL are kept as their SPIR-V module;
-those built from device binaries are recorded and named as not analysable (pyopencl is asked
-to build from source: PYOPENCL_NO_CACHE=1).";
+(.bin.gz) where that saves a quarter or more. Manifests type each argument from the kernel's
+signature: a buffer of structs as the source names the struct (type = \"struct Node\",
+count in structs), or as uchar bytes where it holds no whole number of them. Queues profile,
+so capture.toml has each launch's device time and device. Programs made from IL are kept as
+their SPIR-V module; those built from device binaries are recorded and named as not
+analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1).";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]

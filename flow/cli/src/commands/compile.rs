@@ -5,7 +5,7 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_compile::Compiled;
-use clflow_core::KernelSignature;
+use clflow_core::{KernelSignature, ParamKind};
 use clflow_pipeline::input as kernel_input;
 use clflow_pipeline::Session;
 use clflow_spirv::{ModuleSummary, ReflectedKernel};
@@ -33,7 +33,8 @@ else $XDG_CACHE_HOME/clflow, else ~/.cache/clflow.";
     long_about = "Compile an OpenCL C kernel to SPIR-V (clang-15, then llvm-spirv-15), validate \
     it with spirv-val and cache it. A SPIR-V module (told by its magic number, whatever its name) \
     is taken as it is: checked and validated. Without -o, print each kernel's signature as clflow \
-    reads it and the module's SPIR-V version and size.",
+    reads it (with the layout of each struct a parameter points to) and the module's SPIR-V \
+    version and size.",
     after_help = EXAMPLES
 )]
 pub struct CompileArgs {
@@ -179,6 +180,20 @@ impl Report {
         let mut text = format!("{}: {} kernel{plural}\n", self.source, self.kernels.len());
         for kernel in &self.kernels {
             text.push_str(&format!("  {}\n", kernel.declaration));
+            // What a manifest's `type = "struct ..."` is sized by.
+            let mut shown: Vec<&str> = Vec::new();
+            for param in &kernel.signature.params {
+                if let ParamKind::Pointer {
+                    pointee_struct: Some(record),
+                    ..
+                } = &param.kind
+                {
+                    if !shown.contains(&record.name.as_str()) {
+                        shown.push(&record.name);
+                        text.push_str(&format!("    {}\n", record.layout_text()));
+                    }
+                }
+            }
         }
         let cache = match (self.cache.used, self.cache.hit) {
             (false, _) if self.spirv_given => "not needed",
