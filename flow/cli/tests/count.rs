@@ -542,3 +542,73 @@ fn constant_traffic_is_told_apart_from_global() {
     assert!(String::from_utf8_lossy(&text.stdout)
         .contains("Q accessed: 4,672 bytes (global: load 2,560, store 64; constant: load 2,048)"));
 }
+
+/// OpenCL 2.0 lets the last work-group of a dimension be smaller: global
+/// 10, local 4 runs groups of 4, 4 and 2, `get_local_size` says so and
+/// `get_enqueued_local_size` gives the 4 asked for. An OpenCL 1.2 manifest
+/// must still give whole groups, and a device without the feature says so.
+#[test]
+fn non_uniform_work_groups_run_under_opencl_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write(
+        "sizes.cl",
+        "__kernel void sizes(__global uint *local_size, __global uint *enqueued, __global uint *linear) {\n\
+           size_t i = get_global_id(0);\n\
+           local_size[i] = get_local_size(0);\n\
+           enqueued[i] = get_enqueued_local_size(0);\n\
+           linear[i] = get_local_linear_id() + 100 * get_group_id(0);\n\
+         }\n",
+    );
+    let manifest = |std: &str| {
+        let out = "[[arg]]\ntype = \"uint\"\ncount = 10\naccess = \"wo\"\ndump = true\n";
+        format!(
+            "source = \"sizes.cl\"\nkernel = \"sizes\"\nbuild_options = \"-cl-std={std}\"\n\
+             global_size = [10]\nlocal_size = [4]\n{out}{out}{out}"
+        )
+    };
+    write("cl2.toml", &manifest("CL2.0"));
+    write("cl12.toml", &manifest("CL1.2"));
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let counted = clflow(&["count", &path("cl2.toml")]);
+    let stdout = String::from_utf8_lossy(&counted.stdout);
+    assert_eq!(
+        counted.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&counted.stderr)
+    );
+    assert!(
+        stdout.contains("arg 0 (local_size) after the run: 4, 4, 4, 4, 4, 4, 4, 4, 2, 2"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("arg 1 (enqueued) after the run: 4, 4, 4, 4, 4, 4, 4, 4, 4, 4"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("arg 2 (linear) after the run: 0, 1, 2, 3, 100, 101, 102, 103, 200, 201"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(10 work-items in 3 work-groups)"),
+        "{stdout}"
+    );
+
+    let refused = clflow(&["count", &path("cl12.toml")]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr)
+        .contains("local size 4 does not divide global size 10 in dimension 0"));
+
+    // PoCL 3.1 takes no non-uniform work-groups.
+    let ran = clflow(&[
+        "run",
+        &path("cl2.toml"),
+        "--device",
+        "0",
+        "--min-time",
+        "0.01",
+    ]);
+    assert_ne!(ran.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("takes no non-uniform work-groups"));
+}

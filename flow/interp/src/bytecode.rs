@@ -308,7 +308,10 @@ pub enum Builtin {
     LocalId,
     GroupId,
     GlobalSize,
+    /// The work-item's own group's size (smaller in a last, partial group).
     LocalSize,
+    /// The size the launch asked for (`get_enqueued_local_size`).
+    EnqueuedLocalSize,
     NumGroups,
     GlobalOffset,
     WorkDim,

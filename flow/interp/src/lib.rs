@@ -517,14 +517,14 @@ fn geometry(launch: &Launch) -> Result<exec::Geometry, String> {
                 .unwrap_or(1),
             None => 1,
         };
-        if local[d] == 0 || !r.global[d].is_multiple_of(local[d]) {
-            return Err(format!(
-                "global size {} is not a multiple of local size {} in dimension {d}",
-                r.global[d], local[d]
-            ));
+        if local[d] == 0 {
+            return Err(format!("local size 0 in dimension {d}"));
         }
     }
-    let groups = std::array::from_fn(|d| r.global[d] / local[d]);
+    // A local size that does not divide the global size leaves a last,
+    // smaller group (OpenCL 2.0); the manifest decides whether the kernel's
+    // OpenCL version allows it.
+    let groups = std::array::from_fn(|d| r.global[d].div_ceil(local[d]));
     Ok(exec::Geometry {
         dims: r.dims,
         global: r.global,

@@ -16,7 +16,7 @@
 //! kernel = "hash"
 //! build_options = "-DKEY_MAX=60"   # optional, passed to every compiler
 //! global_size = [8388608]          # 1 to 3 dimensions
-//! local_size = [256]               # optional; must divide global_size in every dimension
+//! local_size = [256]               # optional; divides global_size (under -cl-std=CL2.0/CL3.0 the last group may be smaller)
 //! global_offset = [0]              # optional, same dimensions as global_size
 //!
 //! [[arg]]                          # one per kernel parameter, in order

@@ -21,7 +21,7 @@ use crate::init::{generate, Initialiser};
 use crate::number::{check_fits, Number};
 use crate::spec::{
     check_range, ArgSpec, BufferSpec, DumpFormat, LocalSpec, ManifestArg, ManifestFormat,
-    ManifestInfo, ScalarSpec,
+    ManifestInfo, ScalarSpec, WorkGroups,
 };
 use clflow_core::{Access, AddressSpace, ElementType, KernelParam, NdRange, ParamKind, ScalarType};
 use std::path::Path;
@@ -171,7 +171,8 @@ pub(crate) fn parse(
         local: Some(local),
         offset: [0; 3],
     };
-    check_range(&range).map_err(|(dim, message)| {
+    // oclgrind-kernel builds OpenCL 1.2 programs: whole work-groups only.
+    check_range(&range, WorkGroups::Uniform).map_err(|(dim, message)| {
         ManifestError::input(path, message).at_line(if dim.is_some() {
             local_line
         } else {

@@ -180,10 +180,37 @@ pub struct LocalSpec {
     pub ty: Option<ElementName>,
 }
 
-/// Checks an NDRange the OpenCL 1.2 way: no zero sizes, and a local size
-/// (when given) that divides the global size in every dimension. The error
-/// says which dimension's local size is at fault, if one is.
-pub(crate) fn check_range(range: &NdRange) -> Result<(), (Option<usize>, String)> {
+/// Whether a launch's work-groups must all be whole (OpenCL 1.x, or a
+/// program built with `-cl-uniform-work-group-size`) or the last group of a
+/// dimension may be smaller (OpenCL 2.0 and 3.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkGroups {
+    Uniform,
+    NonUniform,
+}
+
+impl WorkGroups {
+    /// What a program built with `build_options` allows.
+    pub fn of(build_options: &str) -> WorkGroups {
+        let words: Vec<&str> = build_options.split_whitespace().collect();
+        let std_2_or_later = words
+            .iter()
+            .any(|w| matches!(*w, "-cl-std=CL2.0" | "-cl-std=CL3.0" | "-cl-std=CLC++"));
+        match std_2_or_later && !words.contains(&"-cl-uniform-work-group-size") {
+            true => WorkGroups::NonUniform,
+            false => WorkGroups::Uniform,
+        }
+    }
+}
+
+/// Checks an NDRange: no zero sizes, and where work-groups must be whole, a
+/// local size (when given) that divides the global size in every
+/// dimension. The error says which dimension's local size is at fault, if
+/// one is.
+pub(crate) fn check_range(
+    range: &NdRange,
+    groups: WorkGroups,
+) -> Result<(), (Option<usize>, String)> {
     let dims = range.dims as usize;
     if let Some(d) = (0..dims).find(|&d| range.global[d] == 0) {
         return Err((
@@ -200,12 +227,13 @@ pub(crate) fn check_range(range: &NdRange) -> Result<(), (Option<usize>, String)
                 format!("local size is 0 in dimension {d}; work-groups need at least 1 work-item"),
             ));
         }
-        if let Some(d) = (0..dims).find(|&d| !range.global[d].is_multiple_of(local[d])) {
+        let whole = |d: usize| range.global[d].is_multiple_of(local[d]);
+        if let Some(d) = (0..dims).find(|&d| groups == WorkGroups::Uniform && !whole(d)) {
             let (g, l) = (range.global[d], local[d]);
             return Err((
                 Some(d),
                 format!(
-                    "local size {l} does not divide global size {g} in dimension {d} (OpenCL 1.2 needs whole work-groups: make the global size a multiple of {l}, e.g. {}, or pick a divisor of {g})",
+                    "local size {l} does not divide global size {g} in dimension {d} (OpenCL 1.2 needs whole work-groups: make the global size a multiple of {l}, e.g. {}, pick a divisor of {g}, or build with -cl-std=CL2.0 for a smaller last group)",
                     g.div_ceil(l) * l
                 ),
             ));
@@ -226,11 +254,28 @@ mod tests {
             local: Some([8, 4, 1]),
             offset: [0; 3],
         };
-        let (dim, message) = check_range(&range).unwrap_err();
+        let (dim, message) = check_range(&range, WorkGroups::Uniform).unwrap_err();
         assert_eq!(dim, Some(1));
         assert!(
             message.starts_with("local size 4 does not divide global size 30 in dimension 1"),
             "{message}"
+        );
+        // OpenCL 2.0 leaves a last group of 2 instead.
+        check_range(&range, WorkGroups::NonUniform).unwrap();
+    }
+
+    #[test]
+    fn the_build_options_say_whether_groups_may_be_partial() {
+        assert_eq!(WorkGroups::of(""), WorkGroups::Uniform);
+        assert_eq!(WorkGroups::of("-cl-std=CL1.2"), WorkGroups::Uniform);
+        assert_eq!(
+            WorkGroups::of("-DN=3 -cl-std=CL2.0"),
+            WorkGroups::NonUniform
+        );
+        assert_eq!(WorkGroups::of("-cl-std=CL3.0"), WorkGroups::NonUniform);
+        assert_eq!(
+            WorkGroups::of("-cl-std=CL2.0 -cl-uniform-work-group-size"),
+            WorkGroups::Uniform
         );
     }
 }

@@ -7,7 +7,7 @@ use crate::npy;
 use crate::number::{check_fits, element_bytes, Number};
 use crate::spec::{
     check_range, ArgSpec, BufferSpec, DumpFormat, ElementName, LocalSpec, ManifestArg,
-    ManifestFormat, ManifestInfo, ScalarSpec,
+    ManifestFormat, ManifestInfo, ScalarSpec, WorkGroups,
 };
 use crate::structs::PendingStructs;
 use clflow_core::{Access, ElementType, NdRange, ParseTypeError, ScalarType};
@@ -112,7 +112,7 @@ pub(crate) fn parse(
     let name = optional_string("name")?;
     let description = optional_string("description")?;
     let build_options = optional_string("build_options")?.unwrap_or_default();
-    let range = parse_range(&cx, table)?;
+    let range = parse_range(&cx, table, WorkGroups::of(&build_options))?;
 
     let mut args = Vec::new();
     if let Some(list) = table.get("arg") {
@@ -264,7 +264,11 @@ fn array<'t, 'i>(
     }
 }
 
-fn parse_range(cx: &Context, table: &DeTable) -> Result<NdRange, ManifestError> {
+fn parse_range(
+    cx: &Context,
+    table: &DeTable,
+    groups: WorkGroups,
+) -> Result<NdRange, ManifestError> {
     let global_value = required(cx, table, "global_size", 0)?;
     let global = sizes(cx, global_value, "global_size", 1)?;
     let dims = global.len();
@@ -297,7 +301,7 @@ fn parse_range(cx: &Context, table: &DeTable) -> Result<NdRange, ManifestError> 
             .map(|(list, _)| pad(list, 0))
             .unwrap_or([0; 3]),
     };
-    check_range(&range).map_err(|(dim, message)| {
+    check_range(&range, groups).map_err(|(dim, message)| {
         let at = match (dim, &local) {
             (Some(_), Some((_, value))) => value.span().start,
             _ => global_value.span().start,

@@ -8,6 +8,7 @@ use crate::program::{build_kernel, ProgramSource};
 use clflow_core::{Access, ArgValue, Launch};
 use opencl3::command_queue::{enqueue_nd_range_kernel, CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
+use opencl3::error_codes::CL_INVALID_WORK_GROUP_SIZE;
 use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
@@ -198,7 +199,27 @@ impl<'a> PreparedLaunch<'a> {
                 std::ptr::null(),
             )
         }
-        .step(step)?;
+        .map_err(|err| {
+            let partial = range
+                .local
+                .is_some_and(|l| (0..dims).any(|d| !range.global[d].is_multiple_of(l[d].max(1))));
+            match err {
+                CL_INVALID_WORK_GROUP_SIZE if partial => OclError::Launch {
+                    kernel: kernel_name.clone(),
+                    problem: format!(
+                        "the local size {:?} leaves a last, smaller work-group of global size \
+                         {:?}, and this device takes no non-uniform work-groups (an OpenCL \
+                         2.0 feature, optional in 3.0)",
+                        &range.local.unwrap_or_default()[..dims],
+                        &range.global[..dims]
+                    ),
+                },
+                _ => OclError::Cl {
+                    step: step(),
+                    code: err,
+                },
+            }
+        })?;
         let event = Event::new(event);
         let waited = || format!("running kernel '{kernel_name}'");
         event.wait().step(waited)?;

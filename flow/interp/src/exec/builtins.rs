@@ -13,7 +13,8 @@ pub(super) fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 
         Builtin::LocalId => lid,
         Builtin::GroupId => group,
         Builtin::GlobalSize => g.global,
-        Builtin::LocalSize => g.local,
+        Builtin::LocalSize => g.local_size_of(group),
+        Builtin::EnqueuedLocalSize => g.local,
         Builtin::NumGroups => g.groups,
         Builtin::GlobalOffset => g.offset,
         Builtin::WorkDim => [g.dims as u64; 3],
@@ -21,7 +22,10 @@ pub(super) fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 
             let [x, y, z] = std::array::from_fn::<u64, 3, _>(|d| gid[d] - g.offset[d]);
             [(z * g.global[1] + y) * g.global[0] + x; 3]
         }
-        Builtin::LocalLinearId => [(lid[2] * g.local[1] + lid[1]) * g.local[0] + lid[0]; 3],
+        Builtin::LocalLinearId => {
+            let size = g.local_size_of(group);
+            [(lid[2] * size[1] + lid[1]) * size[0] + lid[0]; 3]
+        }
     }
 }
 

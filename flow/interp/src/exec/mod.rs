@@ -62,12 +62,21 @@ pub const BATCH_BYTES: u64 = 32 << 20;
 pub struct Geometry {
     pub dims: u8,
     pub global: [u64; 3],
+    /// The enqueued work-group size; the last group of a dimension is
+    /// smaller where it does not divide the global size (OpenCL 2.0's
+    /// non-uniform work-groups).
     pub local: [u64; 3],
     pub groups: [u64; 3],
     pub offset: [u64; 3],
 }
 
 impl Geometry {
+    /// The size of work-group `group`: the enqueued size, or what is left
+    /// of the global size for a last, partial group.
+    pub fn local_size_of(&self, group: [u64; 3]) -> [u64; 3] {
+        std::array::from_fn(|d| self.local[d].min(self.global[d] - group[d] * self.local[d]))
+    }
+
     pub fn group_of(&self, index: u64) -> [u64; 3] {
         let [gx, gy, _] = self.groups;
         [index % gx, (index / gx) % gy, index / (gx * gy)]
@@ -307,8 +316,9 @@ pub fn run_groups(
 pub struct Runner<'a> {
     launch: &'a Launched<'a>,
     batch: Batch,
-    /// The work-group being run.
+    /// The work-group being run, and its size.
     group: [u64; 3],
+    group_size: [u64; 3],
     local: Arena,
     pub partial: Partial,
     /// The work-group's global accesses, where they are traced.
@@ -416,6 +426,7 @@ impl<'a> Runner<'a> {
                 active: Vec::with_capacity(width),
             },
             group: [0; 3],
+            group_size: launch.geometry.local,
             local: Arena {
                 bytes: vec![0; launch.local_layout.total() as usize],
             },
@@ -442,7 +453,12 @@ impl<'a> Runner<'a> {
             recorder.group = index;
         }
         reset_arena(&mut self.local);
-        let count = g.local.iter().product::<u64>() as usize;
+        let size = g.local_size_of(group);
+        self.group_size = size;
+        if let Some(recorder) = &mut self.trace {
+            recorder.local = size;
+        }
+        let count = size.iter().product::<u64>() as usize;
         let width = self.batch.width;
         for first in (0..count).step_by(width.max(1)) {
             self.start_batch(first, count.min(first + width) - first);
@@ -458,7 +474,7 @@ impl<'a> Runner<'a> {
     /// Readies lanes 0..len for work-items first.. of the group, all
     /// waiting at the kernel's entry.
     fn start_batch(&mut self, first: usize, len: usize) {
-        let [lx, ly, _] = self.launch.geometry.local;
+        let [lx, ly, _] = self.group_size;
         let b = &mut self.batch;
         b.len = len;
         for (lane, id) in b.local_id[..len].iter_mut().enumerate() {
