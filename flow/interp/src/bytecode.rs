@@ -601,6 +601,20 @@ pub enum Op {
         b: Reg,
         elem: u32,
     },
+    /// `to_global`/`to_local`/`to_private`: `src` where it points into
+    /// `space` (a `memory::SPACE_*`), else NULL.
+    CastToSpace {
+        dst: Reg,
+        src: Reg,
+        space: u8,
+    },
+    /// Counts `bytes` loaded or stored through a generic pointer in the
+    /// space the pointer's value names (known only as it runs).
+    CountAccess {
+        ptr: Reg,
+        bytes: u32,
+        store: bool,
+    },
     /// `n` leaves of `size` bytes, `size` apart.
     Load {
         dst: Reg,
@@ -875,6 +889,8 @@ pub fn spans(op: &Op, moves: &[Move], terms: &[PtrTerm], out: &mut Vec<(u64, u64
         | Op::Or { dst, a, b }
         | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
         Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
+        Op::CastToSpace { dst, src, .. } => out.extend([s(dst, 1), s(src, 1)]),
+        Op::CountAccess { ptr, .. } => out.push(s(ptr, 1)),
         Op::Index {
             dst, base, index, ..
         } => out.extend([s(dst, 1), s(base, 1), s(index, 1)]),

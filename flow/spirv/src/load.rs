@@ -4,10 +4,16 @@
 //! string operand, so a count that runs past the end of the module would
 //! panic inside it. We walk the instruction stream first and refuse such a
 //! module ourselves; rspirv then only ever sees a well-framed stream.
+//!
+//! rspirv also reads an `OpSpecConstantOp`'s operands by the inner
+//! opcode's grammar once each, so a variable number of them (an access
+//! chain's indexes: `global int *p = &t[1];`) fails to load. Those whose
+//! operands are all ids are read here instead ([`SpecConstantOps`]).
 
 use crate::SpirvError;
 use rspirv::binary::ParseState;
-use rspirv::dr::Module;
+use rspirv::dr::{Module, Operand};
+use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
 
 /// The first word of every SPIR-V module.
 pub const SPIRV_MAGIC: u32 = 0x0723_0203;
@@ -20,7 +26,14 @@ pub fn load(bytes: &[u8]) -> Result<Module, SpirvError> {
     let words = words_of(bytes)?;
     check_header(&words)?;
     check_framing(&words)?;
-    let mut module = rspirv::dr::load_bytes(bytes).map_err(from_parse_state)?;
+    let spec_ops = SpecConstantOps::take(&words);
+    let stream: Vec<u8> = spec_ops
+        .words
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let mut module = rspirv::dr::load_bytes(&stream).map_err(from_parse_state)?;
+    spec_ops.restore(&mut module);
     // rspirv keeps the version and bound but not the generator word; the
     // summary names the tool that wrote the module, so restore it.
     if let Some(header) = module.header.as_mut() {
@@ -76,6 +89,66 @@ fn check_framing(words: &[u32]) -> Result<(), SpirvError> {
         index += 1;
     }
     Ok(())
+}
+
+/// The module's words with each `OpSpecConstantOp` whose inner operands
+/// are all ids cut to a form rspirv reads (a `Bitcast` of its first
+/// operand), and those operands kept, to be put back once it has.
+struct SpecConstantOps {
+    words: Vec<u32>,
+    /// Result id → the operands as rspirv would give them.
+    operands: Vec<(u32, Vec<Operand>)>,
+}
+
+impl SpecConstantOps {
+    const OPCODE: u32 = 52;
+
+    fn take(words: &[u32]) -> SpecConstantOps {
+        let mut out = words[..HEADER_WORDS].to_vec();
+        let mut operands = Vec::new();
+        let mut at = HEADER_WORDS;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            let inst = &words[at..at + count];
+            at += count;
+            let inner = (inst[0] & 0xffff == Self::OPCODE && count >= 5)
+                .then(|| INSTRUCTION_TABLE.lookup_opcode(inst[3]))
+                .flatten()
+                .filter(|g| {
+                    g.operands.iter().all(|o| {
+                        matches!(
+                            o.kind,
+                            OperandKind::IdResultType | OperandKind::IdResult | OperandKind::IdRef
+                        )
+                    })
+                });
+            let Some(inner) = inner else {
+                out.extend_from_slice(inst);
+                continue;
+            };
+            let mut kept = vec![Operand::LiteralSpecConstantOpInteger(inner.opcode)];
+            kept.extend(inst[4..].iter().map(|id| Operand::IdRef(*id)));
+            operands.push((inst[2], kept));
+            const BITCAST: u32 = 124;
+            out.extend_from_slice(&[(5 << 16) | Self::OPCODE, inst[1], inst[2], BITCAST, inst[4]]);
+        }
+        SpecConstantOps {
+            words: out,
+            operands,
+        }
+    }
+
+    fn restore(self, module: &mut rspirv::dr::Module) {
+        for (id, operands) in self.operands {
+            if let Some(inst) = module
+                .types_global_values
+                .iter_mut()
+                .find(|i| i.result_id == Some(id))
+            {
+                inst.operands = operands;
+            }
+        }
+    }
 }
 
 fn from_parse_state(state: ParseState) -> SpirvError {

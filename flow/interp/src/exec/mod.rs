@@ -976,6 +976,13 @@ impl Runner<'_> {
                 }
                 Op::PtrDiff { dst, a, b, elem } => lanes!(l => r!(l, dst) =
                     ((r!(l, a).wrapping_sub(r!(l, b)) as i64) / elem as i64) as u64),
+                Op::CastToSpace { dst, src, space } => lanes!(l => {
+                    let p = r!(l, src);
+                    r!(l, dst) = if crate::memory::decode(p).0 == space as u64 { p } else { 0 };
+                }),
+                Op::CountAccess { ptr, bytes, store } => lanes!(l => {
+                    mem.count(r!(l, ptr), bytes as u64, store);
+                }),
                 // Scalar 32-bit global accesses, the commonest, go straight
                 // to the word; anything else takes the general way, which
                 // also reports what is wrong with an access.

@@ -122,6 +122,44 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
+    /// One index of an access chain into a `cur`: the first of a pointer
+    /// chain steps over whole `cur`s, a struct index (a constant) picks a
+    /// member, an array or vector index steps over elements.
+    pub(super) fn chain_step(
+        &self,
+        cur: Word,
+        element: bool,
+        constant: Option<i64>,
+    ) -> R<ChainStep> {
+        if element {
+            let stride = self.types.layout(cur)?.size as i64;
+            return Ok(ChainStep::Stride { stride, next: cur });
+        }
+        Ok(match *self.types.get(cur)? {
+            Type::Struct { .. } => {
+                let c = constant
+                    .ok_or_else(|| TranslateError::malformed("struct index is not a constant"))?;
+                ChainStep::Member {
+                    disp: self.types.member_offset(cur, c as u64)? as i64,
+                    next: self.types.member_slot(cur, c as u64)?.1,
+                }
+            }
+            Type::Array { element, .. } => ChainStep::Stride {
+                stride: self.types.layout(element)?.size as i64,
+                next: element,
+            },
+            Type::Vector(s, _) => ChainStep::Stride {
+                stride: SlotKind::from(s).size() as i64,
+                next: self.vector_scalar_type(cur)?,
+            },
+            ref other => {
+                return Err(TranslateError::malformed(format!(
+                    "indexing into {other:?}"
+                )))
+            }
+        })
+    }
+
     pub(super) fn access_chain(&mut self, inst: &Instruction) -> R<()> {
         let (rid, _) = result(inst)?;
         let base = self.val(id(inst, 0)?)?;
@@ -141,31 +179,15 @@ impl<'m> Translator<'m> {
                 .const_ints
                 .get(&index_id)
                 .map(|v| crate::opencl_std::sext(*v, bits));
-            let stride = if k == 1 && element_first {
-                self.types.layout(cur)?.size as i64
-            } else {
-                match *self.types.get(cur)? {
-                    Type::Struct { .. } => {
-                        let c = constant.ok_or_else(|| {
-                            TranslateError::malformed("struct index is not a constant")
-                        })?;
-                        disp += self.types.member_offset(cur, c as u64)? as i64;
-                        cur = self.types.member_slot(cur, c as u64)?.1;
-                        continue;
-                    }
-                    Type::Array { element, .. } => {
-                        cur = element;
-                        self.types.layout(element)?.size as i64
-                    }
-                    Type::Vector(s, _) => {
-                        cur = self.vector_scalar_type(cur)?;
-                        SlotKind::from(s).size() as i64
-                    }
-                    ref other => {
-                        return Err(TranslateError::malformed(format!(
-                            "indexing into {other:?}"
-                        )))
-                    }
+            let stride = match self.chain_step(cur, k == 1 && element_first, constant)? {
+                ChainStep::Member { disp: member, next } => {
+                    disp += member;
+                    cur = next;
+                    continue;
+                }
+                ChainStep::Stride { stride, next } => {
+                    cur = next;
+                    stride
                 }
             };
             match constant {
@@ -227,6 +249,17 @@ impl<'m> Translator<'m> {
         })
     }
 
+    /// A value accessed through a generic pointer: scalars and vectors
+    /// (aggregates through generic pointers are not interpreted).
+    fn generic_uniform(&mut self, ty: Word) -> R<(u8, u8, LaneType)> {
+        self.uniform(ty)?.ok_or_else(|| {
+            TranslateError::unsupported(
+                "a struct or array loaded or stored whole through a generic pointer",
+                "access its members, or give the pointer an address space",
+            )
+        })
+    }
+
     pub(super) fn load_value(
         &mut self,
         dst: Reg,
@@ -235,12 +268,24 @@ impl<'m> Translator<'m> {
         space: AddressSpace,
         align: Option<u64>,
     ) -> R<()> {
-        let space = traffic_space(space)?;
         let Layout {
             size,
             align: natural,
         } = self.types.layout(ty)?;
         let align = power_of_two_align(align.unwrap_or(natural));
+        if space == AddressSpace::Generic {
+            let (size, n, lt) = self.generic_uniform(ty)?;
+            self.emit(Op::Load {
+                dst,
+                ptr,
+                size,
+                n,
+                align,
+            });
+            self.generic_traffic(ptr, false, size as u64 * n as u64, lt, n as u64);
+            return Ok(());
+        }
+        let space = traffic_space(space)?;
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
                 self.emit(Op::Load {
@@ -282,9 +327,21 @@ impl<'m> Translator<'m> {
         space: AddressSpace,
         align: Option<u64>,
     ) -> R<()> {
-        let space = traffic_space(space)?;
         let Layout { align: natural, .. } = self.types.layout(ty)?;
         let align = power_of_two_align(align.unwrap_or(natural));
+        if space == AddressSpace::Generic {
+            let (size, n, lt) = self.generic_uniform(ty)?;
+            self.emit(Op::Store {
+                src,
+                ptr,
+                size,
+                n,
+                align,
+            });
+            self.generic_traffic(ptr, true, size as u64 * n as u64, lt, n as u64);
+            return Ok(());
+        }
+        let space = traffic_space(space)?;
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
                 self.emit(Op::Store {
@@ -566,4 +623,12 @@ impl<'m> Translator<'m> {
         self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())
     }
+}
+
+/// What one index of an access chain does ([`Translator::chain_step`]).
+pub(super) enum ChainStep {
+    /// A struct member `disp` bytes in, of type `next`.
+    Member { disp: i64, next: Word },
+    /// Elements of type `next`, `stride` bytes apart.
+    Stride { stride: i64, next: Word },
 }

@@ -524,6 +524,32 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
+    /// `to_global`, `to_local`, `to_private`: the pointer where it points
+    /// into that space, else NULL.
+    pub(super) fn cast_to_space(&mut self, inst: &Instruction) -> R<()> {
+        let (rid, _) = result(inst)?;
+        let src = self.val(id(inst, 0)?)?.slot;
+        let dst = self.val(rid)?.slot;
+        let space = match inst.operands.get(1) {
+            Some(Operand::StorageClass(StorageClass::CrossWorkgroup)) => {
+                crate::memory::SPACE_GLOBAL
+            }
+            Some(Operand::StorageClass(StorageClass::Workgroup)) => crate::memory::SPACE_LOCAL,
+            Some(Operand::StorageClass(StorageClass::Function)) => crate::memory::SPACE_PRIVATE,
+            other => {
+                return Err(TranslateError::malformed(format!(
+                    "OpGenericCastToPtrExplicit to {other:?}"
+                )))
+            }
+        };
+        self.emit(Op::CastToSpace {
+            dst,
+            src,
+            space: space as u8,
+        });
+        Ok(())
+    }
+
     /// The value of a scalar integer op on constants, inside inlined bodies
     /// (elsewhere the compiler has folded what can be folded).
     pub(super) fn fold(&self, op: IntOp, bits: u8, n: u8, a: Reg, b: Reg) -> Option<u64> {

@@ -20,6 +20,7 @@ impl<'m> Translator<'m> {
             self.init.push((slot, pointer));
             self.const_slots.insert(slot, pointer);
         }
+        self.relocate();
         let order = self.reachable(entry_fn)?;
         for f in &order {
             let func = self.functions[f];

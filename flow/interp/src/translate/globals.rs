@@ -64,11 +64,13 @@ impl<'m> Translator<'m> {
             S::ConstantComposite | S::SpecConstantComposite => {
                 let (rid, ty) = result(inst)?;
                 let mut values = Vec::new();
+                let mut sources = Vec::new();
                 for i in 0..inst.operands.len() {
                     let part = self.val(id(inst, i)?)?;
                     let n = self.types.slots(part.ty)?;
                     for k in 0..n {
                         values.push(self.init_value(part.slot + k));
+                        sources.push(part.slot + k);
                     }
                 }
                 if values.len() as u32 != self.types.slots(ty)? {
@@ -77,7 +79,10 @@ impl<'m> Translator<'m> {
                     ));
                 }
                 self.constant(rid, ty, values)?;
+                let slot = self.val(rid)?.slot;
+                self.carry_pointers(&sources, slot);
             }
+            S::SpecConstantOp => self.spec_constant_op(inst)?,
             S::Variable => self.global_variable(inst)?,
             S::String | S::Line | S::NoLine | S::ExtInst => {}
             S::ConstantSampler
@@ -211,7 +216,11 @@ impl<'m> Translator<'m> {
                     label: format!("program-scope variable `{label}`"),
                     space,
                 });
-                (memory::SPACE_GLOBAL, self.global_vars.len() - 1)
+                let index = self.global_vars.len() - 1;
+                if let Some(c) = initializer {
+                    self.relocations_of(index, c, pointee)?;
+                }
+                (memory::SPACE_GLOBAL, index)
             }
             other => {
                 return Err(TranslateError::unsupported(

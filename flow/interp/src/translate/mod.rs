@@ -20,6 +20,7 @@ mod control;
 mod ext;
 mod function;
 mod globals;
+mod relocate;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -133,6 +134,10 @@ struct Translator<'m> {
     uses_barrier: bool,
     /// Program-scope variables: (id, space, index among its kind).
     pending_globals: Vec<(Word, u64, usize)>,
+    /// Constant slots that point into program-scope buffers: (buffer,
+    /// offset), valued by `relocate`.
+    global_pointer_slots: HashMap<Reg, (usize, i64)>,
+    relocations: Vec<relocate::Relocation>,
     inline_depth: u32,
     /// Counting is off while the body of a funnel-shift emulation is
     /// emitted: it is counted as the rotate it implements.
@@ -334,6 +339,8 @@ impl<'m> Translator<'m> {
             nargs: 0,
             uses_barrier: false,
             pending_globals: Vec::new(),
+            global_pointer_slots: HashMap::new(),
+            relocations: Vec::new(),
             inline_depth: 0,
             silent: false,
             overrides: HashMap::new(),
@@ -479,6 +486,23 @@ impl<'m> Translator<'m> {
         self.hist(space.access_name(store), ty, lanes);
     }
 
+    /// An access through a generic pointer: its space is its value's, so
+    /// its bytes are counted as it runs, in that space; the histogram names
+    /// it generic.
+    fn generic_traffic(&mut self, ptr: Reg, store: bool, bytes: u64, ty: LaneType, lanes: u64) {
+        let name = if store {
+            "OpStore generic"
+        } else {
+            "OpLoad generic"
+        };
+        self.hist(name, ty, lanes);
+        self.emit(Op::CountAccess {
+            ptr,
+            bytes: bytes as u32,
+            store,
+        });
+    }
+
     fn target(&mut self, label: Word) -> Pc {
         let t = if self.phis.contains_key(&label) {
             self.stubs.push((self.current_label, label));
@@ -602,11 +626,10 @@ impl<'m> Translator<'m> {
             S::ConvertSToF | S::ConvertUToF => self.int_to_float(inst),
             S::FConvert => self.float_convert(inst),
             S::ConvertPtrToU | S::ConvertUToPtr => self.pointer_convert(inst),
-            S::Bitcast
-            | S::PtrCastToGeneric
-            | S::GenericCastToPtr
-            | S::GenericCastToPtrExplicit
-            | S::CopyObject => self.bitcast(inst),
+            S::Bitcast | S::PtrCastToGeneric | S::GenericCastToPtr | S::CopyObject => {
+                self.bitcast(inst)
+            }
+            S::GenericCastToPtrExplicit => self.cast_to_space(inst),
             S::CompositeExtract => self.composite_extract(inst),
             S::CompositeInsert => self.composite_insert(inst),
             S::CompositeConstruct => self.composite_construct(inst),

@@ -8,11 +8,17 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-/// SPIR-V for `source`, compiled once per test binary.
+/// SPIR-V for `source` (OpenCL C 1.2), compiled once per test binary.
 pub fn compile(source: &str) -> Vec<u8> {
+    compile_std(source, "CL1.2")
+}
+
+/// SPIR-V for `source` under `-cl-std=STD`, compiled once per test binary.
+pub fn compile_std(source: &str, std: &str) -> Vec<u8> {
     static CACHE: OnceLock<Mutex<HashMap<String, Vec<u8>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(spv) = cache.lock().unwrap().get(source) {
+    let key = format!("{std}\n{source}");
+    if let Some(spv) = cache.lock().unwrap().get(&key) {
         return spv.clone();
     }
     let dir = tempfile::tempdir().unwrap();
@@ -21,14 +27,8 @@ pub fn compile(source: &str) -> Vec<u8> {
     let spv = dir.path().join("k.spv");
     std::fs::write(&cl, source).unwrap();
     let out = Command::new("clang-15")
-        .args([
-            "-cl-std=CL1.2",
-            "-target",
-            "spir64",
-            "-O2",
-            "-emit-llvm",
-            "-c",
-        ])
+        .arg(format!("-cl-std={std}"))
+        .args(["-target", "spir64", "-O2", "-emit-llvm", "-c"])
         .arg(&cl)
         .arg("-o")
         .arg(&bc)
@@ -51,10 +51,7 @@ pub fn compile(source: &str) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     let bytes = std::fs::read(&spv).unwrap();
-    cache
-        .lock()
-        .unwrap()
-        .insert(source.to_string(), bytes.clone());
+    cache.lock().unwrap().insert(key, bytes.clone());
     bytes
 }
 
