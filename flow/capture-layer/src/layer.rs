@@ -12,8 +12,9 @@
 //! itself (an NDRange's sizes). Handles are kept as numbers and handed back
 //! to the runtime, never dereferenced.
 
+use crate::programs::ProgramText;
 use crate::record::{ArgRecord, DeviceRecord, LaunchRecord};
-use crate::state::{plain_arg, ProgramText, RawArg, Recorded, State};
+use crate::state::{plain_arg, RawArg, Recorded, State};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -35,7 +36,7 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 const NAME: &[u8] = b"clflow capture\0";
 
-fn target() -> &'static cl_icd_dispatch {
+pub(crate) fn target() -> &'static cl_icd_dispatch {
     TARGET
         .get()
         .expect("the loader initialises a layer before calling it")
@@ -43,7 +44,7 @@ fn target() -> &'static cl_icd_dispatch {
 
 /// Runs `f` on the capture state, if capturing; a panic inside is caught so
 /// that it never unwinds into the application.
-fn with_state(f: impl FnOnce(&mut State)) {
+pub(crate) fn with_state(f: impl FnOnce(&mut State)) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut guard = STATE.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(state) = guard.as_mut() {
@@ -112,6 +113,8 @@ pub unsafe extern "C" fn clInitLayer(
     layer.clCreateProgramWithBinary = Some(create_program_with_binary);
     layer.clCreateProgramWithIL = Some(create_program_with_il);
     layer.clBuildProgram = Some(build_program);
+    layer.clCompileProgram = Some(crate::link::compile_program);
+    layer.clLinkProgram = Some(crate::link::link_program);
     layer.clCreateKernel = Some(create_kernel);
     layer.clCreateKernelsInProgram = Some(create_kernels_in_program);
     layer.clCreateBuffer = Some(create_buffer);

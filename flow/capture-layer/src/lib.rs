@@ -14,4 +14,6 @@ pub mod record;
 pub mod select;
 
 mod layer;
+mod link;
+mod programs;
 mod state;

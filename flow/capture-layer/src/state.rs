@@ -3,44 +3,13 @@
 //! Objects are keyed by their handle's address: the layer never
 //! dereferences one, it only hands it back to the runtime.
 
+use crate::programs::Program;
 use crate::record::{
-    ArgRecord, LaunchRecord, ProgramRecord, DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV,
-    SKIPPED_SUFFIX,
+    ArgRecord, LaunchRecord, DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX,
 };
 use crate::select::{LaunchSelection, Selection};
 use std::collections::HashMap;
 use std::path::PathBuf;
-
-pub struct Program {
-    pub record: ProgramRecord,
-    /// The sources, until they are written with the first captured launch.
-    pub source: Option<ProgramText>,
-    pub written: bool,
-}
-
-/// What a program was made from, where clflow can analyse it.
-pub enum ProgramText {
-    /// All source strings, in order.
-    OpenClC(String),
-    /// A SPIR-V module (`clCreateProgramWithIL`).
-    Spirv(Vec<u8>),
-}
-
-impl ProgramText {
-    fn extension(&self) -> &'static str {
-        match self {
-            ProgramText::OpenClC(_) => "cl",
-            ProgramText::Spirv(_) => "spv",
-        }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        match self {
-            ProgramText::OpenClC(text) => text.as_bytes(),
-            ProgramText::Spirv(module) => module,
-        }
-    }
-}
 
 pub struct Kernel {
     pub program: usize,
@@ -75,7 +44,7 @@ pub struct State {
     /// far may write.
     max_bytes: Option<u64>,
     planned_bytes: u64,
-    next_program: u32,
+    pub(crate) next_program: u32,
     next_sequence: u64,
     per_kernel: HashMap<String, u64>,
     /// How many records (written or being written) name each buffer file,
@@ -113,7 +82,7 @@ impl State {
         Some(State::new(dir, selection, max_bytes))
     }
 
-    fn new(dir: PathBuf, selection: Selection, max_bytes: Option<u64>) -> State {
+    pub(crate) fn new(dir: PathBuf, selection: Selection, max_bytes: Option<u64>) -> State {
         State {
             dir,
             selection,
@@ -129,31 +98,6 @@ impl State {
             file_refs: HashMap::new(),
             latest: HashMap::new(),
         }
-    }
-
-    pub fn add_program(
-        &mut self,
-        handle: usize,
-        source: Option<ProgramText>,
-        why_not: Option<String>,
-    ) {
-        let id = self.next_program;
-        self.next_program += 1;
-        self.programs.insert(
-            handle,
-            Program {
-                record: ProgramRecord {
-                    id,
-                    source_file: source
-                        .as_ref()
-                        .map(|s| format!("program-{id}.{}", s.extension())),
-                    not_analysable: why_not,
-                    build_options: String::new(),
-                },
-                source,
-                written: false,
-            },
-        );
     }
 
     /// Numbers the launch of `kernel` and says whether the selection takes
@@ -202,26 +146,6 @@ impl State {
             }
         }
         self.planned_bytes = self.planned_bytes.saturating_sub(earlier.bytes);
-    }
-
-    /// Writes the program's files once; its record's name for the launch.
-    pub fn write_program(&mut self, handle: usize) -> std::io::Result<u32> {
-        let dir = self.dir.clone();
-        let Some(program) = self.programs.get_mut(&handle) else {
-            return Ok(u32::MAX);
-        };
-        if !program.written {
-            if let (Some(file), Some(source)) = (&program.record.source_file, &program.source) {
-                std::fs::write(dir.join(file), source.bytes())?;
-            }
-            let json = serde_json::to_string_pretty(&program.record).unwrap_or_default();
-            std::fs::write(
-                dir.join(format!("program-{}.json", program.record.id)),
-                json,
-            )?;
-            program.written = true;
-        }
-        Ok(program.record.id)
     }
 
     /// Leaves a note for a launch of a kernel the layer did not see made.
@@ -286,6 +210,8 @@ pub fn plain_arg(arg: &RawArg) -> ArgRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::programs::ProgramText;
+    use crate::record::ProgramRecord;
 
     #[test]
     fn programs_are_written_once_as_their_source_or_module() {

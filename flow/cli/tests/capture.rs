@@ -450,6 +450,55 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     assert_eq!(stored, 4 * m * n);
 }
 
+/// clCompileProgram with a header given as a program of its own, then
+/// clLinkProgram: the linked program's kernel is captured with its
+/// inputs' sources, the helper's options, and the header where the source
+/// includes it.
+#[test]
+fn a_linked_program_is_captured_with_its_header() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host(data.path(), "separate");
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("separate: checksum 6080.0"));
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("launch-000000.toml")).unwrap())
+            .unwrap();
+    let source = manifest["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("raw/program-") && source.ends_with(".cl"),
+        "{source}"
+    );
+    assert_eq!(manifest["build_options"].as_str(), Some("-DOFFSET=0.5f"));
+    let header = out_dir
+        .join(source)
+        .parent()
+        .unwrap()
+        .join("params/scale.h");
+    assert_eq!(
+        std::fs::read_to_string(header).unwrap(),
+        "#define SCALE 3.0f\n"
+    );
+    let counted = clflow(
+        data.path(),
+        &[
+            "count",
+            out_dir.to_str().unwrap(),
+            "--ops",
+            "fp32",
+            "--json",
+        ],
+    );
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let launch = &counted["launches"][0];
+    assert_eq!(launch["kernel"], "apply");
+    // 64 work-items, one multiply-add each (3x + 0.5).
+    assert_eq!(launch["W"]["fp32"], 128);
+    assert_eq!(launch["outputs_match"], true);
+}
+
 #[test]
 fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
     layer_is_built();
