@@ -1011,3 +1011,30 @@ unsafe fn profiled_ns(event: cl_event) -> Option<u64> {
     };
     Some(at(CL_PROFILING_COMMAND_END)?.saturating_sub(at(CL_PROFILING_COMMAND_START)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the disk refuses the file (full, or gone), nothing is left
+    /// under the real name: the launch is then recorded as not captured.
+    #[test]
+    fn a_buffer_that_cannot_be_written_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = vec![7u8; 3 * COMPRESS_FROM_BYTES];
+        assert_eq!(
+            store(dir.path(), "buffer-a.bin", &data).as_deref(),
+            Some("buffer-a.bin.gz")
+        );
+        let noise: Vec<u8> = (0..64u32)
+            .flat_map(|i| i.wrapping_mul(2654435761).to_le_bytes())
+            .collect();
+        assert_eq!(
+            store(dir.path(), "buffer-b.bin", &noise).as_deref(),
+            Some("buffer-b.bin")
+        );
+        let gone = dir.path().join("gone");
+        assert_eq!(store(&gone, "buffer-c.bin", &data), None);
+        assert!(!gone.exists());
+    }
+}
