@@ -50,6 +50,15 @@ fn capture_pipeline(data: &Path, flags: &[&str], app_args: &[&str]) -> (PathBuf,
     capture(data, flags, &command)
 }
 
+/// `clflow count DIR FLAGS... --json` of a capture, which must succeed.
+fn count_json(data: &Path, dir: &Path, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec!["count", dir.to_str().unwrap(), "--json"];
+    args.extend(flags);
+    let counted = clflow(data, &args);
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    serde_json::from_slice(&counted.stdout).unwrap()
+}
+
 /// The `file =` of argument `k` in a manifest.
 fn arg_file(manifest: &Path, k: usize) -> String {
     let manifest: toml::Value =
@@ -302,9 +311,7 @@ fn rules_per_kernel_take_the_last_launch_and_the_first() {
         .filter(|n| n.starts_with("buffer-"))
         .collect();
     assert_eq!(stored, named);
-    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
-    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
-    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let counted = count_json(data.path(), &out_dir, &[]);
     for launch in counted["launches"].as_array().unwrap() {
         assert_eq!(launch["outputs_match"], true, "{launch}");
     }
@@ -369,9 +376,7 @@ fn a_pyopencl_script_is_captured_and_counted() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(text(&out.stdout).contains("axpy checksum 2998000.0"));
-    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
-    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
-    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let counted = count_json(data.path(), &out_dir, &[]);
     let launches = counted["launches"].as_array().unwrap();
     assert_eq!(launches.len(), 3);
     for launch in launches {
@@ -400,18 +405,7 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
         "{}",
         text(&out.stdout)
     );
-    let counted = clflow(
-        data.path(),
-        &[
-            "count",
-            out_dir.to_str().unwrap(),
-            "--ops",
-            "fp32",
-            "--json",
-        ],
-    );
-    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
-    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
     let launches = counted["launches"].as_array().unwrap();
     assert!(!launches.is_empty());
     for launch in launches {
@@ -480,18 +474,7 @@ fn a_linked_program_is_captured_with_its_header() {
         std::fs::read_to_string(header).unwrap(),
         "#define SCALE 3.0f\n"
     );
-    let counted = clflow(
-        data.path(),
-        &[
-            "count",
-            out_dir.to_str().unwrap(),
-            "--ops",
-            "fp32",
-            "--json",
-        ],
-    );
-    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
-    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
     let launch = &counted["launches"][0];
     assert_eq!(launch["kernel"], "apply");
     // 64 work-items, one multiply-add each (3x + 0.5).
@@ -787,9 +770,7 @@ fn buffers_of_structs_are_captured_as_their_structs() {
         );
     }
 
-    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap(), "--json"]);
-    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
-    let counted: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let counted = count_json(data.path(), &out_dir, &[]);
     let launches = counted["launches"].as_array().unwrap();
     assert_eq!(launches.len(), 4);
     for launch in launches {

@@ -145,16 +145,7 @@ impl Compiler {
             return self.take_module(request, module);
         }
         let options = BuildOptions::parse(request.build_options)?.clang_args();
-        let find_opt = || OPT.find();
-        let pipeline = Pipeline {
-            clang: &self.clang,
-            llvm_spirv: &self.llvm_spirv,
-            spirv_val: &self.spirv_val,
-            opt: &find_opt,
-            trace: &*self.trace,
-            source: request.source,
-            options: &options,
-        };
+        let pipeline = self.pipeline(request.source, &options);
         let preprocessed = pipeline.preprocess()?;
         let key = cache::key(&KeyInputs {
             preprocessed: &preprocessed,
@@ -204,7 +195,25 @@ impl Compiler {
     }
 }
 
+/// opt-15, looked up only by the fallback that needs it.
+fn find_opt() -> Result<Tool, CompileError> {
+    OPT.find()
+}
+
 impl Compiler {
+    /// The tool invocations for `source` built with `options`.
+    fn pipeline<'a>(&'a self, source: &'a Path, options: &'a [String]) -> Pipeline<'a> {
+        Pipeline {
+            clang: &self.clang,
+            llvm_spirv: &self.llvm_spirv,
+            spirv_val: &self.spirv_val,
+            opt: &find_opt,
+            trace: &*self.trace,
+            source,
+            options,
+        }
+    }
+
     /// A SPIR-V module given as the kernel: loaded, its blocks put in
     /// order where they are not, and validated like a module of our own.
     fn take_module(
@@ -212,48 +221,11 @@ impl Compiler {
         request: &CompileRequest,
         module: Vec<u8>,
     ) -> Result<Compiled, CompileError> {
-        let not_spirv = |reason: String| CompileError::NotAKernel {
+        clflow_spirv::load(&module).map_err(|e| CompileError::NotAKernel {
             path: request.source.to_path_buf(),
-            reason: format!("not a SPIR-V module clflow can read: {reason}"),
-        };
-        clflow_spirv::load(&module).map_err(|e| not_spirv(e.to_string()))?;
-        let spirv = match clflow_spirv::order_blocks(&module) {
-            Ok(Some(ordered)) => {
-                (self.trace)("moved blocks that preceded their dominators after them");
-                ordered
-            }
-            _ => module,
-        };
-        let work = tempfile::Builder::new()
-            .prefix("clflow-compile-")
-            .tempdir()
-            .map_err(|e| CompileError::Io {
-                what: "cannot create a temporary directory".into(),
-                reason: e.to_string(),
-            })?;
-        let path = work.path().join("module.spv");
-        std::fs::write(&path, &spirv).map_err(|e| CompileError::Io {
-            what: format!("cannot write {}", path.display()),
-            reason: e.to_string(),
+            reason: format!("not a SPIR-V module clflow can read: {e}"),
         })?;
-        let find_opt = || OPT.find();
-        let pipeline = Pipeline {
-            clang: &self.clang,
-            llvm_spirv: &self.llvm_spirv,
-            spirv_val: &self.spirv_val,
-            opt: &find_opt,
-            trace: &*self.trace,
-            source: request.source,
-            options: &[],
-        };
-        pipeline.validate(&path)?;
-        let undefined = pipeline::undefined_calls(&spirv);
-        if !undefined.is_empty() {
-            return Err(CompileError::Undefined {
-                kernel: request.source.to_path_buf(),
-                functions: undefined,
-            });
-        }
+        let spirv = self.pipeline(request.source, &[]).check_module(module)?;
         let mut notes = Vec::new();
         if !request.build_options.trim().is_empty() {
             notes.push(format!(

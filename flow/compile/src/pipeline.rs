@@ -39,10 +39,21 @@ pub const GNU89_INLINE: &str = "-fgnu89-inline";
 
 /// The functions a module calls but does not define (none for a module that
 /// does not load: its own check reports that).
-pub(crate) fn undefined_calls(spirv: &[u8]) -> Vec<String> {
+fn undefined_calls(spirv: &[u8]) -> Vec<String> {
     clflow_spirv::load(spirv)
         .map(|module| clflow_spirv::undefined_calls(&module))
         .unwrap_or_default()
+}
+
+/// A directory for one build's files, removed with it.
+fn work_dir() -> Result<tempfile::TempDir, CompileError> {
+    tempfile::Builder::new()
+        .prefix("clflow-compile-")
+        .tempdir()
+        .map_err(|e| CompileError::Io {
+            what: "cannot create a temporary directory".into(),
+            reason: e.to_string(),
+        })
 }
 
 /// Arguments every clang invocation shares: the source is OpenCL C
@@ -131,13 +142,7 @@ impl Pipeline<'_> {
     }
 
     fn build_once(&self) -> Result<Built, CompileError> {
-        let work = tempfile::Builder::new()
-            .prefix("clflow-compile-")
-            .tempdir()
-            .map_err(|e| CompileError::Io {
-                what: "cannot create a temporary directory".into(),
-                reason: e.to_string(),
-            })?;
+        let work = work_dir()?;
         let bitcode = work.path().join("kernel.bc");
         let mut command = clang_base(self.clang, self.options);
         command.args(["-O2", "-cl-kernel-arg-info", "-emit-llvm", "-c"]);
@@ -171,17 +176,47 @@ impl Pipeline<'_> {
         bitcode: &Path,
         spirv_path: &Path,
     ) -> Result<Vec<u8>, CompileError> {
-        let mut spirv = self.translate(bitcode, spirv_path)?;
-        if let Ok(Some(ordered)) = clflow_spirv::order_blocks(&spirv) {
-            (self.trace)("moved blocks that preceded their dominators after them");
-            std::fs::write(spirv_path, &ordered).map_err(|e| CompileError::Io {
-                what: format!("cannot write {}", spirv_path.display()),
-                reason: e.to_string(),
-            })?;
-            spirv = ordered;
-        }
+        let spirv = self.translate(bitcode, spirv_path)?;
+        self.order_and_validate(spirv, spirv_path)
+    }
+
+    /// Puts blocks after their dominators where they are not, writes the
+    /// module to `spirv_path` and validates it there.
+    fn order_and_validate(
+        &self,
+        spirv: Vec<u8>,
+        spirv_path: &Path,
+    ) -> Result<Vec<u8>, CompileError> {
+        let spirv = match clflow_spirv::order_blocks(&spirv) {
+            Ok(Some(ordered)) => {
+                (self.trace)("moved blocks that preceded their dominators after them");
+                ordered
+            }
+            _ => spirv,
+        };
+        std::fs::write(spirv_path, &spirv).map_err(|e| CompileError::Io {
+            what: format!("cannot write {}", spirv_path.display()),
+            reason: e.to_string(),
+        })?;
         self.validate(spirv_path)?;
         Ok(spirv)
+    }
+
+    /// A module given as the kernel, checked as one of our own: its blocks
+    /// in order, valid, and every function it calls defined.
+    pub fn check_module(&self, module: Vec<u8>) -> Result<Vec<u8>, CompileError> {
+        let work = work_dir()?;
+        let spirv = self.order_and_validate(module, &work.path().join("module.spv"))?;
+        let undefined = undefined_calls(&spirv);
+        self.defined(
+            Built {
+                spirv,
+                fallback_used: false,
+                warnings: String::new(),
+            },
+            undefined,
+        )
+        .map(|built| built.spirv)
     }
 
     fn fallback(&self, work: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
@@ -256,7 +291,7 @@ impl Pipeline<'_> {
         Ok(spirv)
     }
 
-    pub(crate) fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
+    fn validate(&self, spirv_path: &Path) -> Result<(), CompileError> {
         let mut command = self.spirv_val.command();
         command.arg(spirv_path);
         let output = self.run(self.spirv_val, &mut command)?;

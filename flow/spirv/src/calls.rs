@@ -47,18 +47,10 @@ fn name_of(module: &Module, id: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rspirv::dr::Builder;
 
     #[test]
     fn a_call_to_a_declared_function_is_named() {
-        let mut b = Builder::new();
-        b.capability(spirv::Capability::Kernel);
-        b.memory_model(
-            spirv::AddressingModel::Physical64,
-            spirv::MemoryModel::OpenCL,
-        );
-        let void = b.type_void();
-        let fn_type = b.type_function(void, vec![]);
+        let (mut b, void, fn_type) = crate::test_modules::kernel_builder();
         let helper = b
             .begin_function(void, None, spirv::FunctionControl::NONE, fn_type)
             .unwrap();

@@ -147,21 +147,11 @@ fn emit_blocks(out: &mut Vec<u32>, blocks: Vec<(u32, Vec<u32>)>, order: Option<V
 mod tests {
     use super::*;
     use rspirv::binary::Assemble;
-    use rspirv::dr::Builder;
 
     /// A kernel-style function whose blocks are written entry, C, B, where
     /// B branches to C: C comes before its dominator B.
     fn out_of_order_module() -> Vec<u8> {
-        let mut b = Builder::new();
-        b.set_version(1, 0);
-        b.capability(spirv::Capability::Addresses);
-        b.capability(spirv::Capability::Kernel);
-        b.memory_model(
-            spirv::AddressingModel::Physical64,
-            spirv::MemoryModel::OpenCL,
-        );
-        let void = b.type_void();
-        let fn_type = b.type_function(void, vec![]);
+        let (mut b, void, fn_type) = crate::test_modules::kernel_builder();
         let f = b
             .begin_function(void, None, spirv::FunctionControl::NONE, fn_type)
             .unwrap();

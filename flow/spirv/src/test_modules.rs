@@ -10,6 +10,19 @@ use spirv::{
     FunctionParameterAttribute, MemoryModel, StorageClass, Word,
 };
 
+/// A builder for an OpenCL kernel module (Physical64, OpenCL memory
+/// model), with `void` and a `void()` function type declared.
+pub fn kernel_builder() -> (Builder, Word, Word) {
+    let mut b = Builder::new();
+    b.set_version(1, 0);
+    b.capability(Capability::Addresses);
+    b.capability(Capability::Kernel);
+    b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
+    let void = b.type_void();
+    let fn_type = b.type_function(void, vec![]);
+    (b, void, fn_type)
+}
+
 /// What a kernel parameter is in the test module, and how it is decorated.
 struct TestParam {
     name: Option<&'static str>,

@@ -4,9 +4,8 @@
  * two steps of each. Its kernels name the struct by its tag and by a
  * typedef. Every value is exact in float, with or without fused
  * multiply-adds, so any device computes the very same bytes. */
-#define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#include <CL/cl.h>
+#include "check.h"
 #include <stdio.h>
 
 static const char *source =
@@ -33,20 +32,12 @@ _Static_assert(sizeof(Particle) == 48, "struct Particle is 48 bytes in OpenCL C"
 
 #define N 256
 #define STEPS 2
-#define CHECK(what, status)                                          \
-  if ((status) != CL_SUCCESS) {                                      \
-    fprintf(stderr, "particles: %s failed (%d)\n", what, (status)); \
-    return 1;                                                        \
-  }
 
 int main(void) {
   cl_int status;
-  cl_platform_id platform;
   cl_device_id device;
-  CHECK("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  CHECK("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
-  CHECK("clCreateContext", status);
+  cl_context context;
+  CHECK("opening the device", open_device(&device, &context));
   cl_command_queue timed =
       clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &status);
   CHECK("clCreateCommandQueue (profiling)", status);

@@ -2,8 +2,7 @@
  * second consuming the first's output, one launched with a NULL local size
  * and one with a __local argument, on a queue without profiling. It prints
  * a checksum of its result; `pipeline N crash` aborts after the loop. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +21,13 @@ static const char *source =
     "}\n";
 
 #define N 256
-#define CHECK(what, status)                                        \
-  if ((status) != CL_SUCCESS) {                                    \
-    fprintf(stderr, "pipeline: %s failed (%d)\n", what, (status)); \
-    return 1;                                                      \
-  }
 
 int main(int argc, char **argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 3;
   cl_int status;
-  cl_platform_id platform;
   cl_device_id device;
-  CHECK("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  CHECK("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
-  CHECK("clCreateContext", status);
+  cl_context context;
+  CHECK("opening the device", open_device(&device, &context));
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
   CHECK("clCreateCommandQueue", status);
   cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &status);

@@ -2,9 +2,8 @@
  * once (clCreateKernelsInProgram), one launched on a sub-buffer (the second
  * half of a buffer), and one reading an image, which a capture records but
  * cannot turn into a manifest. */
-#define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
-#include <CL/cl.h>
+#include "check.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -19,20 +18,12 @@ static const char *source =
     "}\n";
 
 #define N 512
-#define CHECK(what, status)                                        \
-  if ((status) != CL_SUCCESS) {                                    \
-    fprintf(stderr, "regions: %s failed (%d)\n", what, (status)); \
-    return 1;                                                      \
-  }
 
 int main(void) {
   cl_int status;
-  cl_platform_id platform;
   cl_device_id device;
-  CHECK("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  CHECK("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
-  CHECK("clCreateContext", status);
+  cl_context context;
+  CHECK("opening the device", open_device(&device, &context));
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
   CHECK("clCreateCommandQueue", status);
   cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &status);

@@ -2,8 +2,7 @@
  * clCompileProgram as a program of its own (included by name), a helper
  * and a kernel compiled apart, and clLinkProgram joining them. Prints a
  * checksum of the result. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "check.h"
 #include <stdio.h>
 
 static const char *header = "#define SCALE 3.0f\n";
@@ -18,20 +17,12 @@ static const char *kernel =
     "}\n";
 
 #define N 64
-#define CHECK(what, status)                                        \
-  if ((status) != CL_SUCCESS) {                                    \
-    fprintf(stderr, "separate: %s failed (%d)\n", what, (status)); \
-    return 1;                                                      \
-  }
 
 int main(void) {
   cl_int status;
-  cl_platform_id platform;
   cl_device_id device;
-  CHECK("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  CHECK("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
-  CHECK("clCreateContext", status);
+  cl_context context;
+  CHECK("opening the device", open_device(&device, &context));
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
   CHECK("clCreateCommandQueue", status);
   cl_program h = clCreateProgramWithSource(context, 1, &header, NULL, &status);
