@@ -2,7 +2,7 @@
 //! inputs, and report operations W, memory traffic Q and intensity I.
 
 use crate::failure::Failure;
-use crate::output::{print_json, Verbosity};
+use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_pipeline::capture;
@@ -124,6 +124,14 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }
+    if !result.printed.is_empty() {
+        verbosity.detail(format!(
+            "{} work-items printed (printf){}",
+            result.printed.len(),
+            if args.json { ", on stderr" } else { "" }
+        ));
+    }
+    print_kernel_output(&result.printed_bytes(), args.json)?;
     let counts = result.counts.report(&ops);
     match (args.json, traffic) {
         (true, Some(traffic)) => print_json(&TracedReport { counts, traffic }),
@@ -231,6 +239,9 @@ fn count_capture(
                 ),
             );
         }
+    }
+    for launch in &counted.launches {
+        print_kernel_output(&launch.printed, args.json)?;
     }
     if args.json {
         print_json(&counted)?;
