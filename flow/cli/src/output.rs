@@ -48,7 +48,11 @@ pub fn print_kernel_output(bytes: &[u8], json: bool) -> crate::Result<()> {
     if bytes.is_empty() {
         return Ok(());
     }
-    let close = if bytes.ends_with(b"\n") { &b""[..] } else { b"\n" };
+    let close = if bytes.ends_with(b"\n") {
+        &b""[..]
+    } else {
+        b"\n"
+    };
     let written = if json {
         let mut err = std::io::stderr().lock();
         err.write_all(bytes).and_then(|_| err.write_all(close))

@@ -103,24 +103,25 @@ fn with_json_the_kernels_output_goes_to_stderr() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["ops"]["printf"]["uint"], 8);
-    assert!(text(&out.stderr).starts_with(&printed()), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(&printed()),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn a_conversion_opencl_c_leaves_undefined_fails_the_count_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("hello.cl"),
-        HELLO.replace("%v4hlf", "%v4f"),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("hello.cl"), HELLO.replace("%v4hlf", "%v4f")).unwrap();
     let manifest = dir.path().join("hello.toml");
     std::fs::write(&manifest, MANIFEST).unwrap();
     let out = clflow(dir.path(), &["count", manifest.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("work-item (0,0,0)") && stderr.contains("printf: `%v4f`: a vector needs a length modifier"),
+        stderr.contains("work-item (0,0,0)")
+            && stderr.contains("printf: `%v4f`: a vector needs a length modifier"),
         "{stderr}"
     );
 }
@@ -152,7 +153,10 @@ fn pocl_prints_the_same_lines() {
         .collect();
     device.sort();
     let launches = device.len() / PRINTED.len();
-    assert!(launches >= 1 && device.len() % PRINTED.len() == 0, "{device:?}");
+    assert!(
+        launches >= 1 && device.len().is_multiple_of(PRINTED.len()),
+        "{device:?}"
+    );
     let mut ours: Vec<String> = PRINTED
         .iter()
         .flat_map(|l| std::iter::repeat_n(l.to_string(), launches))

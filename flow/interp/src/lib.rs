@@ -139,7 +139,10 @@ pub struct RunResult {
 impl RunResult {
     /// Everything the kernel printed, in the order of [`RunResult::printed`].
     pub fn printed_bytes(&self) -> Vec<u8> {
-        self.printed.iter().flat_map(|p| p.bytes.iter().copied()).collect()
+        self.printed
+            .iter()
+            .flat_map(|p| p.bytes.iter().copied())
+            .collect()
     }
 }
 

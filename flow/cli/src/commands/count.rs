@@ -48,7 +48,8 @@ bytes unless given.";
     long_about = "Run the kernel's SPIR-V in clflow's interpreter on the manifest's full NDRange \
     and inputs, and report what it did: executed operations per opcode and type (in vector \
     lanes), W for an op set, the bytes loaded and stored in global and constant memory \
-    (Q accessed), the compulsory traffic at cache-line granularity, and I = W/Q.",
+    (Q accessed), the compulsory traffic at cache-line granularity, and I = W/Q. What the kernel \
+    prints with printf comes first, in work-item order (on stderr with --json).",
     after_help = EXAMPLES
 )]
 pub struct CountArgs {

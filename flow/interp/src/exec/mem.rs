@@ -137,15 +137,24 @@ impl Mem<'_, '_> {
     /// The string at `pointer` in `__constant` memory (printf's format and
     /// `%s`'s string literals): its bytes up to its NUL, or `max` of them.
     /// Read for printing only: neither counted nor traced.
-    pub(super) fn constant_string(&self, pointer: u64, max: Option<usize>) -> Result<Vec<u8>, String> {
+    pub(super) fn constant_string(
+        &self,
+        pointer: u64,
+        max: Option<usize>,
+    ) -> Result<Vec<u8>, String> {
         let (space, buffer, offset) = memory::decode(pointer);
         let b = match (space, self.global.buffers.get(buffer)) {
             (SPACE_GLOBAL, Some(b)) if b.space == "__constant" => b,
             (SPACE_GLOBAL, Some(b)) => {
-                return Err(format!("it points into {} {}, not to a string literal", b.space, b.label))
+                return Err(format!(
+                    "it points into {} {}, not to a string literal",
+                    b.space, b.label
+                ))
             }
             (0, _) => return Err("it is a NULL pointer".into()),
-            (SPACE_LOCAL, _) => return Err("it points into __local memory, not to a string literal".into()),
+            (SPACE_LOCAL, _) => {
+                return Err("it points into __local memory, not to a string literal".into())
+            }
             _ => return Err("it points into __private memory, not to a string literal".into()),
         };
         let mut text = Vec::new();

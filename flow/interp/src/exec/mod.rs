@@ -1326,8 +1326,8 @@ impl Runner<'_> {
                     args_start,
                     args_len,
                 } => {
-                    let args = &program.printf_args
-                        [args_start as usize..(args_start + args_len) as usize];
+                    let args =
+                        &program.printf_args[args_start as usize..(args_start + args_len) as usize];
                     let mut values = Vec::new();
                     lanes!(l => {
                         values.clear();

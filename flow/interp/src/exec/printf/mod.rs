@@ -258,29 +258,36 @@ fn type_name(kind: PrintfKind, lanes: usize) -> String {
     }
 }
 
+/// The element width a vector's length modifier names.
+fn vector_bits(spec: &Spec, n: usize, float: bool) -> Result<u8, String> {
+    Ok(match spec.length {
+        Length::None => {
+            let what = if float { "float" } else { "32-bit integer" };
+            return Err(format!(
+                "a vector needs a length modifier, hh, h, hl or l (`%v{n}hl{}` prints a {what} vector)",
+                spec.conv as char
+            ));
+        }
+        Length::Char if float => return Err("hh takes no float vector".into()),
+        Length::Char => 8,
+        Length::Short => 16,
+        Length::Int => 32,
+        Length::Long => 64,
+    })
+}
+
 /// One conversion of one argument.
 fn convert(spec: &Spec, arg: &Value, read: &ReadString, out: &mut Vec<u8>) -> Result<(), String> {
     let integer = b"diouxX".contains(&spec.conv);
     let float = b"fFeEgGaA".contains(&spec.conv);
     let given = type_name(arg.kind, arg.lanes.len());
     if let Some(n) = spec.vector {
-        let bits = match spec.length {
-            _ if !(integer || float) => {
-                return Err("a vector specifier takes only d, i, o, u, x, X, f, F, e, E, g, G, a or A".into())
-            }
-            Length::None => {
-                return Err(format!(
-                    "a vector needs a length modifier, hh, h, hl or l (`%v{n}hl{}` prints a {})",
-                    spec.conv as char,
-                    if float { "float vector" } else { "32-bit integer vector" }
-                ))
-            }
-            Length::Char if float => return Err("hh takes no float vector".into()),
-            Length::Char => 8,
-            Length::Short => 16,
-            Length::Int => 32,
-            Length::Long => 64,
-        };
+        if !(integer || float) {
+            return Err(
+                "a vector specifier takes only d, i, o, u, x, X, f, F, e, E, g, G, a or A".into(),
+            );
+        }
+        let bits = vector_bits(spec, n, float)?;
         let want = if integer {
             PrintfKind::Int(bits)
         } else {
@@ -339,14 +346,13 @@ fn convert(spec: &Spec, arg: &Value, read: &ReadString, out: &mut Vec<u8>) -> Re
                 scalar(spec, arg.kind, bits, lane, out);
                 Ok(())
             }
-            _ => Err(format!("it prints a floating-point value, the argument is {given}")),
+            _ => Err(format!(
+                "it prints a floating-point value, the argument is {given}"
+            )),
         };
     }
     if spec.length != Length::None {
-        return Err(format!(
-            "`%{}` takes no length modifier",
-            spec.conv as char
-        ));
+        return Err(format!("`%{}` takes no length modifier", spec.conv as char));
     }
     match (spec.conv, arg.kind) {
         // The int is converted to an unsigned char.

@@ -62,7 +62,13 @@ pub(super) fn integer(spec: &Spec, value: u64, bits: u8, out: &mut Vec<u8>) {
         prefix.extend_from_slice(if spec.conv == b'x' { b"0x" } else { b"0X" });
     }
     // With a precision, `0` is ignored.
-    pad(spec, &prefix, digits.as_bytes(), spec.precision.is_none(), out);
+    pad(
+        spec,
+        &prefix,
+        digits.as_bytes(),
+        spec.precision.is_none(),
+        out,
+    );
 }
 
 /// The sign a number is printed with: `-`, or `+` and ` ` by the flags
@@ -89,7 +95,13 @@ pub(super) fn pointer(spec: &Spec, value: u64, out: &mut Vec<u8>) {
     }
     let mut prefix = sign(spec, false, true).to_vec();
     prefix.extend_from_slice(b"0x");
-    pad(spec, &prefix, digits.as_bytes(), spec.precision.is_none(), out);
+    pad(
+        spec,
+        &prefix,
+        digits.as_bytes(),
+        spec.precision.is_none(),
+        out,
+    );
 }
 
 /// `f F e E g G a A` of `x`.
@@ -220,7 +232,11 @@ fn hex(a: f64, precision: Option<usize>, hash: bool, upper: bool) -> String {
     if let Some(p) = precision.filter(|&p| p > FRACTION) {
         s.push_str(&"0".repeat(p - FRACTION));
     }
-    s.push_str(&format!("p{}{}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs()));
+    s.push_str(&format!(
+        "p{}{}",
+        if exp < 0 { '-' } else { '+' },
+        exp.unsigned_abs()
+    ));
     if upper {
         s.make_ascii_uppercase();
     }

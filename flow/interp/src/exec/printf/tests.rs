@@ -111,7 +111,10 @@ fn signed_decimal_with_flags_width_and_precision() {
         ),
         "-7|+0| 0|+7|-0007|   -7|-7   |-007|+007| -007||+| "
     );
-    assert_eq!(ok("%i %i", &[I(i32::MIN as i64), I(i32::MAX as i64)]), "-2147483648 2147483647");
+    assert_eq!(
+        ok("%i %i", &[I(i32::MIN as i64), I(i32::MAX as i64)]),
+        "-2147483648 2147483647"
+    );
 }
 
 #[test]
@@ -124,12 +127,24 @@ fn unsigned_octal_and_hex() {
         ),
         "0|0|010|010|  010||0||000ff|     0ff|0ff     |0x0000ff"
     );
-    assert_eq!(ok("%u %X %#X", &[I(-1), I(0xabcdef), I(0xab)]), "4294967295 ABCDEF 0XAB");
+    assert_eq!(
+        ok("%u %X %#X", &[I(-1), I(0xabcdef), I(0xab)]),
+        "4294967295 ABCDEF 0XAB"
+    );
 }
 
 #[test]
 fn flags_a_conversion_ignores() {
-    let args = [S("ab"), I(3), I(5), I(5), I(5), I(255), I('a' as i64), I('b' as i64)];
+    let args = [
+        S("ab"),
+        I(3),
+        I(5),
+        I(5),
+        I(5),
+        I(255),
+        I('a' as i64),
+        I('b' as i64),
+    ];
     assert_eq!(
         ok("%05s|%-05d|%+u|% u|%#d|%+x|%05c|%#c", &args),
         "   ab|3    |5|5|5|ff|    a|b"
@@ -168,7 +183,13 @@ fn a_wider_integer_prints_its_low_bits_as_devices_do() {
 
 #[test]
 fn characters_and_strings() {
-    assert_eq!(ok("%c|%-5c|%3c", &[I('x' as i64), I('y' as i64), I('z' as i64)]), "x|y    |  z");
+    assert_eq!(
+        ok(
+            "%c|%-5c|%3c",
+            &[I('x' as i64), I('y' as i64), I('z' as i64)]
+        ),
+        "x|y    |  z"
+    );
     // The int is converted to an unsigned char.
     assert_eq!(ok("%c", &[I(0x141)]), "A");
     assert_eq!(ok("%c", &[I(0)]), "\0");
@@ -226,15 +247,32 @@ fn large_doubles_print_every_digit() {
 
 #[test]
 fn general_form_picks_fixed_or_exponent() {
-    let args = [0.0, 100000.0, 1e6, 1e-4, 1e-5, 1e-5, 1.0, 0.5, 123456789.0, 0.000123456, 9.9999995];
+    let args = [
+        0.0,
+        100000.0,
+        1e6,
+        1e-4,
+        1e-5,
+        1e-5,
+        1.0,
+        0.5,
+        123456789.0,
+        0.000123456,
+        9.9999995,
+    ];
     assert_eq!(
         ok("%g|%g|%g|%g|%g|%#g|%#.3g|%.0g|%g|%g|%g", &args.map(D)),
         "0|100000|1e+06|0.0001|1e-05|1.00000e-05|1.00|0.5|1.23457e+08|0.000123456|10"
     );
-    let args = [1e-10, 12345.678, -0.0, 999.5, 9995.0, 0.0009995, 3.14159265, 2.0, 123.0, 0.0];
+    let args = [
+        1e-10, 12345.678, -0.0, 999.5, 9995.0, 0.0009995, 1.23456, 2.0, 123.0, 0.0,
+    ];
     assert_eq!(
-        ok("%G|%E|%g|%.3g|%.3g|%.3g|%10.4g|%-10.3e|%+.2e|%e", &args.map(D)),
-        "1E-10|1.234568E+04|-0|1e+03|1e+04|0.000999|     3.142|2.000e+00 |+1.23e+02|0.000000e+00"
+        ok(
+            "%G|%E|%g|%.3g|%.3g|%.3g|%10.4g|%-10.3e|%+.2e|%e",
+            &args.map(D)
+        ),
+        "1E-10|1.234568E+04|-0|1e+03|1e+04|0.000999|     1.235|2.000e+00 |+1.23e+02|0.000000e+00"
     );
     assert_eq!(
         ok("%#.0f|%#.0e|%#g|%#.1g", &[D(3.0), D(3.0), D(3.0), D(3.0)]),
@@ -247,15 +285,34 @@ fn infinities_and_nans_pad_with_spaces() {
     let (nan, inf) = (f64::NAN, f64::INFINITY);
     let args = [nan, nan, inf, -nan, -inf, -nan, -nan, inf, inf, -inf, inf];
     assert_eq!(
-        ok("%+f|% f|%05f|%+e|%+f|%f|%F|%5f|%-6f|%06f|%+06f", &args.map(D)),
+        ok(
+            "%+f|% f|%05f|%+e|%+f|%f|%F|%5f|%-6f|%06f|%+06f",
+            &args.map(D)
+        ),
         "+nan| nan|  inf|-nan|-inf|-nan|-NAN|  inf|inf   |  -inf|  +inf"
     );
-    assert_eq!(ok("%G %A %e", &[D(inf), D(-inf), F(f32::NAN)]), "INF -INF nan");
+    assert_eq!(
+        ok("%G %A %e", &[D(inf), D(-inf), F(f32::NAN)]),
+        "INF -INF nan"
+    );
 }
 
 #[test]
 fn hexadecimal_floats() {
-    let args = [1.5, 3.0, 1.15625, 1.21875, 5e-324, 2.2250738585072009e-308, 5e-324, 1.0, 1.0, 1.0, 1.0, 1.0];
+    let args = [
+        1.5,
+        3.0,
+        1.15625,
+        1.21875,
+        5e-324,
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        5e-324,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    ];
     assert_eq!(
         ok("%.0a|%.0a|%.1a|%.1a|%a|%a|%.3a|%#.0a|%010a|%-10a|%+a|% a", &args.map(D)),
         "0x2p+0|0x2p+1|0x1.2p+0|0x1.4p+0|0x0.0000000000001p-1022|0x0.fffffffffffffp-1022|0x0.000p-1022|0x1.p+0|0x00001p+0|0x1p+0    |+0x1p+0| 0x1p+0"
@@ -265,7 +322,14 @@ fn hexadecimal_floats() {
         ok("%a|%A|%.0a|%.1a|%a|%a", &args.map(D)),
         "0x1.999999999999ap-4|0X1.FEP+7|0x2p+0|0x2.0p+0|-0x0p+0|0x1.fffffffffffffp+1023"
     );
-    let args = [D(1.0), D(1.0), D(1.0), D(1.998046875), D(1.03125), D(f64::from_bits(2))];
+    let args = [
+        D(1.0),
+        D(1.0),
+        D(1.0),
+        D(1.998046875),
+        D(1.03125),
+        D(f64::from_bits(2)),
+    ];
     assert_eq!(
         ok("%.3a|%.13a|%.14a|%.2a|%.1a|%.0a", &args),
         "0x1.000p+0|0x1.0000000000000p+0|0x1.00000000000000p+0|0x2.00p+0|0x1.0p+0|0x0p-1022"
@@ -274,7 +338,10 @@ fn hexadecimal_floats() {
 
 #[test]
 fn a_float_not_promoted_prints_its_exact_value() {
-    assert_eq!(ok("%f %.17f %a", &[F(0.1), F(0.1), F(0.1)]), "0.100000 0.10000000149011612 0x1.99999ap-4");
+    assert_eq!(
+        ok("%f %.17f %a", &[F(0.1), F(0.1), F(0.1)]),
+        "0.100000 0.10000000149011612 0x1.99999ap-4"
+    );
     // `l` changes nothing of a float conversion.
     assert_eq!(ok("%lf", &[D(2.5)]), "2.500000");
 }
@@ -295,7 +362,10 @@ fn vectors_convert_each_element_and_join_them_with_commas() {
         ok("%v16hhx", &[ints(8, &(0..16).collect::<Vec<_>>())]),
         "0,1,2,3,4,5,6,7,8,9,a,b,c,d,e,f"
     );
-    let doubles = V(PrintfKind::Float(64), vec![0.25f64.to_bits(), (-1e10f64).to_bits()]);
+    let doubles = V(
+        PrintfKind::Float(64),
+        vec![0.25f64.to_bits(), (-1e10f64).to_bits()],
+    );
     assert_eq!(ok("%v2lg", &[doubles]), "0.25,-1e+10");
     // Half vectors take `h`: 1.0 and -2.0 in binary16.
     let halves = V(PrintfKind::Float(16), vec![0x3c00, 0xc000]);
@@ -339,6 +409,10 @@ fn arguments_of_another_kind_are_refused() {
     refused("%c", &[D(1.0)], "character");
     refused("%d", &[floats(&[1.0; 4])], "%v4hld");
     refused("%v4hlf", &[floats(&[1.0, 2.0])], "vector of 2 floats");
-    refused("%v2hlf", &[ints(32, &[1, 2])], "vector of 2 32-bit integers");
+    refused(
+        "%v2hlf",
+        &[ints(32, &[1, 2])],
+        "vector of 2 32-bit integers",
+    );
     refused("%v2hd", &[ints(32, &[1, 2])], "16-bit");
 }
