@@ -38,3 +38,31 @@ pub fn print_json<T: Serialize>(value: &T) -> crate::Result<()> {
     println!("{text}");
     Ok(())
 }
+
+/// What a kernel printed (printf), as the interpreter ran it: on stdout
+/// before clflow's report, or on stderr with `--json`, so that stdout stays
+/// one JSON document. Its bytes go out as they are; a last line left open
+/// is closed, so that what follows starts on a line of its own.
+pub fn print_kernel_output(bytes: &[u8], json: bool) -> crate::Result<()> {
+    use std::io::Write;
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let close = if bytes.ends_with(b"\n") {
+        &b""[..]
+    } else {
+        b"\n"
+    };
+    let written = if json {
+        let mut err = std::io::stderr().lock();
+        err.write_all(bytes).and_then(|_| err.write_all(close))
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|_| out.write_all(close))
+            .and_then(|_| out.flush())
+    };
+    written.map_err(|e| {
+        crate::failure::Failure::analysis(format!("cannot write the kernel's printf output: {e}"))
+    })
+}

@@ -336,6 +336,23 @@ pub struct PtrTerm {
     pub stride: i64,
 }
 
+/// What a printf argument is, as the SPIR-V passes it: scalar floats
+/// promoted to double and chars and shorts to int, vectors as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrintfKind {
+    Int(u8),
+    Float(u8),
+    Pointer,
+}
+
+/// One argument of a printf call: `lanes` slots from `reg`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrintfArg {
+    pub reg: Reg,
+    pub lanes: u8,
+    pub kind: PrintfKind,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Move {
     pub dst: Reg,
@@ -713,6 +730,15 @@ pub enum Op {
     },
     Barrier,
     Trap,
+    /// OpenCL printf: the format string at `format` (a pointer into
+    /// `__constant` memory) applied to `args_len` entries of
+    /// `Program::printf_args` from `args_start`; `dst` gets 0.
+    Printf {
+        dst: Reg,
+        format: Reg,
+        args_start: u32,
+        args_len: u32,
+    },
 }
 
 /// An integer op, in its direct form where it has one.
@@ -770,7 +796,13 @@ pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
 
 /// The register spans (first slot, count) an op reads or writes, so that
 /// translation can prove every access lies inside the register file.
-pub fn spans(op: &Op, moves: &[Move], terms: &[PtrTerm], out: &mut Vec<(u64, u64)>) {
+pub fn spans(
+    op: &Op,
+    moves: &[Move],
+    terms: &[PtrTerm],
+    printf_args: &[PrintfArg],
+    out: &mut Vec<(u64, u64)>,
+) {
     let s = |r: Reg, n: u64| (r.index() as u64, n);
     let moves_of = |start: u32, len: u32, out: &mut Vec<(u64, u64)>| {
         for m in moves
@@ -943,6 +975,20 @@ pub fn spans(op: &Op, moves: &[Move], terms: &[PtrTerm], out: &mut Vec<(u64, u64
             out.push(s(ret, ret_n as u64));
         }
         Op::Ret { src, n } => out.push(s(src, n as u64)),
+        Op::Printf {
+            dst,
+            format,
+            args_start,
+            args_len,
+        } => {
+            out.extend([s(dst, 1), s(format, 1)]);
+            for a in printf_args
+                .get(args_start as usize..args_start as usize + args_len as usize)
+                .unwrap_or(&[])
+            {
+                out.push(s(a.reg, a.lanes as u64));
+            }
+        }
     }
 }
 

@@ -67,6 +67,9 @@ pub enum TrapKind {
     Unreachable,
     BarrierDivergence(String),
     StepLimit(u64),
+    /// A printf whose format or arguments OpenCL C does not define, or
+    /// that clflow does not print.
+    Printf(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -123,6 +126,10 @@ impl clflow_core::Diagnostic for InterpError {
             InterpError::Trap(trap) if matches!(trap.kind, TrapKind::StepLimit(_)) => {
                 Some("the kernel may never end; if it is just long, raise --max-steps".into())
             }
+            InterpError::Trap(trap) if matches!(trap.kind, TrapKind::Printf(_)) => Some(
+                "fix the printf call: OpenCL C 1.2 section 6.12.13 says what each conversion takes"
+                    .into(),
+            ),
             InterpError::Trap(_) => {
                 Some("fix the kernel or the manifest's inputs for this work-item".into())
             }
@@ -147,6 +154,7 @@ impl fmt::Display for TrapKind {
             TrapKind::Unreachable => f.write_str("reached code the compiler marked unreachable (undefined behaviour)"),
             TrapKind::BarrierDivergence(what) => write!(f, "barrier divergence: {what}"),
             TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
+            TrapKind::Printf(what) => write!(f, "printf: {what}"),
         }
     }
 }

@@ -115,11 +115,35 @@ pub struct OutputBuffer {
     pub bytes: Vec<u8>,
 }
 
+/// What one work-item printed with printf: all its calls' output, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Printed {
+    /// The work-item's global id.
+    pub item: [u64; 3],
+    /// The bytes printed, as printf writes them (not necessarily UTF-8:
+    /// `%c` and the format may hold any byte).
+    pub bytes: Vec<u8>,
+}
+
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub counts: Counts,
     /// Every output buffer argument (access `wo` or `rw`), in argument order.
     pub buffers: Vec<OutputBuffer>,
+    /// What the kernel printed (printf), one entry per work-item that
+    /// printed: work-groups in linear order, and within a group its
+    /// work-items in linear local id order, whatever the threads.
+    pub printed: Vec<Printed>,
+}
+
+impl RunResult {
+    /// Everything the kernel printed, in the order of [`RunResult::printed`].
+    pub fn printed_bytes(&self) -> Vec<u8> {
+        self.printed
+            .iter()
+            .flat_map(|p| p.bytes.iter().copied())
+            .collect()
+    }
 }
 
 /// A kernel translated to bytecode, ready to run any number of launches.
@@ -376,7 +400,7 @@ impl Program {
         }
         let done = progress.map(|p| &p.done);
         let outcome = exec::run_groups(&launched, threads, sink, done);
-        let partial = outcome.map_err(|f| {
+        let mut partial = outcome.map_err(|f| {
             InterpError::Trap(Box::new(Trap {
                 kernel: p.kernel.clone(),
                 item: f.item,
@@ -398,9 +422,12 @@ impl Program {
                 bytes: global.buffers[i].to_bytes(),
             })
             .collect();
+        // Threads took work-groups in any order; each kept its own in order.
+        partial.printed.sort_by_key(|(group, _)| *group);
         Ok(RunResult {
             counts,
             buffers: outputs,
+            printed: partial.printed.into_iter().map(|(_, p)| p).collect(),
         })
     }
 

@@ -1,6 +1,6 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
-use crate::bytecode::{Move, Op, Pc, PtrTerm, Reg};
+use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
 use crate::counts::{LaneType, Traffic, WorkKey};
 use crate::memory::ArenaLayout;
 use crate::types::Leaf;
@@ -58,6 +58,8 @@ pub struct Program {
     pub params: Vec<ParamSlot>,
     pub moves: Vec<Move>,
     pub terms: Vec<PtrTerm>,
+    /// The arguments of every printf call (`Op::Printf`).
+    pub printf_args: Vec<PrintfArg>,
     pub cases: Vec<(u64, Pc)>,
     pub layouts: Vec<Vec<Leaf>>,
     pub blocks: Vec<BlockCounts>,

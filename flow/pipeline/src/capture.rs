@@ -690,6 +690,9 @@ pub struct LaunchCount {
     pub first_difference: Option<(usize, u64)>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_ns: Option<u64>,
+    /// What the kernel printed (printf) as the interpreter ran it.
+    #[serde(skip)]
+    pub printed: Vec<u8>,
 }
 
 /// Sums over launches.
@@ -771,6 +774,7 @@ pub fn count_capture(
             outputs_match: check.matches,
             first_difference: check.first_difference,
             device_ns: launch.device_ns,
+            printed: result.printed_bytes(),
         };
         totals.all.add(&counted);
         totals

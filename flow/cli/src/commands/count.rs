@@ -2,7 +2,7 @@
 //! inputs, and report operations W, memory traffic Q and intensity I.
 
 use crate::failure::Failure;
-use crate::output::{print_json, Verbosity};
+use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_pipeline::capture;
@@ -48,7 +48,8 @@ bytes unless given.";
     long_about = "Run the kernel's SPIR-V in clflow's interpreter on the manifest's full NDRange \
     and inputs, and report what it did: executed operations per opcode and type (in vector \
     lanes), W for an op set, the bytes loaded and stored in global and constant memory \
-    (Q accessed), the compulsory traffic at cache-line granularity, and I = W/Q.",
+    (Q accessed), the compulsory traffic at cache-line granularity, and I = W/Q. What the kernel \
+    prints with printf comes first, in work-item order (on stderr with --json).",
     after_help = EXAMPLES
 )]
 pub struct CountArgs {
@@ -124,6 +125,14 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }
+    if !result.printed.is_empty() {
+        verbosity.detail(format!(
+            "{} work-items printed (printf){}",
+            result.printed.len(),
+            if args.json { ", on stderr" } else { "" }
+        ));
+    }
+    print_kernel_output(&result.printed_bytes(), args.json)?;
     let counts = result.counts.report(&ops);
     match (args.json, traffic) {
         (true, Some(traffic)) => print_json(&TracedReport { counts, traffic }),
@@ -231,6 +240,9 @@ fn count_capture(
                 ),
             );
         }
+    }
+    for launch in &counted.launches {
+        print_kernel_output(&launch.printed, args.json)?;
     }
     if args.json {
         print_json(&counted)?;

@@ -134,6 +134,44 @@ impl Mem<'_, '_> {
         (offset.is_multiple_of(4) && offset < b.len && b.len - offset >= 4).then_some((b, offset))
     }
 
+    /// The string at `pointer` in `__constant` memory (printf's format and
+    /// `%s`'s string literals): its bytes up to its NUL, or `max` of them.
+    /// Read for printing only: neither counted nor traced.
+    pub(super) fn constant_string(
+        &self,
+        pointer: u64,
+        max: Option<usize>,
+    ) -> Result<Vec<u8>, String> {
+        let (space, buffer, offset) = memory::decode(pointer);
+        let b = match (space, self.global.buffers.get(buffer)) {
+            (SPACE_GLOBAL, Some(b)) if b.space == "__constant" => b,
+            (SPACE_GLOBAL, Some(b)) => {
+                return Err(format!(
+                    "it points into {} {}, not to a string literal",
+                    b.space, b.label
+                ))
+            }
+            (0, _) => return Err("it is a NULL pointer".into()),
+            (SPACE_LOCAL, _) => {
+                return Err("it points into __local memory, not to a string literal".into())
+            }
+            _ => return Err("it points into __private memory, not to a string literal".into()),
+        };
+        let mut text = Vec::new();
+        let mut at = u64::try_from(offset).map_err(|_| format!("it points before {}", b.label))?;
+        while max.is_none_or(|m| text.len() < m) {
+            if at >= b.len {
+                return Err(format!("no NUL ends its string in {}", b.label));
+            }
+            match b.peek(at) {
+                0 => break,
+                c => text.push(c),
+            }
+            at += 1;
+        }
+        Ok(text)
+    }
+
     pub(super) fn describe(&self, space: u64, buffer: usize) -> (&'static str, String) {
         match space {
             SPACE_GLOBAL => {

@@ -28,10 +28,13 @@
 //!
 //! The dispatch loop (`Runner::execute`) stays one function, for speed;
 //! `mem` owns the memory a work-item sees (resolving, reading, writing,
-//! copying, atomics), `builtins` the work-item and geometric builtins.
+//! copying, atomics), `builtins` the work-item and geometric builtins,
+//! `printf` OpenCL's printf. What work-items print is kept per work-item
+//! and handed over in work-item order once their batch is done.
 
 mod builtins;
 mod mem;
+mod printf;
 
 use crate::bytecode::*;
 use crate::counts::Traffic;
@@ -171,6 +174,8 @@ struct Batch {
     private: Vec<Arena>,
     /// The lanes being run now.
     active: Vec<u32>,
+    /// What each lane printed (printf), in the order it printed it.
+    printed: Vec<Vec<u8>>,
 }
 
 /// A work-item stopped: where, who, why.
@@ -189,6 +194,10 @@ type LaneFault = (usize, usize, TrapKind);
 pub struct Partial {
     pub hits: Vec<u64>,
     pub traffic: Traffic,
+    /// What work-items printed, with their work-group's linear index: in
+    /// work-item order within a group, and groups in the order this thread
+    /// ran them (ascending).
+    pub printed: Vec<(u64, crate::Printed)>,
 }
 
 impl Partial {
@@ -200,6 +209,7 @@ impl Partial {
             *a += b;
         }
         self.traffic.scaled_add(&other.traffic, 1);
+        self.printed.extend(other.printed);
         self
     }
 }
@@ -424,6 +434,7 @@ impl<'a> Runner<'a> {
                 frames: vec![Vec::new(); width],
                 private: vec![private; width],
                 active: Vec::with_capacity(width),
+                printed: vec![Vec::new(); width],
             },
             group: [0; 3],
             group_size: launch.geometry.local,
@@ -433,6 +444,7 @@ impl<'a> Runner<'a> {
             partial: Partial {
                 hits: vec![0; launch.program.blocks.len()],
                 traffic: Traffic::default(),
+                printed: Vec::new(),
             },
             trace: outlet.map(|outlet| Recorder {
                 accesses: Vec::new(),
@@ -467,6 +479,17 @@ impl<'a> Runner<'a> {
                 item: g.global_id(group, self.batch.local_id[lane]),
                 kind,
             })?;
+            // Lanes are the batch's work-items in order.
+            let b = &mut self.batch;
+            for (text, lid) in b.printed[..b.len].iter_mut().zip(&b.local_id) {
+                if !text.is_empty() {
+                    let printed = crate::Printed {
+                        item: g.global_id(group, *lid),
+                        bytes: std::mem::take(text),
+                    };
+                    self.partial.printed.push((index, printed));
+                }
+            }
         }
         Ok(())
     }
@@ -485,6 +508,8 @@ impl<'a> Runner<'a> {
         b.steps[..len].fill(0);
         for lane in 0..len {
             b.frames[lane].clear();
+            // A faulted batch may have left text behind.
+            b.printed[lane].clear();
             reset_arena(&mut b.private[lane]);
             let private = &mut b.private[lane].bytes;
             for (at, bytes) in &self.launch.private_init {
@@ -595,6 +620,7 @@ impl Runner<'_> {
             frames,
             private,
             active,
+            printed,
             ..
         } = &mut self.batch;
         let width = *width;
@@ -1317,6 +1343,27 @@ impl Runner<'_> {
                     break;
                 }
                 Op::Trap => return Err((at, active[0] as usize, TrapKind::Unreachable)),
+                Op::Printf {
+                    dst,
+                    format,
+                    args_start,
+                    args_len,
+                } => {
+                    let args =
+                        &program.printf_args[args_start as usize..(args_start + args_len) as usize];
+                    let mut values = Vec::new();
+                    lanes!(l => {
+                        values.clear();
+                        for a in args {
+                            for i in 0..a.lanes as u32 {
+                                values.push(r!(l, a.reg + i));
+                            }
+                        }
+                        printf::call(&mem, r!(l, format), args, &values, &mut printed[l])
+                            .map_err(|e| (at, l, TrapKind::Printf(e)))?;
+                        r!(l, dst) = 0;
+                    });
+                }
             }
         }
         for &l in active {

@@ -42,6 +42,8 @@ pub(super) enum Ext {
         aligned: bool,
         rounding_arg: bool,
     },
+    /// printf: formatted as it runs (`exec::printf`).
+    Printf,
     Nothing,
 }
 
@@ -226,7 +228,8 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
             aligned: true,
             rounding_arg: true,
         },
-        X::prefetch | X::printf => Nothing,
+        X::printf => Printf,
+        X::prefetch => Nothing,
     })
 }
 
@@ -273,6 +276,7 @@ impl<'m> Translator<'m> {
                 self.counted(rule, self.result_lane_type(inst), 1);
                 return Ok(());
             }
+            Ext::Printf => return self.printf(inst, rule),
             Ext::VLoad | Ext::VStore => {
                 return self.vload_vstore(inst, matches!(kind, Ext::VLoad), rule)
             }
@@ -510,6 +514,50 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
+    /// printf(format, args...): the format is read from `__constant` memory
+    /// and applied as the call runs; here each argument's registers and
+    /// kind. A device-side printf does no work W counts: it is counted once
+    /// per execution, in the histogram only, as it always was.
+    pub(super) fn printf(&mut self, inst: &Instruction, rule: Rule) -> R<()> {
+        let (rid, _) = result(inst)?;
+        let dst = self.val(rid)?.slot;
+        let format = self.val(id(inst, 2)?)?;
+        if self.types.pointee(format.ty)?.0 != AddressSpace::Constant {
+            return Err(TranslateError::malformed(
+                "printf's format is not a pointer to __constant memory",
+            ));
+        }
+        let args_start = self.printf_args.len() as u32;
+        for k in 3..inst.operands.len() {
+            let v = self.val(id(inst, k)?)?;
+            let kind = match self.types.get(v.ty)? {
+                clflow_spirv::types::Type::Scalar(_)
+                | clflow_spirv::types::Type::Vector(..)
+                | clflow_spirv::types::Type::Pointer { .. } => match self.types.lanes(v.ty)?.0 {
+                    SlotKind::Int(bits) if bits >= 8 => PrintfKind::Int(bits),
+                    SlotKind::Float(bits) => PrintfKind::Float(bits),
+                    SlotKind::Ptr => PrintfKind::Pointer,
+                    _ => return Err(printf_argument(k - 2, "a bool")),
+                },
+                _ => return Err(printf_argument(k - 2, "a struct or an array")),
+            };
+            let lanes = self.types.lanes(v.ty)?.1;
+            self.printf_args.push(PrintfArg {
+                reg: v.slot,
+                lanes,
+                kind,
+            });
+        }
+        self.emit(Op::Printf {
+            dst,
+            format: format.slot,
+            args_start,
+            args_len: self.printf_args.len() as u32 - args_start,
+        });
+        self.counted(rule, self.result_lane_type(inst), 1);
+        Ok(())
+    }
+
     /// shuffle(x, mask) / shuffle2(x, y, mask): lane i of the result is
     /// lane `mask[i]` (modulo the source lanes) of x, or of x then y. Each
     /// lane is a dynamic extract from the sources laid side by side.
@@ -585,4 +633,12 @@ impl<'m> Translator<'m> {
         self.counted(rule, lane_type(xs, false)?, n as u64);
         Ok(())
     }
+}
+
+/// A printf argument no conversion takes (argument 1 follows the format).
+fn printf_argument(index: usize, what: &str) -> TranslateError {
+    TranslateError::unsupported(
+        format!("printf argument {index} is {what}"),
+        "printf prints scalars, vectors, string literals and pointers",
+    )
 }

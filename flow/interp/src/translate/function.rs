@@ -55,6 +55,7 @@ impl<'m> Translator<'m> {
             params,
             moves: self.moves,
             terms: self.terms,
+            printf_args: self.printf_args,
             cases: self.cases,
             layouts: self.layouts,
             blocks: self.blocks,
@@ -75,7 +76,7 @@ impl<'m> Translator<'m> {
         let mut spans = Vec::new();
         for (pc, op) in self.code.iter().enumerate() {
             spans.clear();
-            crate::bytecode::spans(op, &self.moves, &self.terms, &mut spans);
+            crate::bytecode::spans(op, &self.moves, &self.terms, &self.printf_args, &mut spans);
             let bad_reg = spans.iter().any(|(r, n)| r + n > nregs);
             let in_table =
                 |start: u32, len: u32, table: usize| start as usize + len as usize <= table;
@@ -101,6 +102,11 @@ impl<'m> Translator<'m> {
                     ..
                 } => target as u64 >= npc || !in_table(moves_start, moves_len, self.moves.len()),
                 Op::Moves { start, len } => !in_table(start, len, self.moves.len()),
+                Op::Printf {
+                    args_start,
+                    args_len,
+                    ..
+                } => !in_table(args_start, args_len, self.printf_args.len()),
                 Op::Ptr {
                     terms_start,
                     terms_len,
