@@ -612,3 +612,31 @@ fn non_uniform_work_groups_run_under_opencl_2() {
     assert_ne!(ran.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&ran.stderr).contains("takes no non-uniform work-groups"));
 }
+
+/// `--sub-group-size` states the sub-group size a device would have.
+#[test]
+fn the_sub_group_size_is_stated() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sg.cl"),
+        "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n\
+         __kernel void sg(__global uint *out) { out[get_global_id(0)] = get_sub_group_size() * 10 + get_sub_group_id(); }\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("sg.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"sg.cl\"\nkernel = \"sg\"\nbuild_options = \"-cl-std=CL2.0\"\nglobal_size = [8]\nlocal_size = [8]\n\
+         [[arg]]\ntype = \"uint\"\ncount = 8\naccess = \"wo\"\ndump = true\n",
+    )
+    .unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let out = clflow(&["count", manifest, "--sub-group-size", "4"]);
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("after the run: 40, 40, 40, 40, 41, 41, 41, 41"));
+    let out = clflow(&["count", manifest]);
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("after the run: 80, 80, 80, 80, 80, 80, 80, 80"));
+    let bad = clflow(&["count", manifest, "--sub-group-size", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

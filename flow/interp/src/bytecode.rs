@@ -317,6 +317,38 @@ pub enum Builtin {
     WorkDim,
     GlobalLinearId,
     LocalLinearId,
+    SubGroupSize,
+    SubGroupMaxSize,
+    NumSubGroups,
+    EnqueuedNumSubGroups,
+    SubGroupId,
+    SubGroupLocalId,
+}
+
+/// A work-group or sub-group collective: every work-item of the group (or
+/// sub-group) gives a value and gets one back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    Reduce(GroupOp),
+    InclusiveScan(GroupOp),
+    ExclusiveScan(GroupOp),
+    /// The value of the work-item whose (sub-)group local id is `index`.
+    Broadcast,
+    All,
+    Any,
+}
+
+/// How a collective combines values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupOp {
+    IAdd,
+    FAdd,
+    FMin,
+    FMax,
+    UMin,
+    UMax,
+    SMin,
+    SMax,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -617,6 +649,18 @@ pub enum Op {
         a: Reg,
         b: Reg,
         elem: u32,
+    },
+    /// A collective over the work-group, or each sub-group where `sub`;
+    /// it follows a barrier, so all the group's work-items run it at once.
+    /// `kind` says whether values are integers (`Int`) or floats (`Float`)
+    /// of `bits`.
+    Collective {
+        dst: Reg,
+        src: Reg,
+        index: Reg,
+        op: Collective,
+        bits: u8,
+        sub: bool,
     },
     /// `to_global`/`to_local`/`to_private`: `src` where it points into
     /// `space` (a `memory::SPACE_*`), else NULL.
@@ -922,6 +966,9 @@ pub fn spans(
         | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
         Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
         Op::CastToSpace { dst, src, .. } => out.extend([s(dst, 1), s(src, 1)]),
+        Op::Collective {
+            dst, src, index, ..
+        } => out.extend([s(dst, 1), s(src, 1), s(index, 1)]),
         Op::CountAccess { ptr, .. } => out.push(s(ptr, 1)),
         Op::Index {
             dst, base, index, ..

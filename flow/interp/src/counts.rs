@@ -26,8 +26,11 @@
 //!   shifts (`spirv.llvm_fshl_*`, what clang makes of the rotate idiom
 //!   `(x << k) | (x >> (32 - k))`), listed as `llvm.fshl`, = shl + lshr + or
 //!   (3), not the five operations of the emulation.
-//!   Every other arithmetic instruction or builtin
-//!   is one operation per lane under its own name. A multi-operation
+//!   A work-group or sub-group reduction or scan (`OpGroupIAdd`,
+//!   `OpGroupFMax` ...) is one operation per work-item under its own name;
+//!   broadcasts and votes (`OpGroupAll`) move values only. Every other
+//!   arithmetic instruction or builtin is one operation per lane under its
+//!   own name. A multi-operation
 //!   builtin is selected through its base operations (`--ops mul` counts the
 //!   multiply of every `mad`), never by its own name.
 //! * **Op classes.** `int`: integer and boolean arithmetic, bitwise ops,
@@ -49,8 +52,11 @@
 //!   `compulsory` is the number of distinct `line_bytes` lines read plus the
 //!   number written, times `line_bytes`: the traffic of a cold cache large
 //!   enough to hold the working set. `__local` and `__private` traffic is
-//!   reported apart and is not part of Q.
-//! * **I.** `min` = W / Q accessed, `max` = W / Q compulsory (§4.2's walls).
+//!   reported apart and is not part of Q. An access through a generic
+//!   pointer counts in the space its value points into, as it runs
+//!   (histogram `OpLoad generic`, `OpStore generic`).
+//! * **I.** `accessed` = W / Q accessed, `compulsory` = W / Q compulsory
+//!   (§4.2's walls); `min` and `max` are the lower and the higher of the two.
 
 pub use clflow_counts::{
     group_digits, render_text, CountReport, Counts, HistogramEntry, IntensityReport, LaneType,

@@ -70,6 +70,9 @@ pub enum TrapKind {
     /// A printf whose format or arguments OpenCL C does not define, or
     /// that clflow does not print.
     Printf(String),
+    /// A work-group or sub-group function OpenCL C leaves undefined here
+    /// (a broadcast from a work-item the group does not have).
+    Collective(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -155,6 +158,7 @@ impl fmt::Display for TrapKind {
             TrapKind::BarrierDivergence(what) => write!(f, "barrier divergence: {what}"),
             TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
             TrapKind::Printf(what) => write!(f, "printf: {what}"),
+            TrapKind::Collective(what) => write!(f, "{what}"),
         }
     }
 }

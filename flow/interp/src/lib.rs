@@ -73,7 +73,13 @@ pub struct RunOptions {
     /// Where the run counts its finished work-groups, for a watcher on
     /// another thread (a progress bar); `None` counts nothing.
     pub progress: Option<Arc<Progress>>,
+    /// Work-items per sub-group (`cl_khr_subgroups`): devices differ, so
+    /// the run states it.
+    pub sub_group_size: u32,
 }
+
+/// The sub-group size a run takes unless told another.
+pub const DEFAULT_SUB_GROUP_SIZE: u32 = 32;
 
 /// How far a run is: its work-groups, and how many have finished. Read
 /// from any thread while the run goes on; it costs the run one atomic add
@@ -103,6 +109,7 @@ impl Default for RunOptions {
             line_bytes: 64,
             threads: None,
             progress: None,
+            sub_group_size: DEFAULT_SUB_GROUP_SIZE,
         }
     }
 }
@@ -265,7 +272,7 @@ impl Program {
                 options.line_bytes
             )));
         }
-        let geometry = geometry(launch).map_err(launch_error)?;
+        let geometry = geometry(launch, options.sub_group_size).map_err(launch_error)?;
         if launch.args.len() != p.params.len() {
             return Err(launch_error(format!(
                 "the kernel takes {} arguments, the launch gives {}",
@@ -526,7 +533,7 @@ fn describe_value(value: &ArgValue, taken_len: Option<usize>) -> String {
     }
 }
 
-fn geometry(launch: &Launch) -> Result<exec::Geometry, String> {
+fn geometry(launch: &Launch, sub_group: u32) -> Result<exec::Geometry, String> {
     let r = &launch.range;
     if !(1..=3).contains(&r.dims) {
         return Err(format!("{} dimensions (1 to 3 allowed)", r.dims));
@@ -552,7 +559,11 @@ fn geometry(launch: &Launch) -> Result<exec::Geometry, String> {
     // smaller group (OpenCL 2.0); the manifest decides whether the kernel's
     // OpenCL version allows it.
     let groups = std::array::from_fn(|d| r.global[d].div_ceil(local[d]));
+    if sub_group == 0 {
+        return Err("a sub-group size of 0".into());
+    }
     Ok(exec::Geometry {
+        sub_group: sub_group as u64,
         dims: r.dims,
         global: r.global,
         local,

@@ -112,3 +112,65 @@ fn as_i32(bytes: &[u8]) -> Vec<i32> {
         .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
         .collect()
 }
+
+const GROUPS: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+__kernel void groups(__global uint *out, __global float *f, __global uint *ids) {
+  size_t i = get_global_id(0);
+  uint lid = get_sub_group_local_id();
+  ids[i] = get_sub_group_id() * 1000 + lid * 100 + get_sub_group_size() * 10 + get_num_sub_groups();
+  out[i] = sub_group_reduce_add((uint)i) + 1000 * sub_group_scan_inclusive_add(lid)
+         + 100000 * sub_group_broadcast((uint)i, 1) + 10000000 * sub_group_all(i % 2 == 0)
+         + 100000000 * work_group_scan_exclusive_add(1u);
+  f[i] = work_group_reduce_max(f[i]) + sub_group_reduce_min(f[i]);
+}"#;
+
+/// Sub-groups of a stated size (4) cut each work-group of 6 into 4 + 2;
+/// work-group functions span the whole group. Every value worked out here.
+#[test]
+fn sub_groups_of_a_stated_size_and_work_group_functions() {
+    let module = clflow_interp::load(&compile_std(GROUPS, "CL2.0")).unwrap();
+    let program = Program::translate(&module, "groups").unwrap_or_else(|e| panic!("{e}"));
+    let floats: Vec<f32> = (0..12).map(|i| ((i * 7) % 5) as f32 - 1.5).collect();
+    let args = vec![u32s(&[0; 12]), f32s(&floats), u32s(&[0; 12])];
+    let options = RunOptions {
+        sub_group_size: 4,
+        ..RunOptions::default()
+    };
+    let r = program
+        .run(&launch("groups", &[12], Some(&[6]), args), &options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let words = |k: usize| -> Vec<u32> {
+        r.buffers[k]
+            .bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let (mut out, mut f, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..12u32 {
+        let (group, lin) = (i / 6, i % 6);
+        let (sub, lid) = (lin / 4, lin % 4);
+        let first = group * 6 + sub * 4;
+        let members: Vec<u32> = (first..(group * 6 + 6).min(first + 4)).collect();
+        let size = members.len() as u32;
+        ids.push(sub * 1000 + lid * 100 + size * 10 + 2);
+        let sum: u32 = members.iter().sum();
+        let scan = lid * (lid + 1) / 2;
+        let all_even = members.iter().all(|m| m % 2 == 0) as u32;
+        out.push(sum + 1000 * scan + 100000 * members[1] + 10000000 * all_even + 100000000 * lin);
+        let group_max = floats[group as usize * 6..][..6]
+            .iter()
+            .cloned()
+            .fold(f32::MIN, f32::max);
+        let sub_min = members
+            .iter()
+            .map(|m| floats[*m as usize])
+            .fold(f32::MAX, f32::min);
+        f.push(group_max + sub_min);
+    }
+    assert_eq!(words(2), ids);
+    assert_eq!(words(0), out);
+    let got: Vec<f32> = words(1).iter().map(|b| f32::from_bits(*b)).collect();
+    assert_eq!(got, f);
+}

@@ -72,6 +72,11 @@ pub struct CountArgs {
     /// Worker threads, 1 to 256 (default: every core).
     #[arg(long, value_name = "N", value_parser = super::thread_count)]
     threads: Option<usize>,
+    /// Work-items per sub-group, for kernels using sub-groups (cl_khr_subgroups): devices
+    /// differ (often 8 to 64), so state the one to model.
+    #[arg(long, value_name = "N", default_value_t = clflow_interp::DEFAULT_SUB_GROUP_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    sub_group_size: u32,
     /// Write each output buffer (access wo or rw) to DIR/<name>.bin, raw little-endian.
     #[arg(long, value_name = "DIR")]
     dump: Option<PathBuf>,
@@ -113,6 +118,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         line_bytes: args.line_bytes,
         threads: args.threads,
         progress: None,
+        sub_group_size: args.sub_group_size,
     };
     let (result, traffic) = interpret_at_cache(
         &args.manifest,
@@ -222,6 +228,7 @@ fn count_capture(
         line_bytes: args.line_bytes,
         threads: args.threads,
         progress: None,
+        sub_group_size: args.sub_group_size,
     };
     let counted = capture::count_capture(&args.manifest, ops, &options, session)?;
     let wrong: Vec<&capture::LaunchCount> = counted

@@ -22,10 +22,19 @@ pub(super) fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 
             let [x, y, z] = std::array::from_fn::<u64, 3, _>(|d| gid[d] - g.offset[d]);
             [(z * g.global[1] + y) * g.global[0] + x; 3]
         }
-        Builtin::LocalLinearId => {
-            let size = g.local_size_of(group);
-            [(lid[2] * size[1] + lid[1]) * size[0] + lid[0]; 3]
+        Builtin::LocalLinearId => [g.local_linear_id(group, lid); 3],
+        Builtin::SubGroupSize => {
+            let (first, items) = (
+                g.local_linear_id(group, lid) / g.sub_group * g.sub_group,
+                g.group_items(group),
+            );
+            [g.sub_group.min(items - first); 3]
         }
+        Builtin::SubGroupMaxSize => [g.sub_group.min(g.local.iter().product()); 3],
+        Builtin::NumSubGroups => [g.group_items(group).div_ceil(g.sub_group); 3],
+        Builtin::EnqueuedNumSubGroups => [g.local.iter().product::<u64>().div_ceil(g.sub_group); 3],
+        Builtin::SubGroupId => [g.local_linear_id(group, lid) / g.sub_group; 3],
+        Builtin::SubGroupLocalId => [g.local_linear_id(group, lid) % g.sub_group; 3],
     }
 }
 

@@ -33,6 +33,7 @@
 //! and handed over in work-item order once their batch is done.
 
 mod builtins;
+mod collective;
 mod mem;
 mod printf;
 
@@ -71,6 +72,9 @@ pub struct Geometry {
     pub local: [u64; 3],
     pub groups: [u64; 3],
     pub offset: [u64; 3],
+    /// Work-items per sub-group: a work-group's linear ids cut in runs of
+    /// this many, the last run shorter.
+    pub sub_group: u64,
 }
 
 impl Geometry {
@@ -78,6 +82,17 @@ impl Geometry {
     /// of the global size for a last, partial group.
     pub fn local_size_of(&self, group: [u64; 3]) -> [u64; 3] {
         std::array::from_fn(|d| self.local[d].min(self.global[d] - group[d] * self.local[d]))
+    }
+
+    /// The work-items of work-group `group`.
+    pub fn group_items(&self, group: [u64; 3]) -> u64 {
+        self.local_size_of(group).iter().product()
+    }
+
+    /// A work-item's linear id within its work-group.
+    pub fn local_linear_id(&self, group: [u64; 3], lid: [u64; 3]) -> u64 {
+        let size = self.local_size_of(group);
+        (lid[2] * size[1] + lid[1]) * size[0] + lid[0]
     }
 
     pub fn group_of(&self, index: u64) -> [u64; 3] {
@@ -1002,6 +1017,44 @@ impl Runner<'_> {
                 }
                 Op::PtrDiff { dst, a, b, elem } => lanes!(l => r!(l, dst) =
                     ((r!(l, a).wrapping_sub(r!(l, b)) as i64) / elem as i64) as u64),
+                Op::Collective {
+                    dst,
+                    src,
+                    index,
+                    op,
+                    bits,
+                    sub,
+                } => {
+                    // It follows a barrier: every work-item of the group
+                    // is here, at once.
+                    let g = &launch.geometry;
+                    let items = g.group_items(group) as usize;
+                    if active.len() != items {
+                        return Err((
+                            at,
+                            active[0] as usize,
+                            TrapKind::BarrierDivergence(format!(
+                                "{} of the work-group's {items} work-items reach this work-group function together",
+                                active.len()
+                            )),
+                        ));
+                    }
+                    let mut members: Vec<(u64, usize)> = active
+                        .iter()
+                        .map(|&l| (g.local_linear_id(group, local_id[l as usize]), l as usize))
+                        .collect();
+                    members.sort_unstable();
+                    let size = if sub { g.sub_group as usize } else { items };
+                    for set in members.chunks(size.max(1)) {
+                        let values: Vec<u64> = set.iter().map(|&(_, l)| r!(l, src)).collect();
+                        let indices: Vec<u64> = set.iter().map(|&(_, l)| r!(l, index)).collect();
+                        let results = collective::combine(op, bits, &values, &indices)
+                            .map_err(|kind| (at, set[0].1, kind))?;
+                        for (&(_, l), value) in set.iter().zip(results) {
+                            r!(l, dst) = value;
+                        }
+                    }
+                }
                 Op::CastToSpace { dst, src, space } => lanes!(l => {
                     let p = r!(l, src);
                     r!(l, dst) = if crate::memory::decode(p).0 == space as u64 { p } else { 0 };

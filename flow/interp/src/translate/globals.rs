@@ -179,10 +179,16 @@ impl<'m> Translator<'m> {
                     B::WorkDim => Builtin::WorkDim,
                     B::GlobalLinearId => Builtin::GlobalLinearId,
                     B::LocalInvocationIndex => Builtin::LocalLinearId,
+                    B::SubgroupSize => Builtin::SubGroupSize,
+                    B::SubgroupMaxSize => Builtin::SubGroupMaxSize,
+                    B::NumSubgroups => Builtin::NumSubGroups,
+                    B::NumEnqueuedSubgroups => Builtin::EnqueuedNumSubGroups,
+                    B::SubgroupId => Builtin::SubGroupId,
+                    B::SubgroupLocalInvocationId => Builtin::SubGroupLocalId,
                     other => {
                         return Err(TranslateError::unsupported(
                             format!("work-item builtin {other:?}"),
-                            "sub-groups are not interpreted",
+                            "this builtin is outside what clflow interprets",
                         ))
                     }
                 };

@@ -20,6 +20,7 @@ mod control;
 mod ext;
 mod function;
 mod globals;
+mod group;
 mod relocate;
 mod rules;
 #[cfg(test)]
@@ -656,6 +657,17 @@ impl<'m> Translator<'m> {
             }
             S::FunctionCall => self.call(inst),
             S::ControlBarrier => self.barrier(inst),
+            S::GroupIAdd
+            | S::GroupFAdd
+            | S::GroupFMin
+            | S::GroupFMax
+            | S::GroupUMin
+            | S::GroupUMax
+            | S::GroupSMin
+            | S::GroupSMax
+            | S::GroupBroadcast
+            | S::GroupAll
+            | S::GroupAny => self.group_function(inst),
             S::GroupAsyncCopy => self.async_copy(inst),
             S::GroupWaitEvents => self.wait_events(),
             S::ExtInst => self.ext_inst(inst),

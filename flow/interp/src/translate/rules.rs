@@ -189,6 +189,18 @@ pub(super) fn instruction(class: &rspirv::grammar::Instruction<'static>) -> Opti
         | S::AtomicAnd
         | S::AtomicOr
         | S::AtomicXor => Own { arith: false },
+        // A work-group function combines one value per work-item: one
+        // operation each, of the combining kind; votes and broadcasts move
+        // values only.
+        S::GroupIAdd
+        | S::GroupFAdd
+        | S::GroupFMin
+        | S::GroupFMax
+        | S::GroupUMin
+        | S::GroupUMax
+        | S::GroupSMin
+        | S::GroupSMax => Own { arith: true },
+        S::GroupBroadcast | S::GroupAll | S::GroupAny => HistogramOnly,
         S::Phi => return Some(PHI),
         S::Branch
         | S::BranchConditional
