@@ -23,6 +23,7 @@ use opencl_sys::cl_layer::{
 };
 use opencl_sys::*;
 use sha2::Digest;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
@@ -711,6 +712,23 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
                     },
                     None => PlanArg::Plain(plain_arg(arg)),
                 }
+            })
+            .collect();
+        // A buffer passed to several arguments is one buffer: saved once,
+        // the later arguments naming the first.
+        let mut first_of: HashMap<usize, usize> = HashMap::new();
+        let args: Vec<PlanArg> = args
+            .into_iter()
+            .enumerate()
+            .map(|(k, arg)| match arg {
+                PlanArg::Buffer { handle, .. } => match first_of.get(&handle) {
+                    Some(&first) => PlanArg::Plain(ArgRecord::SameBuffer { arg: first }),
+                    None => {
+                        first_of.insert(handle, k);
+                        arg
+                    }
+                },
+                plain => plain,
             })
             .collect();
         // Every buffer before, and those the kernel may write after.

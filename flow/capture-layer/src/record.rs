@@ -43,6 +43,9 @@ pub enum ArgRecord {
         read_only: bool,
         write_only: bool,
     },
+    /// The very buffer an earlier argument `arg` was given (in-place
+    /// kernels take one buffer as input and output).
+    SameBuffer { arg: usize },
     /// Bytes passed by value (a scalar, a vector, a struct).
     Value { bytes: Vec<u8> },
     /// A NULL value of this size: a `__local` block of `size` bytes, or a

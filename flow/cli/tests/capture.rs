@@ -482,6 +482,60 @@ fn a_linked_program_is_captured_with_its_header() {
     assert_eq!(launch["outputs_match"], true);
 }
 
+/// pyopencl's library kernels (reductions, an in-place scan, an elementwise
+/// kernel): a buffer passed to two arguments at once stays one buffer
+/// (`same_as`), so the in-place scan reproduces the device's outputs.
+#[test]
+fn a_librarys_in_place_kernels_keep_one_buffer_for_two_arguments() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let script = repo().join("flow/capture-layer/tests/hosts/arrays.py");
+    let (out_dir, out) = capture(
+        data.path(),
+        &[],
+        &["/usr/bin/python3", script.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("sum 39985.0 max 16.0 dot 439825.0 scan 10000 line [1. 3. 5.]"),
+        "{}",
+        text(&out.stdout)
+    );
+    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
+    let launches = counted["launches"].as_array().unwrap();
+    let kernels: Vec<&str> = launches
+        .iter()
+        .map(|l| l["kernel"].as_str().unwrap())
+        .collect();
+    for kernel in [
+        "reduce_kernel_stage1",
+        "scan_lev1",
+        "scan_lev2",
+        "scan_final_update",
+        "line",
+    ] {
+        assert!(kernels.contains(&kernel), "{kernels:?}");
+    }
+    for launch in launches {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
+    let lev2 = launches
+        .iter()
+        .find(|l| l["kernel"] == "scan_lev2")
+        .unwrap();
+    let manifest =
+        std::fs::read_to_string(out_dir.join(lev2["manifest"].as_str().unwrap())).unwrap();
+    assert!(
+        manifest.contains("same_as = 0") && manifest.contains("same_as = 2"),
+        "{manifest}"
+    );
+    // 5,000 work-items of one multiply-add each, a float read and written.
+    let line = launches.iter().find(|l| l["kernel"] == "line").unwrap();
+    assert_eq!(line["W"]["fp32"], 10_000);
+    assert_eq!(line["Q"]["load_bytes"], 20_000);
+    assert_eq!(line["Q"]["store_bytes"], 20_000);
+}
+
 #[test]
 fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
     layer_is_built();

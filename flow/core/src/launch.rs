@@ -67,6 +67,10 @@ pub enum ArgValue {
     Scalar { bytes: Vec<u8> },
     /// A `__local` pointer parameter: only its size is given.
     Local { bytes: u64 },
+    /// The very buffer of the earlier argument `arg` (an in-place kernel
+    /// given one buffer as input and output): writes through either
+    /// argument are seen through the other.
+    SameBuffer { arg: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

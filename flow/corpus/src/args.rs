@@ -188,5 +188,6 @@ fn kind(value: &ArgValue) -> &'static str {
         ArgValue::NullPointer => "a null pointer",
         ArgValue::Scalar { .. } => "a scalar value",
         ArgValue::Local { .. } => "local_bytes",
+        ArgValue::SameBuffer { .. } => "another argument's buffer",
     }
 }

@@ -305,6 +305,13 @@ impl Program {
                     };
                     regs[slot.index()] = memory::encode(memory::SPACE_GLOBAL, i, 0);
                 }
+                (ParamSlot::Pointer { slot, space }, ArgValue::SameBuffer { arg: first })
+                    if matches!(space, AddressSpace::Global | AddressSpace::Constant)
+                        && *first < i
+                        && matches!(launch.args[*first].value, ArgValue::Buffer { .. }) =>
+                {
+                    regs[slot.index()] = memory::encode(memory::SPACE_GLOBAL, *first, 0);
+                }
                 (ParamSlot::Pointer { slot, .. }, ArgValue::NullPointer) => regs[slot.index()] = 0,
                 (
                     ParamSlot::Pointer {
@@ -530,6 +537,7 @@ fn describe_value(value: &ArgValue, taken_len: Option<usize>) -> String {
         ArgValue::NullPointer => "NULL".into(),
         ArgValue::Scalar { bytes } => format!("a {}-byte value", bytes.len()),
         ArgValue::Local { bytes } => format!("{bytes} bytes of __local memory"),
+        ArgValue::SameBuffer { arg } => format!("the buffer of arg {arg}"),
     }
 }
 

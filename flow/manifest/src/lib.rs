@@ -49,6 +49,9 @@
 //!
 //! [[arg]]
 //! null = true                      # a NULL __global/__constant pointer
+//!
+//! [[arg]]
+//! same_as = 0                      # the very buffer of an earlier argument
 //! ```
 //!
 //! Unknown keys are errors (naming the key, its line and the closest known

@@ -173,6 +173,7 @@ impl CheckedManifest {
                     },
                     ArgSpec::Local(local) => ArgValue::Local { bytes: local.bytes },
                     ArgSpec::Null { .. } => ArgValue::NullPointer,
+                    ArgSpec::SameBuffer { arg } => ArgValue::SameBuffer { arg: *arg },
                 };
                 Ok(LaunchArg {
                     name: arg.display_name().map(str::to_string),

@@ -102,6 +102,7 @@ fn describe(spec: &ArgSpec) -> String {
         ArgSpec::Scalar(scalar) => format!("a scalar {}", scalar.ty),
         ArgSpec::Local(local) => format!("local_bytes = {}", local.bytes),
         ArgSpec::Null { .. } => "a NULL pointer".into(),
+        ArgSpec::SameBuffer { arg } => format!("the buffer of arg {arg}"),
     }
 }
 
@@ -236,6 +237,13 @@ fn check_arg(
             },
             ArgSpec::Null { ty },
         ) => element_check(ty.as_ref()),
+        (
+            ParamKind::Pointer {
+                space: AddressSpace::Global | AddressSpace::Constant,
+                ..
+            },
+            ArgSpec::SameBuffer { .. },
+        ) => Ok(()),
         (
             ParamKind::Pointer {
                 space: AddressSpace::Global | AddressSpace::Constant,

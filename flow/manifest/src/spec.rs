@@ -91,6 +91,9 @@ pub enum ArgSpec {
     Local(LocalSpec),
     /// A NULL pointer. `ty`, when given, is checked against the pointee.
     Null { ty: Option<ElementName> },
+    /// The very buffer of the earlier argument `arg` (`same_as = 0`): an
+    /// in-place kernel given one buffer for two parameters.
+    SameBuffer { arg: usize },
 }
 
 /// What a pointer argument's `type` names: an OpenCL element, or a struct

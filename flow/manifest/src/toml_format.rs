@@ -41,6 +41,7 @@ const ARG_KEYS: &[&str] = &[
     "value",
     "local_bytes",
     "null",
+    "same_as",
 ];
 
 const RANDOM_KEYS: &[&str] = &["min", "max", "seed"];
@@ -127,7 +128,28 @@ pub(crate) fn parse(
                 ));
             };
             cx.arg = Some(ArgRef { index, name: None });
-            args.push(parse_arg(&mut cx, arg_table, entry.span().start)?);
+            let parsed = parse_arg(&mut cx, arg_table, entry.span().start)?;
+            if let ParsedArg::Typed(ManifestArg {
+                spec: ArgSpec::SameBuffer { arg },
+                ..
+            }) = &parsed
+            {
+                let buffer = matches!(
+                    args.get(*arg),
+                    Some(ParsedArg::Structs(_))
+                        | Some(ParsedArg::Typed(ManifestArg {
+                            spec: ArgSpec::Buffer(_),
+                            ..
+                        }))
+                );
+                if !buffer {
+                    return Err(cx.error(
+                        arg_table["same_as"].span().start,
+                        format!("`same_as = {arg}`: arg {arg} is not a buffer"),
+                    ));
+                }
+            }
+            args.push(parsed);
         }
         cx.arg = None;
     }
@@ -361,6 +383,8 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, 
         )
     } else if table.contains_key("null") {
         ("null", &["name", "description", "type", "null"])
+    } else if table.contains_key("same_as") {
+        ("same_as", &["name", "description", "same_as"])
     } else {
         (
             "",
@@ -424,6 +448,21 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, 
                 ));
             }
             ArgSpec::Null { ty }
+        }
+        ("same_as", _) => {
+            let value = &table["same_as"];
+            let arg = count(cx, value, "same_as", 0)? as usize;
+            let index = cx.arg.as_ref().map_or(0, |a| a.index);
+            if arg >= index {
+                return Err(cx.error(
+                    value.span().start,
+                    format!(
+                        "`same_as = {arg}` must name an earlier argument (0 to {})",
+                        index.saturating_sub(1)
+                    ),
+                ));
+            }
+            ArgSpec::SameBuffer { arg }
         }
         (_, Some(ElementName::Struct(struct_name))) => {
             let pending = parse_structs(cx, table, struct_name, at)?;
@@ -1045,6 +1084,45 @@ null = true
     }
 
     const HEAD: &str = "source = \"k.cl\"\nkernel = \"k\"\nglobal_size = [16]\n";
+
+    #[test]
+    fn same_as_names_an_earlier_buffer() {
+        let fixture = Fixture::new();
+        let buffer = "[[arg]]\ntype = \"int\"\ncount = 4\n";
+        let text = format!("{HEAD}{buffer}[[arg]]\nname = \"out\"\nsame_as = 0\n");
+        let manifest = fixture
+            .load("m.toml", &text)
+            .unwrap()
+            .check_typed()
+            .unwrap();
+        assert!(matches!(
+            &manifest.args()[1].spec,
+            ArgSpec::SameBuffer { arg: 0 }
+        ));
+        let launch = manifest.materialize().unwrap();
+        assert_eq!(launch.args[1].value, ArgValue::SameBuffer { arg: 0 });
+        let later = fixture.load_error("m.toml", &format!("{HEAD}[[arg]]\nsame_as = 1\n{buffer}"));
+        assert!(
+            later.contains("m.toml:5: arg 0: `same_as = 1` must name an earlier argument"),
+            "{later}"
+        );
+        let scalar = fixture.load_error(
+            "m.toml",
+            &format!("{HEAD}[[arg]]\ntype = \"int\"\nvalue = 3\n[[arg]]\nsame_as = 0\n"),
+        );
+        assert!(
+            scalar.contains("`same_as = 0`: arg 0 is not a buffer"),
+            "{scalar}"
+        );
+        let mixed = fixture.load_error(
+            "m.toml",
+            &format!("{HEAD}{buffer}[[arg]]\nsame_as = 0\ncount = 4\n"),
+        );
+        assert!(
+            mixed.contains("`count` does not go with `same_as`"),
+            "{mixed}"
+        );
+    }
 
     #[test]
     fn unknown_keys_name_the_key_and_line() {

@@ -131,7 +131,12 @@ impl<'a> PreparedLaunch<'a> {
                 }
                 _ => None,
             };
-            set_arg(&kernel, index, &arg.value, buffer.as_ref())
+            // An argument given an earlier one's buffer gets that cl_mem.
+            let shared = match &arg.value {
+                ArgValue::SameBuffer { arg: first } => buffers.get(*first).and_then(Option::as_ref),
+                _ => None,
+            };
+            set_arg(&kernel, index, &arg.value, buffer.as_ref().or(shared))
                 .step(|| format!("kernel '{kernel_name}': setting {}", arg.describe(index)))?;
             buffers.push(buffer);
         }
@@ -332,12 +337,14 @@ fn set_arg(
     let mem: cl_mem = buffer.map_or(std::ptr::null_mut(), |b| b.get());
     unsafe {
         match value {
-            ArgValue::Buffer { .. } | ArgValue::NullPointer => set_kernel_arg(
-                kernel.get(),
-                index,
-                std::mem::size_of::<cl_mem>(),
-                &mem as *const cl_mem as *const c_void,
-            ),
+            ArgValue::Buffer { .. } | ArgValue::SameBuffer { .. } | ArgValue::NullPointer => {
+                set_kernel_arg(
+                    kernel.get(),
+                    index,
+                    std::mem::size_of::<cl_mem>(),
+                    &mem as *const cl_mem as *const c_void,
+                )
+            }
             ArgValue::Scalar { bytes } => set_kernel_arg(
                 kernel.get(),
                 index,

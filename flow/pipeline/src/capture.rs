@@ -335,6 +335,8 @@ struct ArgOut {
     local_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     null: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    same_as: Option<usize>,
 }
 
 /// The kernels of a captured program, compiled from its source with its
@@ -443,6 +445,16 @@ fn manifest_for(
                     ..ArgOut::default()
                 }
             }
+            (
+                ParamKind::Pointer {
+                    space: AddressSpace::Global | AddressSpace::Constant,
+                    ..
+                },
+                ArgRecord::SameBuffer { arg },
+            ) => ArgOut {
+                same_as: Some(*arg),
+                ..ArgOut::default()
+            },
             (kind, ArgRecord::Unsupported { what }) => {
                 return Err(format!("{}: {what} ({kind}) is not captured", at()))
             }
@@ -452,7 +464,7 @@ fn manifest_for(
                     "{}: a {kind} parameter was given {}",
                     at(),
                     match other {
-                        ArgRecord::Buffer { .. } => "a buffer",
+                        ArgRecord::Buffer { .. } | ArgRecord::SameBuffer { .. } => "a buffer",
                         ArgRecord::Value { .. } => "a value",
                         _ => "a NULL value",
                     }
