@@ -640,3 +640,42 @@ fn the_sub_group_size_is_stated() {
     let bad = clflow(&["count", manifest, "--sub-group-size", "0"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A helper declared C99 `inline` without `static`, called where clang
+/// does not inline it (`-cl-opt-disable`): defined, run and counted.
+#[test]
+fn an_inline_helper_that_stays_a_call_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sq.cl"),
+        "inline float sq(float x) { return x * x; }\n\
+         __kernel void squares(__global float *a) { size_t i = get_global_id(0); a[i] = sq(a[i]) + 1.0f; }\n",
+    )
+    .unwrap();
+    let sim = dir.path().join("sq.sim");
+    std::fs::write(
+        &sim,
+        "sq.cl\nsquares\n4 1 1\n4 1 1\n<size=16 float dump>\n1 2 3 4\n",
+    )
+    .unwrap();
+    let sim = sim.to_str().unwrap();
+    for options in ["", "-cl-opt-disable"] {
+        let out = clflow(&["count", sim, "--build-options", options]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("arg 0 (a) after the run: 2, 5, 10, 17"),
+            "{options}: {stdout}"
+        );
+        // A multiply and an add per work-item, fused or not.
+        assert!(
+            stdout.contains("fp32 8,") || stdout.contains("fp32 8 "),
+            "{stdout}"
+        );
+    }
+}
