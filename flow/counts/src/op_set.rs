@@ -26,6 +26,11 @@ impl fmt::Display for OpSet {
 }
 
 impl OpSet {
+    /// The operations the set names one by one (`OpIAdd`, `sqrt` ...).
+    pub fn named(&self) -> impl Iterator<Item = &str> {
+        self.ops.iter().map(String::as_str)
+    }
+
     pub fn contains(&self, key: &WorkKey) -> bool {
         (key.arith && self.classes.contains(&OpClass::of(key.ty))) || self.ops.contains(key.op)
     }
@@ -113,7 +118,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown operation `{0}` in --ops (expected arith, int, fp32, fp64, fp16, an LLVM name such as add,xor,shl,icmp,getelementptr, a SPIR-V opcode such as OpIAdd, or an OpenCL builtin such as mad)")]
+#[error("unknown operation `{0}` in --ops (expected arith, int, fp32, fp64, fp16, an LLVM name such as add,xor,shl,icmp,getelementptr, a SPIR-V opcode such as OpIAdd, or an OpenCL builtin such as sqrt)")]
 pub struct ParseOpSetError(pub String);
 
 impl FromStr for OpSet {

@@ -63,3 +63,10 @@ pub use clflow_counts::{
     OpClass, OpSet, ParseOpSetError, Space, SpaceReport, Traffic, TrafficReport, WorkKey,
     WorkReport,
 };
+
+/// The base operations W counts the OpenCL builtin `name` as (`fma` is
+/// `OpFMul` and `OpFAdd`), where it is never counted under its own name:
+/// an op set naming it would count nothing.
+pub fn base_operations(name: &str) -> Option<Vec<&'static str>> {
+    crate::translate::base_operations(name)
+}

@@ -17,8 +17,23 @@ use std::time::{Duration, Instant};
 
 /// The `--ops` argument as an op set; a bad one is the user's to fix.
 pub fn parse_ops(text: &str) -> crate::Result<OpSet> {
-    text.parse()
-        .map_err(|e| Error::input(format!("--ops: {e}")))
+    let set: OpSet = text
+        .parse()
+        .map_err(|e| Error::input(format!("--ops: {e}")))?;
+    // A builtin W counts as its base operations never matches by name.
+    for name in set.named() {
+        if let Some(base) = clflow_interp::counts::base_operations(name) {
+            return Err(Error::input(format!(
+                "--ops: `{name}` is counted as its base operations ({}), never by its own name",
+                base.join(", ")
+            ))
+            .with_hint(format!(
+                "select those (--ops {}), or a class such as fp32",
+                base.join(",")
+            )));
+        }
+    }
+    Ok(set)
 }
 
 /// Interprets `launch` on the kernel it names. An owned launch gives its
@@ -181,5 +196,27 @@ pub fn kernel_counts(name: &str, summary: &Summary) -> KernelCounts {
                 summary.line_bytes
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod op_set_tests {
+    use super::*;
+
+    /// `fma` and `mad` are counted as a multiply and an add: named alone
+    /// they would select nothing, so the op set says how to select them.
+    #[test]
+    fn builtins_counted_as_base_operations_are_refused_by_name() {
+        let error = parse_ops("fma").unwrap_err();
+        assert_eq!(
+            error.message,
+            "--ops: `fma` is counted as its base operations (OpFAdd, OpFMul), never by its own name"
+        );
+        assert!(parse_ops("mad,add").is_err());
+        assert!(parse_ops("sqrt,fadd,fp32").is_ok());
+        assert!(parse_ops("rotate")
+            .unwrap_err()
+            .message
+            .contains("OpShiftLeftLogical"));
     }
 }

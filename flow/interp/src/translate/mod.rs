@@ -23,6 +23,7 @@ mod globals;
 mod group;
 mod relocate;
 mod rules;
+pub(crate) use rules::base_operations;
 #[cfg(test)]
 mod tests;
 

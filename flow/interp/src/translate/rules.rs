@@ -295,3 +295,21 @@ pub(super) fn funnel(callee: &str) -> Option<Rule> {
         work: Work::Base(ROTATE),
     })
 }
+
+/// The base operations W counts the OpenCL builtin `name` as, where it is
+/// counted as several or as another (`fma` is `OpFMul` and `OpFAdd`);
+/// `None` where it is counted under its own name, or is no builtin.
+pub(crate) fn base_operations(name: &str) -> Option<Vec<&'static str>> {
+    let op = (0..=u16::MAX as u32)
+        .filter_map(X::from_u32)
+        .find(|op| format!("{op:?}").eq_ignore_ascii_case(name))?;
+    let mut names: Vec<&'static str> = Vec::new();
+    for int in [false, true] {
+        if let Work::Base(parts) = builtin(op, "", int).work {
+            names.extend(parts.iter().map(|(n, _)| *n));
+        }
+    }
+    names.sort_unstable();
+    names.dedup();
+    (!names.is_empty()).then_some(names)
+}
