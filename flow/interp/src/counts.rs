@@ -32,7 +32,8 @@
 //!   arithmetic instruction or builtin is one operation per lane under its
 //!   own name. A multi-operation
 //!   builtin is selected through its base operations (`--ops mul` counts the
-//!   multiply of every `mad`), never by its own name.
+//!   multiply of every `mad`), never by its own name: `--ops fma` is an
+//!   error that names the base operations to select instead.
 //! * **Op classes.** `int`: integer and boolean arithmetic, bitwise ops,
 //!   shifts, comparisons and address computations (Oclgrind's
 //!   `getelementptr`, which the paper counts); `fp32`, `fp64`, `fp16`: float
