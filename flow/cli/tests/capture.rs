@@ -492,7 +492,7 @@ fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains(
-            "left out: sample #0 (launch 1): arg 0: an image (image2d_t) is not captured"
+            "left out: sample #0 (launch 1): arg 0: an image (read_only image2d_t) is not captured"
         ),
         "{stderr}"
     );

@@ -2,7 +2,7 @@
 //! hands to the interpreter and to every device runner alike, so that both
 //! see byte-for-byte the same buffers.
 
-use crate::ElementType;
+use crate::{ElementType, ImageDesc, SamplerDesc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -67,6 +67,15 @@ pub enum ArgValue {
     Scalar { bytes: Vec<u8> },
     /// A `__local` pointer parameter: only its size is given.
     Local { bytes: u64 },
+    /// An image: its texels, row-major and tightly packed
+    /// (`image.size_bytes()` bytes).
+    Image {
+        image: ImageDesc,
+        access: Access,
+        bytes: Vec<u8>,
+    },
+    /// A `sampler_t` argument.
+    Sampler(SamplerDesc),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

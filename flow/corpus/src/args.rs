@@ -188,5 +188,7 @@ fn kind(value: &ArgValue) -> &'static str {
         ArgValue::NullPointer => "a null pointer",
         ArgValue::Scalar { .. } => "a scalar value",
         ArgValue::Local { .. } => "local_bytes",
+        ArgValue::Image { .. } => "an image",
+        ArgValue::Sampler(_) => "a sampler",
     }
 }

@@ -70,6 +70,10 @@ pub enum TrapKind {
     /// A printf whose format or arguments OpenCL C does not define, or
     /// that clflow does not print.
     Printf(String),
+    /// An image read or write OpenCL leaves undefined or clflow does not
+    /// run (a coordinate outside the image without a clamping sampler, a
+    /// format the read's type does not match).
+    Image(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -155,6 +159,7 @@ impl fmt::Display for TrapKind {
             TrapKind::BarrierDivergence(what) => write!(f, "barrier divergence: {what}"),
             TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
             TrapKind::Printf(what) => write!(f, "printf: {what}"),
+            TrapKind::Image(what) => write!(f, "image: {what}"),
         }
     }
 }

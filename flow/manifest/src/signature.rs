@@ -307,6 +307,13 @@ fn check_arg(
         (ParamKind::Aggregate { size_bytes }, _) => mismatch(&format!(
             "a struct passed by value needs exactly its {size_bytes} bytes"
         )),
+        (ParamKind::Image { dim, .. }, _) => mismatch(&format!(
+            "give type = \"{}\", format = \"ORDER/TYPE\" and shape = [...]",
+            dim.name()
+        )),
+        (ParamKind::Sampler, _) => mismatch(
+            "give sampler = { normalized = false, address = \"clamp_to_edge\", filter = \"nearest\" }",
+        ),
         (ParamKind::Unsupported { what }, _) => Err(format!(
             "the kernel declares {}: clflow cannot pass a {what}",
             declared(param)

@@ -347,6 +347,8 @@ fn set_arg(
             ArgValue::Local { bytes } => {
                 set_kernel_arg(kernel.get(), index, *bytes as usize, std::ptr::null())
             }
+            // CL_INVALID_ARG_VALUE until images reach devices.
+            ArgValue::Image { .. } | ArgValue::Sampler(_) => Err(-50),
         }
     }
 }
