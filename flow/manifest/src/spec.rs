@@ -4,7 +4,7 @@
 
 use crate::error::{ArgRef, ManifestError};
 use crate::init::Initialiser;
-use clflow_core::{Access, ElementType, NdRange, ParseTypeError};
+use clflow_core::{Access, ElementType, ImageDesc, NdRange, ParseTypeError, SamplerDesc};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -91,6 +91,8 @@ pub enum ArgSpec {
     Local(LocalSpec),
     /// A NULL pointer. `ty`, when given, is checked against the pointee.
     Null { ty: Option<ElementName> },
+    /// A `sampler_t`.
+    Sampler(SamplerDesc),
 }
 
 /// What a pointer argument's `type` names: an OpenCL element, or a struct
@@ -148,6 +150,10 @@ pub struct BufferSpec {
     pub dump: Option<DumpFormat>,
     /// The structs the buffer holds, where `type` names a struct.
     pub structs: Option<StructArray>,
+    /// The image the buffer's texels make, where `type` names an image
+    /// (`image2d`): `ty` is then a texel's channels (`uchar4` for
+    /// `RGBA/UNORM_INT8`) and `count` the texels.
+    pub image: Option<ImageDesc>,
 }
 
 /// A buffer of structs (`type = "struct Node"`), sized by the kernel's
