@@ -14,7 +14,7 @@
 
 use crate::programs::ProgramText;
 use crate::record::{ArgRecord, DeviceRecord, LaunchRecord};
-use crate::state::{plain_arg, RawArg, Recorded, State};
+use crate::state::{plain_arg, Image, RawArg, Recorded, Sampler, State};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -439,6 +439,32 @@ unsafe extern "C" fn create_sub_buffer(
     mem
 }
 
+/// Records an image the application made, or why clflow cannot capture it.
+unsafe fn record_image(
+    mem: cl_mem,
+    flags: cl_mem_flags,
+    format: *const cl_image_format,
+    mem_type: cl_mem_object_type,
+    sizes: [u64; 4],
+) {
+    if mem.is_null() || format.is_null() {
+        return;
+    }
+    let f = &*format;
+    match Image::new(
+        mem_type,
+        f.image_channel_order,
+        f.image_channel_data_type,
+        flags,
+        sizes,
+    ) {
+        Ok(image) => with_state(|state| {
+            state.images.insert(mem as usize, image);
+        }),
+        Err(what) => opaque(mem as usize, what),
+    }
+}
+
 /// Records an image or a sampler, to name it where a launch takes one.
 fn opaque(handle: usize, what: &'static str) {
     if handle != 0 {
@@ -465,7 +491,22 @@ unsafe extern "C" fn create_image(
         host_ptr,
         errcode_ret,
     );
-    opaque(mem as usize, "an image");
+    if !image_desc.is_null() {
+        let d = &*image_desc;
+        let sizes = [
+            d.image_width,
+            d.image_height,
+            d.image_depth,
+            d.image_array_size,
+        ];
+        record_image(
+            mem,
+            flags,
+            image_format,
+            d.image_type,
+            sizes.map(|n| n as u64),
+        );
+    }
     mem
 }
 
@@ -491,7 +532,8 @@ unsafe extern "C" fn create_image_2d(
         host_ptr,
         errcode_ret,
     );
-    opaque(mem as usize, "an image");
+    let sizes = [width as u64, height as u64, 1, 1];
+    record_image(mem, flags, image_format, CL_MEM_OBJECT_IMAGE2D, sizes);
     mem
 }
 
@@ -521,7 +563,8 @@ unsafe extern "C" fn create_image_3d(
         host_ptr,
         errcode_ret,
     );
-    opaque(mem as usize, "an image");
+    let sizes = [width as u64, height as u64, depth as u64, 1];
+    record_image(mem, flags, image_format, CL_MEM_OBJECT_IMAGE3D, sizes);
     mem
 }
 
@@ -540,7 +583,16 @@ unsafe extern "C" fn create_sampler(
         filter_mode,
         errcode_ret,
     );
-    opaque(sampler as usize, "a sampler");
+    if !sampler.is_null() {
+        let recorded = Sampler {
+            normalized: normalized_coords != 0,
+            addressing: addressing_mode,
+            filter: filter_mode,
+        };
+        with_state(|state| {
+            state.samplers.insert(sampler as usize, recorded);
+        });
+    }
     sampler
 }
 
@@ -553,7 +605,28 @@ unsafe extern "C" fn create_sampler_with_properties(
         .clCreateSamplerWithProperties
         .expect("the runtime has it");
     let sampler = forward(context, properties, errcode_ret);
-    opaque(sampler as usize, "a sampler");
+    if !sampler.is_null() {
+        // OpenCL's defaults, then each (name, value) pair up to a 0 name.
+        let mut recorded = Sampler {
+            normalized: true,
+            addressing: CL_ADDRESS_CLAMP,
+            filter: CL_FILTER_NEAREST,
+        };
+        let mut at = properties;
+        while !at.is_null() && *at != 0 {
+            let value = *at.add(1);
+            match *at as cl_uint {
+                CL_SAMPLER_NORMALIZED_COORDS => recorded.normalized = value != 0,
+                CL_SAMPLER_ADDRESSING_MODE => recorded.addressing = value as cl_uint,
+                CL_SAMPLER_FILTER_MODE => recorded.filter = value as cl_uint,
+                _ => {}
+            }
+            at = at.add(2);
+        }
+        with_state(|state| {
+            state.samplers.insert(sampler as usize, recorded);
+        });
+    }
     sampler
 }
 
@@ -665,6 +738,10 @@ enum PlanArg {
         bytes: u64,
         flags: u64,
     },
+    Image {
+        handle: usize,
+        image: Image,
+    },
     Plain(ArgRecord),
 }
 
@@ -704,6 +781,20 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
                         what: what.to_string(),
                     });
                 }
+                if let Some((handle, image)) = handle.and_then(|h| Some((h, state.images.get(&h)?)))
+                {
+                    return PlanArg::Image {
+                        handle,
+                        image: image.clone(),
+                    };
+                }
+                if let Some(sampler) = handle.and_then(|h| state.samplers.get(&h)) {
+                    return PlanArg::Plain(ArgRecord::Sampler {
+                        normalized: sampler.normalized,
+                        addressing: sampler.addressing,
+                        filter: sampler.filter,
+                    });
+                }
                 match handle.and_then(|h| Some((h, state.buffers.get(&h)?))) {
                     Some((handle, buffer)) => PlanArg::Buffer {
                         handle,
@@ -737,6 +828,10 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
             .map(|a: &PlanArg| match a {
                 PlanArg::Buffer { bytes, flags, .. } if flags & CL_MEM_READ_ONLY != 0 => *bytes,
                 PlanArg::Buffer { bytes, .. } => 2 * bytes,
+                PlanArg::Image { image, .. } if image.flags & CL_MEM_READ_ONLY != 0 => {
+                    image.bytes()
+                }
+                PlanArg::Image { image, .. } => 2 * image.bytes(),
                 PlanArg::Plain(_) => 0,
             })
             .sum();
@@ -779,8 +874,7 @@ unsafe fn capture(
     }
     // Files are named by their contents: a buffer no launch changed is
     // stored once however many launches read it.
-    let save = |handle: usize, bytes: u64| -> Option<String> {
-        let data = read_buffer(queue, handle, bytes)?;
+    let keep = |data: Vec<u8>| -> Option<String> {
         let digest = sha2::Sha256::digest(&data);
         let stem = format!("buffer-{}.bin", hex::encode(&digest[..12]));
         // Held before it is looked for, so that a launch replacing its
@@ -794,6 +888,8 @@ unsafe fn capture(
             None => store(&plan.dir, &stem, &data),
         }
     };
+    let save = |handle: usize, bytes: u64| keep(read_buffer(queue, handle, bytes)?);
+    let save_image = |handle: usize, image: &Image| keep(read_image(queue, handle, image)?);
     let mut args = Vec::with_capacity(plan.args.len());
     for (k, arg) in plan.args.iter().enumerate() {
         args.push(match arg {
@@ -811,6 +907,21 @@ unsafe fn capture(
                 },
                 None => ArgRecord::Unsupported {
                     what: format!("arg {k}, a buffer that could not be read or saved"),
+                },
+            },
+            PlanArg::Image { handle, image } => match save_image(*handle, image) {
+                Some(file) => ArgRecord::Image {
+                    mem_type: image.mem_type,
+                    order: image.order,
+                    channel_type: image.channel_type,
+                    shape: image.shape.clone(),
+                    bytes: image.bytes(),
+                    file,
+                    output_file: None,
+                    read_only: image.flags & CL_MEM_READ_ONLY != 0,
+                },
+                None => ArgRecord::Unsupported {
+                    what: format!("arg {k}, an image that could not be read or saved"),
                 },
             },
             PlanArg::Plain(record) => record.clone(),
@@ -858,6 +969,16 @@ unsafe fn capture(
                 }
             }
         }
+        if let PlanArg::Image { handle, image } = arg {
+            if image.flags & CL_MEM_READ_ONLY != 0 {
+                continue;
+            }
+            if let Some(name) = save_image(*handle, image) {
+                if let ArgRecord::Image { output_file, .. } = &mut args[k] {
+                    *output_file = Some(name);
+                }
+            }
+        }
     }
     let launch = LaunchRecord {
         sequence: plan.sequence,
@@ -876,6 +997,9 @@ unsafe fn capture(
         .iter()
         .flat_map(|arg| match arg {
             ArgRecord::Buffer {
+                file, output_file, ..
+            }
+            | ArgRecord::Image {
                 file, output_file, ..
             } => std::iter::once(file.clone())
                 .chain(output_file.clone())
@@ -1005,6 +1129,27 @@ unsafe fn read_buffer(queue: cl_command_queue, handle: usize, bytes: u64) -> Opt
         CL_TRUE,
         0,
         data.len(),
+        data.as_mut_ptr() as *mut c_void,
+        0,
+        std::ptr::null(),
+        std::ptr::null_mut(),
+    );
+    (status == CL_SUCCESS).then_some(data)
+}
+
+/// An image's texels, tightly packed, read once the queue is idle.
+unsafe fn read_image(queue: cl_command_queue, handle: usize, image: &Image) -> Option<Vec<u8>> {
+    let read = target().clEnqueueReadImage?;
+    let mut data = vec![0u8; image.bytes() as usize];
+    let (origin, region) = ([0usize; 3], image.region());
+    let status = read(
+        queue,
+        handle as cl_mem,
+        CL_TRUE,
+        origin.as_ptr(),
+        region.as_ptr(),
+        0,
+        0,
         data.as_mut_ptr() as *mut c_void,
         0,
         std::ptr::null(),

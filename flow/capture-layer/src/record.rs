@@ -46,6 +46,26 @@ pub enum ArgRecord {
     /// The very buffer an earlier argument `arg` was given (in-place
     /// kernels take one buffer as input and output).
     SameBuffer { arg: usize },
+    /// An image: its OpenCL object type (`CL_MEM_OBJECT_IMAGE2D` ...), its
+    /// format as OpenCL numbers it, its shape (width, then height or
+    /// layers, then depth or layers), and its texels, tightly packed,
+    /// before the launch in `file` and after it in `output_file`.
+    Image {
+        mem_type: u32,
+        order: u32,
+        channel_type: u32,
+        shape: Vec<u64>,
+        bytes: u64,
+        file: String,
+        output_file: Option<String>,
+        read_only: bool,
+    },
+    /// A sampler, as `clCreateSampler` took it (`CL_ADDRESS_*`, `CL_FILTER_*`).
+    Sampler {
+        normalized: bool,
+        addressing: u32,
+        filter: u32,
+    },
     /// Bytes passed by value (a scalar, a vector, a struct).
     Value { bytes: Vec<u8> },
     /// A NULL value of this size: a `__local` block of `size` bytes, or a

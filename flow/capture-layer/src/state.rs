@@ -32,14 +32,90 @@ pub struct Buffer {
     pub flags: u64,
 }
 
+/// An image the application made: its type, format and size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    pub mem_type: u32,
+    pub order: u32,
+    pub channel_type: u32,
+    pub flags: u64,
+    /// Width, then height or layers, then depth or layers.
+    pub shape: Vec<u64>,
+    /// Bytes of one texel.
+    pub texel_bytes: u64,
+}
+
+impl Image {
+    /// An image of one of the types and formats clflow runs, else why not.
+    pub fn new(
+        mem_type: u32,
+        order: u32,
+        channel_type: u32,
+        flags: u64,
+        [width, height, depth, layers]: [u64; 4],
+    ) -> Result<Image, &'static str> {
+        let channels = match order {
+            0x10B0 => 1,          // CL_R
+            0x10B2 => 2,          // CL_RG
+            0x10B5 | 0x10B6 => 4, // CL_RGBA, CL_BGRA
+            _ => return Err("an image of a channel order clflow does not run"),
+        };
+        let size = match channel_type {
+            0x10D0 | 0x10D2 | 0x10D7 | 0x10DA => 1,
+            0x10D1 | 0x10D3 | 0x10D8 | 0x10DB | 0x10DD => 2,
+            0x10D9 | 0x10DC | 0x10DE => 4,
+            _ => return Err("an image of a channel type clflow does not run"),
+        };
+        let shape = match mem_type {
+            0x10F4 => vec![width],                 // CL_MEM_OBJECT_IMAGE1D
+            0x10F1 => vec![width, height],         // CL_MEM_OBJECT_IMAGE2D
+            0x10F2 => vec![width, height, depth],  // CL_MEM_OBJECT_IMAGE3D
+            0x10F5 => vec![width, layers],         // CL_MEM_OBJECT_IMAGE1D_ARRAY
+            0x10F3 => vec![width, height, layers], // CL_MEM_OBJECT_IMAGE2D_ARRAY
+            _ => return Err("an image buffer (image1d_buffer_t)"),
+        };
+        Ok(Image {
+            mem_type,
+            order,
+            channel_type,
+            flags,
+            shape,
+            texel_bytes: channels * size,
+        })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.shape.iter().product::<u64>() * self.texel_bytes
+    }
+
+    /// The whole image as `clEnqueueReadImage` takes its region.
+    pub fn region(&self) -> [usize; 3] {
+        let mut region = [1usize; 3];
+        for (r, s) in region.iter_mut().zip(&self.shape) {
+            *r = *s as usize;
+        }
+        region
+    }
+}
+
+/// A sampler the application made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampler {
+    pub normalized: bool,
+    pub addressing: u32,
+    pub filter: u32,
+}
+
 pub struct State {
     pub dir: PathBuf,
     selection: Selection,
     pub programs: HashMap<usize, Program>,
     pub kernels: HashMap<usize, Kernel>,
     pub buffers: HashMap<usize, Buffer>,
-    /// Images and samplers: what each is, to name it in a capture.
+    /// Images and samplers clflow cannot capture: what each is, to name it.
     pub opaque: HashMap<usize, &'static str>,
+    pub images: HashMap<usize, Image>,
+    pub samplers: HashMap<usize, Sampler>,
     /// The most bytes of buffers to write, and what launches recorded so
     /// far may write.
     max_bytes: Option<u64>,
@@ -90,6 +166,8 @@ impl State {
             kernels: HashMap::new(),
             buffers: HashMap::new(),
             opaque: HashMap::new(),
+            images: HashMap::new(),
+            samplers: HashMap::new(),
             max_bytes,
             planned_bytes: 0,
             next_program: 0,

@@ -537,19 +537,13 @@ fn a_librarys_in_place_kernels_keep_one_buffer_for_two_arguments() {
 }
 
 #[test]
-fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
+fn a_sub_buffer_is_captured_as_its_region_and_an_image_with_its_sampler() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let app = host(data.path(), "regions");
     let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains(
-            "left out: sample #0 (launch 1): arg 0: an image (image2d_t) is not captured"
-        ),
-        "{stderr}"
-    );
     let floats = |name: &str| -> Vec<f32> {
         std::fs::read(out_dir.join(name))
             .unwrap()
@@ -567,10 +561,32 @@ fn a_sub_buffer_is_captured_as_its_region_and_an_image_is_named() {
         after,
         (256..512).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
     );
-    let index: toml::Value =
-        toml::from_str(&std::fs::read_to_string(out_dir.join("capture.toml")).unwrap()).unwrap();
-    assert_eq!(index["launch"].as_array().unwrap().len(), 1);
-    assert_eq!(index["not_analysable"].as_array().unwrap().len(), 1);
+    // The image (16×1 R/FLOAT holding 0..16) and its sampler.
+    assert_eq!(index["launch"].as_array().unwrap().len(), 2);
+    assert!(index
+        .get("not_analysable")
+        .is_none_or(|n| n.as_array().unwrap().is_empty()));
+    let sample: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out_dir.join("launch-000001.toml")).unwrap())
+            .unwrap();
+    let image = &sample["arg"][0];
+    assert_eq!(image["type"].as_str(), Some("image2d"));
+    assert_eq!(image["format"].as_str(), Some("R/FLOAT"));
+    assert_eq!(image["shape"].as_array().unwrap().len(), 2);
+    assert_eq!(image["access"].as_str(), Some("ro"));
+    assert_eq!(
+        floats(&arg_file(&out_dir.join("launch-000001.toml"), 0)),
+        (0..16).map(|i| i as f32).collect::<Vec<_>>()
+    );
+    let sampler = &sample["arg"][1]["sampler"];
+    assert_eq!(sampler["normalized"].as_bool(), Some(false));
+    assert_eq!(sampler["address"].as_str(), Some("clamp_to_edge"));
+    assert_eq!(sampler["filter"].as_str(), Some("nearest"));
+    // Both launches counted on their inputs, the device's outputs matched.
+    let counted = count_json(data.path(), &out_dir, &[]);
+    for launch in counted["launches"].as_array().unwrap() {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
 }
 
 #[test]

@@ -187,6 +187,13 @@ impl Pipeline<'_> {
         spirv: Vec<u8>,
         spirv_path: &Path,
     ) -> Result<Vec<u8>, CompileError> {
+        let spirv = match clflow_spirv::merge_sampler_types(&spirv) {
+            Ok(Some(merged)) => {
+                (self.trace)("merged the module's duplicate OpTypeSampler declarations");
+                merged
+            }
+            _ => spirv,
+        };
         let spirv = match clflow_spirv::order_blocks(&spirv) {
             Ok(Some(ordered)) => {
                 (self.trace)("moved blocks that preceded their dominators after them");

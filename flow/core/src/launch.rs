@@ -2,7 +2,7 @@
 //! hands to the interpreter and to every device runner alike, so that both
 //! see byte-for-byte the same buffers.
 
-use crate::ElementType;
+use crate::{ElementType, ImageDesc, SamplerDesc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -71,6 +71,15 @@ pub enum ArgValue {
     /// given one buffer as input and output): writes through either
     /// argument are seen through the other.
     SameBuffer { arg: usize },
+    /// An image: its texels, row-major and tightly packed
+    /// (`image.size_bytes()` bytes).
+    Image {
+        image: ImageDesc,
+        access: Access,
+        bytes: Vec<u8>,
+    },
+    /// A `sampler_t` argument.
+    Sampler(SamplerDesc),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

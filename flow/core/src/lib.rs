@@ -6,13 +6,18 @@
 //! depends on another just to name an `int4`.
 
 pub mod half;
+mod image;
 mod launch;
 mod signature;
 mod structs;
 mod types;
 
+pub use image::{
+    AddressMode, ChannelClass, ChannelOrder, ChannelType, FilterMode, ImageDesc, ImageDim,
+    ImageFormat, SamplerDesc,
+};
 pub use launch::{Access, ArgValue, Launch, LaunchArg, NdRange};
-pub use signature::{AddressSpace, KernelParam, KernelSignature, ParamKind};
+pub use signature::{access_qualifier, AddressSpace, KernelParam, KernelSignature, ParamKind};
 pub use structs::{StructMember, StructType};
 pub use types::{ElementType, ParseTypeError, ScalarType};
 

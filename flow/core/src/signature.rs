@@ -1,6 +1,6 @@
 //! Kernel signatures: what a kernel takes, as reflected from its SPIR-V.
 
-use crate::{ElementType, StructType};
+use crate::{Access, ElementType, ImageDim, StructType};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -51,7 +51,11 @@ pub enum ParamKind {
     },
     /// A struct passed by value; only its size is known.
     Aggregate { size_bytes: usize },
-    /// Images, samplers, pipes, queues: clflow does not launch these.
+    /// An image (`read_only image2d_t`); `access` is the kernel's qualifier.
+    Image { dim: ImageDim, access: Access },
+    /// A `sampler_t`.
+    Sampler,
+    /// Pipes, queues, and images clflow does not run: clflow does not launch these.
     Unsupported { what: String },
 }
 
@@ -71,6 +75,8 @@ impl fmt::Display for ParamKind {
             } => write!(f, "{space} {}*", record.name),
             ParamKind::Pointer { space, .. } => write!(f, "{space} void*"),
             ParamKind::Aggregate { size_bytes } => write!(f, "struct ({size_bytes} bytes)"),
+            ParamKind::Image { dim, access } => write!(f, "{} {dim}", access_qualifier(*access)),
+            ParamKind::Sampler => f.write_str("sampler_t"),
             ParamKind::Unsupported { what } => f.write_str(what),
         }
     }
@@ -102,5 +108,14 @@ impl fmt::Display for KernelSignature {
             }
         }
         f.write_str(")")
+    }
+}
+
+/// The OpenCL C access qualifier of an image parameter.
+pub fn access_qualifier(access: Access) -> &'static str {
+    match access {
+        Access::ReadOnly => "read_only",
+        Access::WriteOnly => "write_only",
+        Access::ReadWrite => "read_write",
     }
 }

@@ -189,5 +189,7 @@ fn kind(value: &ArgValue) -> &'static str {
         ArgValue::Scalar { .. } => "a scalar value",
         ArgValue::Local { .. } => "local_bytes",
         ArgValue::SameBuffer { .. } => "another argument's buffer",
+        ArgValue::Image { .. } => "an image",
+        ArgValue::Sampler(_) => "a sampler",
     }
 }

@@ -774,6 +774,30 @@ pub enum Op {
     },
     Barrier,
     Trap,
+    /// An image read: 4 lanes into `dst` from the image handle at `image`,
+    /// at `coord`, through the sampler bits at `sampler` where sampled.
+    ImageRead {
+        dst: Reg,
+        image: Reg,
+        coord: Reg,
+        sampler: Reg,
+        form: ImageForm,
+    },
+    /// An image write of the 4 lanes at `src`.
+    ImageWrite {
+        image: Reg,
+        coord: Reg,
+        src: Reg,
+        form: ImageForm,
+    },
+    /// `n` lanes of `bits` bits answering `query` about the image at `image`.
+    ImageQuery {
+        dst: Reg,
+        image: Reg,
+        query: ImageQuery,
+        n: u8,
+        bits: u8,
+    },
     /// OpenCL printf: the format string at `format` (a pointer into
     /// `__constant` memory) applied to `args_len` entries of
     /// `Program::printf_args` from `args_start`; `dst` gets 0.
@@ -783,6 +807,30 @@ pub enum Op {
         args_start: u32,
         args_len: u32,
     },
+}
+
+/// What an image read takes and gives, decided by its instruction's types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageForm {
+    /// Lanes of the coordinate operand (1 to 4).
+    pub coord_n: u8,
+    /// Float coordinates (else 32-bit integers).
+    pub float_coords: bool,
+    /// `read_imagef`/`write_imagef` (else the integer forms).
+    pub float_texel: bool,
+    /// Through a sampler (`OpImageSampleExplicitLod`).
+    pub sampled: bool,
+}
+
+/// What `OpImageQuery*` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageQuery {
+    /// Width, height (or layers), depth (or layers): as many as `n`.
+    Size,
+    /// The channel type, as SPIR-V numbers it (`CL_*` − 0x10D0).
+    Format,
+    /// The channel order, as SPIR-V numbers it (`CL_*` − 0x10B0).
+    Order,
 }
 
 /// An integer op, in its direct form where it has one.
@@ -1022,6 +1070,25 @@ pub fn spans(
             out.push(s(ret, ret_n as u64));
         }
         Op::Ret { src, n } => out.push(s(src, n as u64)),
+        Op::ImageRead {
+            dst,
+            image,
+            coord,
+            sampler,
+            form,
+        } => out.extend([
+            s(dst, 4),
+            s(image, 1),
+            s(coord, form.coord_n as u64),
+            s(sampler, 1),
+        ]),
+        Op::ImageWrite {
+            image,
+            coord,
+            src,
+            form,
+        } => out.extend([s(image, 1), s(coord, form.coord_n as u64), s(src, 4)]),
+        Op::ImageQuery { dst, image, n, .. } => out.extend([s(dst, n as u64), s(image, 1)]),
         Op::Printf {
             dst,
             format,

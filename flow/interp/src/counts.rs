@@ -56,6 +56,16 @@
 //!   reported apart and is not part of Q. An access through a generic
 //!   pointer counts in the space its value points into, as it runs
 //!   (histogram `OpLoad generic`, `OpStore generic`).
+//! * **Images.** An image is a `__global` buffer of texels. `read_image*`
+//!   and `write_image*` count their texels' bytes in global traffic (Q) as
+//!   they run: one texel per read or write, and with `CLK_FILTER_LINEAR` the
+//!   2 (1D), 4 (2D) or 8 (3D) texels filtered, less any that lie on the
+//!   border (`CLK_ADDRESS_CLAMP`), which are read from no memory. The
+//!   histogram names them `OpImageRead global`, `OpImageSampleExplicitLod
+//!   global` and `OpImageWrite global`, typed by the texel (`float`, `uint`)
+//!   in 4 lanes. Addressing, filtering and format conversion are no
+//!   operations in W; image queries (`get_image_width` ...) are counted in
+//!   the histogram only.
 //! * **I.** `accessed` = W / Q accessed, `compulsory` = W / Q compulsory
 //!   (§4.2's walls); `min` and `max` are the lower and the higher of the two.
 

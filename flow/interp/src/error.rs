@@ -73,6 +73,10 @@ pub enum TrapKind {
     /// A work-group or sub-group function OpenCL C leaves undefined here
     /// (a broadcast from a work-item the group does not have).
     Collective(String),
+    /// An image read or write OpenCL leaves undefined or clflow does not
+    /// run (a coordinate outside the image without a clamping sampler, a
+    /// format the read's type does not match).
+    Image(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,6 +163,7 @@ impl fmt::Display for TrapKind {
             TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
             TrapKind::Printf(what) => write!(f, "printf: {what}"),
             TrapKind::Collective(what) => write!(f, "{what}"),
+            TrapKind::Image(what) => write!(f, "image: {what}"),
         }
     }
 }

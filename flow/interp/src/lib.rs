@@ -246,7 +246,9 @@ impl Program {
             .args
             .iter_mut()
             .map(|a| match &mut a.value {
-                ArgValue::Buffer { bytes, .. } => Some(std::mem::take(bytes)),
+                ArgValue::Buffer { bytes, .. } | ArgValue::Image { bytes, .. } => {
+                    Some(std::mem::take(bytes))
+                }
                 _ => None,
             })
             .collect();
@@ -282,13 +284,48 @@ impl Program {
         }
         let mut regs = p.init_regs.clone();
         let mut buffers = Vec::new();
+        let mut images = Vec::new();
         let mut local_layout = ArenaLayout::default();
         let mut private_init = Vec::new();
         for (i, (param, arg)) in p.params.iter().zip(&launch.args).enumerate() {
             let label = arg.describe(i);
             let mut buffer = SharedBuffer::new(&[], label.clone(), "__global", options.line_bytes);
             let mut local = 0;
+            let mut image_desc = None;
             match (param, &arg.value) {
+                (
+                    ParamSlot::Image { slot, dim },
+                    ArgValue::Image {
+                        image,
+                        bytes,
+                        access,
+                    },
+                ) if image.dim == *dim => {
+                    let expected = image.size_bytes();
+                    let len = taken
+                        .get(i)
+                        .and_then(|t| t.as_ref().map(Vec::len))
+                        .unwrap_or(bytes.len());
+                    if len as u64 != expected {
+                        return Err(launch_error(format!(
+                            "{label}: a {} {}×{}×{} image takes {expected} bytes of texels, the launch gives {len}",
+                            image.format, image.width, image.height, image.depth
+                        )));
+                    }
+                    let _ = access;
+                    let name = "__global";
+                    buffer = match taken.get_mut(i).and_then(Option::take) {
+                        Some(owned) => {
+                            SharedBuffer::from_vec(owned, label, name, options.line_bytes)
+                        }
+                        None => SharedBuffer::new(bytes, label, name, options.line_bytes),
+                    };
+                    image_desc = Some(*image);
+                    regs[slot.index()] = memory::encode(memory::SPACE_GLOBAL, i, 0);
+                }
+                (ParamSlot::Sampler { slot }, ArgValue::Sampler(sampler)) => {
+                    regs[slot.index()] = u64::from(sampler.bits());
+                }
                 (ParamSlot::Pointer { slot, space }, ArgValue::Buffer { bytes, .. })
                     if matches!(space, AddressSpace::Global | AddressSpace::Constant) =>
                 {
@@ -348,6 +385,7 @@ impl Program {
                 }
             }
             buffers.push(buffer);
+            images.push(image_desc);
             local_layout.push(local, 128, label_for_local(&arg.describe(i)));
         }
         for var in &p.global_vars {
@@ -377,8 +415,10 @@ impl Program {
                 translate::MAX_LOCAL_BYTES
             )));
         }
+        images.resize(buffers.len(), None);
         let global = GlobalMemory {
             buffers,
+            images,
             wide_atomics: Mutex::new(()),
         };
         let launched = exec::Launched {
@@ -428,7 +468,7 @@ impl Program {
             .iter()
             .enumerate()
             .filter(
-                |(_, a)| matches!(&a.value, ArgValue::Buffer { access, .. } if access.is_output()),
+                |(_, a)| matches!(&a.value, ArgValue::Buffer { access, .. } | ArgValue::Image { access, .. } if access.is_output()),
             )
             .map(|(i, a)| OutputBuffer {
                 arg: i,
@@ -521,6 +561,8 @@ fn describe_param(param: &ParamSlot) -> String {
         ParamSlot::Pointer { space, .. } => format!("a {space} pointer"),
         ParamSlot::Value { size, .. } => format!("a {size}-byte value"),
         ParamSlot::ByVal { size, .. } => format!("a {size}-byte struct by value"),
+        ParamSlot::Image { dim, .. } => format!("an {}", dim.name()),
+        ParamSlot::Sampler { .. } => "a sampler".into(),
     }
 }
 
@@ -538,6 +580,8 @@ fn describe_value(value: &ArgValue, taken_len: Option<usize>) -> String {
         ArgValue::Scalar { bytes } => format!("a {}-byte value", bytes.len()),
         ArgValue::Local { bytes } => format!("{bytes} bytes of __local memory"),
         ArgValue::SameBuffer { arg } => format!("the buffer of arg {arg}"),
+        ArgValue::Image { image, .. } => format!("an {} of {}", image.dim.name(), image.format),
+        ArgValue::Sampler(_) => "a sampler".into(),
     }
 }
 

@@ -300,6 +300,8 @@ pub fn mask_bytes(size: u32) -> u64 {
 /// Every global and constant buffer of one launch.
 pub struct GlobalMemory {
     pub buffers: Vec<SharedBuffer>,
+    /// The descriptor of each buffer that holds an image's texels.
+    pub images: Vec<Option<clflow_core::ImageDesc>>,
     /// Serialises 64-bit atomics, which have no native word here.
     pub wide_atomics: Mutex<()>,
 }

@@ -29,6 +29,13 @@ pub enum ParamSlot {
     /// A struct passed by value (`ByVal`): its bytes go to private variable
     /// `var`, and `slot` points there.
     ByVal { slot: Reg, var: usize, size: u64 },
+    /// An image: `slot` gets the handle, a global pointer to its texels.
+    Image {
+        slot: Reg,
+        dim: clflow_core::ImageDim,
+    },
+    /// A sampler: `slot` gets its `CLK_*` bits.
+    Sampler { slot: Reg },
 }
 
 /// A program-scope variable with storage in global or constant memory.

@@ -95,6 +95,13 @@ pub fn check_supported(types: &Types, id: Word) -> Result<(), TranslateError> {
             Err(TranslateError::malformed(format!("vector of {n} lanes")))
         }
         Type::Pointer { storage, .. } => space_of(storage).map(drop),
+        Type::Image(image) => match image.unsupported() {
+            Some(what) => Err(TranslateError::unsupported(
+                what,
+                "clflow runs 1D, 2D and 3D images and 1D/2D image arrays, without mipmaps",
+            )),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -121,6 +128,9 @@ impl RegisterTypes for Types {
             // Lane counts past 16 are refused when the type is declared.
             Type::Vector(s, n) => Ok(((*s).into(), *n as u8)),
             Type::Pointer { .. } => Ok((SlotKind::Ptr, 1)),
+            // A handle: an image's buffer as a global pointer, a sampler's
+            // `CLK_*` bits.
+            Type::Image(_) | Type::Sampler => Ok((SlotKind::Int(64), 1)),
             other => Err(TranslateError::malformed(format!(
                 "%{id} is {other:?}, expected a scalar or vector type"
             ))),
@@ -188,7 +198,9 @@ fn slots_wide(types: &Types, id: Word, depth: u32) -> Result<u64, TranslateError
         return Err(TypeError::TooDeep { id }.into());
     }
     Ok(match types.get(id)? {
-        Type::Scalar(_) | Type::Pointer { .. } | Type::Event => 1,
+        Type::Scalar(_) | Type::Pointer { .. } | Type::Event | Type::Image(_) | Type::Sampler => 1,
+        // The image, then the sampler.
+        Type::SampledImage { .. } => 2,
         Type::Vector(_, n) => u64::from(*n),
         Type::Array { element, length } => {
             slots_wide(types, *element, depth + 1)?.saturating_mul(length.unwrap_or(0))
@@ -227,7 +239,9 @@ fn push_leaves(
     };
     match types.get(id)? {
         Type::Scalar(s) => out.push(leaf(base, SlotKind::from(*s).size())?),
-        Type::Pointer { .. } | Type::Event => out.push(leaf(base, 8)?),
+        Type::Pointer { .. } | Type::Event | Type::Image(_) | Type::Sampler => {
+            out.push(leaf(base, 8)?)
+        }
         Type::Vector(s, n) => {
             let size = SlotKind::from(*s).size();
             for lane in 0..u64::from(*n) {

@@ -121,10 +121,11 @@ fn a_kernel_that_never_ends_hits_max_steps() {
 
 #[test]
 fn unsupported_constructs_are_named() {
-    let src = "__kernel void img(__read_only image2d_t im, __global float4 *out) { out[0] = read_imagef(im, (int2)(0, 0)); }";
-    let module = clflow_interp::load(&compile(src)).unwrap();
+    let src = "__kernel void img(read_only image2d_depth_t im, __global float *out) { out[0] = read_imagef(im, (int2)(0, 0)); }";
+    let module = clflow_interp::load(&compile_std(src, "CL2.0")).unwrap();
     let err = clflow_interp::Program::translate(&module, "img").unwrap_err();
     assert!(err.to_string().contains("kernel `img`"), "{err}");
+    assert!(err.to_string().contains("depth images"), "{err}");
     assert_eq!(err.kind(), clflow_core::FailureKind::Analysis);
 }
 

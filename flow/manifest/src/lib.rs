@@ -142,6 +142,8 @@
 pub mod data_file;
 pub mod dump;
 mod error;
+#[cfg(test)]
+mod image_tests;
 mod init;
 mod manifest;
 mod npy;

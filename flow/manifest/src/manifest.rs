@@ -161,13 +161,25 @@ impl CheckedManifest {
             .enumerate()
             .map(|(index, arg)| {
                 let value = match &arg.spec {
-                    ArgSpec::Buffer(buffer) => ArgValue::Buffer {
-                        ty: buffer.ty,
-                        access: buffer.access,
-                        bytes: generate(buffer.ty, buffer.count, &buffer.init).map_err(|why| {
-                            self.info.error(arg.line, why).for_arg(arg.arg_ref(index))
-                        })?,
-                    },
+                    ArgSpec::Buffer(buffer) => {
+                        let bytes =
+                            generate(buffer.ty, buffer.count, &buffer.init).map_err(|why| {
+                                self.info.error(arg.line, why).for_arg(arg.arg_ref(index))
+                            })?;
+                        match buffer.image {
+                            Some(image) => ArgValue::Image {
+                                image,
+                                access: buffer.access,
+                                bytes,
+                            },
+                            None => ArgValue::Buffer {
+                                ty: buffer.ty,
+                                access: buffer.access,
+                                bytes,
+                            },
+                        }
+                    }
+                    ArgSpec::Sampler(sampler) => ArgValue::Sampler(*sampler),
                     ArgSpec::Scalar(scalar) => ArgValue::Scalar {
                         bytes: scalar.bytes.clone(),
                     },

@@ -98,7 +98,17 @@ fn describe(spec: &ArgSpec) -> String {
             structs: Some(structs),
             ..
         }) => format!("a buffer of {}", structs.name),
+        ArgSpec::Buffer(BufferSpec {
+            image: Some(image),
+            access,
+            ..
+        }) => format!(
+            "an {} of {} (access = \"{access}\")",
+            image.dim.name(),
+            image.format
+        ),
         ArgSpec::Buffer(buffer) => format!("a buffer of {} {}", buffer.count, buffer.ty),
+        ArgSpec::Sampler(_) => "a sampler".into(),
         ArgSpec::Scalar(scalar) => format!("a scalar {}", scalar.ty),
         ArgSpec::Local(local) => format!("local_bytes = {}", local.bytes),
         ArgSpec::Null { .. } => "a NULL pointer".into(),
@@ -217,13 +227,24 @@ fn check_arg(
         None => Ok(()),
     };
     match (&param.kind, spec) {
+        (ParamKind::Image { dim, access }, ArgSpec::Buffer(buffer)) if buffer.image.is_some() => {
+            let image = buffer.image.as_ref().expect("an image");
+            if image.dim != *dim {
+                mismatch(&format!("make `type` \"{}\"", dim.name()))
+            } else if buffer.access != *access {
+                mismatch(&format!("make `access` \"{access}\""))
+            } else {
+                Ok(())
+            }
+        }
+        (ParamKind::Sampler, ArgSpec::Sampler(_)) => Ok(()),
         (
             ParamKind::Pointer {
                 space: AddressSpace::Global | AddressSpace::Constant,
                 ..
             },
             ArgSpec::Buffer(buffer),
-        ) => {
+        ) if buffer.image.is_none() => {
             // A buffer of structs was checked as its size was resolved.
             if check_elements && buffer.structs.is_none() {
                 element_check(Some(&ElementName::Builtin(buffer.ty)))?;
@@ -315,6 +336,13 @@ fn check_arg(
         (ParamKind::Aggregate { size_bytes }, _) => mismatch(&format!(
             "a struct passed by value needs exactly its {size_bytes} bytes"
         )),
+        (ParamKind::Image { dim, access }, _) => mismatch(&format!(
+            "give type = \"{}\", format = \"ORDER/TYPE\", shape = [...] and access = \"{access}\"",
+            dim.name()
+        )),
+        (ParamKind::Sampler, _) => mismatch(
+            "give sampler = { normalized = false, address = \"clamp_to_edge\", filter = \"nearest\" }",
+        ),
         (ParamKind::Unsupported { what }, _) => Err(format!(
             "the kernel declares {}: clflow cannot pass a {what}",
             declared(param)

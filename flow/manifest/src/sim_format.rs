@@ -409,6 +409,7 @@ impl PendingSimArg {
                         DumpFormat::Decimal
                     }),
                     structs: None,
+                    image: None,
                 }))
             }
             ParamKind::Pointer {

@@ -4,7 +4,7 @@
 
 use crate::error::{ArgRef, ManifestError};
 use crate::init::Initialiser;
-use clflow_core::{Access, ElementType, NdRange, ParseTypeError};
+use clflow_core::{Access, ElementType, ImageDesc, NdRange, ParseTypeError, SamplerDesc};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -94,6 +94,8 @@ pub enum ArgSpec {
     /// The very buffer of the earlier argument `arg` (`same_as = 0`): an
     /// in-place kernel given one buffer for two parameters.
     SameBuffer { arg: usize },
+    /// A `sampler_t`.
+    Sampler(SamplerDesc),
 }
 
 /// What a pointer argument's `type` names: an OpenCL element, or a struct
@@ -151,6 +153,10 @@ pub struct BufferSpec {
     pub dump: Option<DumpFormat>,
     /// The structs the buffer holds, where `type` names a struct.
     pub structs: Option<StructArray>,
+    /// The image the buffer's texels make, where `type` names an image
+    /// (`image2d`): `ty` is then a texel's channels (`uchar4` for
+    /// `RGBA/UNORM_INT8`) and `count` the texels.
+    pub image: Option<ImageDesc>,
 }
 
 /// A buffer of structs (`type = "struct Node"`), sized by the kernel's

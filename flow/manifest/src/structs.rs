@@ -110,6 +110,7 @@ impl PendingStructs {
                 },
                 access: self.access,
                 dump: self.dump,
+                image: None,
                 structs: Some(StructArray {
                     name: self.struct_name.clone(),
                     count,

@@ -10,7 +10,10 @@ use crate::spec::{
     ManifestFormat, ManifestInfo, ScalarSpec, WorkGroups,
 };
 use crate::structs::PendingStructs;
-use clflow_core::{Access, ElementType, NdRange, ParseTypeError, ScalarType};
+use clflow_core::{
+    Access, AddressMode, ElementType, FilterMode, ImageDesc, ImageDim, ImageFormat, NdRange,
+    ParseTypeError, SamplerDesc, ScalarType,
+};
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
@@ -42,14 +45,35 @@ const ARG_KEYS: &[&str] = &[
     "local_bytes",
     "null",
     "same_as",
+    "format",
+    "shape",
+    "sampler",
 ];
+
+const IMAGE_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "type",
+    "format",
+    "shape",
+    "file",
+    "fill",
+    "range",
+    "random",
+    "access",
+    "dump",
+];
+
+const SAMPLER_KEYS: &[&str] = &["normalized", "address", "filter"];
 
 const RANDOM_KEYS: &[&str] = &["min", "max", "seed"];
 
 /// What an argument may be, for messages about keys that do not go together.
 const ARG_KINDS: &str =
     "an [[arg]] is a buffer (type, count, one of file/fill/range/random, access, dump), \
-a scalar (type, value), a __local pointer (local_bytes) or a NULL pointer (null = true)";
+a scalar (type, value), a __local pointer (local_bytes), a NULL pointer (null = true), \
+an image (type = \"image2d\" ..., format, shape, one of file/fill/range/random, access, dump) \
+or a sampler (sampler = { normalized, address, filter })";
 
 type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -363,6 +387,15 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, 
         .get("description")
         .map(|v| string(cx, v, "description"))
         .transpose()?;
+    if let Some(spec) = parse_image_or_sampler(cx, table, at)? {
+        return Ok(ParsedArg::Typed(ManifestArg {
+            name,
+            description,
+            line,
+            param_name: None,
+            spec,
+        }));
+    }
     // A struct's name is an error only for a scalar, or once the kernel's
     // signature shows it names no struct.
     let ty = table
@@ -472,7 +505,7 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, 
                 ..pending
             }));
         }
-        (_, ty) => ArgSpec::Buffer(parse_buffer(cx, table, ty, at)?),
+        (_, ty) => ArgSpec::Buffer(parse_buffer(cx, table, ty, at, None)?),
     };
     Ok(ParsedArg::Typed(ManifestArg {
         name,
@@ -617,11 +650,130 @@ fn parse_scalar(
     })
 }
 
+/// An image (`type = "image2d"`, `format`, `shape`) or a sampler
+/// (`sampler = { ... }`); `None` for any other argument.
+fn parse_image_or_sampler(
+    cx: &Context,
+    table: &DeTable,
+    at: usize,
+) -> Result<Option<ArgSpec>, ManifestError> {
+    if let Some(value) = table.get("sampler") {
+        if let Some((key, _)) = table
+            .iter()
+            .find(|(key, _)| !["name", "description", "sampler"].contains(&key.get_ref().as_ref()))
+        {
+            return Err(cx.error(
+                key.span().start,
+                format!(
+                    "`{}` does not go with `sampler`; {ARG_KINDS}",
+                    key.get_ref()
+                ),
+            ));
+        }
+        return parse_sampler(cx, value).map(|s| Some(ArgSpec::Sampler(s)));
+    }
+    let dim = match table.get("type").map(|v| (v, v.get_ref())) {
+        Some((_, DeValue::String(text))) => ImageDim::parse(text),
+        _ => None,
+    };
+    let Some(dim) = dim else {
+        if let Some(key) = ["format", "shape"]
+            .into_iter()
+            .find(|k| table.contains_key(*k))
+        {
+            let (key, _) = table.get_key_value(key).unwrap();
+            return Err(cx.error(
+                key.span().start,
+                format!(
+                    "`{}` goes with an image's type ({}); {ARG_KINDS}",
+                    key.get_ref(),
+                    ImageDim::ALL.map(ImageDim::name).join(", ")
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some((key, _)) = table
+        .iter()
+        .find(|(key, _)| !IMAGE_KEYS.contains(&key.get_ref().as_ref()))
+    {
+        return Err(cx.error(
+            key.span().start,
+            format!("`{}` does not go with an image; {ARG_KINDS}", key.get_ref()),
+        ));
+    }
+    let format_value = required(cx, table, "format", at)?;
+    let format = ImageFormat::parse(&string(cx, format_value, "format")?)
+        .map_err(|why| cx.error(format_value.span().start, why))?;
+    let shape_value = required(cx, table, "shape", at)?;
+    let shape = sizes(cx, shape_value, "shape", 1)?;
+    let image = ImageDesc::new(dim, format, &shape)
+        .map_err(|why| cx.error(shape_value.span().start, why))?;
+    let ty = ElementName::Builtin(image.element());
+    let mut buffer = parse_buffer(cx, table, Some(ty), at, Some(image.texels()))?;
+    if !table.contains_key("access") {
+        buffer.access = Access::ReadOnly;
+    }
+    buffer.image = Some(image);
+    Ok(Some(ArgSpec::Buffer(buffer)))
+}
+
+fn parse_sampler(cx: &Context, value: &Value) -> Result<SamplerDesc, ManifestError> {
+    let DeValue::Table(table) = value.get_ref() else {
+        return Err(cx.error(
+            value.span().start,
+            "`sampler` takes a table: sampler = { normalized = false, address = \"clamp_to_edge\", filter = \"nearest\" }",
+        ));
+    };
+    check_keys(cx, table, SAMPLER_KEYS, "`sampler`")?;
+    let normalized = match table.get("normalized").map(|v| (v, v.get_ref())) {
+        None => false,
+        Some((_, DeValue::Boolean(b))) => *b,
+        Some((v, _)) => return Err(cx.error(v.span().start, "`normalized` takes true or false")),
+    };
+    let address = match table.get("address") {
+        None => AddressMode::ClampToEdge,
+        Some(v) => AddressMode::parse(&string(cx, v, "address")?).ok_or_else(|| {
+            cx.error(
+                v.span().start,
+                format!(
+                    "`address` is one of {}",
+                    AddressMode::ALL
+                        .map(|a| format!("\"{}\"", a.name()))
+                        .join(", ")
+                ),
+            )
+        })?,
+    };
+    let filter = match table.get("filter") {
+        None => FilterMode::Nearest,
+        Some(v) => FilterMode::parse(&string(cx, v, "filter")?)
+            .ok_or_else(|| cx.error(v.span().start, "`filter` is \"nearest\" or \"linear\""))?,
+    };
+    if !normalized && matches!(address, AddressMode::Repeat | AddressMode::MirroredRepeat) {
+        return Err(cx.error(
+            value.span().start,
+            format!(
+                "address = \"{}\" needs normalized = true (OpenCL repeats normalized coordinates only)",
+                address.name()
+            ),
+        ));
+    }
+    Ok(SamplerDesc {
+        normalized,
+        address,
+        filter,
+    })
+}
+
+/// A buffer's element type, count, initialiser, access and dump; `texels`
+/// is an image's texel count, which its `shape` gives.
 fn parse_buffer(
     cx: &Context,
     table: &DeTable,
     ty: Option<ElementName>,
     at: usize,
+    texels: Option<u64>,
 ) -> Result<BufferSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a buffer argument")?;
     let initialisers: Vec<&str> = ["file", "fill", "range", "random"]
@@ -643,11 +795,18 @@ fn parse_buffer(
         // A buffer of no elements is legal where the kernel never touches
         // it (any access is then out of bounds).
         .map(|v| count(cx, v, "count", 0).map(|n| (n, v.span().start)))
-        .transpose()?;
+        .transpose()?
+        .or(texels.map(|n| (n, at)));
 
     let (init, count) = if let Some(file) = table.get("file") {
         let (init, implied) = parse_file(cx, file, ty)?;
         if let Some((given, count_at)) = given_count.filter(|(given, _)| *given != implied) {
+            if texels.is_some() {
+                return Err(cx.error(
+                    file.span().start,
+                    format!("the image's shape makes {given} texels of {} bytes ({ty}), but the file holds {implied}; fix `shape` or the file", ty.size_bytes()),
+                ));
+            }
             return Err(cx.error(
                 count_at,
                 format!("count = {given} but the file holds {implied} {ty} elements; drop `count` (the file implies it) or fix it"),
@@ -683,6 +842,7 @@ fn parse_buffer(
         access: parse_access(cx, table)?,
         dump: parse_dump(cx, table)?,
         structs: None,
+        image: None,
     })
 }
 

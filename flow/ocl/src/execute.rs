@@ -5,17 +5,27 @@
 use crate::discovery::OclDevice;
 use crate::error::{OclError, Result, Step};
 use crate::program::{build_kernel, ProgramSource};
-use clflow_core::{Access, ArgValue, Launch};
+use clflow_core::{
+    Access, AddressMode, ArgValue, ChannelOrder, ChannelType, FilterMode, ImageDesc, ImageDim,
+    ImageFormat, Launch, SamplerDesc,
+};
 use opencl3::command_queue::{enqueue_nd_range_kernel, CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::error_codes::CL_INVALID_WORK_GROUP_SIZE;
 use opencl3::event::Event;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{
-    Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY,
+    Buffer, ClMem, Image, Sampler, CL_ADDRESS_CLAMP, CL_ADDRESS_CLAMP_TO_EDGE,
+    CL_ADDRESS_MIRRORED_REPEAT, CL_ADDRESS_NONE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR,
+    CL_FILTER_NEAREST, CL_MEM_COPY_HOST_PTR, CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE1D_ARRAY,
+    CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY,
+    CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY,
 };
 use opencl3::program::Program;
-use opencl3::types::{cl_mem, CL_BLOCKING};
+use opencl3::types::{
+    cl_image_desc, cl_image_format, cl_mem, cl_mem_flags, cl_mem_object_type, cl_sampler,
+    CL_BLOCKING,
+};
 use serde::{Deserialize, Serialize};
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
@@ -82,6 +92,10 @@ pub struct PreparedLaunch<'a> {
     kernel: Kernel,
     /// One device buffer per argument that is a buffer, in argument order.
     buffers: Vec<Option<Buffer<u8>>>,
+    /// One device image per argument that is an image, in argument order.
+    images: Vec<Option<Image>>,
+    /// Samplers, kept alive while the kernel holds them.
+    _samplers: Vec<Sampler>,
     /// Host time of the program build.
     pub build_time: Duration,
     /// What the runtime printed on stderr while it built the program
@@ -122,6 +136,8 @@ impl<'a> PreparedLaunch<'a> {
         }
 
         let mut buffers = Vec::with_capacity(launch.args.len());
+        let mut images = Vec::with_capacity(launch.args.len());
+        let mut samplers = Vec::new();
         for (index, arg) in launch.args.iter().enumerate() {
             let buffer = match &arg.value {
                 ArgValue::Buffer { access, bytes, .. } => {
@@ -131,20 +147,61 @@ impl<'a> PreparedLaunch<'a> {
                 }
                 _ => None,
             };
+            let image = match &arg.value {
+                ArgValue::Image {
+                    image,
+                    access,
+                    bytes,
+                } => Some({
+                    check_image_format(&context, image, *access).map_err(|problem| {
+                        OclError::Launch {
+                            kernel: kernel_name.to_string(),
+                            problem: format!("{}: {problem}", arg.describe(index)),
+                        }
+                    })?;
+                    create_image(&context, image, *access, bytes).step(|| {
+                        format!(
+                            "creating the image of {} ({} {}×{}×{})",
+                            arg.describe(index),
+                            image.format,
+                            image.width,
+                            image.height,
+                            image.depth
+                        )
+                    })?
+                }),
+                _ => None,
+            };
+            let sampler = match &arg.value {
+                ArgValue::Sampler(sampler) => Some(
+                    create_sampler(&context, sampler)
+                        .step(|| format!("creating the {sampler} of {}", arg.describe(index)))?,
+                ),
+                _ => None,
+            };
             // An argument given an earlier one's buffer gets that cl_mem.
             let shared = match &arg.value {
                 ArgValue::SameBuffer { arg: first } => buffers.get(*first).and_then(Option::as_ref),
                 _ => None,
             };
-            set_arg(&kernel, index, &arg.value, buffer.as_ref().or(shared))
+            let mem = match (buffer.as_ref().or(shared), &image) {
+                (Some(b), _) => b.get(),
+                (_, Some(i)) => i.get(),
+                _ => std::ptr::null_mut(),
+            };
+            set_arg(&kernel, index, &arg.value, mem, sampler.as_ref())
                 .step(|| format!("kernel '{kernel_name}': setting {}", arg.describe(index)))?;
             buffers.push(buffer);
+            images.push(image);
+            samplers.extend(sampler);
         }
         Ok(PreparedLaunch {
             launch,
             queue,
             kernel,
             buffers,
+            images,
+            _samplers: samplers,
             build_time,
             build_chatter,
             _program: program,
@@ -247,9 +304,42 @@ impl<'a> PreparedLaunch<'a> {
     /// The current bytes of every buffer the kernel may write, in argument order.
     pub fn read_outputs(&self) -> Result<Vec<Option<Vec<u8>>>> {
         let mut outputs = Vec::with_capacity(self.buffers.len());
-        for (index, (arg, buffer)) in self.launch.args.iter().zip(&self.buffers).enumerate() {
-            let output = match (&arg.value, buffer) {
-                (ArgValue::Buffer { access, bytes, .. }, Some(buffer)) if access.is_output() => {
+        for (index, ((arg, buffer), image)) in self
+            .launch
+            .args
+            .iter()
+            .zip(&self.buffers)
+            .zip(&self.images)
+            .enumerate()
+        {
+            let output = match (&arg.value, buffer, image) {
+                (
+                    ArgValue::Image {
+                        image: desc,
+                        access,
+                        bytes,
+                    },
+                    _,
+                    Some(image),
+                ) if access.is_output() => {
+                    let mut data = vec![0u8; bytes.len()];
+                    let (origin, region) = ([0usize; 3], region(desc));
+                    unsafe {
+                        self.queue.enqueue_read_image(
+                            image,
+                            CL_BLOCKING,
+                            origin.as_ptr(),
+                            region.as_ptr(),
+                            0,
+                            0,
+                            data.as_mut_ptr() as *mut c_void,
+                            &[],
+                        )
+                    }
+                    .step(|| format!("reading back {}", arg.describe(index)))?;
+                    Some(data)
+                }
+                (ArgValue::Buffer { access, bytes, .. }, Some(buffer), _) if access.is_output() => {
                     let mut data = vec![0u8; bytes.len()];
                     if !data.is_empty() {
                         unsafe {
@@ -268,6 +358,32 @@ impl<'a> PreparedLaunch<'a> {
     }
 
     fn restore_inputs(&mut self) -> Result<()> {
+        for (index, (arg, image)) in self.launch.args.iter().zip(&mut self.images).enumerate() {
+            if let (
+                ArgValue::Image {
+                    image: desc,
+                    access: Access::ReadWrite,
+                    bytes,
+                },
+                Some(image),
+            ) = (&arg.value, image)
+            {
+                let (origin, region) = ([0usize; 3], region(desc));
+                unsafe {
+                    self.queue.enqueue_write_image(
+                        image,
+                        CL_BLOCKING,
+                        origin.as_ptr(),
+                        region.as_ptr(),
+                        0,
+                        0,
+                        bytes.as_ptr() as *mut c_void,
+                        &[],
+                    )
+                }
+                .step(|| format!("restoring {}", arg.describe(index)))?;
+            }
+        }
         for (index, (arg, buffer)) in self.launch.args.iter().zip(&mut self.buffers).enumerate() {
             if let (
                 ArgValue::Buffer {
@@ -325,26 +441,155 @@ fn create_buffer(
     })
 }
 
-/// Sets one kernel argument with exactly the size the launch gives.
+/// The region of a whole image, as clEnqueueReadImage takes it: width,
+/// then height or layers, then depth or layers; 1 where unused.
+fn region(image: &ImageDesc) -> [usize; 3] {
+    [image.width, image.height, image.depth].map(|n| n as usize)
+}
+
+fn image_type(image: &ImageDesc) -> cl_mem_object_type {
+    match image.dim {
+        ImageDim::Image1d => CL_MEM_OBJECT_IMAGE1D,
+        ImageDim::Image2d => CL_MEM_OBJECT_IMAGE2D,
+        ImageDim::Image3d => CL_MEM_OBJECT_IMAGE3D,
+        ImageDim::Image1dArray => CL_MEM_OBJECT_IMAGE1D_ARRAY,
+        ImageDim::Image2dArray => CL_MEM_OBJECT_IMAGE2D_ARRAY,
+    }
+}
+
+fn mem_flags(access: Access) -> cl_mem_flags {
+    match access {
+        Access::ReadOnly => CL_MEM_READ_ONLY,
+        Access::WriteOnly => CL_MEM_WRITE_ONLY,
+        Access::ReadWrite => CL_MEM_READ_WRITE,
+    }
+}
+
+/// Whether the device takes the image's format for its type and access
+/// (runtimes answer an unsupported one with unhelpful codes).
+fn check_image_format(
+    context: &Context,
+    image: &ImageDesc,
+    access: Access,
+) -> std::result::Result<(), String> {
+    let Ok(formats) = context.get_supported_image_formats(mem_flags(access), image_type(image))
+    else {
+        // Let the creation itself say what is wrong.
+        return Ok(());
+    };
+    let known = |f: &cl_image_format| match (
+        ChannelOrder::from_cl(f.image_channel_order),
+        ChannelType::from_cl(f.image_channel_data_type),
+    ) {
+        (Some(order), Some(ty)) => Some(ImageFormat { order, ty }),
+        _ => None,
+    };
+    let supported: Vec<ImageFormat> = formats.iter().filter_map(known).collect();
+    if supported.contains(&image.format) {
+        return Ok(());
+    }
+    let mut names: Vec<String> = supported.iter().map(ToString::to_string).collect();
+    names.sort();
+    names.dedup();
+    Err(format!(
+        "the device does not support {} for a {} {} (it supports {})",
+        image.format,
+        clflow_core::access_qualifier(access),
+        image.dim.name(),
+        if names.is_empty() {
+            "none of the formats clflow knows".to_string()
+        } else {
+            names.join(", ")
+        }
+    ))
+}
+
+fn create_image(
+    context: &Context,
+    image: &ImageDesc,
+    access: Access,
+    bytes: &[u8],
+) -> std::result::Result<Image, opencl3::error_codes::ClError> {
+    let flags = mem_flags(access);
+    let format = cl_image_format {
+        image_channel_order: image.format.order.cl_value(),
+        image_channel_data_type: image.format.ty.cl_value(),
+    };
+    let (height, depth, array_size) = match image.dim {
+        ImageDim::Image1d => (0, 0, 0),
+        ImageDim::Image2d => (image.height, 0, 0),
+        ImageDim::Image3d => (image.height, image.depth, 0),
+        ImageDim::Image1dArray => (0, 0, image.height),
+        ImageDim::Image2dArray => (image.height, 0, image.depth),
+    };
+    // SAFETY: a plain C struct, all zeros a valid value (no buffer).
+    let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
+    desc.image_type = image_type(image);
+    desc.image_width = image.width as usize;
+    desc.image_height = height as usize;
+    desc.image_depth = depth as usize;
+    desc.image_array_size = array_size as usize;
+    // SAFETY: `bytes` holds the whole image, tightly packed (row pitch 0),
+    // and is copied before the call returns.
+    unsafe {
+        Image::create(
+            context,
+            flags | CL_MEM_COPY_HOST_PTR,
+            &format,
+            &desc,
+            bytes.as_ptr() as *mut c_void,
+        )
+    }
+}
+
+#[allow(deprecated)]
+fn create_sampler(
+    context: &Context,
+    sampler: &SamplerDesc,
+) -> std::result::Result<Sampler, opencl3::error_codes::ClError> {
+    let address = match sampler.address {
+        AddressMode::None => CL_ADDRESS_NONE,
+        AddressMode::ClampToEdge => CL_ADDRESS_CLAMP_TO_EDGE,
+        AddressMode::Clamp => CL_ADDRESS_CLAMP,
+        AddressMode::Repeat => CL_ADDRESS_REPEAT,
+        AddressMode::MirroredRepeat => CL_ADDRESS_MIRRORED_REPEAT,
+    };
+    let filter = match sampler.filter {
+        FilterMode::Nearest => CL_FILTER_NEAREST,
+        FilterMode::Linear => CL_FILTER_LINEAR,
+    };
+    Sampler::create(context, u32::from(sampler.normalized), address, filter)
+}
+
+/// Sets one kernel argument with exactly the size the launch gives; `mem`
+/// is the argument's buffer or image (null for a NULL pointer).
 fn set_arg(
     kernel: &Kernel,
     index: usize,
     value: &ArgValue,
-    buffer: Option<&Buffer<u8>>,
+    mem: cl_mem,
+    sampler: Option<&Sampler>,
 ) -> std::result::Result<(), i32> {
     let index = index as u32;
-    // A NULL pointer argument is a pointer to a null cl_mem.
-    let mem: cl_mem = buffer.map_or(std::ptr::null_mut(), |b| b.get());
+    let sampler: cl_sampler = sampler.map_or(std::ptr::null_mut(), |s| s.get());
     unsafe {
         match value {
-            ArgValue::Buffer { .. } | ArgValue::SameBuffer { .. } | ArgValue::NullPointer => {
-                set_kernel_arg(
-                    kernel.get(),
-                    index,
-                    std::mem::size_of::<cl_mem>(),
-                    &mem as *const cl_mem as *const c_void,
-                )
-            }
+            ArgValue::Sampler(_) => set_kernel_arg(
+                kernel.get(),
+                index,
+                std::mem::size_of::<cl_sampler>(),
+                &sampler as *const cl_sampler as *const c_void,
+            ),
+            // A NULL pointer argument is a pointer to a null cl_mem.
+            ArgValue::Buffer { .. }
+            | ArgValue::SameBuffer { .. }
+            | ArgValue::NullPointer
+            | ArgValue::Image { .. } => set_kernel_arg(
+                kernel.get(),
+                index,
+                std::mem::size_of::<cl_mem>(),
+                &mem as *const cl_mem as *const c_void,
+            ),
             ArgValue::Scalar { bytes } => set_kernel_arg(
                 kernel.get(),
                 index,

@@ -9,7 +9,10 @@ use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, DeviceRecord, LaunchRecord, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
 use clflow_capture::select::Selection;
-use clflow_core::{AddressSpace, ElementType, ParamKind, ScalarType, StructType};
+use clflow_core::{
+    Access, AddressSpace, ChannelOrder, ChannelType, ElementType, ImageDesc, ImageFormat,
+    ParamKind, ScalarType, StructType,
+};
 use clflow_spirv::ReflectedKernel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -262,6 +265,10 @@ fn write_manifests(out: &Path, raw: &Path, session: &Session) -> crate::Result<W
                         ArgRecord::Buffer {
                             output_file: Some(f),
                             ..
+                        }
+                        | ArgRecord::Image {
+                            output_file: Some(f),
+                            ..
                         } => Some(Expected {
                             arg: k,
                             file: format!("raw/{f}"),
@@ -316,12 +323,26 @@ struct ManifestOut {
     arg: Vec<ArgOut>,
 }
 
-#[derive(Serialize, Default)]
+#[derive(Debug, Serialize, Default)]
+struct SamplerOut {
+    normalized: bool,
+    address: &'static str,
+    filter: &'static str,
+}
+
+#[derive(Debug, Default, Serialize)]
 struct ArgOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     ty: Option<String>,
+    /// An image's `ORDER/TYPE`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampler: Option<SamplerOut>,
     /// Said for buffers of structs, which the file implies but only in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
@@ -422,6 +443,72 @@ fn manifest_for(
                     ..ArgOut::default()
                 }
             }
+            (
+                ParamKind::Image { dim, access },
+                ArgRecord::Image {
+                    order,
+                    channel_type,
+                    shape,
+                    file,
+                    ..
+                },
+            ) => {
+                let format = match (
+                    ChannelOrder::from_cl(*order),
+                    ChannelType::from_cl(*channel_type),
+                ) {
+                    (Some(order), Some(ty)) => ImageFormat { order, ty },
+                    _ => return Err(format!("{}: an image format clflow does not run", at())),
+                };
+                let image = ImageDesc::new(*dim, format, shape).map_err(|why| {
+                    format!(
+                        "{}: the kernel takes an {}, the application gave another image ({why})",
+                        at(),
+                        dim.name()
+                    )
+                })?;
+                ArgOut {
+                    ty: Some(image.dim.name().to_string()),
+                    format: Some(format.to_string()),
+                    shape: Some(image.shape()),
+                    file: Some(format!("raw/{file}")),
+                    access: Some(match access {
+                        Access::ReadOnly => "ro",
+                        Access::WriteOnly => "wo",
+                        Access::ReadWrite => "rw",
+                    }),
+                    ..ArgOut::default()
+                }
+            }
+            (
+                ParamKind::Sampler,
+                ArgRecord::Sampler {
+                    normalized,
+                    addressing,
+                    filter,
+                },
+            ) => {
+                let address = match *addressing {
+                    0x1130 => "none",
+                    0x1131 => "clamp_to_edge",
+                    0x1132 => "clamp",
+                    0x1133 => "repeat",
+                    0x1134 => "mirrored_repeat",
+                    other => return Err(format!("{}: addressing mode {other:#x}", at())),
+                };
+                ArgOut {
+                    sampler: Some(SamplerOut {
+                        normalized: *normalized,
+                        address,
+                        filter: if *filter == 0x1141 {
+                            "linear"
+                        } else {
+                            "nearest"
+                        },
+                    }),
+                    ..ArgOut::default()
+                }
+            }
             (ParamKind::Pointer { space, .. }, ArgRecord::NullValue { size }) => {
                 if *space == AddressSpace::Local {
                     ArgOut {
@@ -465,6 +552,8 @@ fn manifest_for(
                     at(),
                     match other {
                         ArgRecord::Buffer { .. } | ArgRecord::SameBuffer { .. } => "a buffer",
+                        ArgRecord::Image { .. } => "an image",
+                        ArgRecord::Sampler { .. } => "a sampler",
                         ArgRecord::Value { .. } => "a value",
                         _ => "a NULL value",
                     }

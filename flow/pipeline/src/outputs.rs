@@ -124,9 +124,13 @@ pub fn compare_outputs(
     for reference in expected {
         let arg = &launch.args[reference.arg];
         let label = arg.describe(reference.arg);
-        let ArgValue::Buffer { ty, .. } = &arg.value else {
-            continue;
+        let ty = match &arg.value {
+            ArgValue::Buffer { ty, .. } => *ty,
+            // Texels compare as their channels (uchar4, float ...).
+            ArgValue::Image { image, .. } => image.element(),
+            _ => continue,
         };
+        let ty = &ty;
         let Some(Some(got)) = device.get(reference.arg) else {
             return OutputCheck::NotCompared {
                 reason: format!("the device run returned no contents for {label}"),

@@ -25,6 +25,7 @@ mod error;
 mod load;
 mod order;
 mod reflect;
+mod samplers;
 mod structs;
 mod summary;
 pub mod types;
@@ -39,6 +40,7 @@ pub use load::{load, SPIRV_MAGIC};
 pub use order::order_blocks;
 pub use reflect::{kernels, reflect_kernels, ReflectedKernel};
 pub use rspirv::dr::Module;
+pub use samplers::merge_sampler_types;
 pub use summary::{summary, ModuleSummary};
 
 /// The rspirv version this crate loads with, so that dependents name the

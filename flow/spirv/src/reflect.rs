@@ -8,7 +8,7 @@ use crate::arg_types::{spelled_types, SpelledType};
 use crate::structs::pointee_struct;
 use crate::types::{address_space, id_operand, Scalar, Type, Types};
 use crate::SpirvError;
-use clflow_core::{ElementType, KernelParam, KernelSignature, ParamKind};
+use clflow_core::{Access, ElementType, KernelParam, KernelSignature, ParamKind};
 use rspirv::dr::{Function, Instruction, Module, Operand};
 use spirv::{Decoration, ExecutionModel, FunctionParameterAttribute, Op, StorageClass, Word};
 use std::collections::HashMap;
@@ -254,8 +254,14 @@ impl<'m> Reflector<'m> {
             | Type::Array {
                 length: Some(_), ..
             } => self.aggregate(type_id),
-            Type::Image => unsupported(spelled, "an image"),
-            Type::Sampler => unsupported(spelled, "sampler_t"),
+            Type::Image(image) => match (image.dim, image.unsupported()) {
+                (Some(dim), None) => ParamKind::Image {
+                    dim,
+                    access: image.access.unwrap_or(Access::ReadOnly),
+                },
+                _ => unsupported(spelled, "an image"),
+            },
+            Type::Sampler => ParamKind::Sampler,
             Type::Pipe => unsupported(spelled, "a pipe"),
             Type::Queue => unsupported(spelled, "queue_t"),
             Type::Event => unsupported(spelled, "an event"),

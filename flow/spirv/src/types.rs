@@ -3,7 +3,7 @@
 //! decoration and its array length resolved), looked up by id, and laid out
 //! in memory by OpenCL C's rules.
 
-use clflow_core::{AddressSpace, ElementType, ScalarType};
+use clflow_core::{Access, AddressSpace, ElementType, ImageDim, ScalarType};
 use rspirv::dr::{Instruction, Module, Operand};
 use spirv::{Decoration, Op, StorageClass, Word};
 use std::collections::{HashMap, HashSet};
@@ -59,8 +59,12 @@ pub enum Type {
     Event,
     /// An `OpTypeOpaque`: a struct whose body the module does not give.
     Opaque,
-    Image,
+    Image(ImageType),
     Sampler,
+    /// An `OpTypeSampledImage` of the image type `image`.
+    SampledImage {
+        image: Word,
+    },
     Pipe,
     Queue,
     /// Any other `OpType*`.
@@ -83,11 +87,74 @@ impl Type {
             Type::Function => Op::TypeFunction,
             Type::Event => Op::TypeEvent,
             Type::Opaque => Op::TypeOpaque,
-            Type::Image => Op::TypeImage,
+            Type::Image(_) => Op::TypeImage,
             Type::Sampler => Op::TypeSampler,
+            Type::SampledImage { .. } => Op::TypeSampledImage,
             Type::Pipe => Op::TypePipe,
             Type::Queue => Op::TypeQueue,
             Type::Other(op) => *op,
+        }
+    }
+}
+
+/// What an `OpTypeImage` declares, as far as OpenCL C kernels use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageType {
+    /// `None` for a dimensionality OpenCL C images do not have (cube,
+    /// rect, subpass) or an image buffer.
+    pub dim: Option<ImageDim>,
+    /// A depth image (`image2d_depth_t`).
+    pub depth: bool,
+    /// Multisampled (`image2d_msaa_t`).
+    pub multisampled: bool,
+    /// The access qualifier; `None` where the module gives none.
+    pub access: Option<Access>,
+}
+
+impl ImageType {
+    fn decode(inst: &Instruction) -> ImageType {
+        let literal = |k: usize| match inst.operands.get(k) {
+            Some(Operand::LiteralBit32(v)) => *v,
+            _ => 0,
+        };
+        let arrayed = literal(3) == 1;
+        let dim = match inst.operands.get(1) {
+            Some(Operand::Dim(d)) => match (d, arrayed) {
+                (spirv::Dim::Dim1D, false) => Some(ImageDim::Image1d),
+                (spirv::Dim::Dim1D, true) => Some(ImageDim::Image1dArray),
+                (spirv::Dim::Dim2D, false) => Some(ImageDim::Image2d),
+                (spirv::Dim::Dim2D, true) => Some(ImageDim::Image2dArray),
+                (spirv::Dim::Dim3D, false) => Some(ImageDim::Image3d),
+                _ => None,
+            },
+            _ => None,
+        };
+        let access = match inst.operands.get(7) {
+            Some(Operand::AccessQualifier(q)) => Some(match q {
+                spirv::AccessQualifier::ReadOnly => Access::ReadOnly,
+                spirv::AccessQualifier::WriteOnly => Access::WriteOnly,
+                spirv::AccessQualifier::ReadWrite => Access::ReadWrite,
+            }),
+            _ => None,
+        };
+        ImageType {
+            dim,
+            depth: literal(2) == 1,
+            multisampled: literal(4) == 1,
+            access,
+        }
+    }
+
+    /// Why the interpreter cannot run this image type, if it cannot.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        if self.dim.is_none() {
+            Some("image buffers and image dimensionalities other than 1D, 2D, 3D and 1D/2D arrays")
+        } else if self.depth {
+            Some("depth images")
+        } else if self.multisampled {
+            Some("multisampled (msaa) images")
+        } else {
+            None
         }
     }
 }
@@ -221,8 +288,9 @@ impl Types {
             Op::TypeFunction => Type::Function,
             Op::TypeEvent | Op::TypeDeviceEvent => Type::Event,
             Op::TypeOpaque => Type::Opaque,
-            Op::TypeImage => Type::Image,
+            Op::TypeImage => Type::Image(ImageType::decode(inst)),
             Op::TypeSampler => Type::Sampler,
+            Op::TypeSampledImage => Type::SampledImage { image: word(0)? },
             Op::TypePipe => Type::Pipe,
             Op::TypeQueue => Type::Queue,
             _ => Type::Other(op),
@@ -312,9 +380,12 @@ impl Types {
                     align: max_align,
                 }
             }
-            Type::Image | Type::Sampler | Type::Pipe | Type::Queue | Type::Other(_) => {
-                return Err(no_size())
-            }
+            Type::Image(_)
+            | Type::Sampler
+            | Type::SampledImage { .. }
+            | Type::Pipe
+            | Type::Queue
+            | Type::Other(_) => return Err(no_size()),
         })
     }
 

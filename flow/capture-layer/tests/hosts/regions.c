@@ -1,7 +1,6 @@
 /* A small OpenCL application, unaware of clflow: its kernels made all at
  * once (clCreateKernelsInProgram), one launched on a sub-buffer (the second
- * half of a buffer), and one reading an image, which a capture records but
- * cannot turn into a manifest. */
+ * half of a buffer), and one reading an image through a sampler. */
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #include "check.h"
 #include <stdio.h>

@@ -34,6 +34,7 @@
 
 mod builtins;
 mod collective;
+mod image;
 mod mem;
 mod printf;
 
@@ -1396,6 +1397,60 @@ impl Runner<'_> {
                     break;
                 }
                 Op::Trap => return Err((at, active[0] as usize, TrapKind::Unreachable)),
+                Op::ImageRead {
+                    dst,
+                    image,
+                    coord,
+                    sampler,
+                    form,
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let mut c = [0u64; 4];
+                        for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {
+                            *v = r!(l, coord + k as u32);
+                        }
+                        let texel = mem
+                            .image_read(&private[l], r!(l, image), r!(l, sampler), c, form, local_id[l])
+                            .map_err(|kind| (at, l, kind))?;
+                        for (k, v) in texel.into_iter().enumerate() {
+                            r!(l, dst + k as u32) = v;
+                        }
+                    })
+                }
+                Op::ImageWrite {
+                    image,
+                    coord,
+                    src,
+                    form,
+                } => {
+                    mem.dispatch(at);
+                    lanes!(l => {
+                        let mut c = [0u64; 4];
+                        for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {
+                            *v = r!(l, coord + k as u32);
+                        }
+                        let value = std::array::from_fn(|k| r!(l, src + k as u32));
+                        mem.image_write(&mut private[l], r!(l, image), c, value, form, local_id[l])
+                            .map_err(|kind| (at, l, kind))?;
+                    })
+                }
+                Op::ImageQuery {
+                    dst,
+                    image,
+                    query,
+                    n,
+                    bits,
+                } => {
+                    lanes!(l => {
+                        let out = mem
+                            .image_query(r!(l, image), query, n)
+                            .map_err(|kind| (at, l, kind))?;
+                        for k in 0..n as usize {
+                            r!(l, dst + k as u32) = out.get(k).copied().unwrap_or(0) & math::mask(bits);
+                        }
+                    })
+                }
                 Op::Printf {
                     dst,
                     format,

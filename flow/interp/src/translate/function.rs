@@ -274,6 +274,13 @@ impl<'m> Translator<'m> {
                         .push((reg, memory::encode(memory::SPACE_PRIVATE, var, 0)));
                     ParamSlot::ByVal { slot, var, size }
                 }
+                Type::Image(image) => ParamSlot::Image {
+                    slot,
+                    dim: image.dim.ok_or_else(|| {
+                        TranslateError::unsupported("this image type", "use image1d/2d/3d")
+                    })?,
+                },
+                Type::Sampler => ParamSlot::Sampler { slot },
                 Type::Pointer { .. } => ParamSlot::Pointer {
                     slot,
                     space: self.types.pointee(ty)?.0,

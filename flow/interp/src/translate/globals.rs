@@ -36,7 +36,11 @@ impl<'m> Translator<'m> {
             | S::TypePointer
             | S::TypeFunction
             | S::TypeEvent
-            | S::TypeOpaque => check_supported(&self.types, rid)?,
+            | S::TypeOpaque
+            | S::TypeImage
+            | S::TypeSampler
+            | S::TypeSampledImage => check_supported(&self.types, rid)?,
+            S::ConstantSampler => self.constant_sampler(inst)?,
             S::TypeForwardPointer => {}
             S::Constant | S::SpecConstant => {
                 let (rid, ty) = result(inst)?;
@@ -85,17 +89,10 @@ impl<'m> Translator<'m> {
             S::SpecConstantOp => self.spec_constant_op(inst)?,
             S::Variable => self.global_variable(inst)?,
             S::String | S::Line | S::NoLine | S::ExtInst => {}
-            S::ConstantSampler
-            | S::TypeSampler
-            | S::TypeImage
-            | S::TypeSampledImage
-            | S::TypePipe => {
+            S::TypePipe => {
                 return Err(TranslateError::unsupported(
-                    format!(
-                        "{} (images, samplers and pipes)",
-                        spirv_name(inst.class.opname)
-                    ),
-                    "clflow counts kernels over buffers",
+                    format!("{} (pipes)", spirv_name(inst.class.opname)),
+                    "clflow counts kernels over buffers and images",
                 ))
             }
             _ => {

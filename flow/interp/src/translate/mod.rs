@@ -21,6 +21,7 @@ mod ext;
 mod function;
 mod globals;
 mod group;
+mod image;
 mod relocate;
 mod rules;
 pub(crate) use rules::base_operations;
@@ -672,6 +673,12 @@ impl<'m> Translator<'m> {
             S::GroupAsyncCopy => self.async_copy(inst),
             S::GroupWaitEvents => self.wait_events(),
             S::ExtInst => self.ext_inst(inst),
+            S::SampledImage => self.sampled_image(inst),
+            S::ImageRead | S::ImageSampleExplicitLod => self.image_read(inst),
+            S::ImageWrite => self.image_write(inst),
+            S::ImageQuerySize | S::ImageQuerySizeLod | S::ImageQueryFormat | S::ImageQueryOrder => {
+                self.image_query(inst)
+            }
             _ => Err(TranslateError::unsupported(
                 format!("instruction {}", spirv_name(inst.class.opname)),
                 "this instruction is outside what clflow interprets; please report the kernel",
