@@ -15,6 +15,18 @@ fn clflow(args: &[&str]) -> Output {
         .expect("clflow runs")
 }
 
+/// `clflow ARGS`, which must succeed: what it printed on stdout.
+fn stdout_of(args: &[&str]) -> String {
+    let out = clflow(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn json(args: &[&str]) -> serde_json::Value {
     let out = clflow(args);
     assert!(
@@ -501,7 +513,7 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
     );
     let report = json(&["count", &path("pick.toml"), "--json"]);
     assert_eq!(report["Q"]["load_bytes"], 16);
-    let ran = clflow(&[
+    let ran = stdout_of(&[
         "run",
         &path("pick.toml"),
         "--device",
@@ -509,13 +521,7 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
         "--min-time",
         "0.01",
     ]);
-    assert_eq!(
-        ran.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    assert!(String::from_utf8_lossy(&ran.stdout).contains("outputs agree with the interpreter"));
+    assert!(ran.contains("outputs agree with the interpreter"));
     let touched = clflow(&["count", &path("touch.sim")]);
     assert_eq!(touched.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&touched.stderr).contains(
@@ -570,14 +576,7 @@ fn non_uniform_work_groups_run_under_opencl_2() {
     write("cl2.toml", &manifest("CL2.0"));
     write("cl12.toml", &manifest("CL1.2"));
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let counted = clflow(&["count", &path("cl2.toml")]);
-    let stdout = String::from_utf8_lossy(&counted.stdout);
-    assert_eq!(
-        counted.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&counted.stderr)
-    );
+    let stdout = stdout_of(&["count", &path("cl2.toml")]);
     assert!(
         stdout.contains("arg 0 (local_size) after the run: 4, 4, 4, 4, 4, 4, 4, 4, 2, 2"),
         "{stdout}"
@@ -660,14 +659,7 @@ fn an_inline_helper_that_stays_a_call_runs() {
     .unwrap();
     let sim = sim.to_str().unwrap();
     for options in ["", "-cl-opt-disable"] {
-        let out = clflow(&["count", sim, "--build-options", options]);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = stdout_of(&["count", sim, "--build-options", options]);
         assert!(
             stdout.contains("arg 0 (a) after the run: 2, 5, 10, 17"),
             "{options}: {stdout}"
