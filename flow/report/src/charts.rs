@@ -218,8 +218,24 @@ fn add_roof(plot: &mut LogPlot, roof: Roof, spec: &RoofSpec) {
             color: spec.color,
         });
     }
+    // The ridge: where the slope meets the highest peak, the intensity a
+    // kernel needs to be compute-bound.
+    if spec.tagged && top > 0.0 {
+        plot.markers.push(Marker {
+            at: (slope_end, top),
+            color: spec.color,
+            legend: None,
+        });
+        plot.tags.push(Tag {
+            text: format!("ridge {} OPS/B", format_number(slope_end)),
+            at: (slope_end, top),
+            place: Place::BelowRight,
+            color: spec.color,
+        });
+    }
+    // Each ceiling its own stroke, so that the legend tells them apart.
     for (kind, peak, stroke) in [
-        ("int", v.int, Stroke::Solid),
+        ("int", v.int, Stroke::Dotted),
         ("float", v.float, Stroke::Dashed),
     ] {
         let Some(peak) = peak else { continue };
@@ -291,10 +307,11 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
             color: k.color,
             legend: Some(text.clone()),
         });
+        // Beside its point, under the roof: clear of the bandwidth slope.
         plot.tags.push(Tag {
             text,
-            at: (x_lo, achieved),
-            place: Place::AboveRight,
+            at: (k.intensity_max, achieved),
+            place: Place::BelowRight,
             color: k.color,
         });
     }
