@@ -299,31 +299,67 @@ fn place_tag<DB: DrawingBackend>(
 }
 
 /// The legend, in its own strip so it never covers the plot: a sample of
-/// each line's colour and stroke, or the marker, and its text.
+/// each line's colour and stroke, or the marker, and its text, wrapped to
+/// the strip (long device names are never cut off).
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     lines: &[Line],
     markers: &[Marker],
 ) -> Result<(), String> {
-    let row = 24;
+    const ROW: i32 = 24;
+    const TEXT_X: i32 = 60;
+    let width = area.dim_in_pixel().0 as i32 - TEXT_X - 8;
     let mut y = 60;
+    // Continuation lines come 17 pixels apart; the next entry a row
+    // below the last.
+    let entry = |y: &mut i32, text: &str| -> Result<(), String> {
+        let top = *y;
+        for (k, part) in wrap(area, text, width)?.into_iter().enumerate() {
+            *y = top + 17 * k as i32;
+            area.draw(&Text::new(part, (TEXT_X, *y), font(14)))
+                .map_err(failed)?;
+        }
+        *y += ROW;
+        Ok(())
+    };
     for line in lines {
         let Some(text) = &line.legend else { continue };
         let sample = vec![(8, y + 9), (52, y + 9)];
         draw_line(area, sample, line.stroke, line_style(line))?;
-        area.draw(&Text::new(text.clone(), (60, y), font(14)))
-            .map_err(failed)?;
-        y += row;
+        entry(&mut y, text)?;
     }
     for marker in markers {
         let Some(text) = &marker.legend else { continue };
         area.draw(&Circle::new((30, y + 9), 6, marker.color.filled()))
             .map_err(failed)?;
-        area.draw(&Text::new(text.clone(), (60, y), font(14)))
-            .map_err(failed)?;
-        y += row;
+        entry(&mut y, text)?;
     }
     Ok(())
+}
+
+/// `text` cut at spaces into lines no wider than `width` pixels (a word
+/// wider than that keeps a line of its own).
+fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    width: i32,
+) -> Result<Vec<String>, String> {
+    let style = font(14).into_text_style(area);
+    let fits = |candidate: &str| -> Result<bool, String> {
+        let (w, _) = area.estimate_text_size(candidate, &style).map_err(failed)?;
+        Ok(w as i32 <= width)
+    };
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(last) if fits(&format!("{last} {word}"))? => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    Ok(lines)
 }
 
 impl Chart for BarPlot {
