@@ -159,8 +159,9 @@ pub fn quadrant_split_chart(
             .copied()
             .chain([intensity * x_lo, intensity * x_hi]),
     )?;
+    // A straight line on log-log axes: its two ends draw it exactly.
     let half_line = line(
-        log_points(x_lo, x_hi, |b| intensity * b),
+        vec![(x_lo, intensity * x_lo), (x_hi, intensity * x_hi)],
         INK,
         Stroke::Solid,
         &format!("{kernel}: slope I = {}", format_number(intensity)),
@@ -184,7 +185,7 @@ pub fn quadrant_split_chart(
     Some(LogPlot {
         title: format!("Quadrant split: {kernel}"),
         x_label: "Memory bandwidth (GB/s)".into(),
-        y_label: "Throughput (GOPS)".into(),
+        y_label: "Throughput (GOPS/s)".into(),
         x_range: (x_lo, x_hi),
         y_range: (y_lo.min(decade_floor(y_hi / 1e4)), y_hi),
         lines: vec![half_line],
