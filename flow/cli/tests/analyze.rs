@@ -88,6 +88,43 @@ fn vadd_is_analyzed_into_a_full_report() {
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     assert!(html.contains("Traffic at a cache size"));
     assert!(html.contains("traffic-curve.svg"));
+    // How the results were made: version, command, launch, device.
+    let made = &results["made"];
+    assert_eq!(made["clflow_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(made["ops"], "fp32");
+    assert!(made["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "kernels/vadd/vadd.toml"));
+    let launch = &made["launches"][0];
+    assert_eq!(launch["kernel"], "vadd");
+    assert_eq!(launch["global_size"], serde_json::json!([4096]));
+    // The corpus lives in this repository: its commit is named (where
+    // git and the repository's history are at hand).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(common::repo())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| text(&o.stdout).trim().to_string());
+    match head {
+        Some(head) => assert!(
+            launch["source_commit"].as_str().unwrap().starts_with(&head),
+            "{launch}"
+        ),
+        None => assert!(launch.get("source_commit").is_none(), "{launch}"),
+    }
+    assert_eq!(
+        made["devices"][0]["platform"],
+        "Portable Computing Language"
+    );
+    assert!(
+        html.contains("<tr><th>Command</th><td><code>"),
+        "the run's header"
+    );
+    assert!(html.contains("kernels/vadd/vadd.toml: global 4096, local"));
     let csv = std::fs::read_to_string(out_dir.join("metrics.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("vadd,"), "{csv}");

@@ -19,4 +19,7 @@ pub use derive::{attainable, evaluate, ridge, Bound, Metrics};
 pub use error::MetricsError;
 pub use figure::{format_number, Figure, Provenance, Unit};
 pub use import::{read_input, read_measurements_csv, read_results, results_document, CSV_COLUMNS};
-pub use model::{Ceilings, DeviceProfile, KernelCounts, OpKind, ResultSet, Run, SCHEMA};
+pub use model::{
+    Ceilings, DeviceProfile, KernelCounts, LaunchInfo, OpKind, ResultSet, Run, RunDevice, RunInfo,
+    SCHEMA,
+};

@@ -168,6 +168,46 @@ pub struct ResultSet {
     pub devices: Vec<DeviceProfile>,
     #[serde(default)]
     pub runs: Vec<Run>,
+    /// How the results were made (the report's header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made: Option<RunInfo>,
+}
+
+/// How an analysis was run: enough to reproduce it, or to tell two apart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// When it ran (RFC 3339, UTC).
+    pub date: String,
+    pub clflow_version: String,
+    /// The command line, as given.
+    pub command: Vec<String>,
+    /// The op set W counted.
+    pub ops: String,
+    pub launches: Vec<LaunchInfo>,
+    pub devices: Vec<RunDevice>,
+}
+
+/// One kernel launch analysed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchInfo {
+    pub kernel: String,
+    /// The manifest (or captured launch) it came from.
+    pub manifest: String,
+    pub global_size: Vec<u64>,
+    /// `None` where the launch leaves it to the runtime.
+    pub local_size: Option<Vec<u64>>,
+    /// The git commit of the repository holding the kernel's source, with
+    /// `-dirty` where it has uncommitted changes; `None` outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_commit: Option<String>,
+}
+
+/// A device the kernels ran on, as its runtime names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDevice {
+    pub name: String,
+    pub platform: String,
+    pub driver: String,
 }
 
 impl Default for ResultSet {
@@ -178,6 +218,7 @@ impl Default for ResultSet {
             kernels: Vec::new(),
             devices: Vec::new(),
             runs: Vec::new(),
+            made: None,
         }
     }
 }

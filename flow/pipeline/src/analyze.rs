@@ -18,7 +18,7 @@ use clflow_core::{FailureKind, Launch};
 use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
 use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
-use clflow_metrics::{KernelCounts, Metrics, ResultSet, Run};
+use clflow_metrics::{KernelCounts, LaunchInfo, Metrics, ResultSet, Run, RunDevice, RunInfo};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_report::traffic::KernelTraffic;
 use clflow_report::ReportSection;
@@ -50,6 +50,8 @@ pub struct AnalyzeOptions {
     pub no_history: bool,
     /// The cache each kernel's Q is simulated through on every device.
     pub cache: Option<String>,
+    /// The command line, for the report's header.
+    pub command: Vec<String>,
 }
 
 /// What an analysis produced: the report's results and where it went, and
@@ -154,6 +156,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
 
     let mut set = ResultSet {
         title: Some(title(&kernels)),
+        made: Some(run_info(args, &kernels, &devices)),
         ..ResultSet::default()
     };
     for kernel in &kernels {
@@ -590,6 +593,63 @@ fn default_out(prepared: &[(KernelInput, Launch)]) -> PathBuf {
         _ => "analysis".to_string(),
     };
     PathBuf::from("reports").join(name)
+}
+
+/// How this analysis was run, for the report's header.
+fn run_info(args: &AnalyzeOptions, kernels: &[Counted], devices: &[Selected]) -> RunInfo {
+    let dims = |values: &[u64; 3], n: u8| values[..n as usize].to_vec();
+    RunInfo {
+        date: clflow_devices::rfc3339_utc(std::time::SystemTime::now()),
+        clflow_version: env!("CARGO_PKG_VERSION").to_string(),
+        command: args.command.clone(),
+        ops: args.ops.to_string(),
+        launches: kernels
+            .iter()
+            .map(|k| LaunchInfo {
+                kernel: k.name.clone(),
+                manifest: k.manifest.display().to_string(),
+                global_size: dims(&k.launch.range.global, k.launch.range.dims),
+                local_size: k.launch.range.local.map(|l| dims(&l, k.launch.range.dims)),
+                source_commit: source_commit(&k.input.source),
+            })
+            .collect(),
+        devices: devices
+            .iter()
+            .map(|d| RunDevice {
+                name: d.info.name.clone(),
+                platform: d.info.platform_name.clone(),
+                driver: d.info.driver_version.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The git commit of the repository holding `source` (`-dirty` where the
+/// file has uncommitted changes); `None` outside a repository or without
+/// git.
+fn source_commit(source: &std::path::Path) -> Option<String> {
+    let dir = source
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let head = git(&["rev-parse", "--short=12", "HEAD"]).filter(|o| o.status.success())?;
+    let commit = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    let name = source.file_name()?.to_string_lossy().into_owned();
+    let clean = git(&["diff", "--quiet", "HEAD", "--", &name]).is_some_and(|o| o.status.success());
+    Some(if clean {
+        commit
+    } else {
+        format!("{commit}-dirty")
+    })
 }
 
 fn title(kernels: &[Counted]) -> String {

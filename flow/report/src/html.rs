@@ -26,7 +26,7 @@ th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\
 th{background:#f2f2f2}td.name{text-align:left}\
 .datasheet{color:#777}.imported{color:#1f4e99}.spec{color:#7a4b00}\
 figure{margin:2em 0}figcaption{font-size:14px;color:#444}svg{max-width:100%;height:auto}\
-.notes{color:#a00}";
+.notes{color:#a00}table.run td{text-align:left}table.run th{text-align:left}";
 
 /// A figure as a table cell: its value, and its provenance and source on hover.
 fn cell(figure: Option<&Figure>) -> String {
@@ -122,6 +122,51 @@ fn figure(page: &mut String, chart: &ChartFile) {
     );
 }
 
+/// How the results were made: date, version, command, launches, devices.
+fn run_header(page: &mut String, made: &clflow_metrics::RunInfo) {
+    let _ = write!(
+        page,
+        "<table class=\"run\"><tr><th>Made</th><td>{} by clflow {}</td></tr>\
+         <tr><th>Command</th><td><code>{}</code></td></tr>\
+         <tr><th>W counts</th><td>{}</td></tr>",
+        escape(&made.date),
+        escape(&made.clflow_version),
+        escape(&made.command.join(" ")),
+        escape(&made.ops)
+    );
+    for launch in &made.launches {
+        let sizes = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" × ");
+        let local = launch
+            .local_size
+            .as_deref()
+            .map_or("chosen by the runtime".to_string(), sizes);
+        let commit = launch
+            .source_commit
+            .as_deref()
+            .map(|c| format!(", source at commit {c}"))
+            .unwrap_or_default();
+        let _ = write!(
+            page,
+            "<tr><th>{}</th><td>{}: global {}, local {}{}</td></tr>",
+            escape(&launch.kernel),
+            escape(&launch.manifest),
+            sizes(&launch.global_size),
+            escape(&local),
+            escape(&commit)
+        );
+    }
+    for device in &made.devices {
+        let _ = write!(
+            page,
+            "<tr><th>Device</th><td>{} ({}, driver {})</td></tr>",
+            escape(&device.name),
+            escape(&device.platform),
+            escape(&device.driver)
+        );
+    }
+    page.push_str("</table>\n");
+}
+
 pub fn page(
     set: &ResultSet,
     metrics: &[Metrics],
@@ -140,6 +185,9 @@ pub fn page(
         escape(&title),
         escape(&title)
     );
+    if let Some(made) = &set.made {
+        run_header(&mut page, made);
+    }
     page.push_str(
         "<p>Rates are in 10<sup>9</sup> per second. Colour tells where a figure comes from: \
          black measured by clflow, <span class=\"imported\">blue imported</span>, \

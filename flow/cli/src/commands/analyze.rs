@@ -95,6 +95,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         store: args.store,
         no_history: args.no_history,
         cache: args.cache,
+        command: std::env::args().collect(),
     };
     let session = Session::new(&verbosity).with_build_options(&build_options);
     let analysis = analyze(&options, &session)?;
