@@ -130,6 +130,16 @@ fn vadd_is_analyzed_into_a_full_report() {
     assert!(csv.lines().nth(1).unwrap().starts_with("vadd,"), "{csv}");
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("KERNEL"), "{stdout}");
+    // One sentence per kernel on a device, on stdout and in the page.
+    let sentence = stdout
+        .lines()
+        .find(|l| l.starts_with("vadd on "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        sentence.contains("-bound at ") && sentence.contains("% of attainable"),
+        "{sentence}"
+    );
+    assert!(html.contains("<ul class=\"findings\"><li>vadd on "));
     assert!(data.path().join("history.db").is_file());
     assert!(
         std::fs::read_dir(data.path().join("measured"))

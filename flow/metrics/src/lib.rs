@@ -11,6 +11,7 @@
 mod derive;
 mod error;
 mod figure;
+mod finding;
 mod import;
 mod model;
 pub mod paper;
@@ -18,6 +19,7 @@ pub mod paper;
 pub use derive::{attainable, evaluate, ridge, Bound, Metrics};
 pub use error::MetricsError;
 pub use figure::{format_number, Figure, Provenance, Unit};
+pub use finding::finding;
 pub use import::{read_input, read_measurements_csv, read_results, results_document, CSV_COLUMNS};
 pub use model::{
     Ceilings, DeviceProfile, KernelCounts, LaunchInfo, OpKind, ResultSet, Run, RunDevice, RunInfo,

@@ -196,6 +196,14 @@ pub fn page(
          provenance among their inputs.</p>\n<h2>Kernels on devices</h2>\n",
     );
     metrics_table(&mut page, metrics);
+    let findings: Vec<String> = metrics.iter().filter_map(clflow_metrics::finding).collect();
+    if !findings.is_empty() {
+        page.push_str("<ul class=\"findings\">");
+        for finding in findings {
+            let _ = write!(page, "<li>{}</li>", escape(&finding));
+        }
+        page.push_str("</ul>\n");
+    }
     let notes: Vec<String> = metrics
         .iter()
         .flat_map(|m| {

@@ -109,6 +109,9 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         print_json(&results_document(&analysis.set, &analysis.metrics))?;
     } else {
         print!("{}", summary_table(&analysis.metrics));
+        for finding in analysis.metrics.iter().filter_map(clflow_metrics::finding) {
+            println!("{finding}");
+        }
     }
     analysis.outcome()
 }
