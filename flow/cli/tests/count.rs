@@ -679,3 +679,26 @@ fn an_inline_helper_that_stays_a_call_runs() {
         );
     }
 }
+
+#[test]
+fn vadd_splits_w_by_role_without_changing_it() {
+    let v = json(&["count", "kernels/vadd/vadd.toml", "--json"]);
+    assert_eq!(v["W"]["total"], 5 * 4096);
+    assert_eq!(v["W_by_role"]["work"], 4096);
+    assert_eq!(v["W_by_role"]["address"], 3 * 4096);
+    assert_eq!(v["W_by_role"]["control"], 4096);
+    assert_eq!(v["ops"]["OpFAdd"]["float"], 4096);
+    assert_eq!(v["ops_by_role"]["OpFAdd"]["float"]["work"], 4096);
+    assert_eq!(v["ops_by_role"]["OpULessThan"]["ulong"]["control"], 4096);
+    let out = clflow(&["count", "kernels/vadd/vadd.toml"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("W by role: work 4,096, address 12,288, control 4,096"),
+        "{text}"
+    );
+    assert!(
+        text.contains("OpInBoundsPtrAccessChain ptr  [address]"),
+        "{text}"
+    );
+    assert!(text.contains("- OpFAdd float\n"), "{text}");
+}

@@ -187,7 +187,12 @@ mod tests {
     use clflow_core::ScalarType;
 
     fn key(op: &'static str, ty: LaneType, arith: bool) -> WorkKey {
-        WorkKey { op, ty, arith }
+        WorkKey {
+            op,
+            ty,
+            arith,
+            role: crate::Role::Work,
+        }
     }
 
     #[test]

@@ -23,6 +23,9 @@ impl<'m> Translator<'m> {
         self.relocate();
         let order = self.reachable(entry_fn)?;
         for f in &order {
+            roles::classify(self.functions[f], &self.opencl_std, &mut self.roles);
+        }
+        for f in &order {
             let func = self.functions[f];
             let name = self.name(*f);
             self.allocate(func)
