@@ -702,3 +702,18 @@ fn vadd_splits_w_by_role_without_changing_it() {
     );
     assert!(text.contains("- OpFAdd float\n"), "{text}");
 }
+
+#[test]
+fn ops_work_is_the_algorithms_operations() {
+    let v = json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "work"]);
+    assert_eq!(v["W"]["set"], "work");
+    assert_eq!(v["W"]["total"], 4096);
+    let v = json(&[
+        "count",
+        "kernels/sgemm/sgemm.toml",
+        "--json",
+        "--ops",
+        "work",
+    ]);
+    assert_eq!(v["W"]["total"], 2 * 32 * 32 * 32);
+}

@@ -38,6 +38,11 @@
 //!   shifts, comparisons and address computations (Oclgrind's
 //!   `getelementptr`, which the paper counts); `fp32`, `fp64`, `fp16`: float
 //!   arithmetic, comparisons and math builtins by width; `arith`: all four.
+//!   `work`: the algorithm's operations (see Roles): every float operation,
+//!   and the integer operations whose role is work, so not the index
+//!   arithmetic, loop counters and bound tests that `arith` counts (vadd:
+//!   4,096 of `arith`'s 20,480); builtins in their base form as always. The
+//!   default stays `arith`.
 //!   Loads, stores, conversions, `OpSelect`, `OpPhi`, atomics, control flow
 //!   and register moves are not arithmetic; conversions, select, phi and
 //!   atomics can still be selected by name.

@@ -50,6 +50,7 @@ fn vadd_work_is_its_adds_indexes_are_address_the_guard_control() {
     assert_eq!(w(k, "arith", Role::Control), n);
     // The default W is unchanged: the roles only split it.
     assert_eq!(k.w(&OpSet::default()), 5 * n);
+    assert_eq!(k.w(&"work".parse().unwrap()), n);
     all_lanes(k, "OpFAdd", Role::Work);
     all_lanes(k, "OpInBoundsPtrAccessChain", Role::Address);
     all_lanes(k, "OpULessThan", Role::Control);
@@ -80,6 +81,7 @@ fn sgemm_work_is_2n3_flops_and_its_loop_is_address_and_control() {
     assert_eq!(w(k, "fp32", Role::Work), 2 * n3);
     assert_eq!(w(k, "int", Role::Work), 0);
     assert_eq!(w(k, "fp32", Role::Address) + w(k, "fp32", Role::Control), 0);
+    assert_eq!(k.w(&"work".parse().unwrap()), 2 * n3);
     // clang contracts the multiply-add: a mad, two operations of work.
     all_lanes(k, "mad", Role::Work);
     all_lanes(k, "OpBranchConditional", Role::Control);
@@ -119,6 +121,7 @@ fn a_hash_is_integer_work() {
     assert_eq!(w(k, "arith", Role::Work), 8 * n);
     assert_eq!(w(k, "arith", Role::Address), 2 * n);
     assert_eq!(w(k, "arith", Role::Control), 0);
+    assert_eq!(k.w(&"work".parse().unwrap()), 8 * n);
     for op in ["OpShiftRightLogical", "OpBitwiseXor", "OpIMul"] {
         all_lanes(k, op, Role::Work);
     }
@@ -152,4 +155,34 @@ fn a_loaded_index_and_its_arithmetic_are_address() {
         .find(|e| e.op == "OpLoad global" && e.ty == "uint")
         .unwrap();
     assert_eq!(loads.by_role.address, n as u64);
+}
+
+const NEWTON: &str = r#"
+__kernel void newton(__global const float *a, __global float *root, int iters) {
+  size_t i = get_global_id(0);
+  float x = a[i];
+  for (int k = 0; k < iters && x * x > a[i] + 0.5f; k++)
+    x = 0.5f * (x + a[i] / x);
+  root[i] = x;
+}"#;
+
+#[test]
+fn work_counts_a_float_test_that_ends_a_loop_but_no_integer_control() {
+    let n = 64usize;
+    let a: Vec<f32> = (0..n).map(|v| 100.0 + v as f32).collect();
+    let r = run(
+        NEWTON,
+        "newton",
+        &[n as u64],
+        None,
+        vec![f32s(&a), f32s(&vec![0.0; n]), scalar(4i32.to_le_bytes())],
+    )
+    .unwrap();
+    let k = &r.counts;
+    let work = k.w(&"work".parse().unwrap());
+    let fp32 = k.w(&"fp32".parse().unwrap());
+    assert_eq!(work, fp32 + w(k, "int", Role::Work));
+    assert!(w(k, "fp32", Role::Control) > 0, "{:?}", k.histogram);
+    assert!(w(k, "int", Role::Control) > 0, "{:?}", k.histogram);
+    assert_eq!(w(k, "int", Role::Work), 0);
 }
