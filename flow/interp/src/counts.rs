@@ -54,21 +54,23 @@
 //!   name `OpUConvert` (SPIR-V does not tell them apart).
 //! * **Roles.** Every histogram lane and every operation in W also carries
 //!   what its result is for, decided once per SPIR-V function from its
-//!   def-use graph (a backward fixpoint over uses; callees apart):
+//!   def-use graph (a backward fixpoint over uses):
 //!   `address` when it only locates memory (a load's or store's pointer, an
 //!   access chain's base and indexes, vload/vstore offsets, image
 //!   coordinates, async and memory copies), `control` when it only decides
 //!   the path (`OpBranchConditional`'s condition, `OpSwitch`'s selector),
-//!   and `work` otherwise: a stored value, a return value, a call argument,
-//!   an atomic's values, what printf prints, a value nothing reads.
+//!   and `work` otherwise: a stored value, a return value, an atomic's values,
+//!   what printf prints, a value nothing reads.
 //!   Arithmetic, conversions, access chains, selects and phis pass their
 //!   own role on to their operands, so an index computed only for an access
 //!   chain is address however many operations make it. A value with both
 //!   address and control uses is `address`, one with a work use `work`:
 //!   a loop counter that is tested and indexes memory is address, its
 //!   increment with it, its compare control. An instruction without a result
-//!   is `control` if it is a branch, switch or return, else `work`. Values
-//!   kept in memory are work (a store's value is), so `-O0` code, which
+//!   is `control` if it is a branch, switch or return (with a value or
+//!   without), else `work`. A call's argument has the role its parameter has
+//!   in the callee (callees are classified first); one the callee never
+//!   reads is work. Values kept in memory are work (a store's value is), so `-O0` code, which
 //!   keeps every variable in private memory, shows less address and control
 //!   than the same kernel at `-O2`. Roles do not change W: `W by role`
 //!   splits the selected op set's W (`W_by_role` and `ops_by_role` in

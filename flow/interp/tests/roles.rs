@@ -186,3 +186,35 @@ fn work_counts_a_float_test_that_ends_a_loop_but_no_integer_control() {
     assert!(w(k, "int", Role::Control) > 0, "{:?}", k.histogram);
     assert_eq!(w(k, "int", Role::Work), 0);
 }
+
+const CALL: &str = r#"
+__attribute__((noinline)) float at(__global const float *p, size_t k) { return p[k]; }
+__kernel void pick(__global const float *x, __global float *y) {
+  size_t i = get_global_id(0);
+  y[i] = at(x, i * 3 + 1);
+}"#;
+
+#[test]
+fn an_argument_has_the_role_of_its_parameter() {
+    let n = 128usize;
+    let x: Vec<f32> = (0..3 * n + 1).map(|v| v as f32).collect();
+    let r = run(
+        CALL,
+        "pick",
+        &[n as u64],
+        None,
+        vec![f32s(&x), f32s(&vec![0.0; n])],
+    )
+    .unwrap();
+    assert_eq!(as_f32(&r.buffers[1].bytes)[5], 16.0);
+    let k = &r.counts;
+    let calls = k
+        .histogram
+        .iter()
+        .find(|e| e.op == "OpFunctionCall" && e.ty == "float");
+    assert_eq!(calls.map(|e| e.lanes), Some(n as u64), "the call is kept");
+    // i * 3 + 1 only indexes x, inside the callee.
+    assert_eq!(w(k, "arith", Role::Work), 0, "{:?}", k.histogram);
+    assert!(w(k, "int", Role::Address) >= 4 * n as u64);
+    all_lanes(k, "OpReturn", Role::Control);
+}

@@ -22,8 +22,14 @@ impl<'m> Translator<'m> {
         }
         self.relocate();
         let order = self.reachable(entry_fn)?;
+        let mut params = roles::ParamRanks::new();
         for f in &order {
-            roles::classify(self.functions[f], &self.opencl_std, &mut self.roles);
+            roles::classify(
+                self.functions[f],
+                &self.opencl_std,
+                &mut self.roles,
+                &mut params,
+            );
         }
         for f in &order {
             let func = self.functions[f];

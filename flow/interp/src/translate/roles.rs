@@ -23,11 +23,17 @@ enum Use {
     AsResult,
 }
 
-/// The roles of every result `func` defines, added to `roles`.
+/// What a function's parameters are for, as its calls' arguments use them.
+pub(super) type ParamRanks = HashMap<Word, Vec<u8>>;
+
+/// The roles of every result `func` defines, added to `roles`; its
+/// parameters' ranks go to `params` for its callers, which are classified
+/// after it (callees first).
 pub(super) fn classify(
     func: &Function,
     opencl_std: &HashSet<Word>,
     roles: &mut HashMap<Word, Role>,
+    params: &mut ParamRanks,
 ) {
     let insts: Vec<&Instruction> = func.blocks.iter().flat_map(|b| &b.instructions).collect();
     let mut rank: HashMap<Word, u8> = HashMap::new();
@@ -52,7 +58,7 @@ pub(super) fn classify(
                 let Some(current) = rank.get(v).copied() else {
                     continue;
                 };
-                let r = match use_of(inst, k, opencl_std) {
+                let r = match use_of(inst, k, opencl_std, params) {
                     Use::Fixed(r) => r,
                     Use::AsResult => own,
                 };
@@ -63,6 +69,13 @@ pub(super) fn classify(
             }
         }
     }
+    let fid = func.def.as_ref().and_then(|d| d.result_id).unwrap_or(0);
+    let ranks = func
+        .parameters
+        .iter()
+        .map(|p| p.result_id.map_or(WORK, |r| rank[&r]))
+        .collect();
+    params.insert(fid, ranks);
     for (v, r) in rank {
         roles.insert(v, role(r));
     }
@@ -78,20 +91,22 @@ fn role(rank: u8) -> Role {
 }
 
 /// The role an instruction is counted in: its result's, or for one without
-/// a result, control for branches and returns, work for the rest (stores,
-/// barriers).
+/// a result, control for branches and returns (a returned value is work,
+/// the return itself control flow), work for the rest (stores, barriers).
 pub(super) fn of_instruction(inst: &Instruction, roles: &HashMap<Word, Role>) -> Role {
     match inst.result_id.and_then(|r| roles.get(&r)) {
         Some(role) => *role,
         None => match inst.class.opcode {
-            S::Branch | S::BranchConditional | S::Switch | S::Return => Role::Control,
+            S::Branch | S::BranchConditional | S::Switch | S::Return | S::ReturnValue => {
+                Role::Control
+            }
             _ => Role::Work,
         },
     }
 }
 
 /// How operand `k` of `inst` is used.
-fn use_of(inst: &Instruction, k: usize, opencl_std: &HashSet<Word>) -> Use {
+fn use_of(inst: &Instruction, k: usize, opencl_std: &HashSet<Word>, params: &ParamRanks) -> Use {
     use Use::*;
     match inst.class.opcode {
         S::Load => Fixed(ADDRESS),
@@ -99,7 +114,16 @@ fn use_of(inst: &Instruction, k: usize, opencl_std: &HashSet<Word>) -> Use {
         S::Store => Fixed(if k == 0 { ADDRESS } else { WORK }),
         S::CopyMemory | S::CopyMemorySized | S::GroupAsyncCopy => Fixed(ADDRESS),
         S::BranchConditional | S::Switch => Fixed(CONTROL),
-        S::ReturnValue | S::FunctionCall => Fixed(WORK),
+        S::ReturnValue => Fixed(WORK),
+        // An argument is what the callee uses its parameter for (a pointer
+        // it only dereferences is address); one it never reads is work.
+        S::FunctionCall => {
+            let callee = id(inst, 0).ok().and_then(|f| params.get(&f));
+            match callee.and_then(|ranks| ranks.get(k.wrapping_sub(1))) {
+                Some(&r) if r != UNUSED => Fixed(r),
+                _ => Fixed(WORK),
+            }
+        }
         // (image, coordinate, texel ...)
         S::ImageRead | S::ImageSampleExplicitLod => Fixed(ADDRESS),
         S::ImageWrite => Fixed(if k < 2 { ADDRESS } else { WORK }),
