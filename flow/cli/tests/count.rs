@@ -717,3 +717,24 @@ fn ops_work_is_the_algorithms_operations() {
     ]);
     assert_eq!(v["W"]["total"], 2 * 32 * 32 * 32);
 }
+
+/// `--ops work` is the W kernels/README.md derives by hand for each case:
+/// the index arithmetic, loop counters and bound tests fall away.
+#[test]
+fn ops_work_is_the_corpus_tables_hand_derived_w() {
+    for (manifest, w) in [
+        ("kernels/lookup3/lookup3.toml", 477_730),
+        ("kernels/triad/triad.toml", 8_192),
+        ("kernels/sgemm-tiled/sgemm-tiled.toml", 65_536),
+        ("kernels/stencil/stencil.toml", 23_064),
+        ("kernels/reduction/reduction.toml", 4_064),
+        ("kernels/spmv/spmv.toml", 16_384),
+        ("kernels/nbody/nbody.toml", 312_832),
+        ("kernels/daxpy/daxpy.toml", 4_096),
+        ("kernels/gram-schmidt/gram-schmidt.toml", 141_568),
+    ] {
+        let v = json(&["count", manifest, "--json", "--ops", "work"]);
+        assert_eq!(v["W"]["total"], w, "{manifest}");
+        assert_eq!(v["W_by_role"]["work"], w, "{manifest}");
+    }
+}
