@@ -344,6 +344,11 @@ mod tests {
                 fp16: 0,
                 total: w_total,
             },
+            w_by_role: clflow_counts::ByRole {
+                work: w_total,
+                ..Default::default()
+            },
+            ops_by_role: BTreeMap::new(),
             q: TrafficReport {
                 load_bytes,
                 store_bytes: 0,

@@ -671,3 +671,62 @@ fn an_inline_helper_that_stays_a_call_runs() {
         );
     }
 }
+
+#[test]
+fn vadd_splits_w_by_role_without_changing_it() {
+    let v = json(&["count", "kernels/vadd/vadd.toml", "--json"]);
+    assert_eq!(v["W"]["total"], 5 * 4096);
+    assert_eq!(v["W_by_role"]["work"], 4096);
+    assert_eq!(v["W_by_role"]["address"], 3 * 4096);
+    assert_eq!(v["W_by_role"]["control"], 4096);
+    assert_eq!(v["ops"]["OpFAdd"]["float"], 4096);
+    assert_eq!(v["ops_by_role"]["OpFAdd"]["float"]["work"], 4096);
+    assert_eq!(v["ops_by_role"]["OpULessThan"]["ulong"]["control"], 4096);
+    let out = clflow(&["count", "kernels/vadd/vadd.toml"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("W by role: work 4,096, address 12,288, control 4,096"),
+        "{text}"
+    );
+    assert!(
+        text.contains("OpInBoundsPtrAccessChain ptr  [address]"),
+        "{text}"
+    );
+    assert!(text.contains("- OpFAdd float\n"), "{text}");
+}
+
+#[test]
+fn ops_work_is_the_algorithms_operations() {
+    let v = json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "work"]);
+    assert_eq!(v["W"]["set"], "work");
+    assert_eq!(v["W"]["total"], 4096);
+    let v = json(&[
+        "count",
+        "kernels/sgemm/sgemm.toml",
+        "--json",
+        "--ops",
+        "work",
+    ]);
+    assert_eq!(v["W"]["total"], 2 * 32 * 32 * 32);
+}
+
+/// `--ops work` is the W kernels/README.md derives by hand for each case:
+/// the index arithmetic, loop counters and bound tests fall away.
+#[test]
+fn ops_work_is_the_corpus_tables_hand_derived_w() {
+    for (manifest, w) in [
+        ("kernels/lookup3/lookup3.toml", 477_730),
+        ("kernels/triad/triad.toml", 8_192),
+        ("kernels/sgemm-tiled/sgemm-tiled.toml", 65_536),
+        ("kernels/stencil/stencil.toml", 23_064),
+        ("kernels/reduction/reduction.toml", 4_064),
+        ("kernels/spmv/spmv.toml", 16_384),
+        ("kernels/nbody/nbody.toml", 312_832),
+        ("kernels/daxpy/daxpy.toml", 4_096),
+        ("kernels/gram-schmidt/gram-schmidt.toml", 141_568),
+    ] {
+        let v = json(&["count", manifest, "--json", "--ops", "work"]);
+        assert_eq!(v["W"]["total"], w, "{manifest}");
+        assert_eq!(v["W_by_role"]["work"], w, "{manifest}");
+    }
+}

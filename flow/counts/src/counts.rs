@@ -1,7 +1,7 @@
 //! What one run counted ([`Counts`]) and the `--json` document of a count
 //! ([`CountReport`]).
 
-use crate::OpSet;
+use crate::{ByRole, OpSet, Role};
 use clflow_core::ScalarType;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -66,6 +66,8 @@ pub struct WorkKey {
     pub ty: LaneType,
     /// Part of the arithmetic classes (else only selectable by name).
     pub arith: bool,
+    /// What its result is for.
+    pub role: Role,
 }
 
 /// Memory spaces traffic is reported for.
@@ -132,6 +134,8 @@ pub struct HistogramEntry {
     pub op: String,
     pub ty: String,
     pub lanes: u64,
+    /// `lanes` split by what the results are for.
+    pub by_role: ByRole,
 }
 
 /// Everything one run counted.
@@ -160,6 +164,15 @@ impl Counts {
             .filter(|(k, _)| set.contains(k))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// W of an op set, split by role.
+    pub fn w_by_role(&self, set: &OpSet) -> ByRole {
+        let mut by = ByRole::default();
+        for (k, n) in self.work.iter().filter(|(k, _)| set.contains(k)) {
+            by.add(k.role, *n);
+        }
+        by
     }
 
     /// W of the arithmetic ops of each class.
@@ -206,11 +219,20 @@ impl Counts {
 
     pub fn report(&self, set: &OpSet) -> CountReport {
         let mut ops: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        let mut ops_by_role: BTreeMap<String, BTreeMap<String, ByRole>> = BTreeMap::new();
         for e in &self.histogram {
             *ops.entry(e.op.clone())
                 .or_default()
                 .entry(e.ty.clone())
                 .or_default() += e.lanes;
+            let by = ops_by_role
+                .entry(e.op.clone())
+                .or_default()
+                .entry(e.ty.clone())
+                .or_default();
+            for role in Role::ALL {
+                by.add(role, e.by_role.get(role));
+            }
         }
         let total = self.w(set);
         let ratio = |q: u64| (q > 0).then(|| total as f64 / q as f64);
@@ -228,6 +250,8 @@ impl Counts {
                 fp16: self.w_class(OpClass::Fp16),
                 total,
             },
+            w_by_role: self.w_by_role(set),
+            ops_by_role,
             q: TrafficReport {
                 load_bytes: self.q_load(),
                 store_bytes: self.q_store(),
@@ -265,6 +289,11 @@ pub struct CountReport {
     pub ops: BTreeMap<String, BTreeMap<String, u64>>,
     #[serde(rename = "W")]
     pub w: WorkReport,
+    /// W of the selected set split by what the operations are for.
+    #[serde(rename = "W_by_role")]
+    pub w_by_role: ByRole,
+    /// `ops` split by role: opcode → type → lanes per role.
+    pub ops_by_role: BTreeMap<String, BTreeMap<String, ByRole>>,
     #[serde(rename = "Q")]
     pub q: TrafficReport,
     #[serde(rename = "I")]

@@ -1,7 +1,8 @@
 //! The vocabulary of a count, shared by every stage that reads one: what an
 //! interpreted launch counted ([`Counts`]: operations per opcode and type,
 //! bytes per memory space), which operations W takes ([`OpSet`], the
-//! `--ops` argument), the arithmetic classes ([`OpClass`]), and the global
+//! `--ops` argument), the arithmetic classes ([`OpClass`]), what each operation is for
+//! ([`Role`]: work, address or control), and the global
 //! access stream a cache simulation listens to ([`access`]), and what the
 //! later stages read of a launch, summarised once ([`Summary`]).
 //!
@@ -13,6 +14,7 @@
 pub mod access;
 mod counts;
 mod op_set;
+mod role;
 mod summary;
 mod text;
 
@@ -22,5 +24,6 @@ pub use counts::{
     SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
 };
 pub use op_set::{OpSet, ParseOpSetError};
+pub use role::{ByRole, Role};
 pub use summary::{HostTransfer, PerClass, Summary};
 pub use text::{group_digits, render_text};

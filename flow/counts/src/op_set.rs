@@ -1,6 +1,6 @@
 //! Which operations W counts: the `--ops` argument.
 
-use crate::{OpClass, WorkKey};
+use crate::{OpClass, Role, WorkKey};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
@@ -11,6 +11,8 @@ pub struct OpSet {
     spelled: String,
     classes: BTreeSet<OpClass>,
     ops: BTreeSet<String>,
+    /// `work`: the algorithm's operations, whatever their class.
+    work: bool,
 }
 
 impl Default for OpSet {
@@ -32,8 +34,17 @@ impl OpSet {
     }
 
     pub fn contains(&self, key: &WorkKey) -> bool {
-        (key.arith && self.classes.contains(&OpClass::of(key.ty))) || self.ops.contains(key.op)
+        let class = OpClass::of(key.ty);
+        (key.arith && (self.classes.contains(&class) || self.work && is_work(class, key.role)))
+            || self.ops.contains(key.op)
     }
+}
+
+/// What `work` takes of the arithmetic: every float operation (a float
+/// test that ends a loop is the algorithm's own, a convergence check), and
+/// integer operations whose role is work, not indexing or loop control.
+fn is_work(class: OpClass, role: Role) -> bool {
+    class != OpClass::Int || role == Role::Work
 }
 
 /// LLVM instruction names (as Oclgrind prints them) and what they mean here.
@@ -118,7 +129,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown operation `{0}` in --ops (expected arith, int, fp32, fp64, fp16, an LLVM name such as add,xor,shl,icmp,getelementptr, a SPIR-V opcode such as OpIAdd, or an OpenCL builtin such as sqrt)")]
+#[error("unknown operation `{0}` in --ops (expected arith, work, int, fp32, fp64, fp16, an LLVM name such as add,xor,shl,icmp,getelementptr, a SPIR-V opcode such as OpIAdd, or an OpenCL builtin such as sqrt)")]
 pub struct ParseOpSetError(pub String);
 
 impl FromStr for OpSet {
@@ -129,11 +140,13 @@ impl FromStr for OpSet {
             spelled: text.trim().to_string(),
             classes: BTreeSet::new(),
             ops: BTreeSet::new(),
+            work: false,
         };
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let lower = item.to_ascii_lowercase();
             match lower.as_str() {
                 "arith" | "all" => set.classes.extend(OpClass::ALL),
+                "work" => set.work = true,
                 "int" => {
                     set.classes.insert(OpClass::Int);
                 }
@@ -157,7 +170,7 @@ impl FromStr for OpSet {
                 }
             }
         }
-        if set.classes.is_empty() && set.ops.is_empty() {
+        if set.classes.is_empty() && set.ops.is_empty() && !set.work {
             return Err(ParseOpSetError(text.to_string()));
         }
         Ok(set)
@@ -187,7 +200,12 @@ mod tests {
     use clflow_core::ScalarType;
 
     fn key(op: &'static str, ty: LaneType, arith: bool) -> WorkKey {
-        WorkKey { op, ty, arith }
+        WorkKey {
+            op,
+            ty,
+            arith,
+            role: crate::Role::Work,
+        }
     }
 
     #[test]
@@ -216,5 +234,26 @@ mod tests {
         assert!(by_name.contains(&key("sqrt", float, true)));
         assert!("frobnicate".parse::<OpSet>().is_err());
         assert!("".parse::<OpSet>().is_err());
+    }
+
+    #[test]
+    fn work_takes_floats_and_integer_work_only() {
+        let set: OpSet = "work".parse().unwrap();
+        let float = LaneType::Scalar(ScalarType::Float);
+        let uint = LaneType::Scalar(ScalarType::UInt);
+        let with = |op, ty, arith, role| WorkKey {
+            op,
+            ty,
+            arith,
+            role,
+        };
+        assert!(set.contains(&with("OpIAdd", uint, true, Role::Work)));
+        assert!(!set.contains(&with("OpIAdd", uint, true, Role::Address)));
+        assert!(!set.contains(&with("OpULessThan", uint, true, Role::Control)));
+        assert!(set.contains(&with("OpFOrdLessThan", float, true, Role::Control)));
+        assert!(set.contains(&with("OpFMul", float, true, Role::Address)));
+        assert!(!set.contains(&with("OpSelect", float, false, Role::Work)));
+        assert_eq!(set.to_string(), "work");
+        assert_ne!(set, OpSet::default());
     }
 }

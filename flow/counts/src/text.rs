@@ -1,6 +1,6 @@
 //! The plain-text report of a count.
 
-use crate::{Counts, OpSet};
+use crate::{ByRole, Counts, OpSet, Role};
 
 /// The Oclgrind-like text report.
 pub fn render_text(counts: &Counts, set: &OpSet) -> String {
@@ -20,10 +20,11 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
     for e in &counts.histogram {
         let _ = writeln!(
             out,
-            "  {:>width$} - {} {}",
+            "  {:>width$} - {} {}{}",
             group_digits(e.lanes),
             e.op,
-            e.ty
+            e.ty,
+            role_mark(&e.by_role)
         );
     }
     let _ = writeln!(out);
@@ -36,6 +37,13 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         group_digits(r.w.fp32),
         group_digits(r.w.fp64),
         group_digits(r.w.fp16)
+    );
+    let _ = writeln!(
+        out,
+        "W by role: work {}, address {}, control {}",
+        group_digits(r.w_by_role.work),
+        group_digits(r.w_by_role.address),
+        group_digits(r.w_by_role.control)
     );
     // Constant traffic, where there is any, is told apart from global.
     let parts = match r.q.constant_load_bytes {
@@ -72,6 +80,23 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         group_digits(r.private.store_bytes)
     );
     out
+}
+
+/// A histogram line's roles: nothing for work alone, `[address]` or
+/// `[control]` for one other role, each role's lanes where they mix.
+fn role_mark(by: &ByRole) -> String {
+    match by.only() {
+        Some(Role::Work) => String::new(),
+        Some(role) => format!("  [{role}]"),
+        None => {
+            let parts: Vec<String> = Role::ALL
+                .into_iter()
+                .filter(|r| by.get(*r) > 0)
+                .map(|r| format!("{r} {}", group_digits(by.get(r))))
+                .collect();
+            format!("  [{}]", parts.join(", "))
+        }
+    }
 }
 
 /// The two walls, low to high, each named by its traffic.

@@ -38,6 +38,11 @@
 //!   shifts, comparisons and address computations (Oclgrind's
 //!   `getelementptr`, which the paper counts); `fp32`, `fp64`, `fp16`: float
 //!   arithmetic, comparisons and math builtins by width; `arith`: all four.
+//!   `work`: the algorithm's operations (see Roles): every float operation,
+//!   and the integer operations whose role is work, so not the index
+//!   arithmetic, loop counters and bound tests that `arith` counts (vadd:
+//!   4,096 of `arith`'s 20,480); builtins in their base form as always. The
+//!   default stays `arith`.
 //!   Loads, stores, conversions, `OpSelect`, `OpPhi`, atomics, control flow
 //!   and register moves are not arithmetic; conversions, select, phi and
 //!   atomics can still be selected by name.
@@ -47,6 +52,29 @@
 //!   fadd fsub fmul fdiv frem fneg fcmp getelementptr zext sext trunc fpext
 //!   fptrunc fptoui fptosi uitofp sitofp select phi. `zext` and `trunc` both
 //!   name `OpUConvert` (SPIR-V does not tell them apart).
+//! * **Roles.** Every histogram lane and every operation in W also carries
+//!   what its result is for, decided once per SPIR-V function from its
+//!   def-use graph (a backward fixpoint over uses):
+//!   `address` when it only locates memory (a load's or store's pointer, an
+//!   access chain's base and indexes, vload/vstore offsets, image
+//!   coordinates, async and memory copies), `control` when it only decides
+//!   the path (`OpBranchConditional`'s condition, `OpSwitch`'s selector),
+//!   and `work` otherwise: a stored value, a return value, an atomic's values,
+//!   what printf prints, a value nothing reads.
+//!   Arithmetic, conversions, access chains, selects and phis pass their
+//!   own role on to their operands, so an index computed only for an access
+//!   chain is address however many operations make it. A value with both
+//!   address and control uses is `address`, one with a work use `work`:
+//!   a loop counter that is tested and indexes memory is address, its
+//!   increment with it, its compare control. An instruction without a result
+//!   is `control` if it is a branch, switch or return (with a value or
+//!   without), else `work`. A call's argument has the role its parameter has
+//!   in the callee (callees are classified first); one the callee never
+//!   reads is work. Values kept in memory are work (a store's value is), so `-O0` code, which
+//!   keeps every variable in private memory, shows less address and control
+//!   than the same kernel at `-O2`. Roles do not change W: `W by role`
+//!   splits the selected op set's W (`W_by_role` and `ops_by_role` in
+//!   `--json`).
 //! * **Q.** Bytes loaded and stored in `__global` and `__constant` memory
 //!   (atomics count as one load and one store of their width; `vload`,
 //!   `vstore`, memcpy and async work-group copies by the bytes they move).
@@ -70,9 +98,9 @@
 //!   (§4.2's walls); `min` and `max` are the lower and the higher of the two.
 
 pub use clflow_counts::{
-    group_digits, render_text, CountReport, Counts, HistogramEntry, IntensityReport, LaneType,
-    OpClass, OpSet, ParseOpSetError, Space, SpaceReport, Traffic, TrafficReport, WorkKey,
-    WorkReport,
+    group_digits, render_text, ByRole, CountReport, Counts, HistogramEntry, IntensityReport,
+    LaneType, OpClass, OpSet, ParseOpSetError, Role, Space, SpaceReport, Traffic, TrafficReport,
+    WorkKey, WorkReport,
 };
 
 /// The base operations W counts the OpenCL builtin `name` as (`fma` is

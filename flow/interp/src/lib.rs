@@ -37,13 +37,14 @@ pub mod trace;
 mod translate;
 mod types;
 
-pub use counts::{CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError};
+pub use counts::{ByRole, CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError, Role};
 pub use error::{InterpError, TranslateError, Trap, TrapKind};
 pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 
 use clflow_core::{AddressSpace, ArgValue, Launch};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
 use program::ParamSlot;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -513,15 +514,20 @@ impl Program {
                 steps += *n as u64 * partial.hits.get(*block as usize).copied().unwrap_or(0);
             }
         }
-        let mut histogram: Vec<counts::HistogramEntry> = p
-            .hist_keys
-            .iter()
-            .zip(hist)
-            .filter(|(_, n)| *n > 0)
-            .map(|((op, ty), lanes)| counts::HistogramEntry {
+        // One entry per opcode and type, its lanes split by role.
+        let mut entries: BTreeMap<(&str, LaneType), counts::ByRole> = BTreeMap::new();
+        for ((op, ty, role), lanes) in p.hist_keys.iter().zip(hist) {
+            if lanes > 0 {
+                entries.entry((op, *ty)).or_default().add(*role, lanes);
+            }
+        }
+        let mut histogram: Vec<counts::HistogramEntry> = entries
+            .into_iter()
+            .map(|((op, ty), by_role)| counts::HistogramEntry {
                 op: op.to_string(),
                 ty: ty.to_string(),
-                lanes,
+                lanes: by_role.total(),
+                by_role,
             })
             .collect();
         histogram.sort_by(|a, b| {

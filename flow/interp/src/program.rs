@@ -1,7 +1,7 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
 use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
-use crate::counts::{LaneType, Traffic, WorkKey};
+use crate::counts::{LaneType, Role, Traffic, WorkKey};
 use crate::memory::ArenaLayout;
 use crate::types::Leaf;
 use clflow_core::AddressSpace;
@@ -70,7 +70,7 @@ pub struct Program {
     pub cases: Vec<(u64, Pc)>,
     pub layouts: Vec<Vec<Leaf>>,
     pub blocks: Vec<BlockCounts>,
-    pub hist_keys: Vec<(&'static str, LaneType)>,
+    pub hist_keys: Vec<(&'static str, LaneType, Role)>,
     pub work_keys: Vec<WorkKey>,
     pub private: ArenaLayout,
     /// Program-scope `__local` variables; they follow the kernel's

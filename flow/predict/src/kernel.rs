@@ -211,13 +211,17 @@ pub(crate) mod tests {
     use clflow_core::{ElementType, LaunchArg, NdRange, ScalarType};
     use clflow_counts::LaneType;
     use clflow_counts::OpSet;
-    use clflow_counts::{HistogramEntry, Traffic as CountTraffic, WorkKey};
+    use clflow_counts::{ByRole, HistogramEntry, Role, Traffic as CountTraffic, WorkKey};
 
     fn entry(op: &str, ty: &str, lanes: u64) -> HistogramEntry {
         HistogramEntry {
             op: op.into(),
             ty: ty.into(),
             lanes,
+            by_role: ByRole {
+                work: lanes,
+                ..ByRole::default()
+            },
         }
     }
 
@@ -226,7 +230,12 @@ pub(crate) mod tests {
     pub fn sgemm_counts() -> Counts {
         let float = LaneType::Scalar(ScalarType::Float);
         let uint = LaneType::Scalar(ScalarType::UInt);
-        let key = |op, ty, arith| WorkKey { op, ty, arith };
+        let key = |op, ty, arith| WorkKey {
+            op,
+            ty,
+            arith,
+            role: Role::Work,
+        };
         Counts {
             kernel: "sgemm".into(),
             work_items: 1024,

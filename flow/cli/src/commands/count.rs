@@ -19,8 +19,10 @@ Examples:
       the Oclgrind-like histogram, then W, Q and I
   clflow count kernels/lookup3/lookup3.toml --ops add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div
       W over the paper's selection of operations (LLVM names are accepted)
+  clflow count kernels/vadd/vadd.toml --ops work
+      W of the algorithm's operations alone: 4,096 adds, not arith's index and bound ops
   clflow count kernels/sgemm/sgemm.toml --ops fp32 --json
-      machine-readable: kernel, work_items, ops, W, Q, I
+      machine-readable: kernel, work_items, ops, W, W_by_role, Q, I
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
@@ -60,7 +62,10 @@ pub struct CountArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
-    /// Which operations W counts.
+    /// Which operations W counts: `arith` (every arithmetic operation), `work` (the
+    /// algorithm's: every float operation and the integer operations whose role is work, not
+    /// address or control), `int`, `fp32`, `fp64`, `fp16`, or operations by name
+    /// (add,xor,getelementptr; OpIAdd; sqrt), comma-separated.
     #[arg(long, value_name = "SET", default_value = "arith")]
     ops: String,
     /// Cache-line size in bytes for compulsory traffic (a power of two).

@@ -45,8 +45,14 @@ impl<'m> Translator<'m> {
                 block: self.block as u32,
                 steps: 0,
             });
-            for (_, _, _, ty) in self.phis.get(&label).cloned().unwrap_or_default() {
+            for phi in block
+                .instructions
+                .iter()
+                .filter(|i| i.class.opcode == S::Phi)
+            {
+                let (_, ty) = result(phi)?;
                 let lt = self.lane_type_of(ty, false);
+                self.role = roles::of_instruction(phi, &self.roles);
                 self.counted(rules::PHI, lt, 1);
             }
             for inst in &block.instructions {
@@ -329,6 +335,7 @@ impl<'m> Translator<'m> {
                     .unwrap_or_default()
             ));
             self.current_site = (self.sites.len() - 1) as u32;
+            self.role = roles::of_instruction(callee_inst, &self.roles);
             match callee_inst.class.opcode {
                 S::Return => self.count(callee_inst, self.result_lane_type(callee_inst), 1),
                 S::ReturnValue => {

@@ -22,6 +22,15 @@ impl<'m> Translator<'m> {
         }
         self.relocate();
         let order = self.reachable(entry_fn)?;
+        let mut params = roles::ParamRanks::new();
+        for f in &order {
+            roles::classify(
+                self.functions[f],
+                &self.opencl_std,
+                &mut self.roles,
+                &mut params,
+            );
+        }
         for f in &order {
             let func = self.functions[f];
             let name = self.name(*f);

@@ -23,13 +23,14 @@ mod globals;
 mod group;
 mod image;
 mod relocate;
+mod roles;
 mod rules;
 pub(crate) use rules::base_operations;
 #[cfg(test)]
 mod tests;
 
 use crate::bytecode::*;
-use crate::counts::{LaneType, Space, WorkKey};
+use crate::counts::{LaneType, Role, Space, WorkKey};
 use crate::error::TranslateError;
 use crate::memory::ArenaLayout;
 use crate::program::{BlockCounts, Program, ProgramBuffer};
@@ -126,8 +127,8 @@ struct Translator<'m> {
     cases: Vec<(u64, Pc)>,
     layouts: Vec<Vec<Leaf>>,
     blocks: Vec<BlockCounts>,
-    hist_keys: Vec<(&'static str, LaneType)>,
-    hist_index: HashMap<(&'static str, LaneType), u32>,
+    hist_keys: Vec<(&'static str, LaneType, Role)>,
+    hist_index: HashMap<(&'static str, LaneType, Role), u32>,
     work_keys: Vec<WorkKey>,
     work_index: HashMap<WorkKey, u32>,
     private: ArenaLayout,
@@ -143,6 +144,11 @@ struct Translator<'m> {
     global_pointer_slots: HashMap<Reg, (usize, i64)>,
     relocations: Vec<relocate::Relocation>,
     inline_depth: u32,
+    /// What every value of the reachable functions is for (see `roles`).
+    roles: HashMap<Word, Role>,
+    /// The role of the instruction being emitted: every count it makes
+    /// carries it.
+    role: Role,
     /// Counting is off while the body of a funnel-shift emulation is
     /// emitted: it is counted as the rotate it implements.
     silent: bool,
@@ -347,6 +353,8 @@ impl<'m> Translator<'m> {
             global_pointer_slots: HashMap::new(),
             relocations: Vec::new(),
             inline_depth: 0,
+            roles: HashMap::new(),
+            role: Role::Work,
             silent: false,
             overrides: HashMap::new(),
             const_slots: HashMap::new(),
@@ -436,10 +444,11 @@ impl<'m> Translator<'m> {
         if self.silent {
             return;
         }
+        let key = (name, ty, self.role);
         let next = self.hist_keys.len() as u32;
-        let k = *self.hist_index.entry((name, ty)).or_insert(next);
+        let k = *self.hist_index.entry(key).or_insert(next);
         if k == next {
-            self.hist_keys.push((name, ty));
+            self.hist_keys.push(key);
         }
         let block = &mut self.blocks[self.block];
         match block.hist.iter_mut().find(|(e, _)| *e == k) {
@@ -452,7 +461,12 @@ impl<'m> Translator<'m> {
         if amount == 0 || self.silent {
             return;
         }
-        let key = WorkKey { op, ty, arith };
+        let key = WorkKey {
+            op,
+            ty,
+            arith,
+            role: self.role,
+        };
         let next = self.work_keys.len() as u32;
         let k = *self.work_index.entry(key).or_insert(next);
         if k == next {
@@ -584,6 +598,7 @@ impl<'m> Translator<'m> {
 
     /// Translates one instruction by handing it to the handler of its family.
     fn instruction(&mut self, inst: &Instruction) -> R<()> {
+        self.role = roles::of_instruction(inst, &self.roles);
         let opcode = inst.class.opcode;
         if let Some((op, signed)) = arith::int_op(opcode) {
             return self.int_binary(inst, op, signed);
