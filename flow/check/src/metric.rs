@@ -348,6 +348,10 @@ mod tests {
                 work: w_total,
                 ..Default::default()
             },
+            arith_by_role: clflow_counts::ByRole {
+                work: w_total,
+                ..Default::default()
+            },
             ops_by_role: BTreeMap::new(),
             q: TrafficReport {
                 load_bytes,

@@ -840,7 +840,7 @@ fn buffers_of_structs_are_captured_as_their_structs() {
         );
     }
 
-    let counted = count_json(data.path(), &out_dir, &[]);
+    let counted = count_json(data.path(), &out_dir, &["--ops", "arith"]);
     let launches = counted["launches"].as_array().unwrap();
     assert_eq!(launches.len(), 4);
     for launch in launches {

@@ -103,7 +103,7 @@ fn human_output_is_a_sorted_histogram_then_w_q_i() {
         })
         .collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
-    for unit in ["W (arith):", "ops", "Q accessed:", "bytes", "ops/byte"] {
+    for unit in ["W (work):", "ops", "Q accessed:", "bytes", "ops/byte"] {
         assert!(text.contains(unit), "{unit} missing in {text}");
     }
 }
@@ -451,7 +451,15 @@ fn build_options_reach_a_sim_launch() {
     )
     .unwrap();
     let sim = sim.to_str().unwrap();
-    let report = json(&["count", sim, "--build-options", "-D FACTOR=3.0f", "--json"]);
+    let report = json(&[
+        "count",
+        sim,
+        "--build-options",
+        "-D FACTOR=3.0f",
+        "--ops",
+        "arith",
+        "--json",
+    ]);
     assert_eq!(report["W"]["fp32"], 4);
     // 4 floats loaded and stored touch one 64-byte line: W = 8 (4 fp32, 4
     // address) over 32 bytes accessed but 128 compulsory. The walls are
@@ -461,7 +469,14 @@ fn build_options_reach_a_sim_launch() {
     assert_eq!(report["I"]["compulsory"], 0.0625);
     assert_eq!(report["I"]["min"], 0.0625);
     assert_eq!(report["I"]["max"], 0.25);
-    let dumped = clflow(&["count", sim, "--build-options", "-DFACTOR=3.0f"]);
+    let dumped = clflow(&[
+        "count",
+        sim,
+        "--build-options",
+        "-DFACTOR=3.0f",
+        "--ops",
+        "arith",
+    ]);
     assert!(String::from_utf8_lossy(&dumped.stdout).contains(
         "I: 0.062 ops/byte (W/Q compulsory, whole 64-byte lines) to 0.250 ops/byte (W/Q accessed)"
     ));
@@ -674,18 +689,29 @@ fn an_inline_helper_that_stays_a_call_runs() {
 
 #[test]
 fn vadd_splits_w_by_role_without_changing_it() {
+    // The default W is the work: vadd's 4,096 adds. All arithmetic adds
+    // the index and compare operations.
     let v = json(&["count", "kernels/vadd/vadd.toml", "--json"]);
-    assert_eq!(v["W"]["total"], 5 * 4096);
+    assert_eq!(v["W"]["total"], 4096);
+    let arith = json(&[
+        "count",
+        "kernels/vadd/vadd.toml",
+        "--ops",
+        "arith",
+        "--json",
+    ]);
+    assert_eq!(arith["W"]["total"], 5 * 4096);
     assert_eq!(v["W_by_role"]["work"], 4096);
-    assert_eq!(v["W_by_role"]["address"], 3 * 4096);
-    assert_eq!(v["W_by_role"]["control"], 4096);
+    assert_eq!(arith["W_by_role"]["work"], 4096);
+    assert_eq!(arith["W_by_role"]["address"], 3 * 4096);
+    assert_eq!(arith["W_by_role"]["control"], 4096);
     assert_eq!(v["ops"]["OpFAdd"]["float"], 4096);
     assert_eq!(v["ops_by_role"]["OpFAdd"]["float"]["work"], 4096);
     assert_eq!(v["ops_by_role"]["OpULessThan"]["ulong"]["control"], 4096);
-    let out = clflow(&["count", "kernels/vadd/vadd.toml"]);
+    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "arith"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("W by role: work 4,096, address 12,288, control 4,096"),
+        text.contains("Arithmetic by role: work 4,096, address 12,288, control 4,096"),
         "{text}"
     );
     assert!(

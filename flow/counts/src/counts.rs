@@ -251,6 +251,7 @@ impl Counts {
                 total,
             },
             w_by_role: self.w_by_role(set),
+            arith_by_role: self.w_by_role(&OpSet::default()),
             ops_by_role,
             q: TrafficReport {
                 load_bytes: self.q_load(),
@@ -292,6 +293,9 @@ pub struct CountReport {
     /// W of the selected set split by what the operations are for.
     #[serde(rename = "W_by_role")]
     pub w_by_role: ByRole,
+    /// Every arithmetic operation split by role, whatever the op set: how
+    /// much of the arithmetic is the algorithm's work.
+    pub arith_by_role: ByRole,
     /// `ops` split by role: opcode → type → lanes per role.
     pub ops_by_role: BTreeMap<String, BTreeMap<String, ByRole>>,
     #[serde(rename = "Q")]

@@ -40,10 +40,10 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
     );
     let _ = writeln!(
         out,
-        "W by role: work {}, address {}, control {}",
-        group_digits(r.w_by_role.work),
-        group_digits(r.w_by_role.address),
-        group_digits(r.w_by_role.control)
+        "Arithmetic by role: work {}, address {}, control {}",
+        group_digits(r.arith_by_role.work),
+        group_digits(r.arith_by_role.address),
+        group_digits(r.arith_by_role.control)
     );
     // Constant traffic, where there is any, is told apart from global.
     let parts = match r.q.constant_load_bytes {

@@ -41,8 +41,9 @@
 //!   `work`: the algorithm's operations (see Roles): every float operation,
 //!   and the integer operations whose role is work, so not the index
 //!   arithmetic, loop counters and bound tests that `arith` counts (vadd:
-//!   4,096 of `arith`'s 20,480); builtins in their base form as always. The
-//!   default stays `arith`.
+//!   4,096 of `arith`'s 20,480); builtins in their base form as always. It is
+//!   the default of `count`, `analyze`, `predict` and `split` (a check suite
+//!   says its own `ops`, `arith` where it says none).
 //!   Loads, stores, conversions, `OpSelect`, `OpPhi`, atomics, control flow
 //!   and register moves are not arithmetic; conversions, select, phi and
 //!   atomics can still be selected by name.
@@ -72,9 +73,10 @@
 //!   in the callee (callees are classified first); one the callee never
 //!   reads is work. Values kept in memory are work (a store's value is), so `-O0` code, which
 //!   keeps every variable in private memory, shows less address and control
-//!   than the same kernel at `-O2`. Roles do not change W: `W by role`
-//!   splits the selected op set's W (`W_by_role` and `ops_by_role` in
-//!   `--json`).
+//!   than the same kernel at `-O2`. `count` prints every arithmetic
+//!   operation's split by role (`Arithmetic by role: work 4,096, address
+//!   12,288, control 4,096` for vadd; `arith_by_role` in `--json`), and
+//!   `W_by_role` and `ops_by_role` split the selected op set's W.
 //! * **Q.** Bytes loaded and stored in `__global` and `__constant` memory
 //!   (atomics count as one load and one store of their width; `vload`,
 //!   `vstore`, memcpy and async work-group copies by the bytes they move).

@@ -50,7 +50,7 @@ pub struct AnalyzeArgs {
           value_delimiter = ',', value_parser = super::selector, default_value = "all")]
     devices: Vec<String>,
     /// Which operations W counts (see `clflow count --help`).
-    #[arg(long, value_name = "SET", default_value = "arith")]
+    #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
     /// Where to write the report [default: reports/<kernel source name>].
     #[arg(short, long, value_name = "DIR")]

@@ -34,9 +34,11 @@ Examples:
       every launch `clflow capture` recorded, each checked against the device's outputs,
       with totals per kernel and for the application
 
-Op sets: arith (default: int + fp32 + fp64 + fp16), int, fp32, fp64, fp16, or a comma list
-of classes, SPIR-V opcodes (OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp,
-getelementptr). FMA and mad count 2; vector operations count one per lane.
+Op sets: work (default: every float operation and the integer operations whose role is the
+algorithm's, not index arithmetic, loop counters or bound tests), arith (int + fp32 + fp64 +
+fp16, all arithmetic), int, fp32, fp64, fp16, or a comma list of classes, SPIR-V opcodes
+(OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp, getelementptr). FMA and mad
+count 2; vector operations count one per lane.
 
 --cache runs the kernel's global accesses, work-group by work-group, through a fully
 associative LRU cache (write-back, no read on a store miss): Q DRAM lies between the
@@ -66,7 +68,7 @@ pub struct CountArgs {
     /// algorithm's: every float operation and the integer operations whose role is work, not
     /// address or control), `int`, `fp32`, `fp64`, `fp16`, or operations by name
     /// (add,xor,getelementptr; OpIAdd; sqrt), comma-separated.
-    #[arg(long, value_name = "SET", default_value = "arith")]
+    #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
     /// Cache-line size in bytes for compulsory traffic (a power of two).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = super::line_size)]

@@ -63,7 +63,7 @@ pub struct PredictArgs {
     #[arg(long)]
     no_run: bool,
     /// Which operations W counts (see `clflow count --help`).
-    #[arg(long, value_name = "SET", default_value = "arith")]
+    #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
     /// Seconds of kernel time to time on each device.
     #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]

@@ -58,7 +58,7 @@ pub struct SplitArgs {
           value_delimiter = ',', value_parser = super::selector, required = true)]
     devices: Vec<String>,
     /// Which operations W counts (see `clflow count --help`).
-    #[arg(long, value_name = "SET", default_value = "arith")]
+    #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
     /// Which Q bounds the traffic.
     #[arg(long, default_value = "compulsory", value_parser = traffic_figure())]
