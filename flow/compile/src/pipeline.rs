@@ -194,17 +194,20 @@ impl Pipeline<'_> {
             }
             _ => spirv,
         };
-        let spirv = match clflow_spirv::order_blocks(&spirv) {
+        let (spirv, changed) = match clflow_spirv::order_blocks(&spirv) {
             Ok(Some(ordered)) => {
                 (self.trace)("moved blocks that preceded their dominators after them");
-                ordered
+                (ordered, true)
             }
-            _ => spirv,
+            _ => (spirv, false),
         };
-        std::fs::write(spirv_path, &spirv).map_err(|e| CompileError::Io {
-            what: format!("cannot write {}", spirv_path.display()),
-            reason: e.to_string(),
-        })?;
+        // The translator's file stands where nothing moved.
+        if changed || !spirv_path.exists() {
+            std::fs::write(spirv_path, &spirv).map_err(|e| CompileError::Io {
+                what: format!("cannot write {}", spirv_path.display()),
+                reason: e.to_string(),
+            })?;
+        }
         self.validate(spirv_path)?;
         Ok(spirv)
     }

@@ -186,6 +186,16 @@ mod tests {
 
     /// The manifest of `args` checked against [`signature`], or its error
     /// as the user reads it. `nodes.bin` holds 3 Nodes.
+    /// The first line of the error checking `args` gives.
+    fn first_error(args: [&str; 6]) -> String {
+        check(args)
+            .unwrap_err()
+            .split(" | ")
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
     fn check(args: [&str; 6]) -> Result<(Fixture, CheckedManifest), String> {
         let fixture = Fixture::new();
         fixture.file("nodes.bin", &(0..48).collect::<Vec<u8>>());
@@ -272,43 +282,35 @@ mod tests {
 
     #[test]
     fn a_wrong_struct_name_says_the_kernels() {
-        let error = |args| {
-            check(args)
-                .unwrap_err()
-                .split(" | ")
-                .next()
-                .unwrap()
-                .to_string()
-        };
         let tagged = "[[arg]]\nname = \"bodies\"\ntype = \"struct Body\"\ncount = 4\n";
         assert_eq!(
-            error([tagged, NODES, RAW, FWD, SCRATCH, OUT]),
+            first_error([tagged, NODES, RAW, FWD, SCRATCH, OUT]),
             "DIR/m.toml:4: arg 0 (bodies): the kernel declares `__global Body* bodies`, the manifest \
              gives struct Body elements; make `type` \"Body\" as the kernel's source names it"
         );
         let node_for_uint = "[[arg]]\ntype = \"struct Node\"\ncount = 4\n";
         assert_eq!(
-            error([BODIES, NODES, RAW, FWD, SCRATCH, node_for_uint]),
+            first_error([BODIES, NODES, RAW, FWD, SCRATCH, node_for_uint]),
             "DIR/m.toml:21: arg 5 (out): the kernel declares `__global uint* out`, the manifest \
              gives struct Node elements; make `type` \"uint\""
         );
         let typo = "[[arg]]\ntype = \"unit\"\ncount = 4\n";
         assert_eq!(
-            error([BODIES, NODES, RAW, FWD, SCRATCH, typo]),
+            first_error([BODIES, NODES, RAW, FWD, SCRATCH, typo]),
             "DIR/m.toml:21: arg 5 (out): the kernel declares `__global uint* out`, the manifest \
              gives `unit` (no OpenCL type) elements; make `type` \"uint\""
         );
         let on_void = "[[arg]]\ntype = \"struct Node\"\ncount = 1\n";
         assert_eq!(
-            error([BODIES, NODES, on_void, FWD, SCRATCH, OUT]),
+            first_error([BODIES, NODES, on_void, FWD, SCRATCH, OUT]),
             "DIR/m.toml:12: arg 2 (raw): the kernel declares `__global void* raw`, the manifest gives \
              struct Node elements; it points to no struct: give its bytes as type = \"uchar\", count = BYTES"
         );
         let null = "[[arg]]\nnull = true\ntype = \"Fwd\"\n";
-        assert!(error([BODIES, NODES, RAW, null, SCRATCH, OUT])
+        assert!(first_error([BODIES, NODES, RAW, null, SCRATCH, OUT])
             .contains("make `type` \"struct Fwd\" as the kernel's source names it"));
         let as_value = "[[arg]]\ntype = \"struct Node\"\ncount = 4\n";
-        assert!(error([BODIES, NODES, RAW, FWD, as_value, OUT]).starts_with(
+        assert!(first_error([BODIES, NODES, RAW, FWD, as_value, OUT]).starts_with(
             "DIR/m.toml:18: arg 4 (scratch): the kernel declares `__local struct Node* scratch`, \
              the manifest gives a buffer of struct Node; give local_bytes = N"
         ));
@@ -316,17 +318,9 @@ mod tests {
 
     #[test]
     fn sizes_must_be_whole_structs_and_known() {
-        let error = |args| {
-            check(args)
-                .unwrap_err()
-                .split(" | ")
-                .next()
-                .unwrap()
-                .to_string()
-        };
         let miscounted = "[[arg]]\ntype = \"struct Node\"\nfile = \"nodes.bin\"\ncount = 4\n";
         assert_eq!(
-            error([BODIES, miscounted, RAW, FWD, SCRATCH, OUT]),
+            first_error([BODIES, miscounted, RAW, FWD, SCRATCH, OUT]),
             "DIR/m.toml:11: arg 1 (nodes): count = 4 but the file holds 3 struct Node elements; \
              drop `count` (the file implies it) or fix it"
         );
@@ -351,14 +345,14 @@ mod tests {
         );
         let sizeless = "[[arg]]\ntype = \"struct Fwd\"\ncount = 2\n";
         assert_eq!(
-            error([BODIES, NODES, RAW, sizeless, SCRATCH, OUT]),
+            first_error([BODIES, NODES, RAW, sizeless, SCRATCH, OUT]),
             "DIR/m.toml:15: arg 3 (fwd): the kernel declares `__global struct Fwd* fwd`, but its \
              module does not give the size of struct Fwd (it only names it); give the buffer's \
              bytes as type = \"uchar\", count = BYTES"
         );
         let local = "[[arg]]\nlocal_bytes = 40\ntype = \"struct Node\"\n";
         assert_eq!(
-            error([BODIES, NODES, RAW, FWD, local, OUT]),
+            first_error([BODIES, NODES, RAW, FWD, local, OUT]),
             "DIR/m.toml:18: arg 4 (scratch): local_bytes = 40 is not a whole number of \
              struct Node (16-byte) elements"
         );

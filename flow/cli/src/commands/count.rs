@@ -120,13 +120,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         // Checked before the count spends its time.
         clflow_report::check_writable(dir, "--dump")?;
     }
-    let options = RunOptions {
-        max_steps: args.max_steps,
-        line_bytes: args.line_bytes,
-        threads: args.threads,
-        progress: None,
-        sub_group_size: args.sub_group_size,
-    };
+    let options = run_options(&args);
     let (result, traffic) = interpret_at_cache(
         &args.manifest,
         &input.module,
@@ -230,13 +224,7 @@ fn count_capture(
             "--cache and --dump take one manifest; give one of the capture's launch-*.toml",
         ));
     }
-    let options = RunOptions {
-        max_steps: args.max_steps,
-        line_bytes: args.line_bytes,
-        threads: args.threads,
-        progress: None,
-        sub_group_size: args.sub_group_size,
-    };
+    let options = run_options(args);
     let counted = capture::count_capture(&args.manifest, ops, &options, session)?;
     let wrong: Vec<&capture::LaunchCount> = counted
         .launches
@@ -308,4 +296,15 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
         intensity(all.i)
     ));
     out
+}
+
+/// How the interpreter runs, as the flags say.
+fn run_options(args: &CountArgs) -> RunOptions {
+    RunOptions {
+        max_steps: args.max_steps,
+        line_bytes: args.line_bytes,
+        threads: args.threads,
+        progress: None,
+        sub_group_size: args.sub_group_size,
+    }
 }
