@@ -184,24 +184,19 @@ impl Pipeline<'_> {
     /// module to `spirv_path` and validates it there.
     fn order_and_validate(
         &self,
-        spirv: Vec<u8>,
+        mut spirv: Vec<u8>,
         spirv_path: &Path,
     ) -> Result<Vec<u8>, CompileError> {
-        let spirv = match clflow_spirv::merge_sampler_types(&spirv) {
-            Ok(Some(merged)) => {
-                (self.trace)("merged the module's duplicate OpTypeSampler declarations");
-                merged
-            }
-            _ => spirv,
-        };
-        let (spirv, changed) = match clflow_spirv::order_blocks(&spirv) {
-            Ok(Some(ordered)) => {
-                (self.trace)("moved blocks that preceded their dominators after them");
-                (ordered, true)
-            }
-            _ => (spirv, false),
-        };
-        // The translator's file stands where nothing moved.
+        let mut changed = false;
+        if let Ok(Some(merged)) = clflow_spirv::merge_sampler_types(&spirv) {
+            (self.trace)("merged the module's duplicate OpTypeSampler declarations");
+            (spirv, changed) = (merged, true);
+        }
+        if let Ok(Some(ordered)) = clflow_spirv::order_blocks(&spirv) {
+            (self.trace)("moved blocks that preceded their dominators after them");
+            (spirv, changed) = (ordered, true);
+        }
+        // The translator's file stands where neither pass changed the module.
         if changed || !spirv_path.exists() {
             std::fs::write(spirv_path, &spirv).map_err(|e| CompileError::Io {
                 what: format!("cannot write {}", spirv_path.display()),
