@@ -12,6 +12,7 @@
 //!   it if need be) and from its datasheet;
 //! - [`split`]: the PerDome bounds of kernels split between two devices;
 //! - [`history`]: the entries every command appends to the history store;
+//! - [`check`]: a regression suite's counts and timings, measured;
 //! - [`analyze`]: the main job, all of the above for kernels × devices;
 //! - [`capture`]: an unmodified application's launches, recorded as manifests.
 //!
@@ -23,6 +24,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod capture;
+pub mod check;
 pub mod count;
 pub mod device;
 pub mod devices;

@@ -14,6 +14,7 @@ pub mod prediction;
 pub mod sections;
 pub mod split;
 mod tables;
+pub mod text;
 pub mod traffic;
 
 pub use charts::{comparison_roofline, device_roofline, energy_bars, Roof};

@@ -4,18 +4,8 @@
 use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_check::{
-    compare, count_metrics, device_metrics, render, updated_baseline, Baseline, Comparison,
-    Measurement, Suite, SuiteManifest, TimedRun,
-};
-use clflow_interp::{OpSet, RunOptions};
-use clflow_pipeline::count::interpret_at_cache;
-use clflow_pipeline::device::time_for_check;
-use clflow_pipeline::history;
-use clflow_pipeline::input as kernel_input;
-use clflow_pipeline::Session;
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+use clflow_check::{compare, render, updated_baseline, Comparison};
+use clflow_pipeline::{check, history, Session};
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "\
@@ -85,98 +75,26 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity);
-    let suite = if clflow_pipeline::capture::is_capture(&args.suite) {
-        let (_, dir) = clflow_pipeline::capture::read_capture(&args.suite)?;
-        let manifests = clflow_pipeline::capture::expand(std::slice::from_ref(&args.suite))?;
-        Suite::of_capture(&dir, manifests)
-    } else {
-        Suite::load(&args.suite)?
-    };
+    let suite = check::load_suite(&args.suite)?;
     let baseline_path = args
         .baseline
         .clone()
         .unwrap_or_else(|| suite.baseline.clone());
-    let baseline = match Baseline::load(&baseline_path) {
-        Ok(b) => Some(b),
-        Err(_) if args.update && !baseline_path.exists() => None,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(b) = baseline.as_ref().filter(|_| !args.update) {
-        if b.ops != suite.ops
-            || b.line_bytes != suite.line_bytes
-            || !b.recorded_with_cache(suite.cache)
-        {
-            let suite_cache = suite.cache.map(|c| c.to_string());
-            return Err(Failure::input(format!(
-                "{}: recorded with ops = \"{}\", line_bytes = {}, cache = {}; the suite asks for ops = \"{}\", line_bytes = {}, cache = {}",
-                baseline_path.display(),
-                b.ops,
-                b.line_bytes,
-                quoted_or_none(b.cache.as_deref()),
-                suite.ops,
-                suite.line_bytes,
-                quoted_or_none(suite_cache.as_deref())
-            ))
-            .with_hint("record the baseline again with --update"));
-        }
-    }
-    let ops: OpSet = suite
-        .ops
-        .parse()
-        .map_err(|e| Failure::input(format!("{}: ops: {e}", args.suite.display())))?;
+    let baseline = check::load_baseline(&baseline_path, &suite, args.update)?;
     let devices = if args.devices.is_empty() {
         &suite.devices
     } else {
         &args.devices
     };
-    let recorded = read_recorded(&args.results)?;
-    let timing = !devices.is_empty() || !args.results.is_empty();
-
-    let commit = clflow_pipeline::history::commit_beside(&args.suite);
-    let mut measured = Vec::new();
-    let mut entries = Vec::new();
-    let mut worst_input_failure = None;
-    for manifest in &suite.manifests {
-        verbosity.note(format!("checking {}", manifest.key));
-        let outcome = measure(manifest, &suite, &ops, devices, &recorded, &session);
-        let (measurement, kernel_entries) = match outcome {
-            Ok((m, e)) => (m, e),
-            Err(failure) => {
-                if failure.kind == clflow_core::FailureKind::Input {
-                    worst_input_failure.get_or_insert(failure.message.clone());
-                }
-                let m = Measurement {
-                    key: manifest.key.clone(),
-                    kernel: String::new(),
-                    counts: Err(failure.message),
-                    devices: None,
-                };
-                (m, Vec::new())
-            }
-        };
-        measured.push(Measurement {
-            devices: measurement.devices.filter(|_| timing),
-            ..measurement
-        });
-        entries.extend(
-            kernel_entries
-                .into_iter()
-                .map(|mut e: clflow_history::Entry| {
-                    e.op_set = Some(suite.ops.clone());
-                    e.git_commit = commit.clone();
-                    e
-                }),
-        );
-    }
-
+    let run = check::measure_suite(&suite, &args.suite, devices, &args.results, &session)?;
     if !args.no_history {
-        history::record(args.store.as_deref(), &entries, &verbosity);
+        history::record(args.store.as_deref(), &run.entries, &verbosity);
     }
 
-    let comparison = compare(&suite, baseline.as_ref(), &measured);
+    let comparison = compare(&suite, baseline.as_ref(), &run.measured);
     write_outputs(&args, &comparison)?;
 
-    if let Some(message) = worst_input_failure {
+    if let Some(message) = run.input_failure {
         return Err(Failure::input(message).with_hint("fix the manifest or kernel the suite names"));
     }
     if args.update {
@@ -186,11 +104,11 @@ pub fn run(args: CheckArgs, verbosity: Verbosity) -> crate::Result<()> {
                 comparison.summary.failed
             )));
         }
-        updated_baseline(&suite, baseline.as_ref(), &measured).save(&baseline_path)?;
+        updated_baseline(&suite, baseline.as_ref(), &run.measured).save(&baseline_path)?;
         verbosity.note(format!(
             "baseline written: {} ({} kernels)",
             baseline_path.display(),
-            measured.len()
+            run.measured.len()
         ));
         return Ok(());
     }
@@ -222,113 +140,4 @@ fn write_outputs(args: &CheckArgs, comparison: &Comparison) -> crate::Result<()>
         print!("{}", render::table(comparison, args.all));
         Ok(())
     }
-}
-
-/// `"32KiB/64"`, or `none`.
-fn quoted_or_none(text: Option<&str>) -> String {
-    text.map_or("none".into(), |t| format!("\"{t}\""))
-}
-
-/// Counts one manifest (through the suite's cache, if it has one), gathers
-/// its timings, and builds its history entries.
-fn measure(
-    manifest: &SuiteManifest,
-    suite: &Suite,
-    ops: &OpSet,
-    devices: &[String],
-    recorded: &[clflow_metrics::ResultSet],
-    session: &Session,
-) -> crate::Result<(Measurement, Vec<clflow_history::Entry>)> {
-    let verbosity = session.observer();
-    let input = kernel_input::prepare(&manifest.path, "", true, session)?;
-    let launch = input
-        .manifest
-        .as_ref()
-        .ok_or_else(|| Failure::input(format!("{}: not a manifest", manifest.path.display())))?
-        .materialize()?;
-    let options = RunOptions {
-        line_bytes: suite.line_bytes,
-        ..RunOptions::default()
-    };
-    // The launch is lent, not given: the device timer still needs its inputs.
-    let (result, traffic) = interpret_at_cache(
-        &manifest.path,
-        &input.module,
-        Cow::Borrowed(&launch),
-        &options,
-        suite.cache,
-        verbosity,
-    )?;
-    let report = result.counts.report(ops);
-    let counts = count_metrics(&report, traffic.as_ref());
-
-    let mut runs: Vec<TimedRun> = recorded_runs(recorded, &launch.kernel);
-    if !devices.is_empty() {
-        runs.extend(time_for_check(
-            &input,
-            &launch,
-            &result.buffers,
-            devices,
-            session,
-        )?);
-    }
-    let mut by_device: BTreeMap<String, Vec<&TimedRun>> = BTreeMap::new();
-    for run in &runs {
-        by_device
-            .entry(run.run.device.clone())
-            .or_default()
-            .push(run);
-    }
-    let device_metrics: BTreeMap<_, _> = by_device
-        .iter()
-        .map(|(device, runs)| (device.clone(), device_metrics(report.w.total, runs)))
-        .collect();
-
-    let base = history::entry("check", &launch.kernel, &manifest.path, &input.source);
-    let mut entries = vec![clflow_history::Entry {
-        metrics: counts
-            .iter()
-            .map(|(name, value)| history::metric(name, value.as_f64()))
-            .collect(),
-        ..base.clone()
-    }];
-    for (device, metrics) in &device_metrics {
-        entries.push(clflow_history::Entry {
-            device: Some(device.clone()),
-            driver: by_device[device].iter().find_map(|r| r.driver.clone()),
-            metrics: metrics
-                .iter()
-                .map(|(name, sampled)| history::metric(name, sampled.value))
-                .collect(),
-            ..base.clone()
-        });
-    }
-    let measurement = Measurement {
-        key: manifest.key.clone(),
-        kernel: launch.kernel.clone(),
-        counts: Ok(counts),
-        devices: Some(device_metrics),
-    };
-    Ok((measurement, entries))
-}
-
-fn read_recorded(paths: &[PathBuf]) -> crate::Result<Vec<clflow_metrics::ResultSet>> {
-    paths
-        .iter()
-        .map(|path| clflow_metrics::read_input(path).map_err(Failure::from))
-        .collect()
-}
-
-/// Every recorded run of `kernel` that has a time.
-fn recorded_runs(recorded: &[clflow_metrics::ResultSet], kernel: &str) -> Vec<TimedRun> {
-    recorded
-        .iter()
-        .flat_map(|set| set.runs.iter())
-        .filter(|run| run.kernel == kernel && run.time.is_some())
-        .map(|run| TimedRun {
-            run: run.clone(),
-            driver: None,
-            time_spread: None,
-        })
-        .collect()
 }

@@ -9,6 +9,7 @@ use clflow_devices::power::{PowerImport, SensorOptions};
 use clflow_devices::{DatasheetProfile, MeasuredStore, Metric, ProfileCatalog, ProfileOrigin};
 use clflow_ocl::{DeviceKind, OclError};
 use clflow_pipeline::devices::{describe, DeviceReport, DevicesJson};
+use clflow_report::text::{binary_size, table};
 use clflow_traffic::format_size;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -128,7 +129,7 @@ fn render_devices(reports: &[DeviceReport]) -> String {
                 kind(r.info.kind).to_string(),
                 r.info.compute_units.to_string(),
                 format!("{} MHz", r.info.max_clock_mhz),
-                bytes(r.info.global_mem_bytes),
+                binary_size(r.info.global_mem_bytes),
                 r.profile.as_ref().map_or("none".into(), |p| p.id.clone()),
                 yes_no(r.measured.exists).to_string(),
                 r.power.source.map_or("none".into(), |s| s.to_string()),
@@ -176,16 +177,16 @@ fn detail_rows(r: &DeviceReport) -> Vec<Vec<String>> {
             "global memory",
             format!(
                 "{} (largest buffer {})",
-                bytes(d.global_mem_bytes),
-                bytes(d.max_alloc_bytes)
+                binary_size(d.global_mem_bytes),
+                binary_size(d.max_alloc_bytes)
             ),
         ),
-        row("local memory", bytes(d.local_mem_bytes)),
+        row("local memory", binary_size(d.local_mem_bytes)),
         row(
             "global cache",
             format!(
                 "{}, {}-byte lines",
-                bytes(d.global_cache_bytes),
+                binary_size(d.global_cache_bytes),
                 d.global_cacheline_bytes
             ),
         ),
@@ -310,54 +311,8 @@ fn list_profiles(catalog: &ProfileCatalog, json: bool) -> crate::Result<()> {
     Ok(())
 }
 
-/// Left-aligned columns two spaces apart; no header line when `headers` is empty.
-fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
-    let mut all: Vec<Vec<String>> = Vec::new();
-    if !headers.is_empty() {
-        all.push(headers.iter().map(|h| h.to_string()).collect());
-    }
-    all.extend(rows);
-    let columns = all.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            all.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in &all {
-        let mut line = String::new();
-        for (cell, width) in row.iter().zip(&widths) {
-            line += &format!("{cell:<width$}  ");
-        }
-        out += line.trim_end();
-        out.push('\n');
-    }
-    out
-}
-
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} bytes")
-    } else if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }
 
 fn kind(kind: DeviceKind) -> &'static str {
@@ -383,26 +338,5 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_read_in_binary_units() {
-        assert_eq!(bytes(512), "512 bytes");
-        assert_eq!(bytes(524_288), "512 KiB");
-        assert_eq!(bytes(8_268_546_048), "7.7 GiB");
-    }
-
-    #[test]
-    fn tables_align_their_columns() {
-        let text = table(
-            &["A", "BB"],
-            vec![vec!["long".into(), "x".into()], vec!["s".into(), "".into()]],
-        );
-        assert_eq!(text, "A     BB\nlong  x\ns\n");
     }
 }

@@ -139,21 +139,6 @@ fn table(points: &[Point], metrics: &[String]) -> String {
             row
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let text: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        text.join("  ").trim_end().to_string() + "\n"
-    };
-    std::iter::once(line(&header))
-        .chain(rows.iter().map(|r| line(r)))
-        .collect()
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    clflow_report::text::table(&header, rows)
 }

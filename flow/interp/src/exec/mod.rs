@@ -35,19 +35,18 @@
 mod builtins;
 mod collective;
 mod image;
+mod launch;
 mod mem;
 mod printf;
+
+pub use launch::{run_groups, Fault, Geometry, Launched, Partial};
 
 use crate::bytecode::*;
 use crate::counts::Traffic;
 use crate::error::TrapKind;
-use crate::memory::{self, Arena, ArenaLayout, GlobalMemory, SPACE_LOCAL};
+use crate::memory::{self, Arena, SPACE_LOCAL};
 use crate::opencl_std as math;
-use crate::program::Program;
-use crate::trace::{
-    AccessKind, AccessSink, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES,
-    QUEUED_PER_THREAD,
-};
+use crate::trace::{AccessKind, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES};
 use builtins::{builtin, geometric};
 use mem::Mem;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,50 +60,6 @@ pub const BATCH_LANES: usize = 64;
 /// the kernel leaves the batch's size open (no barriers): kernels with
 /// large private arrays or many registers run in smaller batches.
 pub const BATCH_BYTES: u64 = 32 << 20;
-
-/// The NDRange as the builtins report it (unused dimensions hold 1 / 0).
-#[derive(Debug, Clone, Copy)]
-pub struct Geometry {
-    pub dims: u8,
-    pub global: [u64; 3],
-    /// The enqueued work-group size; the last group of a dimension is
-    /// smaller where it does not divide the global size (OpenCL 2.0's
-    /// non-uniform work-groups).
-    pub local: [u64; 3],
-    pub groups: [u64; 3],
-    pub offset: [u64; 3],
-    /// Work-items per sub-group: a work-group's linear ids cut in runs of
-    /// this many, the last run shorter.
-    pub sub_group: u64,
-}
-
-impl Geometry {
-    /// The size of work-group `group`: the enqueued size, or what is left
-    /// of the global size for a last, partial group.
-    pub fn local_size_of(&self, group: [u64; 3]) -> [u64; 3] {
-        std::array::from_fn(|d| self.local[d].min(self.global[d] - group[d] * self.local[d]))
-    }
-
-    /// The work-items of work-group `group`.
-    pub fn group_items(&self, group: [u64; 3]) -> u64 {
-        self.local_size_of(group).iter().product()
-    }
-
-    /// A work-item's linear id within its work-group.
-    pub fn local_linear_id(&self, group: [u64; 3], lid: [u64; 3]) -> u64 {
-        let size = self.local_size_of(group);
-        (lid[2] * size[1] + lid[1]) * size[0] + lid[0]
-    }
-
-    pub fn group_of(&self, index: u64) -> [u64; 3] {
-        let [gx, gy, _] = self.groups;
-        [index % gx, (index / gx) % gy, index / (gx * gy)]
-    }
-
-    pub fn global_id(&self, group: [u64; 3], local: [u64; 3]) -> [u64; 3] {
-        std::array::from_fn(|d| group[d] * self.local[d] + local[d] + self.offset[d])
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -194,149 +149,8 @@ struct Batch {
     printed: Vec<Vec<u8>>,
 }
 
-/// A work-item stopped: where, who, why.
-#[derive(Debug)]
-pub struct Fault {
-    pub pc: usize,
-    pub item: [u64; 3],
-    pub kind: TrapKind,
-}
-
 /// A lane stopped: (pc, lane, why).
 type LaneFault = (usize, usize, TrapKind);
-
-/// What a thread accumulates over the work-groups it runs.
-#[derive(Debug, Default)]
-pub struct Partial {
-    pub hits: Vec<u64>,
-    pub traffic: Traffic,
-    /// What work-items printed, with their work-group's linear index: in
-    /// work-item order within a group, and groups in the order this thread
-    /// ran them (ascending).
-    pub printed: Vec<(u64, crate::Printed)>,
-}
-
-impl Partial {
-    pub fn merge(mut self, other: Partial) -> Partial {
-        if self.hits.len() < other.hits.len() {
-            self.hits.resize(other.hits.len(), 0);
-        }
-        for (a, b) in self.hits.iter_mut().zip(other.hits) {
-            *a += b;
-        }
-        self.traffic.scaled_add(&other.traffic, 1);
-        self.printed.extend(other.printed);
-        self
-    }
-}
-
-/// Everything a launch fixes for all work-groups.
-pub struct Launched<'a> {
-    pub program: &'a Program,
-    pub global: &'a GlobalMemory,
-    pub geometry: Geometry,
-    pub local_layout: ArenaLayout,
-    /// The register file with constants and kernel arguments in place.
-    pub regs: Vec<u64>,
-    /// By-value arguments: (private arena offset, bytes).
-    pub private_init: Vec<(usize, Vec<u8>)>,
-    pub max_steps: u64,
-}
-
-/// Runs every work-group of a launch on `threads` threads, each taking the
-/// next group not yet taken and keeping one `Runner` throughout. Where work-
-/// items fault, the fault of the first such work-group is returned. With a
-/// sink, every global access goes to it, work-group by work-group in
-/// order, on the calling thread (see [`crate::trace`]). `done` counts the
-/// work-groups finished.
-pub fn run_groups(
-    launch: &Launched<'_>,
-    threads: usize,
-    sink: Option<&mut dyn AccessSink>,
-    done: Option<&AtomicU64>,
-) -> Result<Partial, Fault> {
-    let groups: u64 = launch.geometry.groups.iter().product();
-    let next = AtomicU64::new(0);
-    // The lowest work-group that faulted so far. Groups above it are not
-    // started; groups below it (all taken already: groups are taken in
-    // order) still run, so that the fault reported is always the first
-    // group's, however the threads interleave.
-    let first_fault = AtomicU64::new(u64::MAX);
-    let delivery = Delivery::new(threads);
-    let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
-        let tracing = arrivals.is_some();
-        let outlet = arrivals.map(|arrivals| Outlet {
-            delivery: &delivery,
-            arrivals,
-            first_fault: &first_fault,
-        });
-        let mut runner = Runner::new(launch, outlet);
-        loop {
-            let g = next.fetch_add(1, Ordering::Relaxed);
-            let after_fault = || g > first_fault.load(Ordering::Relaxed);
-            if g >= groups || after_fault() {
-                return Ok(runner.partial);
-            }
-            if tracing {
-                delivery.wait_turn(g, &after_fault);
-                if after_fault() {
-                    return Ok(runner.partial);
-                }
-            }
-            runner.run_group(g).map_err(|fault| {
-                first_fault.fetch_min(g, Ordering::Relaxed);
-                (g, fault)
-            })?;
-            if let Some(recorder) = &mut runner.trace {
-                recorder.hand_over(true);
-            }
-            if let Some(done) = done {
-                done.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    };
-    let outcomes: Vec<_> = match sink {
-        None if threads <= 1 => vec![work(None)],
-        sink => std::thread::scope(|scope| {
-            let (sender, arrivals) =
-                std::sync::mpsc::sync_channel(QUEUED_PER_THREAD * threads.max(1));
-            let work = &work;
-            let workers: Vec<_> = (0..threads.max(1))
-                .map(|_| {
-                    let sender = sink.is_some().then(|| sender.clone());
-                    scope.spawn(move || work(sender))
-                })
-                .collect();
-            drop(sender);
-            if let Some(sink) = sink {
-                delivery.deliver(arrivals, sink);
-            }
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        }),
-    };
-    let mut total = Partial::default();
-    let mut first_fault: Option<(u64, Fault)> = None;
-    for outcome in outcomes {
-        match outcome {
-            Ok(partial) => total = total.merge(partial),
-            Err((g, fault)) => {
-                if first_fault.as_ref().is_none_or(|(f, _)| g < *f) {
-                    first_fault = Some((g, fault));
-                }
-            }
-        }
-    }
-    match first_fault {
-        Some((_, fault)) => Err(fault),
-        None => Ok(total),
-    }
-}
 
 /// Runs work-groups on one thread, reusing its batch and arenas.
 pub struct Runner<'a> {
