@@ -372,6 +372,7 @@ mod tests {
             local: none.clone(),
             private: none,
             steps: 0,
+            lines: Vec::new(),
         }
     }
 

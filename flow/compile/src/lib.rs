@@ -18,6 +18,7 @@
 pub mod cache;
 mod error;
 mod input;
+mod loop_locations;
 mod options;
 pub mod pipeline;
 mod tools;
@@ -80,6 +81,7 @@ pub struct Compiler {
     tool_versions: Vec<String>,
     cache_dir: Option<PathBuf>,
     trace: Box<dyn Fn(&str) + Send + Sync>,
+    lines: bool,
 }
 
 impl Compiler {
@@ -120,7 +122,16 @@ impl Compiler {
             tool_versions,
             cache_dir: cache::default_dir(),
             trace: Box::new(|_| {}),
+            lines: true,
         })
+    }
+
+    /// Builds modules with source lines (`OpLine`, the default) or without.
+    /// Line information changes no count: only what the counts are
+    /// attributed to.
+    pub fn with_lines(mut self, lines: bool) -> Self {
+        self.lines = lines;
+        self
     }
 
     /// Uses `dir` for the cache, or no cache at all.
@@ -147,9 +158,14 @@ impl Compiler {
         let options = BuildOptions::parse(request.build_options)?.clang_args();
         let pipeline = self.pipeline(request.source, &options);
         let preprocessed = pipeline.preprocess()?;
+        // A module without lines is another module.
+        let mut key_options = options.clone();
+        if !self.lines {
+            key_options.push("clflow: no line tables".into());
+        }
         let key = cache::key(&KeyInputs {
             preprocessed: &preprocessed,
-            options: &options,
+            options: &key_options,
             tool_versions: &self.tool_versions,
         });
         let cache = self
@@ -211,6 +227,7 @@ impl Compiler {
             trace: &*self.trace,
             source,
             options,
+            lines: self.lines,
         }
     }
 

@@ -1,11 +1,18 @@
 //! The tool invocations that turn OpenCL C into validated SPIR-V.
 //!
 //! ```text
-//! clang-15 -E -P                          preprocessed source (for the cache key)
-//! clang-15 -target spir64 -O2 -emit-llvm  LLVM bitcode
-//! llvm-spirv-15 --spirv-max-version=1.0   SPIR-V
+//! clang-15 -E                            preprocessed source (for the cache key)
+//! clang-15 -target spir64 -O2 -emit-llvm  LLVM IR, with line tables
+//!          -gline-tables-only             (location-only loop nodes dropped)
+//! opt-15                                  LLVM bitcode
+//! llvm-spirv-15 --spirv-max-version=1.1   SPIR-V with OpLine, its other
+//!                                         debug information then stripped
+//!                                         back to 1.0 (clflow_spirv)
 //! spirv-val                               validation
 //! ```
+//!
+//! Line tables change no code clang generates; a module whose build with
+//! them fails is built again without them, and then has no source lines.
 //!
 //! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
 //! - the `i2` switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
@@ -21,6 +28,7 @@
 //! at -O0 (without `optnone`) and optimised by an `opt-15` pass list that
 //! keeps what matters for counting and makes none of those forms.
 
+use crate::loop_locations::drop_location_only_loops;
 use crate::tools::{render, Tool};
 use crate::CompileError;
 use std::path::{Path, PathBuf};
@@ -76,7 +84,13 @@ pub struct Pipeline<'a> {
     pub trace: &'a dyn Fn(&str),
     pub source: &'a Path,
     pub options: &'a [String],
+    /// Build with line tables, falling back to none where that fails.
+    pub lines: bool,
 }
+
+/// clang's flags for line tables alone (no types or variables), files named
+/// as given, from where clflow runs.
+const LINE_TABLES: [&str; 2] = ["-gline-tables-only", "-fdebug-compilation-dir=."];
 
 /// A module built from source.
 pub struct Built {
@@ -90,10 +104,9 @@ impl Pipeline<'_> {
     /// The source after the preprocessor, which the cache key hashes.
     pub fn preprocess(&self) -> Result<Vec<u8>, CompileError> {
         let mut command = clang_base(self.clang, self.options);
-        command
-            .args(["-E", "-P"])
-            .arg(self.source)
-            .args(["-o", "-"]);
+        // Line markers kept: the module's OpLines depend on where each line
+        // stands, not only on what the code is.
+        command.arg("-E").arg(self.source).args(["-o", "-"]);
         let output = self.run(self.clang, &mut command)?;
         if !output.status.success() {
             return Err(diagnostics(&output));
@@ -141,25 +154,23 @@ impl Pipeline<'_> {
         }
     }
 
+    /// The -O2 module if it builds, else the fallback's; each with line
+    /// tables where they build, so that line information never decides
+    /// which of the two a kernel gets.
     fn build_once(&self) -> Result<Built, CompileError> {
         let work = work_dir()?;
-        let bitcode = work.path().join("kernel.bc");
-        let mut command = clang_base(self.clang, self.options);
-        command.args(["-O2", "-cl-kernel-arg-info", "-emit-llvm", "-c"]);
-        command.arg(self.source).arg("-o").arg(&bitcode);
-        let warnings = self.compile_to_bitcode(&mut command, &bitcode)?;
-
-        let spirv_path = work.path().join("kernel.spv");
-        let (spirv, fallback_used) = match self.translate_and_validate(&bitcode, &spirv_path) {
-            Ok(spirv) => (spirv, false),
+        let primary = self.with_lines_or_without(|p| p.primary(work.path()));
+        let (spirv, warnings, fallback_used) = match primary {
+            Ok((spirv, warnings)) => (spirv, warnings, false),
+            Err(err @ CompileError::Diagnostics { .. }) => return Err(err),
             Err(primary) => {
                 (self.trace)(&format!(
                     "the -O2 module failed ({primary}); rebuilding at -O0 and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
                 ));
-                let spirv = self
-                    .fallback(work.path(), &spirv_path)
+                let (spirv, warnings) = self
+                    .with_lines_or_without(|p| p.fallback(work.path()))
                     .map_err(|fallback| fallback.after_failed_primary(&primary))?;
-                (spirv, true)
+                (spirv, warnings, true)
             }
         };
         Ok(Built {
@@ -167,6 +178,44 @@ impl Pipeline<'_> {
             fallback_used,
             warnings,
         })
+    }
+
+    /// `step` with line tables where asked for and, where that fails but for
+    /// the kernel's own errors, again without them.
+    fn with_lines_or_without<T>(
+        &self,
+        step: impl Fn(&Pipeline) -> Result<T, CompileError>,
+    ) -> Result<T, CompileError> {
+        if !self.lines {
+            return step(self);
+        }
+        let with = Pipeline {
+            lines: true,
+            ..*self
+        };
+        match step(&with) {
+            Err(err @ CompileError::Diagnostics { .. }) => Err(err),
+            Err(err) => {
+                (self.trace)(&format!(
+                    "the build with line tables failed ({err}); building without them, so \
+                     the counts name no source lines"
+                ));
+                let without = Pipeline {
+                    lines: false,
+                    ..*self
+                };
+                step(&without)
+            }
+            done => done,
+        }
+    }
+
+    /// clang -O2, llvm-spirv and spirv-val: the module and clang's warnings.
+    fn primary(&self, work: &Path) -> Result<(Vec<u8>, String), CompileError> {
+        let bitcode = work.join("kernel.bc");
+        let warnings = self.clang_to_bitcode(&["-O2"], &bitcode)?;
+        let spirv = self.translate_and_validate(&bitcode, &work.join("kernel.spv"))?;
+        Ok((spirv, warnings))
     }
 
     /// llvm-spirv then spirv-val: the two steps whose failures on valid
@@ -224,19 +273,13 @@ impl Pipeline<'_> {
         .map(|built| built.spirv)
     }
 
-    fn fallback(&self, work: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
+    /// clang -O0, opt-15's passes, llvm-spirv and spirv-val: the module and
+    /// clang's warnings.
+    fn fallback(&self, work: &Path) -> Result<(Vec<u8>, String), CompileError> {
+        let spirv_path = &work.join("kernel.spv");
         let unoptimised = work.join("kernel-O0.bc");
-        let mut command = clang_base(self.clang, self.options);
-        command.args([
-            "-O0",
-            "-Xclang",
-            "-disable-O0-optnone",
-            "-cl-kernel-arg-info",
-            "-emit-llvm",
-            "-c",
-        ]);
-        command.arg(self.source).arg("-o").arg(&unoptimised);
-        self.compile_to_bitcode(&mut command, &unoptimised)?;
+        let warnings =
+            self.clang_to_bitcode(&["-O0", "-Xclang", "-disable-O0-optnone"], &unoptimised)?;
 
         let opt = (self.opt)()?;
         let optimised = work.join("kernel-opt.bc");
@@ -248,8 +291,47 @@ impl Pipeline<'_> {
             .arg(&optimised);
         let output = self.run(&opt, &mut command)?;
         self.check_output(&opt, &output, &optimised)?;
+        let spirv = self.translate_and_validate(&optimised, spirv_path)?;
+        Ok((spirv, warnings))
+    }
 
-        self.translate_and_validate(&optimised, spirv_path)
+    /// clang with `flags` to LLVM bitcode at `bitcode`; returns clang's
+    /// warnings. With line tables, by way of IR text whose location-only
+    /// loop nodes are dropped ([`drop_location_only_loops`]), which opt-15
+    /// then assembles.
+    fn clang_to_bitcode(&self, flags: &[&str], bitcode: &Path) -> Result<String, CompileError> {
+        let mut command = clang_base(self.clang, self.options);
+        command
+            .args(flags)
+            .args(["-cl-kernel-arg-info", "-emit-llvm"]);
+        if !self.lines {
+            command.arg("-c").arg(self.source).arg("-o").arg(bitcode);
+            return self.compile_to_bitcode(&mut command, bitcode);
+        }
+        let text = bitcode.with_extension("ll");
+        command
+            .args(LINE_TABLES)
+            .arg("-S")
+            .arg(self.source)
+            .arg("-o")
+            .arg(&text);
+        let warnings = self.compile_to_bitcode(&mut command, &text)?;
+        let io = |what: String| {
+            move |e: std::io::Error| CompileError::Io {
+                what,
+                reason: e.to_string(),
+            }
+        };
+        let ir = std::fs::read_to_string(&text)
+            .map_err(io(format!("cannot read {}", text.display())))?;
+        std::fs::write(&text, drop_location_only_loops(&ir))
+            .map_err(io(format!("cannot write {}", text.display())))?;
+        let opt = (self.opt)()?;
+        let mut command = opt.command();
+        command.arg(&text).arg("-o").arg(bitcode);
+        let output = self.run(&opt, &mut command)?;
+        self.check_output(&opt, &output, bitcode)?;
+        Ok(warnings)
     }
 
     /// Runs a clang compile whose failure is the kernel's fault; returns
@@ -271,20 +353,36 @@ impl Pipeline<'_> {
 
     fn translate(&self, bitcode: &Path, spirv_path: &Path) -> Result<Vec<u8>, CompileError> {
         let mut command = self.llvm_spirv.command();
+        // Debug information needs 1.1; what is left of it once stripped is 1.0.
+        if self.lines {
+            command.args([
+                "--spirv-max-version=1.1",
+                "--spirv-debug-info-version=ocl-100",
+            ]);
+        } else {
+            command.arg("--spirv-max-version=1.0");
+        }
         command
-            .args([
-                "--spirv-max-version=1.0",
-                "--preserve-ocl-kernel-arg-type-metadata-through-string",
-            ])
+            .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             .arg(bitcode)
             .arg("-o")
             .arg(spirv_path);
         let output = self.run(self.llvm_spirv, &mut command)?;
         self.check_output(self.llvm_spirv, &output, spirv_path)?;
-        let spirv = std::fs::read(spirv_path).map_err(|e| CompileError::Io {
+        let mut spirv = std::fs::read(spirv_path).map_err(|e| CompileError::Io {
             what: format!("cannot read {}", spirv_path.display()),
             reason: e.to_string(),
         })?;
+        if self.lines {
+            if let Ok(Some(stripped)) = clflow_spirv::strip_debug_info(&spirv) {
+                (self.trace)("kept the module's OpLines of its debug information, at SPIR-V 1.0");
+                spirv = stripped;
+                std::fs::write(spirv_path, &spirv).map_err(|e| CompileError::Io {
+                    what: format!("cannot write {}", spirv_path.display()),
+                    reason: e.to_string(),
+                })?;
+            }
+        }
         if !spirv.len().is_multiple_of(4) || clflow_spirv::load(&spirv).is_err() {
             let reason = clflow_spirv::load(&spirv).err().map(|e| e.to_string());
             return Err(self.failed(

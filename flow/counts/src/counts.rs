@@ -1,6 +1,7 @@
 //! What one run counted ([`Counts`]) and the `--json` document of a count
 //! ([`CountReport`]).
 
+use crate::lines::{work_of, LineCounts, LineReport};
 use crate::{ByRole, OpSet, Role};
 use clflow_core::ScalarType;
 use serde::Serialize;
@@ -154,16 +155,15 @@ pub struct Counts {
     pub lines_written: u64,
     /// Interpreter instructions executed (a measure of interpretation cost).
     pub steps: u64,
+    /// `work` and `traffic` per source line, in the order of the lines
+    /// (what no line names last); empty where the module has no `OpLine`.
+    pub lines: Vec<LineCounts>,
 }
 
 impl Counts {
     /// W for an op set.
     pub fn w(&self, set: &OpSet) -> u64 {
-        self.work
-            .iter()
-            .filter(|(k, _)| set.contains(k))
-            .map(|(_, n)| n)
-            .sum()
+        work_of(&self.work, |k| set.contains(k))
     }
 
     /// W of an op set, split by role.
@@ -177,11 +177,7 @@ impl Counts {
 
     /// W of the arithmetic ops of each class.
     pub fn w_class(&self, class: OpClass) -> u64 {
-        self.work
-            .iter()
-            .filter(|(k, _)| k.arith && OpClass::of(k.ty) == class)
-            .map(|(_, n)| n)
-            .sum()
+        work_of(&self.work, |k| k.arith && OpClass::of(k.ty) == class)
     }
 
     pub fn q_load(&self) -> u64 {
@@ -275,6 +271,11 @@ impl Counts {
                 store_bytes: self.traffic.store(Space::Private),
             },
             steps: self.steps,
+            lines: self
+                .lines
+                .iter()
+                .map(|l| l.report(set, self.q_accessed()))
+                .collect(),
         }
     }
 }
@@ -305,6 +306,10 @@ pub struct CountReport {
     pub local: SpaceReport,
     pub private: SpaceReport,
     pub steps: u64,
+    /// W and bytes per source line (see [`LineReport`]); absent where the
+    /// module names no lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -2,7 +2,8 @@
 //! interpreted launch counted ([`Counts`]: operations per opcode and type,
 //! bytes per memory space), which operations W takes ([`OpSet`], the
 //! `--ops` argument), the arithmetic classes ([`OpClass`]), what each operation is for
-//! ([`Role`]: work, address or control), and the global
+//! ([`Role`]: work, address or control), what each source line did
+//! ([`LineCounts`]), the global
 //! access stream a cache simulation listens to ([`access`]), and what the
 //! later stages read of a launch, summarised once ([`Summary`]).
 //!
@@ -12,17 +13,21 @@
 //! as a spec in `clflow_interp::counts`.
 
 pub mod access;
+mod annotate;
 mod counts;
+mod lines;
 mod op_set;
 mod role;
 mod summary;
 mod text;
 
 pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+pub use annotate::render_lines;
 pub use counts::{
     is_memory_op, CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space,
     SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
 };
+pub use lines::{LineCounts, LineReport, SourceLine};
 pub use op_set::{OpSet, ParseOpSetError};
 pub use role::{ByRole, Role};
 pub use summary::{HostTransfer, PerClass, Summary};

@@ -100,9 +100,9 @@
 //!   (§4.2's walls); `min` and `max` are the lower and the higher of the two.
 
 pub use clflow_counts::{
-    group_digits, render_text, ByRole, CountReport, Counts, HistogramEntry, IntensityReport,
-    LaneType, OpClass, OpSet, ParseOpSetError, Role, Space, SpaceReport, Traffic, TrafficReport,
-    WorkKey, WorkReport,
+    group_digits, render_lines, render_text, ByRole, CountReport, Counts, HistogramEntry,
+    IntensityReport, LaneType, LineCounts, LineReport, OpClass, OpSet, ParseOpSetError, Role,
+    SourceLine, Space, SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
 };
 
 /// The base operations W counts the OpenCL builtin `name` as (`fma` is

@@ -91,7 +91,8 @@ pub enum InterpError {
     #[error("kernel `{kernel}`: {message}")]
     Launch { kernel: String, message: String },
     #[error(
-        "kernel `{}`, work-item ({},{},{}): {}: {}",
+        "{}kernel `{}`, work-item ({},{},{}): {}: {}",
+        .0.location.as_ref().map(|l| format!("{l}: ")).unwrap_or_default(),
         .0.kernel, .0.item[0], .0.item[1], .0.item[2], .0.op, .0.kind
     )]
     Trap(Box<Trap>),
@@ -105,6 +106,8 @@ pub struct Trap {
     pub item: [u64; 3],
     /// The SPIR-V instruction, as `OpStore %32 in `vadd``.
     pub op: String,
+    /// Its place in the source, `vadd.cl:17:14`, where the module says.
+    pub location: Option<String>,
     pub kind: TrapKind,
 }
 

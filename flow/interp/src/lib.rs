@@ -42,9 +42,10 @@ pub use error::{InterpError, TranslateError, Trap, TrapKind};
 pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 
 use clflow_core::{AddressSpace, ArgValue, Launch};
+use counts::{LineCounts, Traffic, WorkKey};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
 use program::ParamSlot;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -460,6 +461,7 @@ impl Program {
                 kernel: p.kernel.clone(),
                 item: f.item,
                 op: p.site(f.pc).to_string(),
+                location: p.location(f.pc),
                 kind: f.kind,
             }))
         })?;
@@ -498,6 +500,8 @@ impl Program {
         let mut hist = vec![0u64; p.hist_keys.len()];
         let mut work = vec![0u64; p.work_keys.len()];
         let mut traffic = partial.traffic;
+        let mut line_traffic = partial.line_traffic.clone();
+        line_traffic.resize(p.source_lines.len() + 1, Default::default());
         let mut steps = 0;
         for (block, hits) in p.blocks.iter().zip(&partial.hits) {
             for (k, n) in &block.hist {
@@ -507,6 +511,9 @@ impl Program {
                 work[*k as usize] += n * hits;
             }
             traffic.scaled_add(&block.traffic, *hits);
+            for (line, t) in &block.line_traffic {
+                line_traffic[*line as usize].scaled_add(t, *hits);
+            }
         }
         for (i, op) in p.code.iter().enumerate() {
             if let bytecode::Op::Block { block, steps: n } = op {
@@ -542,13 +549,13 @@ impl Program {
             work_groups: g.groups.iter().product(),
             local_size: g.local,
             histogram,
-            work: p
-                .work_keys
-                .iter()
-                .copied()
-                .zip(work)
-                .filter(|(_, n)| *n > 0)
-                .collect(),
+            lines: per_line(p, &work, line_traffic),
+            work: merged(
+                p.work_keys
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .zip(work.iter().copied()),
+            ),
             traffic,
             line_bytes,
             lines_read: global.buffers.iter().map(|b| b.read_lines.count()).sum(),
@@ -589,6 +596,50 @@ fn describe_value(value: &ArgValue, taken_len: Option<usize>) -> String {
         ArgValue::Image { image, .. } => format!("an {} of {}", image.dim.name(), image.format),
         ArgValue::Sampler(_) => "a sampler".into(),
     }
+}
+
+/// Counts of the same key added up, in the order keys first appear;
+/// zero counts left out.
+fn merged(work: impl Iterator<Item = (WorkKey, u64)>) -> Vec<(WorkKey, u64)> {
+    let mut out: Vec<(WorkKey, u64)> = Vec::new();
+    let mut at: HashMap<WorkKey, usize> = HashMap::new();
+    for (key, n) in work.filter(|(_, n)| *n > 0) {
+        match at.get(&key) {
+            Some(&i) => out[i].1 += n,
+            None => {
+                at.insert(key, out.len());
+                out.push((key, n));
+            }
+        }
+    }
+    out
+}
+
+/// W and traffic per source line, lines in their order and what no line
+/// names last; none where the module names no lines.
+fn per_line(p: &program::Program, work: &[u64], traffic: Vec<Traffic>) -> Vec<LineCounts> {
+    if p.source_lines.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<LineCounts> = traffic
+        .into_iter()
+        .enumerate()
+        .map(|(id, traffic)| LineCounts {
+            line: id.checked_sub(1).map(|i| p.source_lines[i].clone()),
+            work: Vec::new(),
+            traffic,
+        })
+        .collect();
+    for ((key, line), n) in p.work_keys.iter().zip(work).filter(|(_, n)| **n > 0) {
+        lines[*line as usize].work.push((*key, *n));
+    }
+    for line in &mut lines {
+        line.work = merged(std::mem::take(&mut line.work).into_iter());
+    }
+    let unnamed = lines.remove(0);
+    lines.sort_by(|a, b| a.line.cmp(&b.line));
+    lines.push(unnamed);
+    lines
 }
 
 fn geometry(launch: &Launch, sub_group: u32) -> Result<exec::Geometry, String> {

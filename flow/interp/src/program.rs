@@ -1,8 +1,9 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
 use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
-use crate::counts::{LaneType, Role, Traffic, WorkKey};
+use crate::counts::{LaneType, Role, SourceLine, Traffic, WorkKey};
 use crate::memory::ArenaLayout;
+pub use crate::translate::Loc;
 use crate::types::Leaf;
 use clflow_core::AddressSpace;
 
@@ -12,6 +13,8 @@ pub struct BlockCounts {
     pub hist: Vec<(u32, u64)>,
     pub work: Vec<(u32, u64)>,
     pub traffic: Traffic,
+    /// `traffic` by source line (see [`Loc::line`]).
+    pub line_traffic: Vec<(u32, Traffic)>,
 }
 
 /// How a kernel parameter is passed in. `slot` is its register in a
@@ -71,7 +74,13 @@ pub struct Program {
     pub layouts: Vec<Vec<Leaf>>,
     pub blocks: Vec<BlockCounts>,
     pub hist_keys: Vec<(&'static str, LaneType, Role)>,
-    pub work_keys: Vec<WorkKey>,
+    /// Each operation counted in W, with the source line it stands on
+    /// (see [`Loc::line`]).
+    pub work_keys: Vec<(WorkKey, u32)>,
+    /// The source lines the module names (`OpLine`), empty if none.
+    pub source_lines: Vec<SourceLine>,
+    /// For each entry of `sites`, where it stands in the source.
+    pub site_locs: Vec<Loc>,
     pub private: ArenaLayout,
     /// Program-scope `__local` variables; they follow the kernel's
     /// parameters in the local table.
@@ -95,6 +104,25 @@ impl Program {
             .and_then(|s| self.sites.get(*s as usize))
             .map(String::as_str)
             .unwrap_or("?")
+    }
+
+    /// Where the instruction at `pc` stands in the source.
+    pub fn loc(&self, pc: usize) -> Loc {
+        self.site_of
+            .get(pc)
+            .and_then(|s| self.site_locs.get(*s as usize))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// `file:line:column` of the instruction at `pc`, if the module says.
+    pub fn location(&self, pc: usize) -> Option<String> {
+        let loc = self.loc(pc);
+        let line = self.source_lines.get(loc.line.checked_sub(1)? as usize)?;
+        Some(match loc.column {
+            0 => line.to_string(),
+            column => format!("{line}:{column}"),
+        })
     }
 }
 

@@ -282,6 +282,7 @@ pub(crate) mod tests {
             lines_read: 2 * 1024 * 4 / 64,
             lines_written: 1024 * 4 / 64,
             steps: 0,
+            lines: Vec::new(),
         }
     }
 

@@ -21,6 +21,7 @@
 
 mod arg_types;
 mod calls;
+mod debug_info;
 mod error;
 mod load;
 mod order;
@@ -35,6 +36,7 @@ mod test_modules;
 
 pub use calls::undefined_calls;
 pub use clflow_core::KernelSignature;
+pub use debug_info::{is_debug_set, strip_debug_info};
 pub use error::SpirvError;
 pub use load::{load, SPIRV_MAGIC};
 pub use order::order_blocks;

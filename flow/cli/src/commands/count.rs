@@ -22,7 +22,10 @@ Examples:
   clflow count kernels/vadd/vadd.toml --ops work
       W of the algorithm's operations alone: 4,096 adds, not arith's index and bound ops
   clflow count kernels/sgemm/sgemm.toml --ops fp32 --json
-      machine-readable: kernel, work_items, ops, W, W_by_role, Q, I
+      machine-readable: kernel, work_items, ops, W, W_by_role, Q, I, and per source line
+  clflow count kernels/lookup3/lookup3.toml --lines
+      the kernel's source with W, bytes loaded and stored and share of Q beside each
+      line, the hottest lines first
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
@@ -61,9 +64,13 @@ pub struct CountArgs {
     /// capture.toml).
     #[arg(value_name = "MANIFEST")]
     manifest: PathBuf,
-    /// Print the report as JSON on stdout.
+    /// Print the report as JSON on stdout (with `lines`, W and bytes per source line).
     #[arg(long)]
     json: bool,
+    /// Also print the kernel's source with W, bytes and share of Q beside each line,
+    /// the hottest lines first.
+    #[arg(long)]
+    lines: bool,
     /// Which operations W counts: `arith` (every arithmetic operation), `work` (the
     /// algorithm's: every float operation and the integer operations whose role is work, not
     /// address or control), `int`, `fp32`, `fp64`, `fp16`, or operations by name
@@ -155,6 +162,10 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             }
             if let Some(manifest) = &input.manifest {
                 print!("{}", dumped(manifest, &result.buffers));
+            }
+            if args.lines {
+                let read = |file: &str| std::fs::read_to_string(file).ok();
+                print!("\n{}", clflow_interp::counts::render_lines(&counts, &read));
             }
             Ok(())
         }

@@ -67,6 +67,9 @@ pub struct Fault {
 pub struct Partial {
     pub hits: Vec<u64>,
     pub traffic: Traffic,
+    /// The part of `traffic` each source line made, by line id (0 for no
+    /// line; see `Loc`).
+    pub line_traffic: Vec<Traffic>,
     /// What work-items printed, with their work-group's linear index: in
     /// work-item order within a group, and groups in the order this thread
     /// ran them (ascending).
@@ -82,6 +85,13 @@ impl Partial {
             *a += b;
         }
         self.traffic.scaled_add(&other.traffic, 1);
+        if self.line_traffic.len() < other.line_traffic.len() {
+            self.line_traffic
+                .resize(other.line_traffic.len(), Traffic::default());
+        }
+        for (a, b) in self.line_traffic.iter_mut().zip(&other.line_traffic) {
+            a.scaled_add(b, 1);
+        }
         self.printed.extend(other.printed);
         self
     }

@@ -26,6 +26,10 @@ pub(super) struct Mem<'m, 'r> {
     pub(super) local_layout: &'m ArenaLayout,
     pub(super) private_layout: &'m ArenaLayout,
     pub(super) traffic: &'m mut Traffic,
+    /// `traffic` by source line, and the line of the instruction counting
+    /// (set before an instruction whose bytes are known only as it runs).
+    pub(super) line_traffic: &'m mut [Traffic],
+    pub(super) line: usize,
     pub(super) trace: Option<&'m mut Recorder<'r>>,
 }
 
@@ -218,6 +222,7 @@ impl Mem<'_, '_> {
             _ => Space::Private,
         };
         self.traffic.add(space, store, bytes);
+        self.line_traffic[self.line].add(space, store, bytes);
     }
 
     pub(super) fn copy(

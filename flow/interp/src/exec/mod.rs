@@ -274,6 +274,7 @@ impl<'a> Runner<'a> {
             partial: Partial {
                 hits: vec![0; launch.program.blocks.len()],
                 traffic: Traffic::default(),
+                line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
                 printed: Vec::new(),
             },
             trace: outlet.map(|outlet| Recorder {
@@ -437,6 +438,8 @@ impl Runner<'_> {
             local_layout: &launch.local_layout,
             private_layout: &program.private,
             traffic: &mut self.partial.traffic,
+            line_traffic: &mut self.partial.line_traffic,
+            line: 0,
             trace: self.trace.as_mut(),
         };
         let Batch {
@@ -874,9 +877,12 @@ impl Runner<'_> {
                     let p = r!(l, src);
                     r!(l, dst) = if crate::memory::decode(p).0 == space as u64 { p } else { 0 };
                 }),
-                Op::CountAccess { ptr, bytes, store } => lanes!(l => {
-                    mem.count(r!(l, ptr), bytes as u64, store);
-                }),
+                Op::CountAccess { ptr, bytes, store } => {
+                    mem.line = program.loc(at).line as usize;
+                    lanes!(l => {
+                        mem.count(r!(l, ptr), bytes as u64, store);
+                    })
+                }
                 // Scalar 32-bit global accesses, the commonest, go straight
                 // to the word; anything else takes the general way, which
                 // also reports what is wrong with an access.
@@ -1005,6 +1011,7 @@ impl Runner<'_> {
                     bytes_reg,
                 } => {
                     mem.dispatch(at);
+                    mem.line = program.loc(at).line as usize;
                     lanes!(l => {
                         let bytes = match bytes_reg {
                             Some(reg) => {
@@ -1031,6 +1038,7 @@ impl Runner<'_> {
                     out,
                 } => {
                     mem.dispatch(at);
+                    mem.line = program.loc(at).line as usize;
                     lanes!(l => {
                         if local_id[l] == [0, 0, 0] {
                             let (count, stride) = (r!(l, elems), r!(l, stride).max(1));
@@ -1219,6 +1227,7 @@ impl Runner<'_> {
                     form,
                 } => {
                     mem.dispatch(at);
+                    mem.line = program.loc(at).line as usize;
                     lanes!(l => {
                         let mut c = [0u64; 4];
                         for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {
@@ -1239,6 +1248,7 @@ impl Runner<'_> {
                     form,
                 } => {
                     mem.dispatch(at);
+                    mem.line = program.loc(at).line as usize;
                     lanes!(l => {
                         let mut c = [0u64; 4];
                         for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {

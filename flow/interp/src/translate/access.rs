@@ -415,10 +415,10 @@ impl<'m> Translator<'m> {
         let lt = lane_type(s, false)?;
         let bytes = bits as u64 / 8;
         if op != AtomicOp::Store {
-            self.blocks[self.block].traffic.add(space, false, bytes);
+            self.block_traffic(space, false, bytes);
         }
         if op != AtomicOp::Load {
-            self.blocks[self.block].traffic.add(space, true, bytes);
+            self.block_traffic(space, true, bytes);
         }
         self.count(inst, lt, 1);
         Ok(())
@@ -484,9 +484,7 @@ impl<'m> Translator<'m> {
             align: size as u16,
         });
         let space = traffic_space(space)?;
-        self.blocks[self.block]
-            .traffic
-            .add(space, true, size as u64 * n as u64);
+        self.block_traffic(space, true, size as u64 * n as u64);
         Ok(())
     }
 
@@ -524,9 +522,7 @@ impl<'m> Translator<'m> {
                 align: size as u16,
             });
         }
-        self.blocks[self.block]
-            .traffic
-            .add(space, !load, size as u64 * n as u64);
+        self.block_traffic(space, !load, size as u64 * n as u64);
         self.counted(rule, lt, n as u64);
         Ok(())
     }
@@ -576,9 +572,7 @@ impl<'m> Translator<'m> {
         let addr = self.scaled_pointer(p.slot, id(inst, 2)?, 2 * room)?;
         let dst = self.val(rid)?.slot;
         self.emit(Op::LoadHalf { dst, ptr: addr, n });
-        self.blocks[self.block]
-            .traffic
-            .add(space, false, 2 * n as u64);
+        self.block_traffic(space, false, 2 * n as u64);
         self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())
     }
@@ -617,9 +611,7 @@ impl<'m> Translator<'m> {
             from,
             rounding,
         });
-        self.blocks[self.block]
-            .traffic
-            .add(space, true, 2 * n as u64);
+        self.block_traffic(space, true, 2 * n as u64);
         self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())
     }

@@ -38,8 +38,9 @@ impl<'m> Translator<'m> {
             self.current_label = label;
             self.blocks.push(BlockCounts::default());
             self.block = self.blocks.len() - 1;
-            self.sites.push(format!("block %{label} in `{fname}`"));
-            self.current_site = (self.sites.len() - 1) as u32;
+            // An OpLine holds to the end of its block.
+            self.lines.current = Loc::default();
+            self.site(format!("block %{label} in `{fname}`"));
             let block_at = self.code.len();
             self.emit(Op::Block {
                 block: self.block as u32,
@@ -56,12 +57,12 @@ impl<'m> Translator<'m> {
                 self.counted(rules::PHI, lt, 1);
             }
             for inst in &block.instructions {
-                self.sites.push(format!(
+                self.lines.follow(inst);
+                self.site(format!(
                     "{}{} in `{fname}`",
                     spirv_name(inst.class.opname),
                     inst.result_id.map(|r| format!(" %{r}")).unwrap_or_default()
                 ));
-                self.current_site = (self.sites.len() - 1) as u32;
                 self.instruction(inst).map_err(|e| {
                     e.at(|| {
                         format!(
@@ -80,10 +81,10 @@ impl<'m> Translator<'m> {
         // Phi edges: parallel copies, through temporaries where they overlap.
         let mut stub_pc = Vec::new();
         for (pred, succ) in self.stubs.clone() {
-            self.sites.push(format!(
+            self.lines.current = Loc::default();
+            self.site(format!(
                 "phi copies on the edge %{pred} -> %{succ} in `{fname}`"
             ));
-            self.current_site = (self.sites.len() - 1) as u32;
             stub_pc.push(self.code.len() as Pc);
             let mut copies = Vec::new();
             for (dst, n, pairs, _) in self.phis.get(&succ).cloned().unwrap_or_default() {
@@ -296,6 +297,7 @@ impl<'m> Translator<'m> {
     ) -> R<()> {
         let callee_name = self.name(callee);
         let call_site = self.current_site;
+        let call_loc = self.lines.current;
         // The callee reads its parameters through `val`: bind them to the
         // caller's values instead of copying.
         let saved = self.overrides.clone();
@@ -326,7 +328,8 @@ impl<'m> Translator<'m> {
         let body = &func.blocks[0].instructions;
         let body_start = self.code.len();
         for callee_inst in body {
-            self.sites.push(format!(
+            self.lines.follow(callee_inst);
+            self.site(format!(
                 "{}{} in `{callee_name}`",
                 spirv_name(callee_inst.class.opname),
                 callee_inst
@@ -334,7 +337,6 @@ impl<'m> Translator<'m> {
                     .map(|r| format!(" %{r}"))
                     .unwrap_or_default()
             ));
-            self.current_site = (self.sites.len() - 1) as u32;
             self.role = roles::of_instruction(callee_inst, &self.roles);
             match callee_inst.class.opcode {
                 S::Return => self.count(callee_inst, self.result_lane_type(callee_inst), 1),
@@ -369,6 +371,7 @@ impl<'m> Translator<'m> {
         self.inline_depth -= 1;
         self.silent = was_silent;
         self.current_site = call_site;
+        self.lines.current = call_loc;
         self.overrides = saved;
         Ok(())
     }

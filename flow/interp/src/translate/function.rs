@@ -59,6 +59,8 @@ impl<'m> Translator<'m> {
             code: self.code,
             site_of: self.site_of,
             sites: self.sites,
+            source_lines: self.lines.table,
+            site_locs: self.site_locs,
             entry: self.func_pc[&entry_fn],
             init_regs,
             params,

@@ -22,6 +22,7 @@ mod function;
 mod globals;
 mod group;
 mod image;
+mod lines;
 mod relocate;
 mod roles;
 mod rules;
@@ -30,13 +31,15 @@ pub(crate) use rules::base_operations;
 mod tests;
 
 use crate::bytecode::*;
-use crate::counts::{LaneType, Role, Space, WorkKey};
+use crate::counts::{LaneType, Role, Space, Traffic, WorkKey};
 use crate::error::TranslateError;
 use crate::memory::ArenaLayout;
 use crate::program::{BlockCounts, Program, ProgramBuffer};
 use crate::types::{Leaf, RegisterTypes, SlotKind};
 use clflow_core::{AddressSpace, ScalarType};
 use clflow_spirv::types::{Layout, Types};
+use lines::Lines;
+pub use lines::Loc;
 use rspirv::dr::{Function, Instruction, Module, Operand};
 use rspirv::spirv::{self, Decoration, FPRoundingMode, Op as S, StorageClass, Word};
 use rules::{spirv_name, Rule, Work};
@@ -121,6 +124,10 @@ struct Translator<'m> {
     site_of: Vec<u32>,
     sites: Vec<String>,
     current_site: u32,
+    /// The source lines, and the one in force.
+    lines: Lines,
+    /// For each site, where it stands in the source.
+    site_locs: Vec<Loc>,
     moves: Vec<Move>,
     terms: Vec<PtrTerm>,
     printf_args: Vec<PrintfArg>,
@@ -129,8 +136,8 @@ struct Translator<'m> {
     blocks: Vec<BlockCounts>,
     hist_keys: Vec<(&'static str, LaneType, Role)>,
     hist_index: HashMap<(&'static str, LaneType, Role), u32>,
-    work_keys: Vec<WorkKey>,
-    work_index: HashMap<WorkKey, u32>,
+    work_keys: Vec<(WorkKey, u32)>,
+    work_index: HashMap<(WorkKey, u32), u32>,
     private: ArenaLayout,
     local_vars: Vec<(u64, u64, String)>,
     global_vars: Vec<ProgramBuffer>,
@@ -334,6 +341,8 @@ impl<'m> Translator<'m> {
             site_of: Vec::new(),
             sites: Vec::new(),
             current_site: 0,
+            lines: Lines::new(module),
+            site_locs: Vec::new(),
             moves: Vec::new(),
             terms: Vec::new(),
             printf_args: Vec::new(),
@@ -440,6 +449,28 @@ impl<'m> Translator<'m> {
         self.site_of.push(self.current_site);
     }
 
+    /// Starts a site (what errors and faults name) at the current line.
+    fn site(&mut self, name: String) {
+        self.sites.push(name);
+        self.site_locs.push(self.lines.current);
+        self.current_site = (self.sites.len() - 1) as u32;
+    }
+
+    /// Adds bytes this block moves each time it runs, to its line too.
+    fn block_traffic(&mut self, space: Space, store: bool, bytes: u64) {
+        let line = self.lines.current.line;
+        let block = &mut self.blocks[self.block];
+        block.traffic.add(space, store, bytes);
+        match block.line_traffic.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, t)) => t.add(space, store, bytes),
+            None => {
+                let mut t = Traffic::default();
+                t.add(space, store, bytes);
+                block.line_traffic.push((line, t));
+            }
+        }
+    }
+
     fn hist(&mut self, name: &'static str, ty: LaneType, lanes: u64) {
         if self.silent {
             return;
@@ -461,12 +492,15 @@ impl<'m> Translator<'m> {
         if amount == 0 || self.silent {
             return;
         }
-        let key = WorkKey {
-            op,
-            ty,
-            arith,
-            role: self.role,
-        };
+        let key = (
+            WorkKey {
+                op,
+                ty,
+                arith,
+                role: self.role,
+            },
+            self.lines.current.line,
+        );
         let next = self.work_keys.len() as u32;
         let k = *self.work_index.entry(key).or_insert(next);
         if k == next {
@@ -501,7 +535,7 @@ impl<'m> Translator<'m> {
     }
 
     fn traffic(&mut self, space: Space, store: bool, bytes: u64, ty: LaneType, lanes: u64) {
-        self.blocks[self.block].traffic.add(space, store, bytes);
+        self.block_traffic(space, store, bytes);
         self.hist(space.access_name(store), ty, lanes);
     }
 
