@@ -79,8 +79,8 @@ mod tests {
     #[test]
     fn only_location_only_loop_nodes_lose_their_attachment() {
         let out = drop_location_only_loops(IR);
-        assert!(out.contains("  br i1 %68, label %28, label %21, !dbg !33\n"));
-        assert!(out.contains("  br i1 %9, label %2, label %3, !llvm.loop !50\n"));
+        assert!(out.contains("br i1 %68, label %28, label %21, !dbg !33\n"));
+        assert!(out.contains("br i1 %9, label %2, label %3, !llvm.loop !50\n"));
         // The nodes themselves stay: unreferenced metadata is legal.
         assert!(out.contains("!47 = distinct !{!47, !33, !48}"));
     }

@@ -163,9 +163,16 @@ fn interpret_with(
 }
 
 /// The interpreter's error as a failure naming the manifest.
+/// The interpreter's error, naming the manifest: first, or after a fault
+/// that starts with its place in the source, as a compiler's would.
 pub fn interp_failure(manifest: &Path, err: InterpError) -> Error {
     let mut failure = Error::from_diagnostic(&err);
-    failure.message = format!("{}: {err}", manifest.display());
+    failure.message = match &err {
+        InterpError::Trap(trap) if trap.location.is_some() => {
+            format!("{err} (the launch of {})", manifest.display())
+        }
+        _ => format!("{}: {err}", manifest.display()),
+    };
     failure
 }
 
