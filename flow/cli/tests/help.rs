@@ -38,3 +38,27 @@ fn every_command_has_a_description_and_examples() {
         );
     }
 }
+
+/// An empty device selector is a usage error naming the flag, on every
+/// command that takes one, before any work.
+#[test]
+fn an_empty_device_selector_is_refused() {
+    for args in [
+        &["run", "kernels/vadd/vadd.toml", "--device", ""][..],
+        &["bench", "--device", " "],
+        &["predict", "kernels/vadd/vadd.toml", "--device", ""],
+        &["history", "--device", ""],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
+            .args(args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("'--device <SEL>'") && stderr.contains("give a device index"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! `clflow count --lines`: the kernel's source with what each line did
 //! beside it, the hottest lines first.
 
-use crate::{group_digits, CountReport, LineReport};
+use crate::{group_digits, CountReport, LineReport, SourceLine};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -9,8 +9,14 @@ use std::fmt::Write;
 const HOTTEST: usize = 5;
 
 /// The annotated source of a count. `source` reads a file the module names
-/// (`None` where it cannot: the columns are printed without the text).
-pub fn render_lines(report: &CountReport, source: &dyn Fn(&str) -> Option<String>) -> String {
+/// (`None` where it cannot: the columns are printed without the text);
+/// `patterns`, where a coalescing analysis ran, says how each line's
+/// global accesses coalesce (a PATTERN column).
+pub fn render_lines(
+    report: &CountReport,
+    source: &dyn Fn(&str) -> Option<String>,
+    patterns: &BTreeMap<SourceLine, String>,
+) -> String {
     let mut out = String::new();
     if report.lines.is_empty() {
         out += "No source lines: the module names none (a SPIR-V module given without OpLine, \
@@ -86,11 +92,20 @@ pub fn render_lines(report: &CountReport, source: &dyn Fn(&str) -> Option<String
         );
     }
 
+    // The pattern column, where a coalescing analysis ran.
+    let pattern_of = |file: &str, n: u32| {
+        patterns.get(&SourceLine {
+            file: file.to_string(),
+            line: n,
+        })
+    };
+    let pt = patterns.values().map(String::len).max().map(|w| w.max(7));
     for (file, lines) in &files {
         let _ = writeln!(out, "\n{file}");
+        let pattern_header = pt.map_or(String::new(), |pt| format!("  {:<pt$}", "PATTERN"));
         let _ = writeln!(
             out,
-            "  {:>5}  {:>ww$} {:>6}  {:>qw$} {:>qw$} {:>6}  SOURCE",
+            "  {:>5}  {:>ww$} {:>6}  {:>qw$} {:>qw$} {:>6}{pattern_header}  SOURCE",
             "LINE", "W", "W %", "LOADED", "STORED", "Q %"
         );
         let by_number: BTreeMap<u32, &LineReport> =
@@ -102,26 +117,24 @@ pub fn render_lines(report: &CountReport, source: &dyn Fn(&str) -> Option<String
             let code = text
                 .and_then(|t| t.get((n as usize).checked_sub(1)?))
                 .map_or("", String::as_str);
-            match by_number.get(&n).filter(|l| !l.is_idle()) {
-                Some(l) => {
-                    let _ = writeln!(
-                        out,
-                        "  {n:>5}  {:>ww$} {:>6}  {:>qw$} {:>qw$} {:>6}  {code}",
-                        group_digits(l.w),
-                        share(l.w, w),
-                        group_digits(l.global_load_bytes + l.constant_load_bytes),
-                        group_digits(l.global_store_bytes),
-                        share(l.q(), q),
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "  {n:>5}  {:>ww$} {:>6}  {:>qw$} {:>qw$} {:>6}  {code}",
-                        "", "", "", "", ""
-                    );
-                }
-            }
+            let cells = match by_number.get(&n).filter(|l| !l.is_idle()) {
+                Some(l) => [
+                    group_digits(l.w),
+                    share(l.w, w),
+                    group_digits(l.global_load_bytes + l.constant_load_bytes),
+                    group_digits(l.global_store_bytes),
+                    share(l.q(), q),
+                ],
+                None => Default::default(),
+            };
+            let [lw, lws, loaded, stored, lqs] = cells;
+            let pattern = pt.map_or(String::new(), |pt| {
+                format!("  {:<pt$}", pattern_of(file, n).map_or("", String::as_str))
+            });
+            let _ = writeln!(
+                out,
+                "  {n:>5}  {lw:>ww$} {lws:>6}  {loaded:>qw$} {stored:>qw$} {lqs:>6}{pattern}  {code}"
+            );
         }
     }
     if let Some(l) = report

@@ -4,10 +4,10 @@
 //! instruction the compiler made up), so the lines add up to the totals.
 
 use crate::{OpClass, OpSet, Space, Traffic, WorkKey};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A line of a source file, as the module's `OpLine` names it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourceLine {
     pub file: String,
     pub line: u32,

@@ -200,6 +200,18 @@ impl Program {
         self.inner.site(pc as usize)
     }
 
+    /// Where bytecode instruction `pc` stands in the kernel's source,
+    /// `vadd.cl:17:16`, where the module says.
+    pub fn location(&self, pc: u32) -> Option<String> {
+        self.inner.location(pc as usize)
+    }
+
+    /// The source line of bytecode instruction `pc`, where the module says.
+    pub fn source_line(&self, pc: u32) -> Option<&counts::SourceLine> {
+        let line = self.inner.loc(pc as usize).line.checked_sub(1)?;
+        self.inner.source_lines.get(line as usize)
+    }
+
     /// Runs the kernel on a copy of the launch's buffers.
     pub fn run(&self, launch: &Launch, options: &RunOptions) -> Result<RunResult, InterpError> {
         self.run_taking(launch, vec![None; launch.args.len()], options, None)

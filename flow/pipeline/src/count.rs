@@ -150,7 +150,11 @@ fn interpret_with(
     let result = result.map_err(|e| interp_failure(manifest, e))?;
     let report = analysis.map(|analysis| {
         let mut report = analysis.finish();
-        report.describe_sites(|site| program.site(site).to_string());
+        report.describe_sites(|site| match program.location(site) {
+            Some(at) => format!("{} at {at}", program.site(site)),
+            None => program.site(site).to_string(),
+        });
+        report.locate_sites(|site| program.source_line(site).cloned());
         report
     });
     let elapsed = started.elapsed().as_secs_f64();

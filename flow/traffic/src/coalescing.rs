@@ -22,7 +22,7 @@
 //! counts the distinct lines it touches, the memory transactions a GPU
 //! would issue for it.
 
-use clflow_counts::{AccessKind, GlobalAccess};
+use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -49,6 +49,28 @@ impl PatternCounts {
         self.coalesced() + self.uncoalesced()
     }
 
+    /// How the counts read at a glance: the one pattern where there is one
+    /// (`contiguous`), else the coalesced share and the largest uncoalesced
+    /// pattern (`25% coalesced, strided`).
+    pub fn describe(&self) -> String {
+        let all = [
+            ("contiguous", self.contiguous),
+            ("uniform", self.uniform),
+            ("strided", self.strided),
+            ("scattered", self.scattered),
+        ];
+        if let Some((name, _)) = all.iter().find(|(_, n)| *n == self.total() && *n > 0) {
+            return name.to_string();
+        }
+        let (worst, _) = all[2..]
+            .iter()
+            .max_by_key(|(_, n)| *n)
+            .copied()
+            .unwrap_or_default();
+        let share = self.coalesced() as f64 / self.total().max(1) as f64;
+        format!("{:.0}% coalesced, {worst}", 100.0 * share)
+    }
+
     fn add(&mut self, pattern: Pattern, amount: u64) {
         *match pattern {
             Pattern::Contiguous => &mut self.contiguous,
@@ -58,7 +80,7 @@ impl PatternCounts {
         } += amount;
     }
 
-    fn merge(&mut self, other: &PatternCounts) {
+    pub fn merge(&mut self, other: &PatternCounts) {
         self.contiguous += other.contiguous;
         self.uniform += other.uniform;
         self.strided += other.strided;
@@ -82,6 +104,10 @@ pub struct SiteCoalescing {
     /// The SPIR-V instruction it came from, where the caller named it
     /// (`TrafficReport::describe_sites`).
     pub description: String,
+    /// The source line it stands on, where the caller said
+    /// (`TrafficReport::locate_sites`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<SourceLine>,
     /// The buffers it accessed (indexes into the trace's buffers).
     pub buffers: Vec<u32>,
     /// `load`, `store` or `atomic`.
@@ -197,6 +223,7 @@ impl CoalescingAnalyzer {
             .or_insert_with(|| SiteCoalescing {
                 site,
                 description: String::new(),
+                line: None,
                 buffers: Vec::new(),
                 kind: kind.into(),
                 dispatches: 0,

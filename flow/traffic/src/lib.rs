@@ -26,8 +26,9 @@ pub use coalescing::{
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 
-use clflow_counts::{AccessSink, GlobalAccess, TraceBuffer};
+use clflow_counts::{AccessSink, GlobalAccess, SourceLine, TraceBuffer};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -329,6 +330,19 @@ pub struct CoalescingSummary {
     pub sites: Vec<SiteCoalescing>,
 }
 
+impl CoalescingSummary {
+    /// Bytes per pattern of the sites on each source line.
+    pub fn bytes_by_line(&self) -> BTreeMap<SourceLine, PatternCounts> {
+        let mut lines: BTreeMap<SourceLine, PatternCounts> = BTreeMap::new();
+        for site in &self.sites {
+            if let Some(line) = &site.line {
+                lines.entry(line.clone()).or_default().merge(&site.bytes);
+            }
+        }
+        lines
+    }
+}
+
 /// One point of the Q-against-cache-size curve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CurvePoint {
@@ -365,6 +379,14 @@ impl TrafficReport {
                 .map(|b| b.label.as_str())
                 .collect();
             site.description = format!("{} on {}", describe(site.site), buffers.join(", "));
+        }
+    }
+
+    /// Gives every access site its source line, e.g. with
+    /// `clflow_interp::Program::source_line`.
+    pub fn locate_sites(&mut self, locate: impl Fn(u32) -> Option<SourceLine>) {
+        for site in &mut self.coalescing.sites {
+            site.line = locate(site.site);
         }
     }
 

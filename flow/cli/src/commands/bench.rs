@@ -22,8 +22,8 @@ Examples:
       measure again, replacing the stored profile; print it and the measurements as JSON
 
 F̂_f and F̂_i come from chains of multiply-adds at vector widths 1 to 16, B̂ from streaming
-kernels (copy, scale, add, triad, read, write), P̂ from the device's power sensor (NVML, RAPL or hwmon) while
-they run. Profiles are stored in $CLFLOW_DATA_DIR/measured (else
+kernels (copy, scale, add, triad, read, write), P̂ from the device's power sensor (NVML, RAPL or
+hwmon) while they run. Profiles are stored in $CLFLOW_DATA_DIR/measured (else
 ~/.local/share/clflow/measured); `clflow devices` shows which devices have one.";
 
 /// Stage 1: a device's peak throughput, bandwidth and power, measured.

@@ -156,16 +156,26 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
                 "{}",
                 clflow_interp::counts::render_text(&result.counts, &ops)
             );
-            if let Some(traffic) = traffic {
+            if let Some(traffic) = &traffic {
                 let source = cache.as_ref().map_or("", |c| c.source.as_str());
-                print!("{}", render_text(&traffic, counts.w.total, source));
+                print!("{}", render_text(traffic, counts.w.total, source));
             }
             if let Some(manifest) = &input.manifest {
                 print!("{}", dumped(manifest, &result.buffers));
             }
             if args.lines {
                 let read = |file: &str| std::fs::read_to_string(file).ok();
-                print!("\n{}", clflow_interp::counts::render_lines(&counts, &read));
+                let patterns = traffic.as_ref().map_or_else(Default::default, |t| {
+                    let by_line = t.coalescing.bytes_by_line();
+                    by_line
+                        .into_iter()
+                        .map(|(l, p)| (l, p.describe()))
+                        .collect()
+                });
+                print!(
+                    "\n{}",
+                    clflow_interp::counts::render_lines(&counts, &read, &patterns)
+                );
             }
             Ok(())
         }

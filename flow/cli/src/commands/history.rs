@@ -31,7 +31,7 @@ pub struct HistoryArgs {
     #[arg(value_name = "KERNEL")]
     kernel: Option<String>,
     /// Only entries measured on devices whose name contains SEL.
-    #[arg(long, value_name = "SEL")]
+    #[arg(long, value_name = "SEL", value_parser = super::selector)]
     device: Option<String>,
     /// Metrics to show and plot (default: W.total Q.accessed I.max T E).
     #[arg(long, value_name = "NAME", num_args = 1..)]

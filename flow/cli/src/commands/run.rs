@@ -45,7 +45,7 @@ pub struct RunArgs {
     manifest: PathBuf,
     /// The device: its index in `clflow devices`, or a case-insensitive part of
     /// its platform and device name.
-    #[arg(long, short = 'd', value_name = "SEL")]
+    #[arg(long, short = 'd', value_name = "SEL", value_parser = super::selector)]
     device: String,
     /// Print the run as JSON on stdout.
     #[arg(long)]
