@@ -220,6 +220,7 @@ pub fn device_metrics(work: u64, runs: &[&TimedRun]) -> BTreeMap<String, Sampled
         work: Figure::measured(work as f64, Unit::Ops, "clflow interpreter"),
         traffic_accessed: Figure::measured(0.0, Unit::Bytes, "clflow interpreter"),
         traffic_compulsory: None,
+        hotspots: Default::default(),
     };
     let device = DeviceProfile {
         name: String::new(),

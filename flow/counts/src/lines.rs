@@ -65,7 +65,7 @@ pub(crate) fn work_of(work: &[(WorkKey, u64)], keep: impl Fn(&WorkKey) -> bool) 
 /// One line in `clflow count --json`'s `lines`: W of the op set (and its
 /// classes), the bytes it moved per space, and its share of Q. `file` and
 /// `line` are null for what no line names.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LineReport {
     pub file: Option<String>,
     pub line: Option<u32>,

@@ -2,7 +2,7 @@
 //! device, each a `Figure` whose provenance follows from its inputs.
 
 use crate::figure::{Figure, Unit};
-use crate::model::{Ceilings, DeviceProfile, KernelCounts, OpKind, ResultSet, Run};
+use crate::model::{Ceilings, DeviceProfile, Hotspots, KernelCounts, OpKind, ResultSet, Run};
 use serde::{Deserialize, Serialize};
 
 /// What limits the kernel on the device, judged from its intensity range.
@@ -49,6 +49,9 @@ pub struct Metrics {
     /// Q accessed and compulsory.
     pub traffic_accessed: Figure,
     pub traffic_compulsory: Option<Figure>,
+    /// Where W and Q concentrate, from the count (the finding's levers).
+    #[serde(default, skip_serializing_if = "Hotspots::is_empty")]
+    pub hotspots: Hotspots,
     /// The lower of W/Q accessed and W/Q compulsory (eq. 1; its provenance
     /// says which): W/Q accessed where every byte is used, W/Q compulsory
     /// where whole lines move more than the kernel touches (scattered
@@ -231,6 +234,7 @@ pub fn evaluate(kernel: &KernelCounts, device: &DeviceProfile, run: Option<&Run>
         work: work.clone(),
         traffic_accessed: kernel.traffic_accessed.clone(),
         traffic_compulsory: kernel.traffic_compulsory.clone(),
+        hotspots: kernel.hotspots.clone(),
         intensity_min,
         intensity_max,
         time,
@@ -309,6 +313,7 @@ mod tests {
             work: Figure::measured(w, Unit::Ops, "count"),
             traffic_accessed: Figure::measured(q_accessed, Unit::Bytes, "count"),
             traffic_compulsory: q_compulsory.map(|q| Figure::measured(q, Unit::Bytes, "count")),
+            hotspots: Default::default(),
         }
     }
 

@@ -21,6 +21,29 @@ pub fn finding(m: &Metrics) -> Option<String> {
         achieved.display(),
         attainable.display()
     );
+    // What the count says of where the bytes or the operations go.
+    let h = &m.hotspots;
+    let evidence: Vec<String> = match m.bound? {
+        Bound::Memory | Bound::Either => [
+            h.coalesced
+                .map(|c| format!("{} % of bytes coalesce", format_number(100.0 * c))),
+            h.traffic_line.as_ref().map(|(line, share)| {
+                format!("{line} causes {} % of Q", format_number(100.0 * share))
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        Bound::Compute => h
+            .work_line
+            .iter()
+            .map(|(line, share)| format!("{line} does {} % of W", format_number(100.0 * share)))
+            .collect(),
+    };
+    let position = std::iter::once(position)
+        .chain(evidence)
+        .collect::<Vec<_>>()
+        .join("; ");
     let lever = if fraction > 1.0 {
         "above the roof, which no kernel can be: W likely counts operations the device spends \
          little on (index and compare arithmetic under --ops arith; try --ops fp32), or the \
@@ -60,6 +83,7 @@ mod tests {
             work: Figure::measured(work, Unit::Ops, "count"),
             traffic_accessed: Figure::measured(1e9, Unit::Bytes, "count"),
             traffic_compulsory: None,
+            hotspots: Default::default(),
         };
         let device = DeviceProfile {
             name: "d".into(),
@@ -92,5 +116,31 @@ mod tests {
         // Not timed: nothing to say.
         let (kernel, device) = parts(1e9);
         assert!(finding(&evaluate(&kernel, &device, None)).is_none());
+    }
+
+    #[test]
+    fn the_count_names_the_lines_and_the_coalescing_behind_the_bound() {
+        let hotspots = crate::Hotspots {
+            work_line: Some(("k.cl:12".into(), 0.613)),
+            traffic_line: Some(("k.cl:7".into(), 0.41)),
+            coalesced: Some(0.28),
+        };
+        let mut memory = metrics(1e9, 0.5);
+        memory.hotspots = hotspots.clone();
+        assert_eq!(
+            finding(&memory).unwrap(),
+            "k on d: memory-bound at 20 % of attainable (2 GOPS/s of 10 GOPS/s); 28 % of bytes \
+             coalesce; k.cl:7 causes 41 % of Q; fewer bytes per operation (reuse through local \
+             memory, coalesced accesses) would raise it."
+        );
+        // I = 1,000 OPS/B: compute-bound, and the line doing the work is named.
+        let mut compute = metrics(1e12, 20.0);
+        compute.hotspots = hotspots;
+        let text = finding(&compute).unwrap();
+        assert!(
+            text.contains("compute-bound at")
+                && text.contains("; k.cl:12 does 61.3 % of W; fewer operations"),
+            "{text}"
+        );
     }
 }

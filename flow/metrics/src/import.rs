@@ -292,6 +292,7 @@ impl Row<'_> {
             work,
             traffic_accessed,
             traffic_compulsory: self.figure("q_compulsory_bytes", Unit::Bytes, 1.0)?,
+            hotspots: Default::default(),
         }))
     }
 }

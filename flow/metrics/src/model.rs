@@ -54,6 +54,31 @@ pub struct KernelCounts {
     /// Q is one number, as in the paper.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic_compulsory: Option<Figure>,
+    /// Where W and Q concentrate and how the accesses coalesce: the levers
+    /// a finding names (none where the count did not say).
+    #[serde(default, skip_serializing_if = "Hotspots::is_empty")]
+    pub hotspots: Hotspots,
+}
+
+/// The source lines with the most W and the most Q, and the share of bytes
+/// whose accesses coalesce.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hotspots {
+    /// `lookup3.cl:68`, and its share of W (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_line: Option<(String, f64)>,
+    /// The line with the most Q, and its share of Q (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_line: Option<(String, f64)>,
+    /// Global bytes whose accesses coalesce, over all global bytes (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesced: Option<f64>,
+}
+
+impl Hotspots {
+    pub fn is_empty(&self) -> bool {
+        self == &Hotspots::default()
+    }
 }
 
 /// A device's four ceilings from one origin (any may be unknown).

@@ -102,6 +102,7 @@ pub fn lookup3() -> ResultSet {
         work: Figure::imported(WORK_OPS, Unit::Ops, counted),
         traffic_accessed: Figure::imported(TRAFFIC_BYTES, Unit::Bytes, counted),
         traffic_compulsory: None,
+        hotspots: Default::default(),
     });
     for device in DEVICES {
         set.put_device(DeviceProfile {

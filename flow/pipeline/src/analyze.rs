@@ -2,7 +2,7 @@
 //! every selected device that has no measured profile yet, run each kernel
 //! on each device, predict and bound it, and write the report.
 
-use crate::count::{interpret_traced, kernel_counts};
+use crate::count::{interpret_traced, kernel_counts, kernel_source};
 use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPlan};
 use crate::history;
 use crate::history::history_entry as run_history_entry;
@@ -18,8 +18,11 @@ use clflow_core::{FailureKind, Launch};
 use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
 use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
-use clflow_metrics::{KernelCounts, LaunchInfo, Metrics, ResultSet, Run, RunDevice, RunInfo};
+use clflow_metrics::{
+    Hotspots, KernelCounts, LaunchInfo, Metrics, ResultSet, Run, RunDevice, RunInfo,
+};
 use clflow_ocl::{DeviceInfo, DeviceKind};
+use clflow_report::source::KernelSource;
 use clflow_report::traffic::KernelTraffic;
 use clflow_report::ReportSection;
 use clflow_split::Transfers;
@@ -112,6 +115,8 @@ struct Counted {
     facts: clflow_predict::KernelFacts,
     /// Q through each device's cache, for the devices that have one.
     traffic: Vec<DeviceTraffic>,
+    /// Its lines and their text, for the report's source section.
+    source: KernelSource,
 }
 
 /// One selected device and what the report calls it.
@@ -284,8 +289,10 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         })
         .collect();
     let launches = kernel_launches(&kernels, &completed);
+    let sources: Vec<KernelSource> = kernels.iter().map(|k| k.source.clone()).collect();
     let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
         .into_iter()
+        .chain(clflow_report::source::source_section(&sources))
         .chain([clflow_report::prediction::report_section(&predictions)])
         .chain(clflow_report::launches::launches_section(&launches))
         .map(ReportSection::from)
@@ -563,15 +570,25 @@ fn count_all(
             &summary,
             split_stage::Traffic::Compulsory,
         );
+        let source = kernel_source(&name, &report);
+        let mut record = kernel_counts(&name, &summary);
+        record.hotspots = Hotspots {
+            coalesced: traffic.first().and_then(|t| {
+                let bytes = &t.summary.coalescing.bytes;
+                (bytes.total() > 0).then(|| bytes.coalesced() as f64 / bytes.total() as f64)
+            }),
+            ..source.hotspots()
+        };
         kernels.push(Counted {
             facts,
             traffic,
+            source,
             manifest: manifest.to_path_buf(),
             input,
             launch,
             report,
             outputs: result.buffers,
-            record: kernel_counts(&name, &summary),
+            record,
             summary,
             name,
             split,

@@ -4,7 +4,7 @@
 use crate::Error;
 use crate::Observer;
 use clflow_core::Launch;
-use clflow_counts::{OpClass, OpSet, Summary};
+use clflow_counts::{CountReport, OpClass, OpSet, Summary};
 use clflow_interp::{InterpError, Program, Progress, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
@@ -166,6 +166,27 @@ fn interpret_with(
     Ok((result, report))
 }
 
+/// A kernel's lines for the report's source section, with the text of each
+/// file they name as it reads now (a file that cannot be read is left out:
+/// the section shows its lines without their text).
+pub fn kernel_source(name: &str, report: &CountReport) -> clflow_report::source::KernelSource {
+    let files = report
+        .lines
+        .iter()
+        .filter_map(|l| l.file.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter_map(|file| Some((file.clone(), std::fs::read_to_string(&file).ok()?)))
+        .collect();
+    clflow_report::source::KernelSource {
+        kernel: name.to_string(),
+        work: report.w.total,
+        traffic: report.q.accessed,
+        lines: report.lines.clone(),
+        files,
+    }
+}
+
 /// The interpreter's error as a failure naming the manifest.
 /// The interpreter's error, naming the manifest: first, or after a fault
 /// that starts with its place in the source, as a compiler's would.
@@ -207,6 +228,7 @@ pub fn kernel_counts(name: &str, summary: &Summary) -> KernelCounts {
                 summary.line_bytes
             ),
         )),
+        hotspots: Default::default(),
     }
 }
 

@@ -26,7 +26,10 @@ th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\
 th{background:#f2f2f2}td.name{text-align:left}\
 .datasheet{color:#777}.imported{color:#1f4e99}.spec{color:#7a4b00}\
 figure{margin:2em 0}figcaption{font-size:14px;color:#444}svg{max-width:100%;height:auto}\
-.notes{color:#a00}table.run td{text-align:left}table.run th{text-align:left}";
+.notes{color:#a00}table.run td{text-align:left}table.run th{text-align:left}\
+td.code{text-align:left;font-family:monospace;white-space:pre}\
+table.source caption{text-align:left;font-family:monospace;padding:4px 0}\
+table.source th:last-child{text-align:left}";
 
 /// A figure as a table cell: its value, and its provenance and source on hover.
 fn cell(figure: Option<&Figure>) -> String {

@@ -12,6 +12,7 @@ pub mod perdome;
 pub mod plot;
 pub mod prediction;
 pub mod sections;
+pub mod source;
 pub mod split;
 mod tables;
 pub mod text;

@@ -2,6 +2,7 @@
 //! it writes beside results.json, so that `clflow report` draws them again.
 
 use crate::launches::{launches_section, KernelLaunches};
+use crate::source::{source_section, KernelSource};
 use crate::split::{SplitReport, SECTION_HEADING};
 use crate::traffic::{traffic_section, KernelTraffic};
 use crate::{ReportError, ReportSection};
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// The sections `clflow analyze` adds to its report, read back from the
 /// files it writes beside results.json: "Traffic at a cache size" from
-/// traffic.json, "Predicted time" from predictions.json, "Kernels over
+/// traffic.json, "Source lines" from lines.json, "Predicted time" from
+/// predictions.json, "Kernels over
 /// their launches" from launches.json and "CPU+GPU split (PerDome)" from
 /// split.json. As for results, a later input's kernel on a device replaces
 /// an earlier one's; a split is of one application on one pair of devices,
@@ -22,6 +24,8 @@ use std::path::{Path, PathBuf};
 pub struct ExtraSections {
     /// Present once some input had a traffic.json.
     traffic: Option<Vec<KernelTraffic>>,
+    /// Present once some input had a lines.json.
+    sources: Option<Vec<KernelSource>>,
     /// Present once some input had a predictions.json.
     predictions: Option<Vec<Predictions>>,
     /// The kernels over their launches, from the last launches.json.
@@ -42,6 +46,22 @@ impl ExtraSections {
         if let Some(kernels) = read_section_file(results, "traffic.json", notes)? {
             for replaced in merge_traffic(self.traffic.get_or_insert_default(), kernels) {
                 notes.push(format!("{}: {replaced}", results.display()));
+            }
+        }
+        if let Some(sources) = read_section_file::<Vec<KernelSource>>(results, "lines.json", notes)?
+        {
+            let into = self.sources.get_or_insert_default();
+            for source in sources {
+                if let Some(earlier) = into.iter_mut().find(|k| k.kernel == source.kernel) {
+                    notes.push(format!(
+                        "{}: the source lines of {}: replaced",
+                        results.display(),
+                        source.kernel
+                    ));
+                    *earlier = source;
+                } else {
+                    into.push(source);
+                }
             }
         }
         if let Some(predictions) = read_section_file(results, "predictions.json", notes)? {
@@ -78,6 +98,7 @@ impl ExtraSections {
     /// analyze` writes them.
     pub fn sections(self) -> Vec<ReportSection> {
         let traffic = self.traffic.as_deref().and_then(traffic_section);
+        let sources = self.sources.as_deref().and_then(source_section);
         let predictions = self
             .predictions
             .as_deref()
@@ -85,6 +106,7 @@ impl ExtraSections {
         let launches = self.launches.as_deref().and_then(launches_section);
         traffic
             .into_iter()
+            .chain(sources)
             .chain(predictions)
             .chain(launches)
             .map(ReportSection::from)

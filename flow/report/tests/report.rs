@@ -136,6 +136,7 @@ fn simple_case() -> ResultSet {
         work: Figure::measured(2e9, Unit::Ops, "count"),
         traffic_accessed: Figure::measured(1e9, Unit::Bytes, "count"),
         traffic_compulsory: None,
+        hotspots: Default::default(),
     });
     set.put_device(DeviceProfile {
         name: "dev".into(),
