@@ -47,6 +47,7 @@ fn vadd_is_analyzed_into_a_full_report() {
         "roofline-all.svg",
         "traffic-curve.svg",
         "predictions.json",
+        "lines.json",
     ] {
         assert!(out_dir.join(file).is_file(), "{file} missing");
     }
@@ -139,7 +140,28 @@ fn vadd_is_analyzed_into_a_full_report() {
         sentence.contains("-bound at ") && sentence.contains("% of attainable"),
         "{sentence}"
     );
+    // ... and it names vadd's one line: all of W, all of Q, every byte
+    // contiguous.
+    assert!(
+        sentence.contains("vadd.cl:17 does 100 % of W")
+            || sentence.contains("100 % of bytes coalesce; vadd.cl:17 causes 100 % of Q"),
+        "{sentence}"
+    );
     assert!(html.contains("<ul class=\"findings\"><li>vadd on "));
+    // The source section: line 17 shaded, with its W and bytes.
+    assert!(html.contains("<h2>Source lines</h2>"));
+    assert!(
+        html.contains("<td>17</td><td>4,096</td><td>100.0</td><td>32,768</td><td>16,384</td>"),
+        "line 17 in the source section"
+    );
+    let lines: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("lines.json")).unwrap())
+            .unwrap();
+    assert_eq!(lines[0]["kernel"], "vadd");
+    assert!(lines[0]["files"]["kernels/vadd/vadd.cl"]
+        .as_str()
+        .unwrap()
+        .contains("c[i] = a[i] + b[i];"));
     assert!(data.path().join("history.db").is_file());
     assert!(
         std::fs::read_dir(data.path().join("measured"))

@@ -119,7 +119,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 #[test]
-fn a_redrawn_analyze_report_keeps_its_traffic_and_prediction_sections() {
+fn a_redrawn_analyze_report_keeps_its_traffic_source_and_prediction_sections() {
     let data = tempfile::tempdir().unwrap();
     let original = data.path().join("original");
     let output = common::clflow(
@@ -152,12 +152,12 @@ fn a_redrawn_analyze_report_keeps_its_traffic_and_prediction_sections() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // -v says which section files were picked up.
-    for name in ["traffic.json", "predictions.json"] {
+    for name in ["traffic.json", "lines.json", "predictions.json"] {
         let read = format!("{}: read", original.join(name).display());
         assert!(stderr(&output).contains(&read), "{}", stderr(&output));
     }
     assert!(redrawn.join("traffic-curve.svg").is_file());
-    for name in ["traffic.json", "predictions.json"] {
+    for name in ["traffic.json", "lines.json", "predictions.json"] {
         let before = read_json(&original.join(name));
         assert!(!before.as_array().unwrap().is_empty(), "{name} is empty");
         assert_eq!(read_json(&redrawn.join(name)), before, "{name} differs");
@@ -169,6 +169,7 @@ fn a_redrawn_analyze_report_keeps_its_traffic_and_prediction_sections() {
     let html = std::fs::read_to_string(redrawn.join("index.html")).unwrap();
     for heading in [
         "<h2>Traffic at a cache size</h2>",
+        "<h2>Source lines</h2>",
         "<h2>Predicted time</h2>",
     ] {
         assert!(
