@@ -36,8 +36,30 @@ impl OpSet {
     pub fn contains(&self, key: &WorkKey) -> bool {
         let class = OpClass::of(key.ty);
         (key.arith && (self.classes.contains(&class) || self.work && is_work(class, key.role)))
+            || (self.work && key.role == Role::Work && is_atomic_update(key.op))
             || self.ops.contains(key.op)
     }
+}
+
+/// An atomic that computes as it updates memory (an add, a min, a bitwise
+/// operation): a histogram's increments are its algorithm's work. Atomic
+/// loads, stores and exchanges only move data; no atomic is arithmetic
+/// (`arith`), so `work` takes these by name, where their results are work.
+fn is_atomic_update(op: &str) -> bool {
+    matches!(
+        op,
+        "OpAtomicIIncrement"
+            | "OpAtomicIDecrement"
+            | "OpAtomicIAdd"
+            | "OpAtomicISub"
+            | "OpAtomicSMin"
+            | "OpAtomicUMin"
+            | "OpAtomicSMax"
+            | "OpAtomicUMax"
+            | "OpAtomicAnd"
+            | "OpAtomicOr"
+            | "OpAtomicXor"
+    )
 }
 
 /// What `work` takes of the arithmetic: every float operation (a float

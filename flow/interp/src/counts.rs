@@ -41,7 +41,11 @@
 //!   `work`: the algorithm's operations (see Roles): every float operation,
 //!   and the integer operations whose role is work, so not the index
 //!   arithmetic, loop counters and bound tests that `arith` counts (vadd:
-//!   4,096 of `arith`'s 20,480); builtins in their base form as always. It is
+//!   4,096 of `arith`'s 20,480); builtins in their base form as always; and
+//!   the atomics that compute as they update (`atomic_add`, `atomic_inc`,
+//!   `atomic_min`, `atomic_and` ...: one operation per work-item) where their
+//!   role is work (a histogram's increments; not a slot taken for an
+//!   index), which are no class's arithmetic. It is
 //!   the default of `count`, `analyze`, `predict` and `split` (a check suite
 //!   says its own `ops`, `arith` where it says none).
 //!   Loads, stores, conversions, `OpSelect`, `OpPhi`, atomics, control flow

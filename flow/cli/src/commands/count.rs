@@ -38,7 +38,8 @@ Examples:
       with totals per kernel and for the application
 
 Op sets: work (default: every float operation and the integer operations whose role is the
-algorithm's, not index arithmetic, loop counters or bound tests), arith (int + fp32 + fp64 +
+algorithm's, not index arithmetic, loop counters or bound tests, and atomic updates such as a
+histogram's increments), arith (int + fp32 + fp64 +
 fp16, all arithmetic), int, fp32, fp64, fp16, or a comma list of classes, SPIR-V opcodes
 (OpIAdd), OpenCL builtins (sqrt) and LLVM names (add, icmp, getelementptr). FMA and mad
 count 2; vector operations count one per lane.
@@ -73,7 +74,7 @@ pub struct CountArgs {
     lines: bool,
     /// Which operations W counts: `arith` (every arithmetic operation), `work` (the
     /// algorithm's: every float operation and the integer operations whose role is work, not
-    /// address or control), `int`, `fp32`, `fp64`, `fp16`, or operations by name
+    /// address or control, and atomic updates), `int`, `fp32`, `fp64`, `fp16`, or operations by name
     /// (add,xor,getelementptr; OpIAdd; sqrt), comma-separated.
     #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
