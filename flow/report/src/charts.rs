@@ -4,7 +4,7 @@
 //! the energy of each run (Figure 12).
 
 use crate::plot::{
-    decade_ceil, decade_floor, Bar, BarPlot, Line, LogPlot, Marker, Place, Stroke, Tag,
+    decade_ceil, decade_floor, Axis, Bar, BarPlot, Line, LogPlot, Marker, Place, Stroke, Tag,
 };
 use clflow_metrics::{format_number, ridge, Ceilings, DeviceProfile, Metrics, ResultSet, Unit};
 use plotters::style::RGBColor;
@@ -104,8 +104,21 @@ struct KernelSpec {
     label: String,
     intensity_min: f64,
     intensity_max: f64,
+    /// What each wall is: `I accessed`, `I compulsory`.
+    names: (&'static str, &'static str),
     achieved: Option<f64>,
+    /// The roof at `intensity_max`, where the achieved point stands.
+    attainable: Option<f64>,
     color: RGBColor,
+}
+
+/// A wall's name from the intensity's equation: W over which Q.
+fn wall_name(intensity: &clflow_metrics::Figure) -> &'static str {
+    match intensity.source.as_deref().unwrap_or("") {
+        s if s.contains("compulsory") => "I compulsory",
+        s if s.contains("accessed") => "I accessed",
+        _ => "I",
+    }
 }
 
 fn value_text(value: f64, roof: Roof) -> String {
@@ -173,6 +186,7 @@ fn layout(
         y_label: roof.y_label(),
         x_range: (x_lo, x_hi),
         y_range: (y_lo, y_hi),
+        x_axis: Axis::Number,
         lines: Vec::new(),
         markers: Vec::new(),
         tags: Vec::new(),
@@ -272,8 +286,8 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
     let ranged = k.intensity_min < k.intensity_max;
     let mut walls = vec![(k.intensity_max, Stroke::Solid, "I")];
     if ranged {
-        walls[0].2 = "I max";
-        walls.push((k.intensity_min, Stroke::Dotted, "I min"));
+        walls[0].2 = k.names.1;
+        walls.push((k.intensity_min, Stroke::Dotted, k.names.0));
     }
     for (intensity, stroke, name) in walls {
         let text = format!("{} {name} = {} OPS/B", k.label, format_number(intensity));
@@ -314,17 +328,43 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
             place: Place::BelowRight,
             color: k.color,
         });
+        // The gap to the roof above the point, and how much of it is used.
+        if let Some(roof_at) = k.attainable.filter(|a| *a > achieved) {
+            // A broad faint band over the wall, so that it shows on it.
+            plot.lines.push(Line {
+                points: vec![(k.intensity_max, achieved), (k.intensity_max, roof_at)],
+                color: k.color,
+                faint: true,
+                stroke: Stroke::Solid,
+                width: 10,
+                legend: None,
+            });
+            plot.tags.push(Tag {
+                text: format!(
+                    "{} % of attainable",
+                    format_number(100.0 * achieved / roof_at)
+                ),
+                at: (k.intensity_max, (achieved * roof_at).sqrt()),
+                place: Place::AboveRight,
+                color: k.color,
+            });
+        }
     }
 }
 
 fn kernel_spec(m: &Metrics, roof: Roof, label: String, color: RGBColor) -> Option<KernelSpec> {
-    let intensity_min = m.intensity_min.as_ref()?.value;
-    let intensity_max = m.intensity_max.as_ref()?.value;
+    let (min, max) = (m.intensity_min.as_ref()?, m.intensity_max.as_ref()?);
+    let attainable = match roof {
+        Roof::Performance => m.attainable.as_ref(),
+        Roof::PerWatt => m.attainable_per_watt.as_ref(),
+    };
     Some(KernelSpec {
         label,
-        intensity_min,
-        intensity_max,
+        intensity_min: min.value,
+        intensity_max: max.value,
+        names: (wall_name(min), wall_name(max)),
         achieved: roof.achieved(m).map(|v| v / GIGA),
+        attainable: attainable.map(|a| a.value / GIGA),
         color,
     })
 }

@@ -67,6 +67,65 @@ pub struct Marker {
     pub legend: Option<String>,
 }
 
+/// What a log axis's values are, which decides its ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Axis {
+    /// Plain numbers: ticks at powers of ten.
+    #[default]
+    Number,
+    /// Bytes: ticks at powers of two, written `16 KiB`, `4 MiB`.
+    Bytes,
+}
+
+impl Axis {
+    /// The bold ticks across `lo..hi` and the faint grid lines between them.
+    fn key_points(self, (lo, hi): (f64, f64)) -> (Vec<f64>, Vec<f64>) {
+        match self {
+            Axis::Number => {
+                let (mut bold, mut light) = (Vec::new(), Vec::new());
+                let within = |v: f64| v >= lo * 0.999_999 && v <= hi * 1.000_001;
+                for e in lo.log10().floor() as i32..=hi.log10().ceil() as i32 {
+                    let decade = 10f64.powi(e);
+                    bold.extend(Some(decade).filter(|v| within(*v)));
+                    light.extend((2..10).map(|k| decade * k as f64).filter(|v| within(*v)));
+                }
+                (bold, light)
+            }
+            Axis::Bytes => {
+                let (first, last) = (lo.log2().ceil() as i32, hi.log2().floor() as i32);
+                // At most about ten ticks: every power of two, or of 4, 8 ...
+                let step = ((last - first) / 10 + 1).max(1);
+                let powers = |keep: &dyn Fn(i32) -> bool| {
+                    (first..=last)
+                        .filter(|p| keep(*p))
+                        .map(|p| 2f64.powi(p))
+                        .collect()
+                };
+                (powers(&|p| p % step == 0), powers(&|p| p % step != 0))
+            }
+        }
+    }
+
+    fn label(self, v: f64) -> String {
+        match self {
+            Axis::Number => format_number(v),
+            Axis::Bytes => binary_size(v),
+        }
+    }
+}
+
+/// `512 B`, `16 KiB`, `1.5 MiB`: a byte count as an axis writes it.
+pub fn binary_size(bytes: f64) -> String {
+    let mut value = bytes;
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB"] {
+        if value < 1024.0 || unit == "TiB" {
+            return format!("{} {unit}", format_number(value));
+        }
+        value /= 1024.0;
+    }
+    unreachable!("TiB ends the loop")
+}
+
 /// A log-log chart: rooflines and what the kernels reached.
 #[derive(Debug, Clone)]
 pub struct LogPlot {
@@ -75,6 +134,8 @@ pub struct LogPlot {
     pub y_label: String,
     pub x_range: (f64, f64),
     pub y_range: (f64, f64),
+    /// What the x values are (numbers, or bytes).
+    pub x_axis: Axis,
     pub lines: Vec<Line>,
     pub markers: Vec<Marker>,
     pub tags: Vec<Tag>,
@@ -201,18 +262,24 @@ impl Chart for LogPlot {
         let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
         let (x_lo, x_hi) = self.x_range;
         let (y_lo, y_hi) = self.y_range;
+        let (bold, light) = self.x_axis.key_points(self.x_range);
+        let x_coord = (x_lo..x_hi)
+            .log_scale()
+            .with_key_points(bold)
+            .with_light_points(light);
         let mut chart = ChartBuilder::on(&plot_area)
             .caption(&self.title, font(22))
             .margin(14)
             .x_label_area_size(56)
             .y_label_area_size(78)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+            .build_cartesian_2d(x_coord, (y_lo..y_hi).log_scale())
             .map_err(failed)?;
+        let x_axis = self.x_axis;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
-            .x_label_formatter(&|v| format_number(*v))
+            .x_label_formatter(&|v| x_axis.label(*v))
             .y_label_formatter(&|v| format_number(*v))
             .label_style(font(15))
             .axis_desc_style(font(17))
@@ -419,5 +486,29 @@ impl Chart for BarPlot {
             .map_err(failed)?;
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_axes_tick_at_powers_of_two_written_in_binary_units() {
+        let (bold, light) = Axis::Bytes.key_points((1024.0, 64.0 * 1024.0 * 1024.0));
+        let labels: Vec<String> = bold.iter().map(|v| Axis::Bytes.label(*v)).collect();
+        assert_eq!(
+            labels,
+            [
+                "1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB",
+                "64 MiB"
+            ]
+        );
+        assert!(light.contains(&2048.0));
+        assert_eq!(binary_size(1.5 * 1024.0 * 1024.0), "1.5 MiB");
+        let (decades, light) = Axis::Number.key_points((0.01, 10.0));
+        let labels: Vec<String> = decades.iter().map(|v| Axis::Number.label(*v)).collect();
+        assert_eq!(labels, ["0.01", "0.1", "1", "10"]);
+        assert_eq!(light.len(), 3 * 8);
     }
 }

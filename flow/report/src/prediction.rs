@@ -5,7 +5,7 @@
 
 use crate::charts::color;
 use crate::html::escape;
-use crate::plot::{decade_ceil, decade_floor, Line, LogPlot, Marker, Place, Stroke, Tag};
+use crate::plot::{decade_ceil, decade_floor, Axis, Line, LogPlot, Marker, Place, Stroke, Tag};
 use clflow_metrics::{format_number, Unit};
 use clflow_predict::Predictions;
 use plotters::style::RGBColor;
@@ -116,6 +116,7 @@ pub fn boat_hull_chart(p: &Predictions) -> Option<LogPlot> {
         y_label: "Time (s)".into(),
         x_range: (x_lo, x_hi),
         y_range,
+        x_axis: Axis::Number,
         lines,
         markers,
         tags: vec![Tag {
@@ -188,6 +189,7 @@ pub fn quadrant_split_chart(
         y_label: "Throughput (GOPS/s)".into(),
         x_range: (x_lo, x_hi),
         y_range: (y_lo.min(decade_floor(y_hi / 1e4)), y_hi),
+        x_axis: Axis::Number,
         lines: vec![half_line],
         markers,
         tags: Vec::new(),
@@ -244,6 +246,7 @@ pub fn energy_roofline_chart(predictions: &[&Predictions]) -> Option<LogPlot> {
         y_label: "Energy efficiency (GOPS/J)".into(),
         x_range: (1e-3, 1e4),
         y_range,
+        x_axis: Axis::Number,
         lines,
         markers,
         tags: Vec::new(),

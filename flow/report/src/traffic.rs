@@ -5,9 +5,9 @@
 use crate::charts::color;
 use crate::html::escape;
 use crate::output::Section;
-use crate::plot::{decade_ceil, decade_floor, Line, LogPlot, Marker, Stroke};
+use crate::plot::{binary_size, decade_ceil, decade_floor, Axis, Line, LogPlot, Marker, Stroke};
 use clflow_metrics::format_number;
-use clflow_traffic::{format_size, DeviceTraffic, PatternCounts};
+use clflow_traffic::{DeviceTraffic, PatternCounts};
 use serde::Deserialize;
 use std::fmt::Write;
 
@@ -23,10 +23,9 @@ pub struct KernelTraffic {
     pub devices: Vec<DeviceTraffic>,
 }
 
-const KIB: f64 = 1024.0;
 const MB: f64 = 1e6;
 
-/// Q (MB) against the cache size (KiB), log-log: each kernel's simulated
+/// Q (MB) against the cache size (bytes, ticks in KiB, MiB ...), log-log: each kernel's simulated
 /// DRAM traffic, its compulsory traffic dashed, its accessed bytes dotted,
 /// and a point at each device's cache.
 pub fn traffic_curve_chart(kernels: &[KernelTraffic]) -> Option<LogPlot> {
@@ -42,7 +41,7 @@ pub fn traffic_curve_chart(kernels: &[KernelTraffic]) -> Option<LogPlot> {
             .curve
             .iter()
             .filter(|p| p.total() > 0)
-            .map(|p| (p.cache_bytes as f64 / KIB, p.total() as f64 / MB))
+            .map(|p| (p.cache_bytes as f64, p.total() as f64 / MB))
             .collect();
         let (Some(lo), Some(hi)) = (points.first(), points.last()) else {
             continue;
@@ -83,16 +82,16 @@ pub fn traffic_curve_chart(kernels: &[KernelTraffic]) -> Option<LogPlot> {
             let at = &device.summary;
             let q = at.dram.total() as f64 / MB;
             if q > 0.0 {
-                xs.push(at.cache.bytes as f64 / KIB);
+                xs.push(at.cache.bytes as f64);
                 markers.push(Marker {
-                    at: (at.cache.bytes as f64 / KIB, q),
+                    at: (at.cache.bytes as f64, q),
                     color: c,
                     // The device's name last: a long one is cut at the legend's edge.
                     legend: Some(format!(
                         "{}: {} MB at {} ({})",
                         kernel.kernel,
                         format_number(q),
-                        format_size(at.cache.bytes),
+                        binary_size(at.cache.bytes as f64),
                         device.device
                     )),
                 });
@@ -109,10 +108,11 @@ pub fn traffic_curve_chart(kernels: &[KernelTraffic]) -> Option<LogPlot> {
     let (x_range, y_range) = (range(&xs)?, range(&ys)?);
     Some(LogPlot {
         title: "DRAM traffic against cache size (LRU)".into(),
-        x_label: "Cache size (KiB)".into(),
+        x_label: "Cache size".into(),
         y_label: "Q (MB)".into(),
         x_range,
         y_range,
+        x_axis: Axis::Bytes,
         lines,
         markers,
         tags: Vec::new(),
@@ -298,12 +298,14 @@ mod tests {
         }];
         let plot = traffic_curve_chart(&kernels).unwrap();
         let curve = &plot.lines[0].points;
-        assert_eq!(curve.first(), Some(&(1.0, 131072.0 / MB)));
+        // Cache sizes in bytes, on an axis of binary sizes.
+        assert_eq!(plot.x_axis, Axis::Bytes);
+        assert_eq!(curve.first(), Some(&(1024.0, 131072.0 / MB)));
         // The first device's curve ends where every line fits.
-        assert_eq!(curve.last(), Some(&(64.0, 65536.0 / MB)));
+        assert_eq!(curve.last(), Some(&(65536.0, 65536.0 / MB)));
         let at: Vec<(f64, f64)> = plot.markers.iter().map(|m| m.at).collect();
-        assert_eq!(at, [(16.0, 131072.0 / MB), (1024.0, 65536.0 / MB)]);
-        assert!(plot.x_range.0 <= 1.0 && plot.x_range.1 >= 1024.0);
+        assert_eq!(at, [(16384.0, 131072.0 / MB), (1048576.0, 65536.0 / MB)]);
+        assert!(plot.x_range.0 <= 1024.0 && plot.x_range.1 >= 1048576.0);
         let html = traffic_tables(&kernels);
         // I at the large cache: 65536 ops / 65536 B.
         assert!(

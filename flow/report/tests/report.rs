@@ -195,6 +195,27 @@ fn the_achieved_marker_sits_at_i_and_f() {
         texts.iter().any(|t| t == "k achieved 10 GOPS/s"),
         "{texts:?}"
     );
+    // The gap to the roof above the point: attainable at I = 2 is 2 · 20 =
+    // 40 GOPS/s, of which 10 is 25 %.
+    assert!(texts.iter().any(|t| t == "25 % of attainable"), "{texts:?}");
+}
+
+/// A kernel whose compulsory traffic is less than its accessed traffic has
+/// two walls, each named for the Q it divides W by.
+#[test]
+fn the_walls_are_named_for_their_traffic() {
+    let mut set = simple_case();
+    let mut kernel = set.kernels[0].clone();
+    kernel.traffic_compulsory = Some(Figure::measured(0.5e9, Unit::Bytes, "count"));
+    set.put_kernel(kernel);
+    let metrics = set.evaluate();
+    let on_device: Vec<_> = metrics.iter().collect();
+    let plot = device_roofline(Roof::Performance, &set.devices[0], &on_device).unwrap();
+    let (svg, _) = render_svg(&plot).unwrap();
+    let texts = svg_texts(&svg);
+    for wall in ["k I accessed = 2 OPS/B", "k I compulsory = 4 OPS/B"] {
+        assert!(texts.iter().any(|t| t == wall), "{wall}: {texts:?}");
+    }
 }
 
 #[test]
