@@ -86,6 +86,20 @@ fn vadd_is_analyzed_into_a_full_report() {
     assert_eq!(on["dram"]["read_bytes"], 32768);
     assert_eq!(on["dram"]["written_bytes"], 16384);
     assert_eq!(on["coalescing"]["bytes"]["contiguous"], 49152);
+    // The hierarchical roofline's levels: every byte into L1, the same
+    // bytes (each used once) from DRAM.
+    let levels = results["runs"][0]["levels"].as_array().expect("levels");
+    let first = levels.first().unwrap();
+    let last = levels.last().unwrap();
+    assert_eq!(
+        (&first["level"], value(&first["traffic"])),
+        (&"L1".into(), 49152.0)
+    );
+    assert_eq!(
+        (&last["level"], value(&last["traffic"])),
+        (&"DRAM".into(), 49152.0)
+    );
+    assert_eq!(m["levels"].as_array().unwrap().len(), levels.len());
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     assert!(html.contains("Traffic at a cache size"));
     assert!(html.contains("traffic-curve.svg"));

@@ -9,6 +9,7 @@
 //! - [`power`]: the [`power::PowerSensor`] trait, its NVML, RAPL, hwmon,
 //!   CSV-import and spec implementations, and [`power::choose_sensor`].
 
+pub mod caches;
 mod catalog;
 mod error;
 mod measured;

@@ -49,6 +49,10 @@ pub struct Metrics {
     /// Q accessed and compulsory.
     pub traffic_accessed: Figure,
     pub traffic_compulsory: Option<Figure>,
+    /// I at each level of the device's memory (W over the bytes crossing
+    /// into it), nearest the core first: the hierarchical roofline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelPoint>,
     /// Where W and Q concentrate, from the count (the finding's levers).
     #[serde(default, skip_serializing_if = "Hotspots::is_empty")]
     pub hotspots: Hotspots,
@@ -130,6 +134,13 @@ fn roof(intensity: &Figure, bandwidth: &Figure, peak: &Figure) -> Figure {
         &[intensity, bandwidth, peak],
         "min(I·B̂, F̂) (eq. 7)",
     )
+}
+
+/// One point of the hierarchical roofline: I at a memory level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelPoint {
+    pub level: String,
+    pub intensity: Figure,
 }
 
 /// Derives every metric of `kernel` on `device` from the `run`, if any.
@@ -235,6 +246,22 @@ pub fn evaluate(kernel: &KernelCounts, device: &DeviceProfile, run: Option<&Run>
         traffic_accessed: kernel.traffic_accessed.clone(),
         traffic_compulsory: kernel.traffic_compulsory.clone(),
         hotspots: kernel.hotspots.clone(),
+        levels: run
+            .map(|r| r.levels.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|l| {
+                Some(LevelPoint {
+                    level: l.level.clone(),
+                    intensity: ratio(
+                        work,
+                        Some(&l.traffic),
+                        Unit::OpsPerByte,
+                        &format!("I = W/Q at {}", l.level),
+                    )?,
+                })
+            })
+            .collect(),
         intensity_min,
         intensity_max,
         time,

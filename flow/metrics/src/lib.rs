@@ -16,12 +16,12 @@ mod import;
 mod model;
 pub mod paper;
 
-pub use derive::{attainable, evaluate, ridge, Bound, Metrics};
+pub use derive::{attainable, evaluate, ridge, Bound, LevelPoint, Metrics};
 pub use error::MetricsError;
 pub use figure::{format_number, Figure, Provenance, Unit};
 pub use finding::finding;
 pub use import::{read_input, read_measurements_csv, read_results, results_document, CSV_COLUMNS};
 pub use model::{
-    Ceilings, DeviceProfile, Hotspots, KernelCounts, LaunchInfo, OpKind, ResultSet, Run, RunDevice,
-    RunInfo, SCHEMA,
+    Ceilings, DeviceProfile, Hotspots, KernelCounts, LaunchInfo, LevelTraffic, OpKind, ResultSet,
+    Run, RunDevice, RunInfo, SCHEMA,
 };

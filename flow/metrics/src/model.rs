@@ -162,9 +162,23 @@ pub struct Run {
     /// Energy integrated by the sensor itself over the kernel's time, where it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_measured: Option<Figure>,
+    /// The kernel's traffic at each level of the device's memory, nearest
+    /// the core first, from the cache simulation (the hierarchical
+    /// roofline's points); none where no cache was simulated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelTraffic>,
     /// Anything the reader must know: a failed run, a wrong result, a missing sensor.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// The bytes that cross into one memory level: `L1`, every byte the kernel
+/// loads and stores; `L2`, what misses a cache of L1's size; ... `DRAM`,
+/// what misses the last-level cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelTraffic {
+    pub level: String,
+    pub traffic: Figure,
 }
 
 impl Run {
@@ -176,6 +190,7 @@ impl Run {
             power_peak: None,
             power_mean: None,
             energy_measured: None,
+            levels: Vec::new(),
             notes: Vec::new(),
         }
     }

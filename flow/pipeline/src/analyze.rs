@@ -19,7 +19,8 @@ use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
 use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{
-    Hotspots, KernelCounts, LaunchInfo, Metrics, ResultSet, Run, RunDevice, RunInfo,
+    Figure, Hotspots, KernelCounts, LaunchInfo, LevelTraffic, Metrics, ResultSet, Run, RunDevice,
+    RunInfo, Unit,
 };
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_report::source::KernelSource;
@@ -147,7 +148,8 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     let mut devices = select_devices(&args.devices, session)?;
     for device in &mut devices {
         let datasheet = catalog.match_name(&device.info.name).map(|m| m.profile);
-        device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet);
+        device.cache = device_cache(chosen_cache.as_ref(), &device.info, datasheet)
+            .map(|c| c.with_host_levels(device.info.kind));
     }
     // A capture stands for its launches' manifests, in launch order.
     let manifests = crate::capture::expand(&args.manifests)?;
@@ -244,7 +246,9 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
                         observer.note(format!("clflow: error: {message}"));
                         failures.push(Error::analysis(message));
                     }
-                    set.put_run(device_run.to_metrics_run(&kernel.name, &selected.name));
+                    let mut run = device_run.to_metrics_run(&kernel.name, &selected.name);
+                    run.levels = memory_levels(kernel, &selected.name);
+                    set.put_run(run);
                     completed.push((kernel, selected.name.clone(), device_run));
                 }
                 Err(failure) => {
@@ -342,6 +346,29 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         files: written.files,
         failures,
     })
+}
+
+/// The kernel's traffic at each memory level of a device whose cache was
+/// simulated, as the result set records it.
+fn memory_levels(kernel: &Counted, device: &str) -> Vec<LevelTraffic> {
+    let Some(traffic) = kernel.traffic.iter().find(|t| t.device == device) else {
+        return Vec::new();
+    };
+    traffic
+        .levels
+        .iter()
+        .map(|l| LevelTraffic {
+            level: l.level.clone(),
+            traffic: Figure::measured(
+                l.bytes as f64,
+                Unit::Bytes,
+                format!(
+                    "clflow cache simulation (LRU, {}-byte lines; {})",
+                    traffic.summary.cache.line_bytes, traffic.cache_source
+                ),
+            ),
+        })
+        .collect()
 }
 
 /// Each kernel over its launches (a captured application launches a kernel

@@ -5,6 +5,7 @@
 
 use crate::Error;
 use clflow_counts::group_digits;
+use clflow_devices::caches::{cpu_cache_levels, CPU_CACHES};
 use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
@@ -19,6 +20,7 @@ pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<Device
             return Ok(DeviceCache {
                 spec,
                 source: "--cache".into(),
+                upper: Vec::new(),
             })
         }
         Err(e) => e,
@@ -52,6 +54,25 @@ pub fn parse_cache_option(
 pub struct DeviceCache {
     pub spec: CacheSpec,
     pub source: String,
+    /// The caches nearer the core, named, smallest first: the upper levels
+    /// of the hierarchical roofline (known for the host's CPU).
+    pub upper: Vec<(String, u64)>,
+}
+
+impl DeviceCache {
+    /// With the host CPU's own caches above this one, for a CPU device
+    /// (OpenCL's CPU devices run on the host); as it is otherwise.
+    pub fn with_host_levels(mut self, kind: DeviceKind) -> Self {
+        if kind == DeviceKind::Cpu {
+            let levels = cpu_cache_levels(std::path::Path::new(CPU_CACHES));
+            self.upper = levels
+                .into_iter()
+                .filter(|l| l.bytes < self.spec.bytes)
+                .map(|l| (l.name, l.bytes))
+                .collect();
+        }
+        self
+    }
 }
 
 /// The cache the simulation uses for a device: `chosen` (`--cache`) if
@@ -118,6 +139,7 @@ fn cache_of(
     (bytes >= line_bytes).then_some(DeviceCache {
         spec: CacheSpec { bytes, line_bytes },
         source,
+        upper: Vec::new(),
     })
 }
 
@@ -266,6 +288,7 @@ pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport)
         device: device.to_string(),
         cache_source: cache.source.clone(),
         summary: report.summary(cache.spec),
+        levels: report.levels(cache.spec, &cache.upper),
     }
 }
 

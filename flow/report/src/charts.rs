@@ -107,9 +107,23 @@ struct KernelSpec {
     /// What each wall is: `I accessed`, `I compulsory`.
     names: (&'static str, &'static str),
     achieved: Option<f64>,
-    /// The roof at `intensity_max`, where the achieved point stands.
+    /// The roof where the achieved point stands: at the DRAM level's
+    /// intensity where the memory levels are known, else at `intensity_max`.
     attainable: Option<f64>,
+    /// I at each memory level (`L1` ... `DRAM`), nearest the core first:
+    /// the hierarchical roofline's points, all at the achieved value.
+    levels: Vec<(String, f64)>,
     color: RGBColor,
+}
+
+impl KernelSpec {
+    /// Where the achieved point stands: the DRAM traffic's intensity where
+    /// the cache simulation gave one, else the higher wall.
+    fn point(&self) -> f64 {
+        self.levels
+            .last()
+            .map_or(self.intensity_max, |(_, intensity)| *intensity)
+    }
 }
 
 /// A wall's name from the intensity's equation: W over which Q.
@@ -152,6 +166,7 @@ fn layout(
     }
     for k in kernels {
         xs.extend([k.intensity_min, k.intensity_max]);
+        xs.extend(k.levels.iter().map(|(_, i)| *i));
         ys.extend(k.achieved);
     }
     for (x, y) in points {
@@ -306,8 +321,41 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
             color: k.color,
         });
     }
+    if let (Some(achieved), true) = (k.achieved, k.levels.len() > 1) {
+        // The hierarchical roofline: a point per memory level, joined, each
+        // named; the DRAM one is the achieved point itself (below).
+        plot.lines.push(Line {
+            points: k.levels.iter().map(|(_, i)| (*i, achieved)).collect(),
+            color: k.color,
+            faint: false,
+            stroke: Stroke::Solid,
+            width: 1,
+            legend: None,
+        });
+        for (level, intensity) in &k.levels[..k.levels.len() - 1] {
+            plot.markers.push(Marker {
+                at: (*intensity, achieved),
+                color: k.color,
+                legend: None,
+            });
+            plot.tags.push(Tag {
+                text: level.clone(),
+                at: (*intensity, achieved),
+                place: Place::AboveLeft,
+                color: k.color,
+            });
+        }
+    }
     if let Some(achieved) = k.achieved {
-        let text = format!("{} achieved {}", k.label, value_text(achieved, roof));
+        let point = k.point();
+        let text = match k.levels.last() {
+            Some((level, _)) => format!(
+                "{} achieved {} ({level})",
+                k.label,
+                value_text(achieved, roof)
+            ),
+            None => format!("{} achieved {}", k.label, value_text(achieved, roof)),
+        };
         plot.lines.push(Line {
             points: vec![(x_lo, achieved), (x_hi, achieved)],
             color: k.color,
@@ -317,14 +365,14 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
             legend: None,
         });
         plot.markers.push(Marker {
-            at: (k.intensity_max, achieved),
+            at: (point, achieved),
             color: k.color,
             legend: Some(text.clone()),
         });
         // Beside its point, under the roof: clear of the bandwidth slope.
         plot.tags.push(Tag {
             text,
-            at: (k.intensity_max, achieved),
+            at: (point, achieved),
             place: Place::BelowRight,
             color: k.color,
         });
@@ -332,7 +380,7 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
         if let Some(roof_at) = k.attainable.filter(|a| *a > achieved) {
             // A broad faint band over the wall, so that it shows on it.
             plot.lines.push(Line {
-                points: vec![(k.intensity_max, achieved), (k.intensity_max, roof_at)],
+                points: vec![(point, achieved), (point, roof_at)],
                 color: k.color,
                 faint: true,
                 stroke: Stroke::Solid,
@@ -344,7 +392,7 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
                     "{} % of attainable",
                     format_number(100.0 * achieved / roof_at)
                 ),
-                at: (k.intensity_max, (achieved * roof_at).sqrt()),
+                at: (point, (achieved * roof_at).sqrt()),
                 place: Place::AboveRight,
                 color: k.color,
             });
@@ -352,11 +400,36 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
     }
 }
 
-fn kernel_spec(m: &Metrics, roof: Roof, label: String, color: RGBColor) -> Option<KernelSpec> {
+/// A kernel as a chart draws it; `device`, the roof of the chart's one
+/// device, places it at its memory levels (comparison charts have none).
+fn kernel_spec(
+    m: &Metrics,
+    roof: Roof,
+    label: String,
+    color: RGBColor,
+    device: Option<RoofValues>,
+) -> Option<KernelSpec> {
     let (min, max) = (m.intensity_min.as_ref()?, m.intensity_max.as_ref()?);
     let attainable = match roof {
         Roof::Performance => m.attainable.as_ref(),
         Roof::PerWatt => m.attainable_per_watt.as_ref(),
+    };
+    let levels: Vec<(String, f64)> = match device {
+        Some(_) => m
+            .levels
+            .iter()
+            .map(|l| (l.level.clone(), l.intensity.value))
+            .collect(),
+        None => Vec::new(),
+    };
+    // The roof at the DRAM point, where the memory levels place it.
+    let peak = device.and_then(|v| match m.ops {
+        clflow_metrics::OpKind::Int => v.int,
+        clflow_metrics::OpKind::Float => v.float,
+    });
+    let attainable = match (levels.last(), device, peak) {
+        (Some((_, i)), Some(v), Some(peak)) => Some((i * v.slope).min(peak)),
+        _ => attainable.map(|a| a.value / GIGA),
     };
     Some(KernelSpec {
         label,
@@ -364,13 +437,16 @@ fn kernel_spec(m: &Metrics, roof: Roof, label: String, color: RGBColor) -> Optio
         intensity_max: max.value,
         names: (wall_name(min), wall_name(max)),
         achieved: roof.achieved(m).map(|v| v / GIGA),
-        attainable: attainable.map(|a| a.value / GIGA),
+        attainable,
+        levels,
         color,
     })
 }
 
 /// The roofline of one device (Figures 6–11): measured ceilings strong,
-/// datasheet ceilings faint, each kernel's wall and achieved value.
+/// datasheet ceilings faint, each kernel's wall and achieved value; where
+/// the device's caches were simulated, hierarchical: the kernel's point at
+/// each memory level (L1 ... DRAM), the achieved one at DRAM's.
 pub fn device_roofline(
     roof: Roof,
     device: &DeviceProfile,
@@ -398,10 +474,12 @@ pub fn device_roofline(
     if roofs.is_empty() {
         return None;
     }
+    // The roof the points are read against: measured where there is one.
+    let device_roof = Some(roofs[0].values);
     let kernels: Vec<KernelSpec> = metrics
         .iter()
         .enumerate()
-        .filter_map(|(i, m)| kernel_spec(m, roof, m.kernel.clone(), color(i)))
+        .filter_map(|(i, m)| kernel_spec(m, roof, m.kernel.clone(), color(i), device_roof))
         .collect();
     let what = match roof {
         Roof::Performance => "Performance roofline",
@@ -443,7 +521,7 @@ pub fn comparison_roofline(roof: Roof, set: &ResultSet, metrics: &[Metrics]) -> 
         let first = metrics.iter().find(|m| m.kernel == kernel.kernel);
         let grey = RGBColor(110, 110, 110);
         if let Some(mut spec) =
-            first.and_then(|m| kernel_spec(m, roof, kernel.kernel.clone(), grey))
+            first.and_then(|m| kernel_spec(m, roof, kernel.kernel.clone(), grey, None))
         {
             spec.achieved = None;
             walls.push(spec);

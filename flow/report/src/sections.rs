@@ -231,6 +231,7 @@ mod tests {
                     sites: Vec::new(),
                 },
             },
+            levels: Vec::new(),
         }
     }
 

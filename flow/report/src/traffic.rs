@@ -284,6 +284,7 @@ mod tests {
                     bytes: *bytes,
                     line_bytes: 64,
                 }),
+                levels: Vec::new(),
             })
             .collect()
     }

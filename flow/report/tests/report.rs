@@ -3,7 +3,8 @@
 //! that leaves the earlier report whole.
 
 use clflow_metrics::{
-    paper, Ceilings, DeviceProfile, Figure, KernelCounts, OpKind, ResultSet, Run, Unit,
+    paper, Ceilings, DeviceProfile, Figure, KernelCounts, LevelTraffic, OpKind, ResultSet, Run,
+    Unit,
 };
 use clflow_report::plot::{render_svg, Geometry};
 use clflow_report::{device_roofline, write_report, Roof};
@@ -198,6 +199,68 @@ fn the_achieved_marker_sits_at_i_and_f() {
     // The gap to the roof above the point: attainable at I = 2 is 2 · 20 =
     // 40 GOPS/s, of which 10 is 25 %.
     assert!(texts.iter().any(|t| t == "25 % of attainable"), "{texts:?}");
+}
+
+/// With its traffic at each memory level, the device's roofline is
+/// hierarchical: a point per level, named, and the achieved one at DRAM's
+/// intensity, with the gap up to the roof there.
+#[test]
+fn memory_levels_make_the_roofline_hierarchical() {
+    let mut set = simple_case();
+    let mut run = set.runs[0].clone();
+    let bytes = |b: f64| Figure::measured(b, Unit::Bytes, "simulation");
+    // W = 2e9: I = 2 at L1, 8 at L2, 20 at DRAM (above the ridge of 5).
+    run.levels = vec![
+        LevelTraffic {
+            level: "L1".into(),
+            traffic: bytes(1e9),
+        },
+        LevelTraffic {
+            level: "L2".into(),
+            traffic: bytes(0.25e9),
+        },
+        LevelTraffic {
+            level: "DRAM".into(),
+            traffic: bytes(0.1e9),
+        },
+    ];
+    set.put_run(run);
+    let metrics = set.evaluate();
+    let levels: Vec<(String, f64)> = metrics[0]
+        .levels
+        .iter()
+        .map(|l| (l.level.clone(), l.intensity.value))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("L1".into(), 2.0),
+            ("L2".into(), 8.0),
+            ("DRAM".into(), 20.0)
+        ]
+    );
+    let on_device: Vec<_> = metrics.iter().collect();
+    let plot = device_roofline(Roof::Performance, &set.devices[0], &on_device).unwrap();
+    let (svg, geometry) = render_svg(&plot).unwrap();
+    let texts = svg_texts(&svg);
+    for text in [
+        "L1",
+        "L2",
+        "k achieved 10 GOPS/s (DRAM)",
+        "10 % of attainable",
+    ] {
+        assert!(texts.iter().any(|t| t == text), "{text}: {texts:?}");
+    }
+    // The achieved marker at DRAM's intensity, 20 OPS/B.
+    let (px, py) = geometry.unwrap().pixel((20.0, 10.0));
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    assert!(doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .any(|n| {
+            let at = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+            (at("cx") - px).abs() <= 2.0 && (at("cy") - py).abs() <= 2.0
+        }));
 }
 
 /// A kernel whose compulsory traffic is less than its accessed traffic has

@@ -318,6 +318,17 @@ pub struct DeviceTraffic {
     pub cache_source: String,
     #[serde(flatten)]
     pub summary: TrafficSummary,
+    /// The bytes crossing into each level of the device's memory, nearest
+    /// the core first (see [`TrafficReport::levels`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelBytes>,
+}
+
+/// The bytes that cross into one memory level (`L1`, `L2` ... `DRAM`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelBytes {
+    pub level: String,
+    pub bytes: u64,
 }
 
 /// How the accesses coalesce, over all sites and per site.
@@ -407,6 +418,41 @@ impl TrafficReport {
                 sites: self.coalescing.sites.clone(),
             },
         }
+    }
+
+    /// The hierarchical roofline's traffic through `cache` (the last level
+    /// before DRAM) and the `upper` caches nearer the core, each named and
+    /// smaller than the one after it: into the first level go the bytes
+    /// the kernel accesses, into each next level what misses a cache of
+    /// the level before's size, into DRAM what misses `cache`. With no
+    /// upper caches: `L1` (accessed) and `DRAM`.
+    pub fn levels(&self, cache: CacheSpec, upper: &[(String, u64)]) -> Vec<LevelBytes> {
+        let at = |bytes: u64| {
+            let q = self.at(CacheSpec { bytes, ..cache }).dram;
+            q.read_bytes + q.written_bytes
+        };
+        let upper: Vec<&(String, u64)> = upper.iter().filter(|(_, b)| *b < cache.bytes).collect();
+        let first = upper
+            .first()
+            .map_or("L1".to_string(), |(name, _)| name.clone());
+        let mut levels = vec![LevelBytes {
+            level: first,
+            bytes: self.accessed_bytes,
+        }];
+        for (k, (_, bytes)) in upper.iter().enumerate() {
+            let next = upper
+                .get(k + 1)
+                .map_or_else(|| format!("L{}", upper.len() + 1), |(name, _)| name.clone());
+            levels.push(LevelBytes {
+                level: next,
+                bytes: at(*bytes),
+            });
+        }
+        levels.push(LevelBytes {
+            level: "DRAM".into(),
+            bytes: at(cache.bytes),
+        });
+        levels
     }
 
     /// Q at `cache`, whose line size must be one the analysis ran with.
@@ -516,6 +562,27 @@ mod tests {
         assert_eq!(sizes, [1024, 2048, 4096, 5000, 8192]);
         assert_eq!(sweep.last().unwrap().total(), 8192);
         assert_eq!(report.coalescing.bytes().contiguous, 16384);
+        // The hierarchy's levels: into L1 every byte, into L2 what misses a
+        // 4 KiB L1 (both reads), into L3 what misses an 8 KiB L2 (one),
+        // into DRAM what misses the 32 KiB last level.
+        let names = |levels: Vec<LevelBytes>| -> Vec<(String, u64)> {
+            levels.into_iter().map(|l| (l.level, l.bytes)).collect()
+        };
+        let upper = [("L1".to_string(), 4096), ("L2".to_string(), 8192)];
+        assert_eq!(
+            names(report.levels("32KiB/64".parse().unwrap(), &upper)),
+            [
+                ("L1".to_string(), 16384),
+                ("L2".to_string(), 16384),
+                ("L3".to_string(), 8192),
+                ("DRAM".to_string(), 8192)
+            ]
+        );
+        // Upper levels no smaller than the last are not above it.
+        assert_eq!(
+            names(report.levels("4KiB/64".parse().unwrap(), &upper)),
+            [("L1".to_string(), 16384), ("DRAM".to_string(), 16384)]
+        );
     }
 
     #[test]
@@ -544,6 +611,7 @@ mod tests {
             device: "dev".into(),
             cache_source: "--cache".into(),
             summary: report.summary("16KiB/128".parse().unwrap()),
+            levels: Vec::new(),
         };
         let json = serde_json::to_value(&traffic).unwrap();
         // The summary is flattened into the device's object, the cache is
