@@ -133,7 +133,7 @@ impl Group {
         match self {
             Group::W | Group::Ops => "ops",
             Group::Q => "bytes",
-            Group::I => "ops/byte",
+            Group::I => "OPS/B",
             Group::T => "s",
             Group::F => "ops/s",
             Group::R => "ops/s/W",

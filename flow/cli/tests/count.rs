@@ -103,7 +103,7 @@ fn human_output_is_a_sorted_histogram_then_w_q_i() {
         })
         .collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
-    for unit in ["W (work):", "ops", "Q accessed:", "bytes", "ops/byte"] {
+    for unit in ["W (work):", "ops", "Q accessed:", "bytes", "OPS/B"] {
         assert!(text.contains(unit), "{unit} missing in {text}");
     }
 }
@@ -478,7 +478,7 @@ fn build_options_reach_a_sim_launch() {
         "arith",
     ]);
     assert!(String::from_utf8_lossy(&dumped.stdout).contains(
-        "I: 0.062 ops/byte (W/Q compulsory, whole 64-byte lines) to 0.250 ops/byte (W/Q accessed)"
+        "I: 0.0625 OPS/B (W/Q compulsory, whole 64-byte lines) to 0.25 OPS/B (W/Q accessed)"
     ));
     assert!(
         String::from_utf8_lossy(&dumped.stdout).contains("arg 0 (a) after the run: 3, 6, 9, 12"),

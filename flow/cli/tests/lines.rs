@@ -3,6 +3,7 @@
 //! fault messages that start with the source location.
 
 mod common;
+use clflow_core::numbers::group_digits;
 use common::{clflow, text};
 use serde_json::Value;
 
@@ -87,18 +88,6 @@ fn lookup3s_hot_lines_are_mix_and_final() {
         "{annotated}"
     );
     assert!(annotated.ends_with("mix(a, b, c);"), "{annotated}");
-}
-
-fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A work-item that reads past its buffer is named with the line and

@@ -8,6 +8,7 @@
 pub mod half;
 mod image;
 mod launch;
+pub mod numbers;
 mod signature;
 mod structs;
 mod types;

@@ -67,7 +67,7 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         r.q.line_bytes
     );
     let show = |v: Option<f64>| {
-        v.map(|x| format!("{x:.3} ops/byte"))
+        v.map(|x| format!("{} OPS/B", clflow_core::numbers::format_number(x)))
             .unwrap_or_else(|| "n/a (Q = 0)".into())
     };
     let _ = writeln!(out, "I: {}", intensity_text(&r.i, r.q.line_bytes, show));
@@ -119,26 +119,4 @@ fn intensity_text(
     }
 }
 
-/// `1234567` as `1,234,567`.
-pub fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digits_group_by_thousands() {
-        assert_eq!(group_digits(1234567), "1,234,567");
-        assert_eq!(group_digits(12), "12");
-    }
-}
+pub use clflow_core::numbers::group_digits;

@@ -102,24 +102,7 @@ fn auto_prefix(value: f64) -> (f64, &'static str) {
     }
 }
 
-/// Four significant digits, trailing zeros dropped; whole numbers from 1000 up
-/// ("2903", "476.2", "3.335", "0.38").
-pub fn format_number(value: f64) -> String {
-    if !value.is_finite() {
-        return value.to_string();
-    }
-    let magnitude = value.abs();
-    if magnitude >= 1000.0 || magnitude == 0.0 {
-        return format!("{value:.0}");
-    }
-    let decimals = (3 - magnitude.log10().floor() as i32).clamp(0, 9) as usize;
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
+pub use clflow_core::numbers::format_number;
 
 /// Where a figure comes from.
 ///

@@ -4,7 +4,7 @@
 //! simulation, and how its accesses coalesce.
 
 use crate::Error;
-use clflow_counts::group_digits;
+use clflow_core::numbers::{format_number, group_digits};
 use clflow_devices::caches::{cpu_cache_levels, CPU_CACHES};
 use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
 use clflow_ocl::{DeviceInfo, DeviceKind};
@@ -176,7 +176,7 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
     let intensity = if q == 0 {
         "n/a (Q = 0)".to_string()
     } else {
-        format!("{:.3} ops/byte", work as f64 / q as f64)
+        format_number(work as f64 / q as f64)
     };
     let _ = writeln!(
         out,
@@ -302,7 +302,7 @@ pub fn describe(traffic: &DeviceTraffic, work: u64) -> String {
         format!("{:.3}", work as f64 / q as f64)
     };
     format!(
-        "Q DRAM {} bytes through a {} cache ({}), I = {intensity} ops/byte; {:.0}% of bytes coalesce",
+        "Q DRAM {} bytes through a {} cache ({}), I = {intensity} OPS/B; {:.0} % of bytes coalesce",
         group_digits(q),
         summary.cache,
         traffic.cache_source,

@@ -217,7 +217,11 @@ pub fn energy_roofline_chart(predictions: &[&Predictions]) -> Option<LogPlot> {
             log_points(1e-3, 1e4, |i| c.efficiency_at(i, peak, bandwidth) / GIGA),
             color(k),
             Stroke::Solid,
-            &format!("{} (balance {} op/B)", p.device, format_number(c.balance())),
+            &format!(
+                "{} (balance {} OPS/B)",
+                p.device,
+                format_number(c.balance())
+            ),
         ));
         markers.push(Marker {
             at: (intensity, roofline.work / energy.energy_j / GIGA),

@@ -6,7 +6,7 @@
 use crate::html::escape;
 use crate::output::Section;
 use clflow_counts::{group_digits, LineReport};
-use clflow_metrics::Hotspots;
+use clflow_metrics::{format_number, Hotspots};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -78,10 +78,10 @@ impl KernelSource {
         let h = self.hotspots();
         let w = h
             .work_line
-            .map(|(line, share)| format!("{line} does {:.1} % of W", 100.0 * share));
+            .map(|(line, share)| format!("{line} does {} % of W", format_number(100.0 * share)));
         let q = h
             .traffic_line
-            .map(|(line, share)| format!("{line} causes {:.1} % of Q", 100.0 * share));
+            .map(|(line, share)| format!("{line} causes {} % of Q", format_number(100.0 * share)));
         match (w, q) {
             (Some(w), Some(q)) => Some(format!("{w}; {q}")),
             (w, q) => w.or(q),
@@ -270,7 +270,7 @@ mod tests {
     fn the_lever_names_the_line_with_most_w_and_the_one_with_most_q() {
         assert_eq!(
             kernel().lever().unwrap(),
-            "vadd.cl:2 does 90.0 % of W; vadd.cl:3 causes 75.0 % of Q"
+            "vadd.cl:2 does 90 % of W; vadd.cl:3 causes 75 % of Q"
         );
         let hottest: Vec<Option<u32>> = kernel().hottest().iter().map(|l| l.line).collect();
         assert_eq!(hottest, [Some(2), Some(3)]);

@@ -151,7 +151,7 @@ pub fn traffic_tables(kernels: &[KernelTraffic]) -> String {
          size. Compulsory traffic reads and writes each line once; accessed traffic is every \
          load and store.</p>\n<table id=\"traffic\"><tr><th>Kernel</th><th>Device</th>\
          <th>Cache</th><th>From</th><th>Q DRAM (B)</th><th>Compulsory (B)</th>\
-         <th>Accessed (B)</th><th>I at cache (ops/B)</th><th>Coalesced</th></tr>\n",
+         <th>Accessed (B)</th><th>I at cache (OPS/B)</th><th>Coalesced</th></tr>\n",
     );
     for kernel in kernels {
         for device in &kernel.devices {
