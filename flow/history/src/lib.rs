@@ -27,7 +27,7 @@ mod store;
 pub use error::{HistoryError, Result};
 pub use location::{git_commit, now, store_path, DATA_DIR_ENV, FILE_NAME, STORE_ENV};
 pub use schema::{V1 as SCHEMA_V1, VERSION as SCHEMA_VERSION};
-pub use store::{Batch, Entry, KernelSummary, Metric, Point, Store, TrendQuery};
+pub use store::{value_text, Batch, Entry, KernelSummary, Metric, Point, Store, TrendQuery};
 
 /// Appends `entries` to the store at `path` (see [`store_path`]) in one
 /// transaction: the one call `run`, `analyze` and `check` need.

@@ -6,7 +6,6 @@
 
 use crate::error::{HistoryError, Result};
 use crate::store::Point;
-use clflow_metrics::format_number;
 use clflow_report::plot::{render_svg, Chart, Geometry};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -19,8 +18,10 @@ const FONT: &str = "sans-serif";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub label: String,
-    /// The value of the first entry, the 1.0 of the plot.
+    /// The value of the first entry, the 1.0 of the plot, as text with its
+    /// unit (`802 ns`).
     pub first: f64,
+    pub first_text: String,
     /// (entry number, value / first).
     pub points: Vec<(f64, f64)>,
 }
@@ -46,15 +47,20 @@ impl TrendPlot {
             sources.sort();
             sources.dedup();
             for source in sources {
-                let values: Vec<(f64, f64)> = points
+                let mine: Vec<(usize, &Point)> = points
                     .iter()
                     .enumerate()
                     .filter(|(_, p)| p.entry.device.as_deref() == source)
+                    .filter(|(_, p)| p.metric(metric).is_some())
+                    .collect();
+                let values: Vec<(f64, f64)> = mine
+                    .iter()
                     .filter_map(|(i, p)| p.metric(metric).map(|v| ((i + 1) as f64, v)))
                     .collect();
                 let Some(&(_, first)) = values.first() else {
                     continue;
                 };
+                let first_text = mine[0].1.metric_text(metric).unwrap_or_default();
                 if first == 0.0 || !first.is_finite() {
                     continue;
                 }
@@ -65,6 +71,7 @@ impl TrendPlot {
                 series.push(Series {
                     label,
                     first,
+                    first_text,
                     points: values.into_iter().map(|(x, v)| (x, v / first)).collect(),
                 });
             }
@@ -94,7 +101,9 @@ impl TrendPlot {
             .flat_map(|s| s.points.iter().map(|p| p.1));
         let (lo, hi) = values.fold((1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let pad = ((hi - lo) * 0.1).max(0.05);
-        ((lo - pad).max(0.0), hi + pad)
+        // Room above the data for the legend, a line per series.
+        let legend = (hi - lo + 2.0 * pad) * 0.09 * (self.series.len() as f64 + 0.5);
+        ((lo - pad).max(0.0), hi + pad + legend)
     }
 }
 
@@ -121,7 +130,15 @@ impl Chart for TrendPlot {
             .configure_mesh()
             .x_desc("entry (oldest first)")
             .y_desc("relative to the first entry")
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_labels(self.entries.max(2) + 2)
+            // Entries are whole numbers: no tick between two.
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-6 {
+                    format!("{v:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .y_label_formatter(&|v| format!("{v:.2}"))
             .label_style((FONT, 15))
             .axis_desc_style((FONT, 17))
@@ -137,11 +154,7 @@ impl Chart for TrendPlot {
             chart
                 .draw_series(LineSeries::new(series.points.clone(), style))
                 .map_err(failed)?
-                .label(format!(
-                    "{} (first: {})",
-                    series.label,
-                    format_number(series.first)
-                ))
+                .label(format!("{} (first: {})", series.label, series.first_text))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
             chart
                 .draw_series(
@@ -154,6 +167,7 @@ impl Chart for TrendPlot {
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
             .label_font((FONT, 14))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)

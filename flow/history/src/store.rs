@@ -93,6 +93,35 @@ impl Point {
             .find(|m| m.name == name)
             .map(|m| m.value)
     }
+
+    /// The metric as the reports write it: `802 ns`, `49,152 bytes`.
+    pub fn metric_text(&self, name: &str) -> Option<String> {
+        let metric = self.entry.metrics.iter().find(|m| m.name == name)?;
+        Some(value_text(metric.value, metric.unit.as_deref()))
+    }
+}
+
+/// A recorded value in its unit as the reports write it: counts with
+/// thousands separators, times, energies and rates with SI prefixes.
+pub fn value_text(value: f64, unit: Option<&str>) -> String {
+    use clflow_metrics::Unit;
+    let unit = match unit {
+        Some("ops") | Some("bytes") if value.fract() == 0.0 && value >= 0.0 => {
+            return format!(
+                "{} {}",
+                clflow_core::numbers::group_digits(value as u64),
+                unit.unwrap_or_default()
+            );
+        }
+        Some("s") => Unit::Seconds,
+        Some("J") => Unit::Joules,
+        Some("W") => Unit::Watts,
+        Some("ops/s") => Unit::OpsPerSecond,
+        Some("ops/s/W") => Unit::OpsPerSecondPerWatt,
+        Some("OPS/B") => Unit::OpsPerByte,
+        _ => return clflow_metrics::format_number(value),
+    };
+    unit.format(value)
 }
 
 /// One kernel the store knows, for the overview.
@@ -384,5 +413,20 @@ impl Batch<'_> {
         self.tx
             .commit()
             .map_err(|e| HistoryError::store(self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_text;
+
+    #[test]
+    fn recorded_values_read_in_their_units() {
+        assert_eq!(value_text(8.02e-7, Some("s")), "802 ns");
+        assert_eq!(value_text(49152.0, Some("bytes")), "49,152 bytes");
+        assert_eq!(value_text(4096.0, Some("ops")), "4,096 ops");
+        assert_eq!(value_text(1.386e10, Some("ops/s")), "13.86 GOPS/s");
+        assert_eq!(value_text(0.0833, Some("OPS/B")), "0.0833 OPS/B");
+        assert_eq!(value_text(2.5, None), "2.5");
     }
 }

@@ -5,7 +5,6 @@ use crate::failure::Failure;
 use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_history::{plot::TrendPlot, Point, Store, TrendQuery};
-use clflow_metrics::format_number;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -134,7 +133,7 @@ fn table(points: &[Point], metrics: &[String]) -> String {
             row.extend(
                 metrics
                     .iter()
-                    .map(|m| p.metric(m).map_or("-".into(), format_number)),
+                    .map(|m| p.metric_text(m).unwrap_or_else(|| "-".into())),
             );
             row
         })
