@@ -100,7 +100,7 @@ fn the_trend_of_a_kernel_as_table_json_and_plot() {
         "{table}"
     );
     assert!(
-        lines[2].contains("20480") && lines[2].contains("49152"),
+        lines[2].contains("20,480 ops") && lines[2].contains("49,152 bytes"),
         "{table}"
     );
 
