@@ -134,7 +134,7 @@ fn the_trend_of_a_kernel_as_table_json_and_plot() {
     let doc = roxmltree::Document::parse(&text).unwrap();
     let words: String = doc.descendants().filter_map(|n| n.text()).collect();
     assert!(words.contains("vadd: trend over 2 entries"), "{words}");
-    assert!(words.contains("W.total (first: 20480)"), "{words}");
+    assert!(words.contains("W.total (first: 20,480 ops)"), "{words}");
 
     let out = run(&store, &["history", "vadd", "--device", "nvidia"]);
     assert_eq!(out.status.code(), Some(2));
