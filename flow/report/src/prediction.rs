@@ -143,7 +143,9 @@ pub struct QuadrantDevice {
 
 /// The quadrant split: each device a point at (bandwidth, throughput), the
 /// kernel the half-line throughput = I · bandwidth. Devices above the line
-/// run the kernel memory bound, those below compute bound.
+/// run the kernel memory bound, those below compute bound; a dashed guide
+/// from each device to the line ends at the kernel's roofline performance
+/// there.
 pub fn quadrant_split_chart(
     kernel: &str,
     intensity: f64,
@@ -152,7 +154,14 @@ pub fn quadrant_split_chart(
     if !(intensity.is_finite() && intensity > 0.0) || devices.is_empty() {
         return None;
     }
-    let xs: Vec<f64> = devices.iter().map(|d| d.bandwidth / GIGA).collect();
+    // Each device's bandwidth, and where a compute-bound one's guide ends.
+    let xs: Vec<f64> = devices
+        .iter()
+        .flat_map(|d| {
+            let b = d.bandwidth / GIGA;
+            [b, (d.throughput / GIGA / intensity).min(b)]
+        })
+        .collect();
     let ys: Vec<f64> = devices.iter().map(|d| d.throughput / GIGA).collect();
     let (x_lo, x_hi) = range_of(xs.iter().copied())?;
     let (y_lo, y_hi) = range_of(
@@ -167,22 +176,41 @@ pub fn quadrant_split_chart(
         Stroke::Solid,
         &format!("{kernel}: slope I = {}", format_number(intensity)),
     );
-    let markers = devices
-        .iter()
-        .enumerate()
-        .map(|(k, d)| {
-            let bound = if d.throughput / d.bandwidth > intensity {
-                "memory bound"
-            } else {
-                "compute bound"
-            };
-            Marker {
-                at: (d.bandwidth / GIGA, d.throughput / GIGA),
-                color: color(k),
-                legend: Some(format!("{}: {bound}", d.name)),
-            }
-        })
-        .collect();
+    let mut lines = vec![half_line];
+    let mut markers = Vec::new();
+    let mut tags = Vec::new();
+    for (k, d) in devices.iter().enumerate() {
+        let at = (d.bandwidth / GIGA, d.throughput / GIGA);
+        // Above the half-line the kernel is memory bound there and reaches
+        // I·B, straight below; below it, compute bound at F, using F/I of
+        // the bandwidth, straight left: the dashed guide ends at the
+        // roofline's performance of the kernel on the device.
+        let (bound, roof) = if at.1 / at.0 > intensity {
+            ("memory bound", (at.0, intensity * at.0))
+        } else {
+            ("compute bound", (at.1 / intensity, at.1))
+        };
+        let text = format!("{}: {bound}, {} GOPS/s", d.name, format_number(roof.1));
+        lines.push(Line {
+            points: vec![at, roof],
+            color: color(k),
+            faint: false,
+            stroke: Stroke::Dashed,
+            width: 2,
+            legend: None,
+        });
+        markers.push(Marker {
+            at,
+            color: color(k),
+            legend: Some(text),
+        });
+        tags.push(Tag {
+            text: d.name.clone(),
+            at,
+            place: Place::AboveRight,
+            color: color(k),
+        });
+    }
     Some(LogPlot {
         title: format!("Quadrant split: {kernel}"),
         x_label: "Memory bandwidth (GB/s)".into(),
@@ -190,9 +218,9 @@ pub fn quadrant_split_chart(
         x_range: (x_lo, x_hi),
         y_range: (y_lo.min(decade_floor(y_hi / 1e4)), y_hi),
         x_axis: Axis::Number,
-        lines: vec![half_line],
+        lines,
         markers,
-        tags: Vec::new(),
+        tags,
     })
 }
 
@@ -386,13 +414,23 @@ mod tests {
             .iter()
             .filter_map(|m| m.legend.as_deref())
             .collect();
-        assert_eq!(legends, ["gpu: memory bound", "cpu: compute bound"]);
+        assert_eq!(
+            legends,
+            [
+                "gpu: memory bound, 3600 GOPS/s",
+                "cpu: compute bound, 100 GOPS/s"
+            ]
+        );
         assert_eq!(plot.markers[0].at, (900.0, 20000.0));
+        // The guides end on the line: the GPU straight below at 4 · 900,
+        // the CPU straight left at 100 / 4.
+        assert_eq!(plot.lines[1].points, [(900.0, 20000.0), (900.0, 3600.0)]);
+        assert_eq!(plot.lines[2].points, [(100.0, 100.0), (25.0, 100.0)]);
         // The half-line has slope I on linear axes: y = 4 x.
         for (x, y) in &plot.lines[0].points {
             assert!((y - 4.0 * x).abs() < 1e-9 * y);
         }
-        assert!(plot.x_range.0 <= 100.0 && plot.x_range.1 >= 900.0);
+        assert!(plot.x_range.0 <= 25.0 && plot.x_range.1 >= 900.0);
         assert!(quadrant_split_chart("k", 0.0, &devices).is_none());
     }
 }
