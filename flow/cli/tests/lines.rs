@@ -90,6 +90,63 @@ fn lookup3s_hot_lines_are_mix_and_final() {
     assert!(annotated.ends_with("mix(a, b, c);"), "{annotated}");
 }
 
+/// With the cache simulation, each line's DRAM bytes: sgemm-128 through a
+/// 16 KiB cache reads 1,048,576 bytes for line 25's loads and writes back
+/// C's 65,536 bytes for line 26's store (kernels/README.md's 1,114,112),
+/// and says how each line's accesses coalesce.
+#[test]
+fn lines_carry_their_dram_traffic_through_the_simulated_cache() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &[
+            "count",
+            "kernels/sgemm/sgemm-128.toml",
+            "--cache",
+            "16KiB/64",
+            "--lines",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let row = |n: &str| {
+        shown
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_else(|| panic!("line {n}: {shown}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // LINE W W% LOADED STORED Q% DRAM PATTERN...
+    assert_eq!(row("25")[6], "1,048,576");
+    assert_eq!(row("26")[6], "65,536");
+    assert_eq!(row("26")[7], "contiguous");
+
+    let out = clflow(
+        data.path(),
+        &[
+            "count",
+            "kernels/sgemm/sgemm-128.toml",
+            "--cache",
+            "16KiB/64",
+            "--json",
+        ],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sites = report["traffic"]["coalescing"]["sites"].as_array().unwrap();
+    let dram: u64 = sites
+        .iter()
+        .map(|s| {
+            s["dram"]["read_bytes"].as_u64().unwrap() + s["dram"]["written_bytes"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(dram, 1_114_112);
+    assert!(sites
+        .iter()
+        .all(|s| s["line"]["file"] == "kernels/sgemm/sgemm.cl"));
+}
+
 /// A work-item that reads past its buffer is named with the line and
 /// column of the read, before the rest of the message.
 #[test]

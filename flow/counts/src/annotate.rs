@@ -8,14 +8,22 @@ use std::fmt::Write;
 /// Lines the summary lists.
 const HOTTEST: usize = 5;
 
+/// What the cache simulation says of one line, where it ran: how its
+/// global accesses coalesce, and its DRAM bytes through the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineCache {
+    pub pattern: String,
+    pub dram_bytes: Option<u64>,
+}
+
 /// The annotated source of a count. `source` reads a file the module names
 /// (`None` where it cannot: the columns are printed without the text);
-/// `patterns`, where a coalescing analysis ran, says how each line's
-/// global accesses coalesce (a PATTERN column).
+/// `caches`, where the cache simulation ran, says how each line's global
+/// accesses coalesce and what they cost in DRAM (PATTERN and DRAM columns).
 pub fn render_lines(
     report: &CountReport,
     source: &dyn Fn(&str) -> Option<String>,
-    patterns: &BTreeMap<SourceLine, String>,
+    caches: &BTreeMap<SourceLine, LineCache>,
 ) -> String {
     let mut out = String::new();
     if report.lines.is_empty() {
@@ -92,17 +100,25 @@ pub fn render_lines(
         );
     }
 
-    // The pattern column, where a coalescing analysis ran.
-    let pattern_of = |file: &str, n: u32| {
-        patterns.get(&SourceLine {
+    // The pattern and DRAM columns, where the cache simulation ran.
+    let cache_of = |file: &str, n: u32| {
+        caches.get(&SourceLine {
             file: file.to_string(),
             line: n,
         })
     };
-    let pt = patterns.values().map(String::len).max().map(|w| w.max(7));
+    let pt = caches
+        .values()
+        .map(|c| c.pattern.len())
+        .max()
+        .map(|w| w.max(7));
+    let dram = caches.values().any(|c| c.dram_bytes.is_some());
     for (file, lines) in &files {
         let _ = writeln!(out, "\n{file}");
-        let pattern_header = pt.map_or(String::new(), |pt| format!("  {:<pt$}", "PATTERN"));
+        let mut pattern_header = pt.map_or(String::new(), |pt| format!("  {:<pt$}", "PATTERN"));
+        if dram {
+            pattern_header = format!("  {:>qw$}{pattern_header}", "DRAM");
+        }
         let _ = writeln!(
             out,
             "  {:>5}  {:>ww$} {:>6}  {:>qw$} {:>qw$} {:>6}{pattern_header}  SOURCE",
@@ -128,9 +144,16 @@ pub fn render_lines(
                 None => Default::default(),
             };
             let [lw, lws, loaded, stored, lqs] = cells;
-            let pattern = pt.map_or(String::new(), |pt| {
-                format!("  {:<pt$}", pattern_of(file, n).map_or("", String::as_str))
+            let cache = cache_of(file, n).filter(|_| !lw.is_empty());
+            let mut pattern = pt.map_or(String::new(), |pt| {
+                format!("  {:<pt$}", cache.map_or("", |c| c.pattern.as_str()))
             });
+            if dram {
+                let bytes = cache
+                    .and_then(|c| c.dram_bytes)
+                    .map_or(String::new(), group_digits);
+                pattern = format!("  {bytes:>qw$}{pattern}");
+            }
             let _ = writeln!(
                 out,
                 "  {n:>5}  {lw:>ww$} {lws:>6}  {loaded:>qw$} {stored:>qw$} {lqs:>6}{pattern}  {code}"

@@ -22,7 +22,7 @@ mod summary;
 mod text;
 
 pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
-pub use annotate::render_lines;
+pub use annotate::{render_lines, LineCache};
 pub use counts::{
     is_memory_op, CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space,
     SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,

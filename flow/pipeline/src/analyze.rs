@@ -558,12 +558,16 @@ fn count_all(
     let mut kernels: Vec<Counted> = Vec::new();
     for (manifest, (input, launch)) in manifests.iter().zip(prepared) {
         let caches = devices.iter().map(|d| &d.cache);
+        let specs: Vec<_> = devices
+            .iter()
+            .filter_map(|d| Some(d.cache.as_ref()?.spec))
+            .collect();
         let result = interpret_traced(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &options,
-            TrafficAnalysis::new(&line_sizes(caches)),
+            TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),
             observer,
         );
         let (result, traffic_report) = result?;

@@ -78,7 +78,7 @@ pub fn interpret_at_cache(
 ) -> crate::Result<(RunResult, Option<TrafficSummary>)> {
     match cache {
         Some(cache) => {
-            let analysis = TrafficAnalysis::new(&[cache.line_bytes]);
+            let analysis = TrafficAnalysis::new(&[cache.line_bytes]).probing(&[cache]);
             let (result, report) =
                 interpret_traced(manifest, module, launch, options, analysis, observer)?;
             Ok((result, Some(report.summary(cache))))

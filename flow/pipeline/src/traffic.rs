@@ -186,7 +186,7 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
     );
     let _ = writeln!(
         out,
-        "  Q DRAM      {:>18} bytes (read {}, written back {});  I = {intensity}",
+        "  Q DRAM      {:>18} bytes (read {}, written back {});  I = {intensity} OPS/B",
         group_digits(q),
         group_digits(summary.dram.read_bytes),
         group_digits(summary.dram.written_bytes),

@@ -68,7 +68,10 @@ impl PatternCounts {
             .copied()
             .unwrap_or_default();
         let share = self.coalesced() as f64 / self.total().max(1) as f64;
-        format!("{:.0}% coalesced, {worst}", 100.0 * share)
+        format!(
+            "{} % coalesced, {worst}",
+            clflow_core::numbers::format_number(100.0 * share)
+        )
     }
 
     fn add(&mut self, pattern: Pattern, amount: u64) {
@@ -108,6 +111,11 @@ pub struct SiteCoalescing {
     /// (`TrafficReport::locate_sites`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<SourceLine>,
+    /// Its DRAM traffic through the cache the summary is at: the lines its
+    /// loads missed, and those its stores dirtied that were written back
+    /// (where the simulation probed that cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<crate::DramTraffic>,
     /// The buffers it accessed (indexes into the trace's buffers).
     pub buffers: Vec<u32>,
     /// `load`, `store` or `atomic`.
@@ -224,6 +232,7 @@ impl CoalescingAnalyzer {
                 site,
                 description: String::new(),
                 line: None,
+                dram: None,
                 buffers: Vec::new(),
                 kind: kind.into(),
                 dispatches: 0,

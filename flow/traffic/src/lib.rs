@@ -169,7 +169,8 @@ impl<R: Send + 'static> Stage<R> {
 
 fn simulate(sim: &mut LruSimulator, accesses: &[GlobalAccess]) {
     for a in accesses {
-        sim.access(a.buffer, a.offset, a.bytes, a.kind.reads(), a.kind.writes());
+        let kind = (a.kind.reads(), a.kind.writes());
+        sim.access(a.buffer, a.offset, a.bytes, kind, a.site);
     }
 }
 
@@ -179,6 +180,8 @@ fn simulate(sim: &mut LruSimulator, accesses: &[GlobalAccess]) {
 #[derive(Debug)]
 pub struct TrafficAnalysis {
     line_sizes: Vec<u64>,
+    /// Cache sizes at which each site's DRAM traffic is kept.
+    probes: Vec<u64>,
     simulations: Vec<Stage<LruCurve>>,
     coalescing: Option<Stage<CoalescingReport>>,
     buffers: Vec<TraceBuffer>,
@@ -200,11 +203,19 @@ impl TrafficAnalysis {
         }
         TrafficAnalysis {
             line_sizes: sizes,
+            probes: Vec::new(),
             simulations: Vec::new(),
             coalescing: None,
             buffers: Vec::new(),
             accessed_bytes: 0,
         }
+    }
+
+    /// Also keeps which site the DRAM traffic comes from at these caches
+    /// (`TrafficSummary` at one of them then has each site's `dram`).
+    pub fn probing(mut self, caches: &[CacheSpec]) -> Self {
+        self.probes = caches.iter().map(|c| c.bytes).collect();
+        self
     }
 
     /// Waits for the simulations to drain, and gathers what they found.
@@ -235,7 +246,7 @@ impl AccessSink for TrafficAnalysis {
             .iter()
             .map(|&line| {
                 Stage::spawn(
-                    LruSimulator::new(line, &sizes),
+                    LruSimulator::new(line, &sizes).probing(&self.probes),
                     simulate,
                     LruSimulator::finish,
                 )
@@ -342,12 +353,17 @@ pub struct CoalescingSummary {
 }
 
 impl CoalescingSummary {
-    /// Bytes per pattern of the sites on each source line.
-    pub fn bytes_by_line(&self) -> BTreeMap<SourceLine, PatternCounts> {
-        let mut lines: BTreeMap<SourceLine, PatternCounts> = BTreeMap::new();
+    /// Bytes per pattern of the sites on each source line, and their DRAM
+    /// bytes where the simulation kept them per site.
+    pub fn by_line(&self) -> BTreeMap<SourceLine, (PatternCounts, Option<u64>)> {
+        let mut lines: BTreeMap<SourceLine, (PatternCounts, Option<u64>)> = BTreeMap::new();
         for site in &self.sites {
             if let Some(line) = &site.line {
-                lines.entry(line.clone()).or_default().merge(&site.bytes);
+                let entry = lines.entry(line.clone()).or_default();
+                entry.0.merge(&site.bytes);
+                if let Some(dram) = site.dram {
+                    *entry.1.get_or_insert(0) += dram.total();
+                }
             }
         }
         lines
@@ -405,6 +421,21 @@ impl TrafficReport {
     /// the curve at its line size (through it), and the coalescing.
     pub fn summary(&self, cache: CacheSpec) -> TrafficSummary {
         let at = self.at(cache);
+        let mut sites = self.coalescing.sites.clone();
+        // Each site's DRAM traffic, where the simulation probed this cache.
+        if let Some(by_site) = self
+            .curve(cache.line_bytes)
+            .and_then(|curve| curve.by_site(cache.bytes))
+        {
+            for site in &mut sites {
+                site.dram = Some(
+                    by_site
+                        .iter()
+                        .find(|(s, _)| *s == site.site)
+                        .map_or(DramTraffic::default(), |(_, t)| *t),
+                );
+            }
+        }
         TrafficSummary {
             cache,
             accessed_bytes: at.accessed_bytes,
@@ -415,7 +446,7 @@ impl TrafficReport {
                 line_bytes: self.coalescing_line_bytes,
                 bytes: self.coalescing.bytes(),
                 accesses: self.coalescing.accesses(),
-                sites: self.coalescing.sites.clone(),
+                sites,
             },
         }
     }

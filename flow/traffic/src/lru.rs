@@ -17,9 +17,14 @@
 //! its last store hit, i.e. when C exceeds the largest distance among those
 //! accesses; so each eviction is a write-back for a range of C, recorded
 //! as a difference array.
+//!
+//! At cache sizes chosen before the run (*probes*) the pass also says which
+//! instruction the traffic comes from: a load miss belongs to the load's
+//! site, a write-back to the site of the store that last dirtied the line.
 
 use crate::fenwick::Fenwick;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Not stored to since the start.
 const NEVER_STORED: i32 = i32::MIN;
@@ -57,6 +62,17 @@ pub struct LruSimulator {
     cold_loads: u64,
     /// Write-backs: +1 where a range of cache sizes starts, -1 after it ends.
     writeback_delta: Vec<i64>,
+    /// Per-site traffic at chosen cache sizes (none unless asked for).
+    probes: Vec<Probe>,
+    /// The site of each line's latest store (kept only for probes).
+    store_site: Vec<u32>,
+}
+
+/// Lines read and written back per access site at one cache size.
+#[derive(Debug)]
+struct Probe {
+    lines: u64,
+    by_site: BTreeMap<u32, (u64, u64)>,
 }
 
 impl LruSimulator {
@@ -92,7 +108,27 @@ impl LruSimulator {
             load_distances: Vec::new(),
             cold_loads: 0,
             writeback_delta: Vec::new(),
+            probes: Vec::new(),
+            store_site: Vec::new(),
         }
+    }
+
+    /// Also tells, at each of these cache sizes (bytes), which site the
+    /// DRAM traffic comes from ([`LruCurve::by_site`]).
+    pub fn probing(mut self, cache_bytes: &[u64]) -> Self {
+        for &bytes in cache_bytes {
+            let lines = bytes >> self.line_shift;
+            if !self.probes.iter().any(|p| p.lines == lines) {
+                self.probes.push(Probe {
+                    lines,
+                    by_site: BTreeMap::new(),
+                });
+            }
+        }
+        if !self.probes.is_empty() {
+            self.store_site = vec![u32::MAX; self.lines.len()];
+        }
+        self
     }
 
     pub fn line_bytes(&self) -> u64 {
@@ -102,7 +138,14 @@ impl LruSimulator {
     /// One access of `bytes` bytes at `offset` in buffer `buffer`; every
     /// line it spans is accessed in turn. Accesses outside the buffers
     /// (which the interpreter never makes) are ignored.
-    pub fn access(&mut self, buffer: u32, offset: u64, bytes: u32, reads: bool, writes: bool) {
+    pub fn access(
+        &mut self,
+        buffer: u32,
+        offset: u64,
+        bytes: u32,
+        (reads, writes): (bool, bool),
+        site: u32,
+    ) {
         let b = buffer as usize;
         if bytes == 0 || b + 1 >= self.first_line.len() {
             return;
@@ -111,18 +154,21 @@ impl LruSimulator {
         let first = base + (offset >> self.line_shift);
         let last = base + ((offset + bytes as u64 - 1) >> self.line_shift);
         for line in first..=last.min(end.saturating_sub(1)) {
-            self.touch(line as u32, reads, writes);
+            self.touch(line as u32, reads, writes, site);
         }
     }
 
     #[inline]
-    fn touch(&mut self, line: u32, reads: bool, writes: bool) {
+    fn touch(&mut self, line: u32, reads: bool, writes: bool, site: u32) {
         let distance = if line == self.last_line {
             Some(0)
         } else {
             self.last_line = line;
             self.restamp(line)
         };
+        if !self.probes.is_empty() {
+            self.probe(line, distance, reads, writes, site);
+        }
         if reads {
             match distance {
                 Some(d) => bump(&mut self.load_distances, d as usize),
@@ -143,6 +189,32 @@ impl LruSimulator {
         }
         if writes {
             state.since_store = -1;
+        }
+    }
+
+    /// Charges this access's misses and write-backs at each probed size to
+    /// their sites, before the line's state moves on.
+    #[cold]
+    fn probe(&mut self, line: u32, distance: Option<u32>, reads: bool, writes: bool, site: u32) {
+        let since_store = self.lines[line as usize].since_store;
+        let stored_by = self.store_site[line as usize];
+        for probe in &mut self.probes {
+            let c = probe.lines;
+            let miss = distance.is_none_or(|d| u64::from(d) >= c);
+            if reads && miss {
+                probe.by_site.entry(site).or_default().0 += 1;
+            }
+            // Evicted dirty at this size: written back by the line's store.
+            if miss
+                && distance.is_some()
+                && since_store != NEVER_STORED
+                && (since_store as i64) < c as i64
+            {
+                probe.by_site.entry(stored_by).or_default().1 += 1;
+            }
+        }
+        if writes {
+            self.store_site[line as usize] = site;
         }
     }
 
@@ -190,14 +262,22 @@ impl LruSimulator {
     }
 
     /// The traffic at every cache size.
-    pub fn finish(self) -> LruCurve {
+    pub fn finish(mut self) -> LruCurve {
         let line_bytes = 1 << self.line_shift;
         let mut flush_from = Vec::new();
         let mut dirty_lines = 0u64;
-        for state in &self.lines {
+        for (line, state) in self.lines.iter().enumerate() {
             if state.since_store != NEVER_STORED {
                 dirty_lines += 1;
                 bump(&mut flush_from, (state.since_store + 1).max(1) as usize);
+                // Still dirty at the end where the cache outlasted the
+                // accesses since its store.
+                for probe in &mut self.probes {
+                    if (state.since_store as i64) < probe.lines as i64 {
+                        let site = self.store_site[line];
+                        probe.by_site.entry(site).or_default().1 += 1;
+                    }
+                }
             }
         }
         let sizes = self
@@ -219,11 +299,30 @@ impl LruSimulator {
             *slot = open as u64 + flushed;
         }
         debug_assert_eq!(writebacks[sizes], dirty_lines);
+        let by_site = self
+            .probes
+            .into_iter()
+            .map(|p| {
+                let sites = p
+                    .by_site
+                    .into_iter()
+                    .map(|(site, (read, written))| {
+                        let traffic = DramTraffic {
+                            read_bytes: read * line_bytes,
+                            written_bytes: written * line_bytes,
+                        };
+                        (site, traffic)
+                    })
+                    .collect();
+                (p.lines * line_bytes, sites)
+            })
+            .collect();
         LruCurve {
             line_bytes,
             lines_touched: self.touched as u64,
             load_misses,
             writebacks,
+            by_site,
         }
     }
 }
@@ -243,7 +342,7 @@ fn add_at(counts: &mut Vec<i64>, at: usize, amount: i64) {
 }
 
 /// Bytes moved between the cache and DRAM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DramTraffic {
     /// Lines read on load misses.
     pub read_bytes: u64,
@@ -267,6 +366,8 @@ pub struct LruCurve {
     load_misses: Vec<u64>,
     /// Write-backs at a cache of `c` lines (likewise).
     writebacks: Vec<u64>,
+    /// At each probed cache size (bytes): the traffic per access site.
+    by_site: Vec<(u64, Vec<(u32, DramTraffic)>)>,
 }
 
 impl LruCurve {
@@ -287,6 +388,16 @@ impl LruCurve {
             read_bytes: at(&self.load_misses) * self.line_bytes,
             written_bytes: at(&self.writebacks) * self.line_bytes,
         }
+    }
+
+    /// The traffic per access site through a cache of `bytes` bytes, where
+    /// the simulation probed that size (sites that moved nothing left out).
+    pub fn by_site(&self, bytes: u64) -> Option<&[(u32, DramTraffic)]> {
+        let lines = bytes / self.line_bytes;
+        self.by_site
+            .iter()
+            .find(|(at, _)| at / self.line_bytes == lines)
+            .map(|(_, sites)| sites.as_slice())
     }
 
     /// The traffic through a cache of `bytes` bytes (whole lines).
@@ -364,7 +475,7 @@ mod tests {
             // Few stamps, so that renumbering happens many times.
             let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4);
             for &(line, reads, writes) in &stream {
-                sim.access(0, line * 64 + 8, 4, reads, writes);
+                sim.access(0, line * 64 + 8, 4, (reads, writes), 0);
             }
             let curve = sim.finish();
             for capacity in [1, 2, 3, 5, 8, 9, 17, 64, 150, 299, 300, 1000] {
@@ -388,6 +499,74 @@ mod tests {
         }
     }
 
+    /// The plain cache again, charging each read miss to the reading site
+    /// and each write-back to the site of the line's latest store.
+    fn naive_by_site(stream: &[(u64, bool, bool)], capacity: usize) -> BTreeMap<u32, (u64, u64)> {
+        let mut by_site: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        // (line, dirty, latest store's site), most recent last.
+        let mut lines: Vec<(u64, bool, u32)> = Vec::new();
+        for (i, &(line, reads, writes)) in stream.iter().enumerate() {
+            let site = (i % 7) as u32;
+            let (dirty, stored_by) = match lines.iter().position(|(l, _, _)| *l == line) {
+                Some(at) => {
+                    let (_, dirty, by) = lines.remove(at);
+                    (dirty, by)
+                }
+                None => {
+                    if reads {
+                        by_site.entry(site).or_default().0 += 1;
+                    }
+                    if lines.len() == capacity {
+                        let (_, dirty, by) = lines.remove(0);
+                        if dirty {
+                            by_site.entry(by).or_default().1 += 1;
+                        }
+                    }
+                    (false, u32::MAX)
+                }
+            };
+            let stored_by = if writes { site } else { stored_by };
+            lines.push((line, dirty || writes, stored_by));
+        }
+        for (_, dirty, by) in lines {
+            if dirty {
+                by_site.entry(by).or_default().1 += 1;
+            }
+        }
+        by_site
+    }
+
+    #[test]
+    fn probed_sizes_charge_each_site_as_a_plain_lru_cache_does() {
+        let capacities = [1u64, 3, 8, 17, 150, 1000];
+        for seed in 0..4 {
+            let stream = random_stream(seed, 3000, 300);
+            let probes: Vec<u64> = capacities.iter().map(|c| c * 64).collect();
+            let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4).probing(&probes);
+            for (i, &(line, reads, writes)) in stream.iter().enumerate() {
+                sim.access(0, line * 64 + 8, 4, (reads, writes), (i % 7) as u32);
+            }
+            let curve = sim.finish();
+            for capacity in capacities {
+                let got: BTreeMap<u32, (u64, u64)> = curve
+                    .by_site(capacity * 64)
+                    .unwrap()
+                    .iter()
+                    .map(|(site, t)| (*site, (t.read_bytes / 64, t.written_bytes / 64)))
+                    .collect();
+                let want = naive_by_site(&stream, capacity as usize);
+                assert_eq!(got, want, "seed {seed}, {capacity} lines");
+                // The sites add up to the whole.
+                let total = curve.at_lines(capacity);
+                let (read, written) = got.values().fold((0, 0), |(r, w), (a, b)| (r + a, w + b));
+                assert_eq!(
+                    (read * 64, written * 64),
+                    (total.read_bytes, total.written_bytes)
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_stream_twice_hits_only_where_it_fits() {
         // 100 lines read twice: a cache of 100 lines misses 100 times, one
@@ -395,7 +574,7 @@ mod tests {
         let mut sim = LruSimulator::new(64, &[6400]);
         for _ in 0..2 {
             for line in 0..100 {
-                sim.access(0, line * 64, 64, true, false);
+                sim.access(0, line * 64, 64, (true, false), 0);
             }
         }
         let curve = sim.finish();
@@ -411,8 +590,8 @@ mod tests {
         let mut sim = LruSimulator::new(64, &[100, 64]);
         // Bytes 60..68 of buffer 0 touch its lines 0 and 1; buffer 1's line
         // 0 is another line.
-        sim.access(0, 60, 8, true, false);
-        sim.access(1, 0, 4, false, true);
+        sim.access(0, 60, 8, (true, false), 0);
+        sim.access(1, 0, 4, (false, true), 0);
         let curve = sim.finish();
         assert_eq!(curve.lines_touched(), 3);
         assert_eq!(
@@ -429,7 +608,7 @@ mod tests {
         let mut sim = LruSimulator::with_stamps(64, &[64 * 1000], 2);
         for round in 0..3 {
             for line in 0..10 {
-                sim.access(0, line * 64, 4, true, round == 2);
+                sim.access(0, line * 64, 4, (true, round == 2), 0);
             }
         }
         let curve = sim.finish();

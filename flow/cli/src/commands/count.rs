@@ -4,6 +4,7 @@
 use crate::failure::Failure;
 use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
+use clflow_interp::counts::LineCache;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_at_cache;
@@ -166,16 +167,25 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             }
             if args.lines {
                 let read = |file: &str| std::fs::read_to_string(file).ok();
-                let patterns = traffic.as_ref().map_or_else(Default::default, |t| {
-                    let by_line = t.coalescing.bytes_by_line();
+                let caches = traffic.as_ref().map_or_else(Default::default, |t| {
+                    let by_line = t.coalescing.by_line();
                     by_line
                         .into_iter()
-                        .map(|(l, p)| (l, p.describe()))
+                        .map(|(line, (pattern, dram_bytes))| {
+                            let pattern = pattern.describe();
+                            (
+                                line,
+                                LineCache {
+                                    pattern,
+                                    dram_bytes,
+                                },
+                            )
+                        })
                         .collect()
                 });
                 print!(
                     "\n{}",
-                    clflow_interp::counts::render_lines(&counts, &read, &patterns)
+                    clflow_interp::counts::render_lines(&counts, &read, &caches)
                 );
             }
             Ok(())
