@@ -5,6 +5,7 @@
 //   -DST=<scalar type>   its lane type (float or uint)
 //   -DPER_ITEM=<n>       elements each work-item handles (unrolled)
 //   -DSCALAR_ELEMENTS    when VT is a scalar type (width 1)
+//   -DWINDOW=<n>         for bench_resident: the elements its reads stay within
 //
 // Work-item g of G handles elements g, g + G, g + 2G ...: neighbouring
 // work-items touch neighbouring elements, which GPUs coalesce and CPU
@@ -83,6 +84,26 @@ __kernel void bench_write(__global VT *restrict c, const uint seed) {
 // multiplier being a prime): neighbouring work-items touch far-apart
 // addresses, so GPUs cannot coalesce them and CPUs use one element of each
 // cache line they fetch. The uncoalesced bandwidth of the boat hull model.
+// Reads like `read`, but only within the first WINDOW elements (a power of
+// two, built with -DWINDOW=<n>): a working set that stays in a cache, so its
+// bandwidth is the cache's. Work-item g's k-th element is (g + 17k) mod
+// WINDOW: neighbouring work-items read neighbouring elements, and a
+// work-item's PER_ITEM reads are all different.
+#ifdef WINDOW
+__kernel void bench_resident(__global const VT *restrict a, __global VT *restrict out,
+                             const ST sentinel) {
+#define RESIDENT(k) (((size_t)get_global_id(0) + (size_t)(k) * 17) & (WINDOW - 1))
+    VT sum = a[RESIDENT(0)];
+#pragma unroll
+    for (int k = 1; k < PER_ITEM; k++) {
+        sum += a[RESIDENT(k)];
+    }
+    if (ANY_EQUAL(sum, sentinel)) {
+        out[0] = sum;
+    }
+}
+#endif
+
 __kernel void bench_gather(__global const VT *restrict a, __global VT *restrict out,
                            const ST sentinel) {
     const ulong n = (ulong)get_global_size(0) * PER_ITEM;

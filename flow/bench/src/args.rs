@@ -118,7 +118,10 @@ pub fn stream_launch(
             arg("a", wo(take(&mut arrays.a))),
             arg("q", factor()),
         ],
-        StreamKernel::Read | StreamKernel::Gather => vec![
+        StreamKernel::Read
+        | StreamKernel::Gather
+        | StreamKernel::Resident16K
+        | StreamKernel::Resident256K => vec![
             arg("a", ro(take(&mut arrays.a))),
             arg("out", wo(vec![0; data.bytes() as usize])),
             arg("sentinel", data.lane.scalar_arg(READ_SENTINEL)),

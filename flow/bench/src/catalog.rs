@@ -149,6 +149,12 @@ pub enum StreamKernel {
     Write,
     /// Reads like `read`, at scattered addresses: the uncoalesced bandwidth.
     Gather,
+    /// Reads like `read` within 16 KiB, which an L1 cache holds: its bandwidth.
+    #[serde(rename = "resident-16k")]
+    Resident16K,
+    /// Reads like `read` within 256 KiB, which an L2 cache holds (and no L1).
+    #[serde(rename = "resident-256k")]
+    Resident256K,
 }
 
 impl StreamKernel {
@@ -170,6 +176,29 @@ impl StreamKernel {
             StreamKernel::Read => "read",
             StreamKernel::Write => "write",
             StreamKernel::Gather => "gather",
+            StreamKernel::Resident16K => "resident-16k",
+            StreamKernel::Resident256K => "resident-256k",
+        }
+    }
+
+    /// The cache-resident reads, smallest window first.
+    pub const RESIDENT: [StreamKernel; 2] = [StreamKernel::Resident16K, StreamKernel::Resident256K];
+
+    /// The bytes a cache-resident read stays within; `None` for the others.
+    pub fn window_bytes(self) -> Option<u64> {
+        match self {
+            StreamKernel::Resident16K => Some(16 << 10),
+            StreamKernel::Resident256K => Some(256 << 10),
+            _ => None,
+        }
+    }
+
+    /// The cache level a resident read measures: `L1`, `L2`.
+    pub fn cache_level(self) -> Option<&'static str> {
+        match self {
+            StreamKernel::Resident16K => Some("L1"),
+            StreamKernel::Resident256K => Some("L2"),
+            _ => None,
         }
     }
 }
@@ -259,6 +288,9 @@ impl Benchmark {
     /// The OpenCL kernel function to run.
     pub fn kernel_name(self) -> String {
         match self {
+            Benchmark::Bandwidth { kernel, .. } if kernel.window_bytes().is_some() => {
+                "bench_resident".into()
+            }
             Benchmark::Bandwidth { kernel, .. } => format!("bench_{}", kernel.name()),
             Benchmark::Compute { .. } => "bench_compute".into(),
         }
@@ -269,13 +301,17 @@ impl Benchmark {
         let data = self.data();
         let types = format!("-DVT={data} -DST={}", data.lane.name());
         Ok(match self {
-            Benchmark::Bandwidth { .. } => {
+            Benchmark::Bandwidth { kernel, .. } => {
                 let (origin, text) = source("stream.cl", STREAM_SOURCE)?;
+                // A resident read's window, in elements of its type.
+                let window = kernel.window_bytes().map_or(String::new(), |bytes| {
+                    format!(" -DWINDOW={}", bytes / data.bytes())
+                });
                 ProgramSource::from_text(
                     &origin,
                     &text,
                     &format!(
-                        "{types} -DPER_ITEM={STREAM_PER_ITEM}{}{}",
+                        "{types} -DPER_ITEM={STREAM_PER_ITEM}{}{window}{}",
                         if data.width == 1 {
                             " -DSCALAR_ELEMENTS"
                         } else {
@@ -339,6 +375,15 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
         kernel: StreamKernel::Gather,
         data: DataType::new(Lane::Float, 1),
     });
+    // The caches' bandwidths, for the hierarchical roofline's ceilings.
+    for kernel in StreamKernel::RESIDENT {
+        for &width in widths {
+            list.push(Benchmark::Bandwidth {
+                kernel,
+                data: DataType::new(Lane::Float, width),
+            });
+        }
+    }
     let compute = [
         (ComputeOp::Mad, Lane::Float),
         (ComputeOp::Mad, Lane::Double),
@@ -433,9 +478,19 @@ mod tests {
     fn the_catalog_covers_every_kernel_type_and_width_once() {
         let all = all_benchmarks(&WIDTHS);
         // 6 stream kernels x 2 lane types + 6 compute kinds, 5 widths each;
-        // one gather; the local load/store at widths 1, 2, 4.
-        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 3);
+        // one gather; 2 cache-resident reads at 5 widths; the local
+        // load/store at widths 1, 2, 4.
+        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 2 * 5 + 3);
         assert!(all.iter().any(|b| b.id() == "gather/float"));
+        let resident = Benchmark::Bandwidth {
+            kernel: StreamKernel::Resident256K,
+            data: DataType::new(Lane::Float, 4),
+        };
+        assert_eq!(resident.id(), "resident-256k/float4");
+        assert_eq!(resident.kernel_name(), "bench_resident");
+        // A window of 256 KiB is 16,384 float4 elements.
+        let options = resident.program(UNROLL_FOR_TESTS).unwrap().build_options;
+        assert!(options.contains("-DWINDOW=16384"), "{options}");
         assert!(all.iter().any(|b| b.id() == "ldst-chain/float4"));
         assert!(!all.iter().any(|b| b.id() == "ldst-chain/float8"));
         let ids: std::collections::HashSet<String> = all.iter().map(|b| b.id()).collect();
@@ -444,6 +499,6 @@ mod tests {
         assert!(ids.contains("add/uint4") && ids.contains("add-chain/uint4"));
         // Bandwidth comes first: P̂ is sampled there.
         assert!(matches!(all[0], Benchmark::Bandwidth { .. }));
-        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6 + 1 + 1);
+        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6 + 1 + 2 + 1);
     }
 }

@@ -6,8 +6,8 @@ use crate::runner::{BenchResult, Measurement};
 use crate::work::Unit;
 use clflow_devices::power::PowerTrace;
 use clflow_devices::{
-    BandwidthPeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity, EnergySample,
-    MeasuredProfile, Metric, PowerPeak, Statistic,
+    BandwidthPeak, CachePeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity,
+    EnergySample, MeasuredProfile, Metric, PowerPeak, Statistic,
 };
 use std::fmt::Write as _;
 
@@ -41,6 +41,14 @@ impl Measurement {
         let mut profile = MeasuredProfile::new(DeviceIdentity::of(&self.device), clflow_version);
         for result in &self.results {
             match result.benchmark {
+                Benchmark::Bandwidth { kernel, data } if kernel.window_bytes().is_some() => {
+                    profile.cache_bandwidth.push(CachePeak {
+                        level: kernel.cache_level().unwrap_or_default().to_string(),
+                        window_bytes: kernel.window_bytes().unwrap_or_default(),
+                        vector_width: u32::from(data.width),
+                        bytes_per_s: result.rate,
+                    })
+                }
                 Benchmark::Bandwidth { kernel, data } => profile.bandwidth.push(BandwidthPeak {
                     kernel: format!("{}/{}", kernel.name(), data.lane.name()),
                     vector_width: u32::from(data.width),
@@ -75,7 +83,9 @@ impl Measurement {
 /// lines for the elements it counts.
 fn energy_sample(result: &BenchResult) -> Option<EnergySample> {
     let qualifies = match result.benchmark {
-        Benchmark::Bandwidth { kernel, .. } => kernel != StreamKernel::Gather,
+        Benchmark::Bandwidth { kernel, .. } => {
+            kernel != StreamKernel::Gather && kernel.window_bytes().is_none()
+        }
         Benchmark::Compute { op, .. } => op != ComputeOp::Ldst,
     };
     let trace = result.power.as_ref()?;
@@ -209,6 +219,19 @@ fn rows(profile: &MeasuredProfile) -> Vec<Row> {
         unit: Unit::GigabytesPerSecond,
         rate: b.bytes_per_s,
     });
+    let caches = profile.cache_bandwidth.iter().map(|c| Row {
+        id: format!(
+            "resident-{}k/float{}",
+            c.window_bytes >> 10,
+            if c.vector_width > 1 {
+                c.vector_width.to_string()
+            } else {
+                String::new()
+            }
+        ),
+        unit: Unit::GigabytesPerSecond,
+        rate: c.bytes_per_s,
+    });
     let compute = profile.compute.iter().map(|c| {
         let lane = Lane::of_compute_type(c.data_type);
         Row {
@@ -221,7 +244,7 @@ fn rows(profile: &MeasuredProfile) -> Vec<Row> {
             rate: c.ops_per_s,
         }
     });
-    bandwidth.chain(compute).collect()
+    bandwidth.chain(caches).chain(compute).collect()
 }
 
 /// The profile as a table (benchmark, best, median, spread, unit), then the
@@ -269,10 +292,16 @@ fn peak_lines(rows: &[Row], profile: &MeasuredProfile) -> Vec<String> {
         let marker = format!("-chain/{}", lane.name());
         move |r: &Row| r.id.contains(&marker) && !r.id.starts_with("ldst-")
     };
-    let stream = |r: &Row| r.unit == Unit::GigabytesPerSecond && !r.id.starts_with("gather/");
+    let stream = |r: &Row| {
+        r.unit == Unit::GigabytesPerSecond
+            && !r.id.starts_with("gather/")
+            && !r.id.starts_with("resident-")
+    };
     let mut lines: Vec<String> = [
         best("B̂", &stream),
         best("B̂ scattered", &|r: &Row| r.id.starts_with("gather/")),
+        best("B̂ L1", &|r: &Row| r.id.starts_with("resident-16k/")),
+        best("B̂ L2", &|r: &Row| r.id.starts_with("resident-256k/")),
         best("T ldst", &|r: &Row| r.id.starts_with("ldst-")),
         best("F̂ fp32", &computes(Lane::Float)),
         best("F̂ fp64", &computes(Lane::Double)),

@@ -352,6 +352,6 @@ mod tests {
             .iter()
             .any(|s| s.id == "mad-chain/double8" && s.reason == "the device lacks cl_khr_fp64"));
         assert!(skipped.iter().any(|s| s.id == "mad-chain/half"));
-        assert_eq!(runnable.len() + skipped.len(), 94);
+        assert_eq!(runnable.len() + skipped.len(), 104);
     }
 }

@@ -64,7 +64,10 @@ impl Benchmark {
                 let (arrays, ops_per_lane_element) = stream_traffic(kernel);
                 let ops = match kernel {
                     // The reductions add PER_ITEM elements with PER_ITEM - 1 adds.
-                    StreamKernel::Read | StreamKernel::Gather => {
+                    StreamKernel::Read
+                    | StreamKernel::Gather
+                    | StreamKernel::Resident16K
+                    | StreamKernel::Resident256K => {
                         (elements - elements / STREAM_PER_ITEM) * data.lanes()
                     }
                     _ => ops_per_lane_element * elements * data.lanes(),
@@ -130,7 +133,7 @@ fn stream_traffic(kernel: StreamKernel) -> (u64, u64) {
         StreamKernel::Triad => (3, 2),
         StreamKernel::Read => (1, 1),
         StreamKernel::Write => (1, 0),
-        StreamKernel::Gather => (1, 1),
+        StreamKernel::Gather | StreamKernel::Resident16K | StreamKernel::Resident256K => (1, 1),
     }
 }
 

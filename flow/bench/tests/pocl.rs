@@ -134,3 +134,36 @@ fn compute_work_counts_the_calibrated_repetitions() {
     );
     assert!(result.power.is_none());
 }
+
+/// The cache-resident reads run on the device, count the bytes a stream
+/// read of the same size would, and become the profile's cache levels,
+/// apart from B̂.
+#[test]
+fn resident_reads_measure_the_caches_apart_from_global_memory() {
+    let device = pocl();
+    let measurement =
+        run_benchmarks(&device, Mode::Quick, Some("resident-"), None, &mut |_| {}).unwrap();
+    assert_eq!(
+        measurement.results.len(),
+        2 * measurement.plan.mode.widths().len()
+    );
+    for result in &measurement.results {
+        let clflow_bench::Shape::Stream { elements } = result.shape else {
+            panic!("a stream shape expected");
+        };
+        let element_bytes = result.work.bytes / elements;
+        assert!([4, 8, 16, 32, 64].contains(&element_bytes), "{}", result.id);
+        assert!(result.rate.best > 0.0, "{}", result.id);
+    }
+    let profile = measurement.to_profile("test");
+    assert!(profile.bandwidth.is_empty(), "B̂ is global memory's alone");
+    let levels: Vec<(String, u64)> = profile
+        .cache_peaks()
+        .into_iter()
+        .map(|(level, window, _)| (level, window))
+        .collect();
+    assert_eq!(
+        levels,
+        [("L1".to_string(), 16 << 10), ("L2".to_string(), 256 << 10)]
+    );
+}

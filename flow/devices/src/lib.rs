@@ -19,7 +19,7 @@ mod profile;
 pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
 pub use error::{DevicesError, Result};
 pub use measured::{
-    rfc3339_utc, BandwidthPeak, ComputePeak, ComputeType, DeviceIdentity, EnergySample,
+    rfc3339_utc, BandwidthPeak, CachePeak, ComputePeak, ComputeType, DeviceIdentity, EnergySample,
     MeasuredProfile, MeasuredStore, PowerPeak, Statistic, DATA_DIR_ENV, LOCAL_LDST_KERNEL,
     MEASURED_SCHEMA,
 };

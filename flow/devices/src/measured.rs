@@ -141,6 +141,16 @@ pub struct BandwidthPeak {
     pub bytes_per_s: Statistic,
 }
 
+/// A cache's bandwidth: reads that stay within a window the cache holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachePeak {
+    /// The cache the window fits: "L1", "L2".
+    pub level: String,
+    pub window_bytes: u64,
+    pub vector_width: u32,
+    pub bytes_per_s: Statistic,
+}
+
 /// Power sampled while a group of benchmarks ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerPeak {
@@ -179,6 +189,10 @@ pub struct MeasuredProfile {
     pub clflow_version: String,
     pub compute: Vec<ComputePeak>,
     pub bandwidth: Vec<BandwidthPeak>,
+    /// Each cache level's bandwidth (the hierarchical roofline's ceilings);
+    /// apart from `bandwidth`, which is global memory's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_bandwidth: Vec<CachePeak>,
     pub power: Vec<PowerPeak>,
     /// Per-benchmark power, where a sensor served the device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -197,6 +211,7 @@ impl MeasuredProfile {
             clflow_version: clflow_version.to_string(),
             compute: Vec::new(),
             bandwidth: Vec::new(),
+            cache_bandwidth: Vec::new(),
             power: Vec::new(),
             energy_samples: Vec::new(),
             notes: Vec::new(),
@@ -217,6 +232,22 @@ impl MeasuredProfile {
     /// The best bandwidth of any kernel, bytes per second (B̂).
     pub fn peak_bytes_per_s(&self) -> Option<f64> {
         best_of(self.bandwidth.iter().map(|b| b.bytes_per_s.best))
+    }
+
+    /// Each cache level's best bandwidth, bytes per second, nearest the
+    /// core first: (level, window bytes, bandwidth).
+    pub fn cache_peaks(&self) -> Vec<(String, u64, f64)> {
+        let mut levels: Vec<(String, u64, f64)> = Vec::new();
+        for peak in &self.cache_bandwidth {
+            let best = peak.bytes_per_s.best;
+            match levels.iter_mut().find(|(level, _, _)| *level == peak.level) {
+                Some(entry) if entry.2 < best => entry.2 = best,
+                Some(_) => {}
+                None => levels.push((peak.level.clone(), peak.window_bytes, best)),
+            }
+        }
+        levels.sort_by_key(|(_, window, _)| *window);
+        levels
     }
 
     /// P̂: the peak power during the bandwidth benchmark (paper §3.1), else

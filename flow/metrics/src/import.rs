@@ -265,6 +265,7 @@ impl Row<'_> {
             int: self.figure(int, Unit::OpsPerSecond, 1e9)?,
             bandwidth: self.figure(bandwidth, Unit::BytesPerSecond, 1e9)?,
             power: self.figure(power, Unit::Watts, 1.0)?,
+            caches: Vec::new(),
         })
     }
 

@@ -22,6 +22,6 @@ pub use figure::{format_number, Figure, Provenance, Unit};
 pub use finding::finding;
 pub use import::{read_input, read_measurements_csv, read_results, results_document, CSV_COLUMNS};
 pub use model::{
-    Ceilings, DeviceProfile, Hotspots, KernelCounts, LaunchInfo, LevelTraffic, OpKind, ResultSet,
-    Run, RunDevice, RunInfo, SCHEMA,
+    CacheCeiling, Ceilings, DeviceProfile, Hotspots, KernelCounts, LaunchInfo, LevelTraffic,
+    OpKind, ResultSet, Run, RunDevice, RunInfo, SCHEMA,
 };

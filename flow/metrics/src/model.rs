@@ -96,6 +96,19 @@ pub struct Ceilings {
     /// P: power, watts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<Figure>,
+    /// Each cache level's bandwidth, nearest the core first: the
+    /// hierarchical roofline's ceilings for its level points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<CacheCeiling>,
+}
+
+/// A cache level's bandwidth, measured by reads within a window it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheCeiling {
+    /// `L1`, `L2`: the level the window fits.
+    pub level: String,
+    pub window_bytes: u64,
+    pub bandwidth: Figure,
 }
 
 impl Ceilings {
@@ -120,6 +133,9 @@ impl Ceilings {
                 *mine = theirs.clone();
             }
         }
+        if !other.caches.is_empty() && (prefer_other || self.caches.is_empty()) {
+            self.caches = other.caches.clone();
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,6 +143,7 @@ impl Ceilings {
             && self.int.is_none()
             && self.bandwidth.is_none()
             && self.power.is_none()
+            && self.caches.is_empty()
     }
 }
 

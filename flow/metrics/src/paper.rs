@@ -85,6 +85,7 @@ fn ceilings(values: [f64; 4], figure: impl Fn(f64, Unit) -> Figure) -> Ceilings 
         int: Some(figure(int * 1e9, Unit::OpsPerSecond)),
         bandwidth: Some(figure(bandwidth * 1e9, Unit::BytesPerSecond)),
         power: Some(figure(power, Unit::Watts)),
+        caches: Vec::new(),
     }
 }
 

@@ -15,7 +15,7 @@ use clflow_devices::power::PowerSource;
 use clflow_devices::{
     ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile, MeasuredStore, ProfileCatalog,
 };
-use clflow_metrics::{Ceilings, DeviceProfile, Figure, Provenance, Unit};
+use clflow_metrics::{CacheCeiling, Ceilings, DeviceProfile, Figure, Provenance, Unit};
 use clflow_ocl::{DeviceInfo, DeviceKind, OclDevice};
 
 /// The datasheet profiles (built in, plus the user's); a broken user
@@ -193,6 +193,22 @@ fn measured_ceilings(profile: &MeasuredProfile, float: OpClass) -> Ceilings {
             .peak_bytes_per_s()
             .map(|v| Figure::measured(v, Unit::BytesPerSecond, source("bandwidth"))),
         power,
+        caches: profile
+            .cache_peaks()
+            .into_iter()
+            .map(|(level, window_bytes, v)| CacheCeiling {
+                bandwidth: Figure::measured(
+                    v,
+                    Unit::BytesPerSecond,
+                    source(&format!(
+                        "{level} bandwidth, reads within {} KiB",
+                        window_bytes >> 10
+                    )),
+                ),
+                level,
+                window_bytes,
+            })
+            .collect(),
     }
 }
 
@@ -212,5 +228,6 @@ fn datasheet_ceilings(profile: &DatasheetProfile, float: OpClass) -> Ceilings {
         int: figure(figures.int32_ops_per_s(), Unit::OpsPerSecond),
         bandwidth: figure(figures.memory_bandwidth_bytes_per_s(), Unit::BytesPerSecond),
         power: figure(figures.tdp_watts(), Unit::Watts),
+        caches: Vec::new(),
     }
 }

@@ -206,6 +206,7 @@ fn table_ceilings(
         int,
         bandwidth: figure(Metric::MemoryBandwidth, Unit::BytesPerSecond),
         power: None,
+        caches: Vec::new(),
     }
 }
 

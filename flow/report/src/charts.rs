@@ -88,11 +88,37 @@ fn roof_values(ceilings: &Ceilings, roof: Roof) -> Option<RoofValues> {
     (values.int.is_some() || values.float.is_some()).then_some(values)
 }
 
+/// The caches' bandwidth slopes of `ceilings` in plot units, per watt for
+/// the per-watt roofline.
+fn cache_slopes(ceilings: &Ceilings, roof: Roof) -> Vec<(String, f64, u64)> {
+    let divisor = match roof {
+        Roof::Performance => 1.0,
+        Roof::PerWatt => match ceilings.power.as_ref().map(|p| p.value) {
+            Some(p) if p > 0.0 => p,
+            _ => return Vec::new(),
+        },
+    };
+    ceilings
+        .caches
+        .iter()
+        .map(|c| {
+            (
+                c.level.clone(),
+                c.bandwidth.value / divisor / GIGA,
+                c.window_bytes,
+            )
+        })
+        .collect()
+}
+
 /// One roofline to draw: whose, in what colour, how prominent.
 struct RoofSpec {
     /// "measured", "datasheet", or a device name.
     name: String,
     values: RoofValues,
+    /// The caches' bandwidth slopes (plot units), nearest the core first:
+    /// the hierarchical roofline's ceilings, with what measured them.
+    caches: Vec<(String, f64, u64)>,
     color: RGBColor,
     faint: bool,
     /// Write the values inside the plot (device charts) or only in the legend.
@@ -244,6 +270,31 @@ fn add_roof(plot: &mut LogPlot, roof: Roof, spec: &RoofSpec) {
             } else {
                 Place::BelowRight
             },
+            color: spec.color,
+        });
+    }
+    // Each cache's slope up to the highest peak, thinner: a level point
+    // reads against its own level's bandwidth.
+    for (level, slope, window) in &spec.caches {
+        let end = ridge(top, *slope);
+        plot.lines.push(Line {
+            points: vec![(x_lo, slope * x_lo), (end, top)],
+            color: spec.color,
+            faint: true,
+            stroke: Stroke::Solid,
+            width: 2,
+            legend: Some(format!(
+                "{} {level} bandwidth {} (reads within {} KiB)",
+                spec.name,
+                slope_text(*slope, roof),
+                window >> 10
+            )),
+        });
+        let x = x_lo * (end / x_lo).powf(0.15);
+        plot.tags.push(Tag {
+            text: format!("{level} {}", slope_text(*slope, roof)),
+            at: (x, slope * x),
+            place: Place::AboveLeft,
             color: spec.color,
         });
     }
@@ -456,6 +507,7 @@ pub fn device_roofline(
     if let Some(values) = roof_values(&device.measured, roof) {
         roofs.push(RoofSpec {
             name: "measured".into(),
+            caches: cache_slopes(&device.measured, roof),
             values,
             color: INK,
             faint: false,
@@ -465,6 +517,7 @@ pub fn device_roofline(
     if let Some(values) = roof_values(&device.datasheet, roof) {
         roofs.push(RoofSpec {
             name: "datasheet".into(),
+            caches: Vec::new(),
             values,
             color: INK,
             faint: true,
@@ -505,6 +558,7 @@ pub fn comparison_roofline(roof: Roof, set: &ResultSet, metrics: &[Metrics]) -> 
         if let Some(values) = values {
             roofs.push(RoofSpec {
                 name: device.name.clone(),
+                caches: Vec::new(),
                 values,
                 color: color(index),
                 faint: false,

@@ -3,8 +3,8 @@
 //! that leaves the earlier report whole.
 
 use clflow_metrics::{
-    paper, Ceilings, DeviceProfile, Figure, KernelCounts, LevelTraffic, OpKind, ResultSet, Run,
-    Unit,
+    paper, CacheCeiling, Ceilings, DeviceProfile, Figure, KernelCounts, LevelTraffic, OpKind,
+    ResultSet, Run, Unit,
 };
 use clflow_report::plot::{render_svg, Geometry};
 use clflow_report::{device_roofline, write_report, Roof};
@@ -147,6 +147,7 @@ fn simple_case() -> ResultSet {
             bandwidth: Some(Figure::measured(20e9, Unit::BytesPerSecond, "bench")),
             power: Some(Figure::measured(50.0, Unit::Watts, "bench")),
             int: None,
+            caches: Vec::new(),
         },
         datasheet: Ceilings::default(),
     });
@@ -225,6 +226,14 @@ fn memory_levels_make_the_roofline_hierarchical() {
         },
     ];
     set.put_run(run);
+    // The L1's own ceiling, from reads within 16 KiB.
+    let mut device = set.devices[0].clone();
+    device.measured.caches = vec![CacheCeiling {
+        level: "L1".into(),
+        window_bytes: 16 << 10,
+        bandwidth: Figure::measured(200e9, Unit::BytesPerSecond, "bench"),
+    }];
+    set.put_device(device);
     let metrics = set.evaluate();
     let levels: Vec<(String, f64)> = metrics[0]
         .levels
@@ -248,6 +257,9 @@ fn memory_levels_make_the_roofline_hierarchical() {
         "L2",
         "k achieved 10 GOPS/s (DRAM)",
         "10 % of attainable",
+        "L1 200 GB/s",
+        // The legend wraps its entry.
+        "measured L1 bandwidth 200 GB/s (reads",
     ] {
         assert!(texts.iter().any(|t| t == text), "{text}: {texts:?}");
     }
