@@ -97,18 +97,16 @@ fn lookup3s_hot_lines_are_mix_and_final() {
 #[test]
 fn lines_carry_their_dram_traffic_through_the_simulated_cache() {
     let data = tempfile::tempdir().unwrap();
-    let out = clflow(
-        data.path(),
-        &[
-            "count",
-            "kernels/sgemm/sgemm-128.toml",
-            "--cache",
-            "16KiB/64",
-            "--lines",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let shown = text(&out.stdout);
+    let count = |how: &str| {
+        let manifest = "kernels/sgemm/sgemm-128.toml";
+        let out = clflow(
+            data.path(),
+            &["count", manifest, "--cache", "16KiB/64", how],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        out
+    };
+    let shown = text(&count("--lines").stdout);
     let row = |n: &str| {
         shown
             .lines()
@@ -123,16 +121,7 @@ fn lines_carry_their_dram_traffic_through_the_simulated_cache() {
     assert_eq!(row("26")[6], "65,536");
     assert_eq!(row("26")[7], "contiguous");
 
-    let out = clflow(
-        data.path(),
-        &[
-            "count",
-            "kernels/sgemm/sgemm-128.toml",
-            "--cache",
-            "16KiB/64",
-            "--json",
-        ],
-    );
+    let out = count("--json");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sites = report["traffic"]["coalescing"]["sites"].as_array().unwrap();
     let dram: u64 = sites

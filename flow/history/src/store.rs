@@ -11,7 +11,7 @@ use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a writer waits for another to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -149,29 +149,64 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Why an open failed: the store was locked (worth another try), or not.
+enum Opening {
+    Locked(rusqlite::Error),
+    Failed(HistoryError),
+}
+
+impl Opening {
+    fn of(path: &Path, e: rusqlite::Error) -> Opening {
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        match e.sqlite_error_code() {
+            Some(DatabaseBusy | DatabaseLocked) => Opening::Locked(e),
+            _ => Opening::Failed(HistoryError::store(path, e)),
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating it and its directory if needed) and migrates the
-    /// store at `path`; refuses one from a newer clflow.
+    /// store at `path`; refuses one from a newer clflow. Two processes
+    /// opening a new store at once can find it locked where SQLite does not
+    /// wait (switching a new file to WAL, upgrading a read lock): the opener
+    /// that finds it so tries again, until the busy timeout.
     pub fn open(path: &Path) -> Result<Store> {
-        let fail = |e: &dyn std::fmt::Display| HistoryError::store(path, e);
+        let started = Instant::now();
+        for attempt in 0u64.. {
+            match Self::try_open(path) {
+                Err(Opening::Locked(_)) if started.elapsed() < BUSY_TIMEOUT => {
+                    // Apart in time from the other opener, whatever its rhythm.
+                    let wait = 5 + (attempt * 7 + u64::from(std::process::id())) % 40;
+                    std::thread::sleep(Duration::from_millis(wait));
+                }
+                Err(Opening::Locked(e)) => return Err(HistoryError::store(path, e)),
+                Err(Opening::Failed(e)) => return Err(e),
+                Ok(store) => return Ok(store),
+            }
+        }
+        unreachable!("the attempts are endless")
+    }
+
+    fn try_open(path: &Path) -> std::result::Result<Store, Opening> {
+        let fail = |e: &dyn std::fmt::Display| Opening::Failed(HistoryError::store(path, e));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| fail(&format!("cannot create {}: {e}", dir.display())))?;
         }
-        let mut conn = Connection::open(path).map_err(|e| fail(&e))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(&e))?;
-        // Switching to WAL takes a lock another opener may hold: the busy
-        // timeout above covers the wait.
+        let sqlite = |e: rusqlite::Error| Opening::of(path, e);
+        let mut conn = Connection::open(path).map_err(sqlite)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(|e| fail(&e))?;
+            .map_err(sqlite)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(fail(&format!(
                 "cannot switch to WAL journaling (got {mode})"
             )));
         }
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
-            .map_err(|e| fail(&e))?;
+            .map_err(sqlite)?;
         Self::migrate(&mut conn, path)?;
         Ok(Store {
             conn,
@@ -179,18 +214,18 @@ impl Store {
         })
     }
 
-    fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
-        let version = |conn: &Connection| -> Result<i64> {
+    fn migrate(conn: &mut Connection, path: &Path) -> std::result::Result<(), Opening> {
+        let version = |conn: &Connection| -> std::result::Result<i64, Opening> {
             conn.query_row("PRAGMA user_version", [], |row| row.get(0))
-                .map_err(|e| HistoryError::store(path, e))
+                .map_err(|e| Opening::of(path, e))
         };
         let check = |found: i64| {
             if found > schema::VERSION {
-                Err(HistoryError::NewerSchema {
+                Err(Opening::Failed(HistoryError::NewerSchema {
                     path: path.to_path_buf(),
                     found,
                     supported: schema::VERSION,
-                })
+                }))
             } else {
                 Ok(found)
             }
@@ -201,14 +236,17 @@ impl Store {
         // Another process may be migrating too: decide again under the lock.
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| HistoryError::store(path, e))?;
+            .map_err(|e| Opening::of(path, e))?;
         let found = check(version(&tx)?)?;
         if found < schema::VERSION {
             schema::upgrade(&tx, found).map_err(|e| {
-                HistoryError::store(path, format!("migrating from schema {found}: {e}"))
+                Opening::Failed(HistoryError::store(
+                    path,
+                    format!("migrating from schema {found}: {e}"),
+                ))
             })?;
         }
-        tx.commit().map_err(|e| HistoryError::store(path, e))
+        tx.commit().map_err(|e| Opening::of(path, e))
     }
 
     pub fn path(&self) -> &Path {
