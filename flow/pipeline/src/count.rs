@@ -1,9 +1,11 @@
 //! The count stage: translate → interpret → counts, with the interpreter's
 //! failures turned into one line that names the manifest.
 
+use crate::detect::{AccessChecker, Detect, Fault, Tee};
 use crate::Error;
 use crate::Observer;
 use clflow_core::Launch;
+use clflow_counts::AccessSink;
 use clflow_counts::{CountReport, OpClass, OpSet, Summary};
 use clflow_interp::{InterpError, Program, Progress, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
@@ -46,7 +48,8 @@ pub fn interpret(
     options: &RunOptions,
     observer: &dyn Observer,
 ) -> crate::Result<RunResult> {
-    interpret_with(manifest, module, launch, options, None, observer).map(|(result, _)| result)
+    interpret_with(manifest, module, launch, options, None, None, observer)
+        .map(|(result, _, _)| result)
 }
 
 /// [`interpret`], with the kernel's global access stream through `analysis`
@@ -60,8 +63,15 @@ pub fn interpret_traced(
     analysis: TrafficAnalysis,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport)> {
-    let (result, report) =
-        interpret_with(manifest, module, launch, options, Some(analysis), observer)?;
+    let (result, report, _) = interpret_with(
+        manifest,
+        module,
+        launch,
+        options,
+        Some(analysis),
+        None,
+        observer,
+    )?;
     let report = report.ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
     Ok((result, report))
 }
@@ -76,18 +86,36 @@ pub fn interpret_at_cache(
     cache: Option<CacheSpec>,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficSummary>)> {
-    match cache {
-        Some(cache) => {
-            let analysis = TrafficAnalysis::new(&[cache.line_bytes]).probing(&[cache]);
-            let (result, report) =
-                interpret_traced(manifest, module, launch, options, analysis, observer)?;
-            Ok((result, Some(report.summary(cache))))
-        }
-        None => Ok((
-            interpret(manifest, module, launch, options, observer)?,
-            None,
-        )),
-    }
+    interpret_checked(
+        manifest,
+        module,
+        launch,
+        options,
+        cache,
+        Detect::default(),
+        observer,
+    )
+    .map(|(result, traffic, _)| (result, traffic))
+}
+
+/// [`interpret_at_cache`], with the checkers `detect` asks for watching the
+/// run: the faults they found (none where none is asked for).
+pub fn interpret_checked(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    cache: Option<CacheSpec>,
+    detect: Detect,
+    observer: &dyn Observer,
+) -> crate::Result<(RunResult, Option<TrafficSummary>, Vec<Fault>)> {
+    let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
+    let checker = detect.access.then(|| AccessChecker::new(&launch));
+    let (result, report, faults) = interpret_with(
+        manifest, module, launch, options, analysis, checker, observer,
+    )?;
+    let summary = cache.zip(report).map(|(c, report)| report.summary(c));
+    Ok((result, summary, faults))
 }
 
 /// How often the count phase's progress is read.
@@ -99,8 +127,10 @@ fn interpret_with(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     mut analysis: Option<TrafficAnalysis>,
+    mut checker: Option<AccessChecker>,
     observer: &dyn Observer,
-) -> crate::Result<(RunResult, Option<TrafficReport>)> {
+) -> crate::Result<(RunResult, Option<TrafficReport>, Vec<Fault>)> {
+    let range = launch.range.clone();
     let program =
         Program::translate(module, &launch.kernel).map_err(|e| interp_failure(manifest, e))?;
     observer.detail(format!(
@@ -135,7 +165,17 @@ fn interpret_with(
                 std::thread::park_timeout(PROGRESS_EVERY);
             }
         });
-        let result = match (launch, analysis.as_mut()) {
+        let mut tee;
+        let sink: Option<&mut dyn AccessSink> = match (analysis.as_mut(), checker.as_mut()) {
+            (Some(keeper), Some(looker)) => {
+                tee = Tee { keeper, looker };
+                Some(&mut tee)
+            }
+            (Some(analysis), None) => Some(analysis),
+            (None, Some(checker)) => Some(checker),
+            (None, None) => None,
+        };
+        let result = match (launch, sink) {
             (Cow::Owned(launch), None) => program.run_owned(launch, &options),
             (Cow::Borrowed(launch), None) => program.run(launch, &options),
             (Cow::Owned(launch), Some(sink)) => program.run_owned_traced(launch, &options, sink),
@@ -157,13 +197,18 @@ fn interpret_with(
         report.locate_sites(|site| program.source_line(site).cloned());
         report
     });
+    let faults = checker.map_or_else(Vec::new, |checker| {
+        checker.faults(&range, result.counts.local_size, |site| {
+            (program.site(site).to_string(), program.location(site))
+        })
+    });
     let elapsed = started.elapsed().as_secs_f64();
     observer.detail(format!(
         "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
         result.counts.work_items,
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
     ));
-    Ok((result, report))
+    Ok((result, report, faults))
 }
 
 /// A kernel's lines for the report's source section, with the text of each

@@ -5,6 +5,7 @@
 //! - [`input`]: load a manifest, compile its kernel, check the launch;
 //! - [`count`]: translate the kernel to bytecode, interpret it, count W and Q;
 //! - [`traffic`]: the cache each device has, and the kernel's Q through it;
+//! - [`detect`]: kernel checkers watching the run (`--detect`);
 //! - [`outputs`]: compare a device's output buffers with the interpreter's;
 //! - [`device`]: build on a device, time repeated launches, sample power;
 //! - [`devices`]: what `clflow devices` joins for each device;
@@ -26,6 +27,7 @@ pub mod bench;
 pub mod capture;
 pub mod check;
 pub mod count;
+pub mod detect;
 pub mod device;
 pub mod devices;
 mod error;

@@ -5,11 +5,13 @@
 
 use crate::Error;
 use clflow_core::numbers::{format_number, group_digits};
+use clflow_counts::{LineCache, SourceLine};
 use clflow_devices::caches::{cpu_cache_levels, CPU_CACHES};
 use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
 use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The `--cache` argument: a size (`40MiB/128`), or a datasheet profile's
@@ -290,6 +292,27 @@ pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport)
         summary: report.summary(cache.spec),
         levels: report.levels(cache.spec, &cache.upper),
     }
+}
+
+/// What `count --lines` shows of the cache simulation per source line: how
+/// its accesses coalesce and its DRAM bytes (nothing where none ran).
+pub fn line_caches(traffic: Option<&TrafficSummary>) -> BTreeMap<SourceLine, LineCache> {
+    traffic.map_or_else(BTreeMap::new, |t| {
+        t.coalescing
+            .by_line()
+            .into_iter()
+            .map(|(line, (pattern, dram_bytes))| {
+                let pattern = pattern.describe();
+                (
+                    line,
+                    LineCache {
+                        pattern,
+                        dram_bytes,
+                    },
+                )
+            })
+            .collect()
+    })
 }
 
 /// One line: Q and I at a device's cache; `work` is W.

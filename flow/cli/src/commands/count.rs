@@ -4,12 +4,13 @@
 use crate::failure::Failure;
 use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
-use clflow_interp::counts::LineCache;
+use clflow_interp::counts::render_lines;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_pipeline::capture;
-use clflow_pipeline::count::interpret_at_cache;
+use clflow_pipeline::count::interpret_checked;
+use clflow_pipeline::detect::{self, Detect, Fault};
 use clflow_pipeline::input::prepare_manifest;
-use clflow_pipeline::traffic::{parse_cache, render_text};
+use clflow_pipeline::traffic::{line_caches, parse_cache, render_text};
 use clflow_pipeline::{Level, Observer, Session};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ Examples:
   clflow count kernels/lookup3/lookup3.toml --lines
       the kernel's source with W, bytes loaded and stored and share of Q beside each
       line, the hottest lines first
+  clflow count kernels/vadd/vadd.toml --detect access
+      also report writes to read-only buffers and reads of write-only ones (exit 1)
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
@@ -101,16 +104,25 @@ pub struct CountArgs {
     /// the coalescing of each access.
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
+    /// Watch the run for faults beyond the ones always caught (bounds, null, alignment,
+    /// division by zero, barrier divergence, the step limit): `access` (a write to a
+    /// read-only buffer, a read of a write-only one) or `all`. Faults found exit 1.
+    #[arg(long, value_name = "LIST")]
+    detect: Option<Detect>,
     #[command(flatten)]
     build: super::ManifestBuildOptions,
 }
 
-/// `--json` with `--cache`: the count report and the traffic.
+/// `--json`: the count report, with the traffic where `--cache` simulated
+/// it and the faults where `--detect` found some.
 #[derive(serde::Serialize)]
-struct TracedReport {
+struct CountJson {
     #[serde(flatten)]
     counts: clflow_interp::CountReport,
-    traffic: clflow_traffic::TrafficSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<clflow_traffic::TrafficSummary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    faults: Vec<Fault>,
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
@@ -129,13 +141,15 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         // Checked before the count spends its time.
         clflow_report::check_writable(dir, "--dump")?;
     }
+    let kernel = launch.kernel.clone();
     let options = run_options(&args);
-    let (result, traffic) = interpret_at_cache(
+    let (result, traffic, faults) = interpret_checked(
         &args.manifest,
         &input.module,
         Cow::Owned(launch),
         &options,
         cache.as_ref().map(|c| c.spec),
+        args.detect.unwrap_or_default(),
         &verbosity,
     )?;
     if let Some(dir) = &args.dump {
@@ -150,46 +164,38 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
     print_kernel_output(&result.printed_bytes(), args.json)?;
     let counts = result.counts.report(&ops);
-    match (args.json, traffic) {
-        (true, Some(traffic)) => print_json(&TracedReport { counts, traffic }),
-        (true, None) => print_json(&counts),
-        (false, traffic) => {
-            print!(
-                "{}",
-                clflow_interp::counts::render_text(&result.counts, &ops)
-            );
-            if let Some(traffic) = &traffic {
-                let source = cache.as_ref().map_or("", |c| c.source.as_str());
-                print!("{}", render_text(traffic, counts.w.total, source));
-            }
-            if let Some(manifest) = &input.manifest {
-                print!("{}", dumped(manifest, &result.buffers));
-            }
-            if args.lines {
-                let read = |file: &str| std::fs::read_to_string(file).ok();
-                let caches = traffic.as_ref().map_or_else(Default::default, |t| {
-                    let by_line = t.coalescing.by_line();
-                    by_line
-                        .into_iter()
-                        .map(|(line, (pattern, dram_bytes))| {
-                            let pattern = pattern.describe();
-                            (
-                                line,
-                                LineCache {
-                                    pattern,
-                                    dram_bytes,
-                                },
-                            )
-                        })
-                        .collect()
-                });
-                print!(
-                    "\n{}",
-                    clflow_interp::counts::render_lines(&counts, &read, &caches)
-                );
-            }
-            Ok(())
+    if args.json {
+        print_json(&CountJson {
+            counts,
+            traffic,
+            faults: faults.clone(),
+        })?;
+    } else {
+        print!(
+            "{}",
+            clflow_interp::counts::render_text(&result.counts, &ops)
+        );
+        if let Some(traffic) = &traffic {
+            let source = cache.as_ref().map_or("", |c| c.source.as_str());
+            print!("{}", render_text(traffic, counts.w.total, source));
         }
+        if let Some(manifest) = &input.manifest {
+            print!("{}", dumped(manifest, &result.buffers));
+        }
+        if args.lines {
+            let read = |file: &str| std::fs::read_to_string(file).ok();
+            let caches = line_caches(traffic.as_ref());
+            print!("\n{}", render_lines(&counts, &read, &caches));
+        }
+    }
+    // Every fault but the first, which the failure says last; even -q
+    // shows them.
+    for fault in faults.iter().skip(1) {
+        eprintln!("clflow: fault: {}", fault.describe(&kernel));
+    }
+    match detect::failure(&kernel, &faults) {
+        Some(failure) => Err(failure),
+        None => Ok(()),
     }
 }
 
