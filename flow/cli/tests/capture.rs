@@ -862,3 +862,34 @@ fn buffers_of_structs_are_captured_as_their_structs() {
     }
     assert_eq!(counted["totals"]["per_kernel"]["advance"]["launches"], 2);
 }
+
+/// An application that writes the buffer it created CL_MEM_READ_ONLY (a
+/// device forgives it): the capture keeps the flag, and `--detect access`
+/// finds the write at its line in the captured source, for the 52 of 128
+/// work-items whose value is negative.
+#[test]
+fn a_captured_write_to_a_read_only_buffer_is_found() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host_linked(data.path(), "readonly", &[]);
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Without the checker the launch counts as ever.
+    count_json(data.path(), &out_dir, &[]);
+    let counted = clflow(
+        data.path(),
+        &["count", out_dir.to_str().unwrap(), "--detect", "access"],
+    );
+    assert_eq!(counted.status.code(), Some(1), "{}", text(&counted.stderr));
+    let stderr = text(&counted.stderr);
+    assert!(
+        stderr.contains("raw/program-0.cl:4:")
+            && stderr.contains("write to read-only __global arg 0 (in)")
+            && stderr.contains("(52 such accesses)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("clflow: error: 1 of 1 launches faulted"),
+        "{stderr}"
+    );
+}

@@ -117,3 +117,34 @@ fn a_kernel_that_keeps_to_its_declared_access_passes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown checker `races`"));
 }
+
+/// `analyze --detect` lists the faults, writes the whole report with the
+/// faults noted on the kernel's runs, and exits 1.
+#[test]
+fn analyze_reports_faults_and_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = manifest(dir.path(), 1);
+    let out_dir = dir.path().join("report");
+    let out = clflow(
+        dir.path(),
+        &[
+            "analyze",
+            &bad,
+            "--detect",
+            "access",
+            "--device",
+            "0",
+            "--quick-bench",
+            "--min-time",
+            "0.02",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches("clflow: fault: ").count(), 2, "{stderr}");
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(html.contains("fault: "), "no fault noted in the report");
+    assert!(html.contains("write to read-only __global arg 0 (in)"));
+}

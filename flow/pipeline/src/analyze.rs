@@ -2,7 +2,8 @@
 //! every selected device that has no measured profile yet, run each kernel
 //! on each device, predict and bound it, and write the report.
 
-use crate::count::{interpret_traced, kernel_counts, kernel_source};
+use crate::count::{interpret_traced_checked, kernel_counts, kernel_source};
+use crate::detect::{Detect, Fault};
 use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPlan};
 use crate::history;
 use crate::history::history_entry as run_history_entry;
@@ -54,6 +55,8 @@ pub struct AnalyzeOptions {
     pub no_history: bool,
     /// The cache each kernel's Q is simulated through on every device.
     pub cache: Option<String>,
+    /// The checkers that watch each kernel's count (`--detect`).
+    pub detect: Detect,
     /// The command line, for the report's header.
     pub command: Vec<String>,
 }
@@ -82,7 +85,10 @@ impl Analysis {
             .unwrap_or(first);
         let message = match self.failures.len() {
             1 => worst.message.clone(),
-            n => format!("{n} kernel runs failed; the first: {}", worst.message),
+            n => format!(
+                "{n} kernel runs failed or faulted; the first: {}",
+                worst.message
+            ),
         };
         Err(Error {
             kind: worst.kind,
@@ -118,6 +124,8 @@ struct Counted {
     traffic: Vec<DeviceTraffic>,
     /// Its lines and their text, for the report's source section.
     source: KernelSource,
+    /// What the checkers found.
+    faults: Vec<Fault>,
 }
 
 /// One selected device and what the report calls it.
@@ -180,7 +188,17 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     let all = session.device_infos();
     let mode = Mode::quick_if(args.quick_bench);
     let plan = TimingPlan::lasting(args.min_time);
-    let mut failures: Vec<Error> = Vec::new();
+    // A kernel's faults fail the analysis; its runs and report go on.
+    let mut failures: Vec<Error> = kernels
+        .iter()
+        .flat_map(|k| {
+            k.faults.iter().map(|f| {
+                let line = f.describe(&k.launch.kernel);
+                observer.note(format!("clflow: fault: {line}"));
+                Error::analysis(line)
+            })
+        })
+        .collect();
     // (kernel, device name, run) of every run that completed, for the history.
     let mut completed = Vec::new();
     // Each device's rates, for the predictions, and its measured profile,
@@ -284,6 +302,17 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
             Some(clflow_predict::predict_all(&facts, device_rates, measured))
         })
         .collect();
+    // The report notes each fault on the kernel's runs.
+    for kernel in &kernels {
+        let notes: Vec<String> = kernel
+            .faults
+            .iter()
+            .map(|f| format!("fault: {}", f.describe(&kernel.launch.kernel)))
+            .collect();
+        for run in set.runs.iter_mut().filter(|r| r.kernel == kernel.name) {
+            run.notes.extend(notes.iter().cloned());
+        }
+    }
     let traffic: Vec<KernelTraffic> = kernels
         .iter()
         .map(|k| KernelTraffic {
@@ -562,15 +591,16 @@ fn count_all(
             .iter()
             .filter_map(|d| Some(d.cache.as_ref()?.spec))
             .collect();
-        let result = interpret_traced(
+        let result = interpret_traced_checked(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &options,
             TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),
+            args.detect,
             observer,
         );
-        let (result, traffic_report) = result?;
+        let (result, traffic_report, faults) = result?;
         let traffic: Vec<DeviceTraffic> = devices
             .iter()
             .filter_map(|d| Some(device_traffic(&d.name, d.cache.as_ref()?, &traffic_report)))
@@ -614,6 +644,7 @@ fn count_all(
             facts,
             traffic,
             source,
+            faults,
             manifest: manifest.to_path_buf(),
             input,
             launch,

@@ -794,6 +794,9 @@ pub struct LaunchCount {
     /// What the kernel printed (printf) as the interpreter ran it.
     #[serde(skip)]
     pub printed: Vec<u8>,
+    /// What the checkers `--detect` asked for found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::detect::Fault>,
 }
 
 /// Sums over launches.
@@ -842,12 +845,14 @@ pub struct CaptureCount {
     pub totals: CaptureTotals,
 }
 
-/// Counts every launch of a capture on its captured inputs, and checks
-/// the interpreter's outputs against the device's.
+/// Counts every launch of a capture on its captured inputs, with the
+/// checkers `detect` asks for watching, and checks the interpreter's
+/// outputs against the device's.
 pub fn count_capture(
     path: &Path,
     ops: &clflow_counts::OpSet,
     options: &clflow_interp::RunOptions,
+    detect: crate::detect::Detect,
     session: &Session,
 ) -> crate::Result<CaptureCount> {
     let (index, dir) = read_capture(path)?;
@@ -856,11 +861,13 @@ pub fn count_capture(
     for launch in &index.launch {
         let manifest = dir.join(&launch.manifest);
         let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
-        let result = crate::count::interpret(
+        let (result, _, faults) = crate::count::interpret_checked(
             &manifest,
             &input.module,
             std::borrow::Cow::Owned(materialised),
             options,
+            None,
+            detect,
             session.observer(),
         )?;
         let check = compare_outputs(&dir, launch, &result.buffers)?;
@@ -876,6 +883,7 @@ pub fn count_capture(
             first_difference: check.first_difference,
             device_ns: launch.device_ns,
             printed: result.printed_bytes(),
+            faults,
         };
         totals.all.add(&counted);
         totals

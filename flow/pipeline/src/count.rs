@@ -63,17 +63,41 @@ pub fn interpret_traced(
     analysis: TrafficAnalysis,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport)> {
-    let (result, report, _) = interpret_with(
+    interpret_traced_checked(
+        manifest,
+        module,
+        launch,
+        options,
+        analysis,
+        Detect::default(),
+        observer,
+    )
+    .map(|(result, report, _)| (result, report))
+}
+
+/// [`interpret_traced`], with the checkers `detect` asks for watching too:
+/// the faults they found.
+pub fn interpret_traced_checked(
+    manifest: &Path,
+    module: &Module,
+    launch: Cow<'_, Launch>,
+    options: &RunOptions,
+    analysis: TrafficAnalysis,
+    detect: Detect,
+    observer: &dyn Observer,
+) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
+    let checker = detect.access.then(|| AccessChecker::new(&launch));
+    let (result, report, faults) = interpret_with(
         manifest,
         module,
         launch,
         options,
         Some(analysis),
-        None,
+        checker,
         observer,
     )?;
     let report = report.ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
-    Ok((result, report))
+    Ok((result, report, faults))
 }
 
 /// [`interpret`], and where a cache is given, the traffic through it

@@ -11,6 +11,16 @@
     return 1;                                                               \
   }
 
+/* A kernel built from one source on the device. */
+static inline cl_int build_kernel(cl_context context, cl_device_id device, const char *source,
+                                  const char *options, const char *name, cl_kernel *kernel) {
+  cl_int status;
+  cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &status);
+  if (status == CL_SUCCESS) status = clBuildProgram(program, 1, &device, options, NULL, NULL);
+  if (status == CL_SUCCESS) *kernel = clCreateKernel(program, name, &status);
+  return status;
+}
+
 /* The first device of the first platform, and a context on it. */
 static cl_int open_device(cl_device_id *device, cl_context *context) {
   cl_platform_id platform;

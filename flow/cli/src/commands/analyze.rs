@@ -6,6 +6,7 @@ use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_metrics::{results_document, Metrics};
 use clflow_pipeline::analyze::{analyze, AnalyzeOptions};
+use clflow_pipeline::detect::Detect;
 use clflow_pipeline::device::TimingPlan;
 use clflow_pipeline::Session;
 use std::path::PathBuf;
@@ -78,6 +79,10 @@ pub struct AnalyzeArgs {
     /// datasheet profile, else its driver].
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
+    /// Watch each kernel's count for faults (see `clflow count --help`): `access` or `all`.
+    /// Faults found are listed; the report is written and the exit status is 1.
+    #[arg(long, value_name = "LIST")]
+    detect: Option<Detect>,
     #[command(flatten)]
     build: super::ManifestBuildOptions,
 }
@@ -95,6 +100,7 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
         store: args.store,
         no_history: args.no_history,
         cache: args.cache,
+        detect: args.detect.unwrap_or_default(),
         command: std::env::args().collect(),
     };
     let session = Session::new(&verbosity).with_build_options(&build_options);

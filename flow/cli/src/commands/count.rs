@@ -263,7 +263,8 @@ fn count_capture(
         ));
     }
     let options = run_options(args);
-    let counted = capture::count_capture(&args.manifest, ops, &options, session)?;
+    let detect = args.detect.unwrap_or_default();
+    let counted = capture::count_capture(&args.manifest, ops, &options, detect, session)?;
     let wrong: Vec<&capture::LaunchCount> = counted
         .launches
         .iter()
@@ -289,11 +290,22 @@ fn count_capture(
     } else {
         print!("{}", render_capture(&counted));
     }
-    match wrong.len() {
-        0 => Ok(()),
-        n => Err(Failure::analysis(format!(
-            "{n} of {} launches computed outputs different from the device's",
-            counted.launches.len()
+    let faulty = counted.launches.iter().filter(|l| !l.faults.is_empty());
+    for launch in faulty.clone() {
+        for fault in &launch.faults {
+            let (manifest, sequence) = (&launch.manifest, launch.sequence);
+            let fault = fault.describe(&launch.kernel);
+            eprintln!("clflow: fault: {manifest} (launch {sequence}): {fault}");
+        }
+    }
+    let launches = counted.launches.len();
+    match (wrong.len(), faulty.count()) {
+        (0, 0) => Ok(()),
+        (0, n) => Err(Failure::analysis(format!(
+            "{n} of {launches} launches faulted (listed before this line)"
+        ))),
+        (n, _) => Err(Failure::analysis(format!(
+            "{n} of {launches} launches computed outputs different from the device's"
         ))),
     }
 }
