@@ -29,7 +29,8 @@ Examples:
       the kernel's source with W, bytes loaded and stored and share of Q beside each
       line, the hottest lines first
   clflow count kernels/vadd/vadd.toml --detect access
-      also report writes to read-only buffers and reads of write-only ones (exit 1)
+      also watch for writes to read-only buffers and reads of write-only ones (each one
+      reported with its source line; exit 1 where any is found)
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
@@ -73,7 +74,7 @@ pub struct CountArgs {
     #[arg(long)]
     json: bool,
     /// Also print the kernel's source with W, bytes and share of Q beside each line,
-    /// the hottest lines first.
+    /// the hottest lines first (with --cache, each line's DRAM bytes and coalescing too).
     #[arg(long)]
     lines: bool,
     /// Which operations W counts: `arith` (every arithmetic operation), `work` (the
