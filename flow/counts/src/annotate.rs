@@ -77,7 +77,7 @@ pub fn render_lines(
     let hottest: Vec<&LineReport> = hot.iter().take(HOTTEST).copied().collect();
     let pw = hottest
         .iter()
-        .map(|l| place(l).len())
+        .map(|l| l.place().len())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -91,7 +91,7 @@ pub fn render_lines(
         let _ = writeln!(
             out,
             "  {:<pw$}  {:>ww$} {:>6}  {:>qw$} {:>6}  {}",
-            place(l),
+            l.place(),
             group_digits(l.w),
             share(l.w, w),
             group_digits(l.q()),
@@ -182,18 +182,5 @@ fn ratio(part: u64, whole: u64) -> f64 {
         0.0
     } else {
         part as f64 / whole as f64
-    }
-}
-
-/// `file:line`, the file by its name alone.
-fn place(l: &LineReport) -> String {
-    match (&l.file, l.line) {
-        (Some(file), Some(n)) => {
-            let name = std::path::Path::new(file)
-                .file_name()
-                .map_or(file.as_str(), |n| n.to_str().unwrap_or(file));
-            format!("{name}:{n}")
-        }
-        _ => "(no line)".to_string(),
     }
 }

@@ -90,6 +90,18 @@ impl LineReport {
         self.global_load_bytes + self.global_store_bytes + self.constant_load_bytes
     }
 
+    /// `lookup3.cl:68`, the file by its name alone; `(no line)` for what no
+    /// line names.
+    pub fn place(&self) -> String {
+        match (&self.file, self.line) {
+            (Some(file), Some(n)) => {
+                let name = file.rsplit('/').next().unwrap_or(file);
+                format!("{name}:{n}")
+            }
+            _ => "(no line)".into(),
+        }
+    }
+
     /// Whether the line did anything counted.
     pub fn is_idle(&self) -> bool {
         self.w == 0 && self.q() == 0 && self.local_load_bytes + self.local_store_bytes == 0

@@ -19,12 +19,6 @@ pub struct Detect {
     pub access: bool,
 }
 
-impl Detect {
-    pub fn any(self) -> bool {
-        self.access
-    }
-}
-
 impl FromStr for Detect {
     type Err = String;
 

@@ -67,8 +67,8 @@ impl KernelSource {
                 .max_by_key(|l| key(l))
         };
         Hotspots {
-            work_line: most(|l| l.w).map(|l| (place(l), self.share(l).0)),
-            traffic_line: most(LineReport::q).map(|l| (place(l), self.share(l).1)),
+            work_line: most(|l| l.w).map(|l| (l.place(), self.share(l).0)),
+            traffic_line: most(LineReport::q).map(|l| (l.place(), self.share(l).1)),
             coalesced: None,
         }
     }
@@ -86,17 +86,6 @@ impl KernelSource {
             (Some(w), Some(q)) => Some(format!("{w}; {q}")),
             (w, q) => w.or(q),
         }
-    }
-}
-
-/// `lookup3.cl:68`: the file by its name alone.
-pub fn place(line: &LineReport) -> String {
-    match (&line.file, line.line) {
-        (Some(file), Some(n)) => {
-            let name = file.rsplit('/').next().unwrap_or(file);
-            format!("{name}:{n}")
-        }
-        _ => "(no line)".into(),
     }
 }
 
@@ -120,7 +109,7 @@ pub fn source_tables(kernels: &[KernelSource]) -> String {
             let _ = writeln!(
                 page,
                 "<li>{}: {:.1} % of W, {:.1} % of Q: <code>{}</code></li>",
-                escape(&place(line)),
+                escape(&line.place()),
                 100.0 * w,
                 100.0 * q,
                 escape(text_of(kernel, line).trim())
