@@ -389,6 +389,8 @@ mod tests {
                 dispatch: first + (i / 16) as u32,
                 item: (i % 16) as u32,
                 kind: AccessKind::Load,
+                atomic: false,
+                phase: 0,
             })
             .collect()
     }
@@ -399,6 +401,7 @@ mod tests {
             label: "a".into(),
             space: "__global",
             bytes: 8192,
+            read_only: false,
         }]);
         if !accesses.is_empty() {
             analysis.work_group(0, accesses);

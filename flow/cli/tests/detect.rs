@@ -113,9 +113,9 @@ fn a_kernel_that_keeps_to_its_declared_access_passes() {
     let out = clflow(dir.path(), &["count", &bad]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // A checker clflow does not have is a usage error.
-    let out = clflow(dir.path(), &["count", &bad, "--detect", "races"]);
+    let out = clflow(dir.path(), &["count", &bad, "--detect", "leaks"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("unknown checker `races`"));
+    assert!(text(&out.stderr).contains("unknown checker `leaks`"));
 }
 
 /// `analyze --detect` lists the faults, writes the whole report with the

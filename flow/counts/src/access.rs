@@ -1,6 +1,8 @@
 //! The global access stream: the vocabulary between the interpreter, which
 //! makes the stream, and whatever listens (a cache simulation, a coalescing
-//! analysis). `clflow_interp::trace` says in which order accesses come.
+//! analysis, a race checker). `clflow_interp::trace` says in which order
+//! accesses come. A listener that asks for them ([`AccessSink::wants_local`])
+//! gets `__local` accesses too, in buffers after the global ones.
 
 /// What an access does to memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,21 +42,36 @@ pub struct GlobalAccess {
     /// The work-item's linear id within its work-group.
     pub item: u32,
     pub kind: AccessKind,
+    /// Made by an atomic function (`atomic_add`, `atomic_load`, ...).
+    pub atomic: bool,
+    /// Barriers the work-group had passed, modulo 2^16: accesses of one
+    /// work-group with the same phase had no barrier between them.
+    pub phase: u16,
 }
 
 /// A buffer the trace's accesses refer to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceBuffer {
     pub label: String,
-    /// `__global` or `__constant`.
+    /// `__global`, `__constant`, or `__local` (a work-group's own, where
+    /// the sink wants local accesses).
     pub space: &'static str,
     pub bytes: u64,
+    /// The kernel never writes it: `__constant`, or every parameter bound
+    /// to it is one the module marks as never written through.
+    pub read_only: bool,
 }
 
 /// Receives a launch's global accesses.
 pub trait AccessSink {
     /// Called once, before any access, with the buffers by index.
     fn buffers(&mut self, buffers: &[TraceBuffer]);
+
+    /// Whether `__local` accesses come too (a race checker's need; each
+    /// costs the run a record, so the rest say no).
+    fn wants_local(&self) -> bool {
+        false
+    }
     /// Called for every work-group in increasing order of its linear index
     /// (work-groups without global accesses included). A large work-group's
     /// accesses come in several calls, in order, each of whole dispatches.

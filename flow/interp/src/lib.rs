@@ -269,6 +269,23 @@ impl Program {
         self.run_taking(&launch, taken, options, sink)
     }
 
+    /// Whether the kernel never writes buffer `index` of the launch: every
+    /// parameter bound to it (itself, and the ones given as the same buffer)
+    /// is marked as never written through. Program-scope variables and
+    /// images may be written.
+    fn never_written(&self, launch: &Launch, index: usize) -> bool {
+        let bound = |i: usize| match &launch.args.get(i)?.value {
+            ArgValue::Buffer { .. } => (i == index).then_some(i),
+            ArgValue::SameBuffer { arg } => (*arg == index).then_some(i),
+            _ => None,
+        };
+        let params = &self.inner.params;
+        index < launch.args.len()
+            && (0..params.len())
+                .filter_map(bound)
+                .all(|i| matches!(params[i], ParamSlot::Pointer { no_write: true, .. }))
+    }
+
     /// `taken[i]`, where present, holds argument i's bytes instead of the launch.
     fn run_taking(
         &self,
@@ -340,7 +357,7 @@ impl Program {
                 (ParamSlot::Sampler { slot }, ArgValue::Sampler(sampler)) => {
                     regs[slot.index()] = u64::from(sampler.bits());
                 }
-                (ParamSlot::Pointer { slot, space }, ArgValue::Buffer { bytes, .. })
+                (ParamSlot::Pointer { slot, space, .. }, ArgValue::Buffer { bytes, .. })
                     if matches!(space, AddressSpace::Global | AddressSpace::Constant) =>
                 {
                     let name = if *space == AddressSpace::Constant {
@@ -356,7 +373,7 @@ impl Program {
                     };
                     regs[slot.index()] = memory::encode(memory::SPACE_GLOBAL, i, 0);
                 }
-                (ParamSlot::Pointer { slot, space }, ArgValue::SameBuffer { arg: first })
+                (ParamSlot::Pointer { slot, space, .. }, ArgValue::SameBuffer { arg: first })
                     if matches!(space, AddressSpace::Global | AddressSpace::Constant)
                         && *first < i
                         && matches!(launch.args[*first].value, ArgValue::Buffer { .. }) =>
@@ -368,6 +385,7 @@ impl Program {
                     ParamSlot::Pointer {
                         slot,
                         space: AddressSpace::Local,
+                        ..
                     },
                     ArgValue::Local { bytes },
                 ) => {
@@ -449,15 +467,28 @@ impl Program {
             return Err(launch_error("0 threads cannot run a kernel".into()));
         }
         if let Some(sink) = sink.as_mut() {
-            let buffers: Vec<TraceBuffer> = global
+            let mut buffers: Vec<TraceBuffer> = global
                 .buffers
                 .iter()
-                .map(|b| TraceBuffer {
+                .enumerate()
+                .map(|(i, b)| TraceBuffer {
                     label: b.label.clone(),
                     space: b.space,
                     bytes: b.len,
+                    read_only: b.space == "__constant" || self.never_written(launch, i),
                 })
                 .collect();
+            if sink.wants_local() {
+                let layout = &launched.local_layout;
+                buffers.extend(layout.label.iter().zip(&layout.size).map(|(label, size)| {
+                    TraceBuffer {
+                        label: label.clone(),
+                        space: "__local",
+                        bytes: *size,
+                        read_only: false,
+                    }
+                }));
+            }
             sink.buffers(&buffers);
         }
         let progress = options.progress.as_deref();

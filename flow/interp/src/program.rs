@@ -21,8 +21,14 @@ pub struct BlockCounts {
 /// one-lane file: what the launch code fills in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamSlot {
-    /// A pointer into `space`; `slot` gets the encoded pointer.
-    Pointer { slot: Reg, space: AddressSpace },
+    /// A pointer into `space`; `slot` gets the encoded pointer. `no_write`:
+    /// the module says the kernel never writes through it (`FuncParamAttr
+    /// NoWrite`, which the compiler infers for pointers only read).
+    Pointer {
+        slot: Reg,
+        space: AddressSpace,
+        no_write: bool,
+    },
     /// A value of `leaves` copied from the argument's bytes into `slot..`.
     Value {
         slot: Reg,

@@ -230,3 +230,102 @@ fn a_run_counts_its_finished_work_groups_for_a_watcher() {
         assert_eq!((progress.total(), progress.done()), (8, 8));
     }
 }
+
+/// Wants `__local` accesses too.
+#[derive(Default)]
+struct LocalRecording(Recording);
+
+impl AccessSink for LocalRecording {
+    fn buffers(&mut self, buffers: &[TraceBuffer]) {
+        self.0.buffers(buffers);
+    }
+
+    fn wants_local(&self) -> bool {
+        true
+    }
+
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.0.work_group(group, accesses);
+    }
+}
+
+const REVERSE: &str = r#"
+__kernel void reverse(__global const uint *in, __global uint *out, __local uint *tile) {
+  size_t l = get_local_id(0), n = get_local_size(0);
+  tile[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = tile[n - 1 - l];
+}"#;
+
+#[test]
+fn a_sink_that_asks_gets_local_accesses_with_the_barriers_passed() {
+    let program = program(REVERSE, "reverse");
+    let input: Vec<u32> = (0..64).collect();
+    let launch = launch(
+        "reverse",
+        &[64],
+        Some(&[16]),
+        vec![u32s(&input), u32s(&[0; 64]), local(64)],
+    );
+    let mut plain = Recording::default();
+    program
+        .run_traced(&launch, &RunOptions::default(), &mut plain)
+        .unwrap();
+    assert!(plain
+        .groups
+        .iter()
+        .all(|(_, a)| a.iter().all(|a| a.buffer < 3)));
+    assert_eq!(plain.buffers.len(), 3);
+
+    let mut with_local = LocalRecording::default();
+    let result = program
+        .run_traced(&launch, &RunOptions::default(), &mut with_local)
+        .unwrap();
+    let expected: Vec<u8> = (0..64u32)
+        .map(|i| (i / 16) * 16 + 15 - i % 16)
+        .flat_map(u32::to_le_bytes)
+        .collect();
+    assert_eq!(result.buffers[1].bytes, expected);
+    // The local buffers follow the globals, one per argument (empty but
+    // for `tile`'s) and one per local variable.
+    let recording = with_local.0;
+    let tile = recording
+        .buffers
+        .iter()
+        .position(|b| b.space == "__local" && b.bytes == 64)
+        .unwrap() as u32;
+    assert!(tile >= 3);
+    for (_, accesses) in &recording.groups {
+        let local: Vec<_> = accesses.iter().filter(|a| a.buffer == tile).collect();
+        // Each work-item stores its slot before the barrier, and loads its
+        // mirror's after it.
+        assert_eq!(local.len(), 32);
+        for a in &local {
+            let (phase, offset) = match a.kind {
+                AccessKind::Store => (0, 4 * a.item as u64),
+                _ => (1, 4 * (15 - a.item as u64)),
+            };
+            assert_eq!((a.phase, a.offset, a.atomic), (phase, offset, false));
+        }
+    }
+    // The atomic flag: gather's one atomic_inc per group.
+    let mut recording = Recording::default();
+    program_gather_atomics(&mut recording);
+    let atomics: Vec<_> = recording.groups[0]
+        .1
+        .iter()
+        .filter(|a| a.buffer == 3)
+        .collect();
+    assert!(atomics
+        .iter()
+        .all(|a| a.atomic && a.kind == AccessKind::Atomic));
+    assert_eq!(atomics.len(), 1);
+}
+
+fn program_gather_atomics(sink: &mut dyn AccessSink) {
+    let program = program(GATHER, "gather");
+    let launch = gather_launch(64, |i| i);
+    program
+        .run_traced(&launch, &RunOptions::default(), sink)
+        .unwrap();
+}

@@ -1,7 +1,7 @@
 //! The count stage: translate → interpret → counts, with the interpreter's
 //! failures turned into one line that names the manifest.
 
-use crate::detect::{AccessChecker, Detect, Fault, Tee};
+use crate::detect::{Checkers, Detect, Fault, Tee};
 use crate::Error;
 use crate::Observer;
 use clflow_core::Launch;
@@ -86,7 +86,7 @@ pub fn interpret_traced_checked(
     detect: Detect,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
-    let checker = detect.access.then(|| AccessChecker::new(&launch));
+    let checker = Checkers::new(detect, &launch);
     let (result, report, faults) = interpret_with(
         manifest,
         module,
@@ -134,7 +134,7 @@ pub fn interpret_checked(
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficSummary>, Vec<Fault>)> {
     let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
-    let checker = detect.access.then(|| AccessChecker::new(&launch));
+    let checker = Checkers::new(detect, &launch);
     let (result, report, faults) = interpret_with(
         manifest, module, launch, options, analysis, checker, observer,
     )?;
@@ -151,7 +151,7 @@ fn interpret_with(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     mut analysis: Option<TrafficAnalysis>,
-    mut checker: Option<AccessChecker>,
+    mut checker: Option<Checkers>,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficReport>, Vec<Fault>)> {
     let range = launch.range.clone();
@@ -192,7 +192,7 @@ fn interpret_with(
         let mut tee;
         let sink: Option<&mut dyn AccessSink> = match (analysis.as_mut(), checker.as_mut()) {
             (Some(keeper), Some(looker)) => {
-                tee = Tee { keeper, looker };
+                tee = Tee::new(keeper, looker);
                 Some(&mut tee)
             }
             (Some(analysis), None) => Some(analysis),

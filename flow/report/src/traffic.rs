@@ -260,6 +260,7 @@ mod tests {
             label: "arg 0 (a)".into(),
             space: "__global",
             bytes: lines * 64,
+            read_only: false,
         }]);
         let accesses: Vec<GlobalAccess> = (0..2 * lines * 16)
             .map(|i| GlobalAccess {
@@ -270,6 +271,8 @@ mod tests {
                 dispatch: (i / 16) as u32,
                 item: (i % 16) as u32,
                 kind: AccessKind::Load,
+                atomic: false,
+                phase: 0,
             })
             .collect();
         analysis.work_group(0, &accesses);

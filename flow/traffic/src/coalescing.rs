@@ -338,6 +338,8 @@ mod tests {
             dispatch,
             item,
             kind: AccessKind::Load,
+            atomic: false,
+            phase: 0,
         }
     }
 

@@ -559,6 +559,7 @@ mod tests {
             label: "a".into(),
             space: "__global",
             bytes: buffer_bytes,
+            read_only: false,
         }]);
         for (g, accesses) in groups.iter().enumerate() {
             analysis.work_group(g as u64, accesses);
@@ -578,6 +579,8 @@ mod tests {
                 dispatch: (i / 64) as u32,
                 item: (i % 64) as u32,
                 kind: clflow_counts::AccessKind::Load,
+                atomic: false,
+                phase: 0,
             })
             .collect();
         let report = report_of(&[group.clone(), group], 8192);
@@ -629,6 +632,8 @@ mod tests {
                 dispatch: site,
                 item: i as u32,
                 kind,
+                atomic: false,
+                phase: 0,
             };
         use clflow_counts::AccessKind::{Atomic, Load, Store};
         let group: Vec<GlobalAccess> = (0..1024)

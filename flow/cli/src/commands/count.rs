@@ -31,6 +31,9 @@ Examples:
   clflow count kernels/vadd/vadd.toml --detect access
       also watch for writes to read-only buffers and reads of write-only ones (each one
       reported with its source line; exit 1 where any is found)
+  clflow count kernels/reduction/reduction.toml --detect all
+      every checker: data races in __local and __global memory too, each reported with
+      both accesses' work-items and source lines
   clflow count kernels/triad/triad.toml --line-bytes 128 --dump out/
       compulsory traffic at 128-byte lines; output buffers written to out/
   clflow count kernels/sgemm/sgemm.toml --cache 40MiB/128
@@ -106,8 +109,11 @@ pub struct CountArgs {
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
     /// Watch the run for faults beyond the ones always caught (bounds, null, alignment,
-    /// division by zero, barrier divergence, the step limit): `access` (a write to a
-    /// read-only buffer, a read of a write-only one) or `all`. Faults found exit 1.
+    /// division by zero, barrier divergence, the step limit), comma-separated: `access` (a
+    /// write to a read-only buffer, a read of a write-only one), `races` (two work-items'
+    /// accesses to the same bytes, one a write, not both atomic, with no barrier between
+    /// them or in different work-groups; costs 24 bytes of shadow per byte touched), or
+    /// `all`. Faults found exit 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
     #[command(flatten)]

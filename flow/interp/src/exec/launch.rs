@@ -130,6 +130,7 @@ pub fn run_groups(
     // group's, however the threads interleave.
     let first_fault = AtomicU64::new(u64::MAX);
     let delivery = Delivery::new(threads);
+    let locals = sink.as_ref().is_some_and(|s| s.wants_local());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
         let tracing = arrivals.is_some();
         let outlet = arrivals.map(|arrivals| Outlet {
@@ -137,7 +138,7 @@ pub fn run_groups(
             arrivals,
             first_fault: &first_fault,
         });
-        let mut runner = Runner::new(launch, outlet);
+        let mut runner = Runner::new(launch, outlet, locals);
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
             let after_fault = || g > first_fault.load(Ordering::Relaxed);

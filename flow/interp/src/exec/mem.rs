@@ -42,7 +42,17 @@ impl Mem<'_, '_> {
         }
     }
 
-    /// [`Mem::resolve`] for an access of work-item `item`, traced if global.
+    /// [`Mem::dispatch`] for an atomic function.
+    #[inline(always)]
+    pub(super) fn dispatch_atomic(&mut self, pc: usize) {
+        if let Some(t) = &mut self.trace {
+            t.dispatch(pc);
+            t.atomic = true;
+        }
+    }
+
+    /// [`Mem::resolve`] for an access of work-item `item`, traced if global
+    /// (or local, where local accesses are traced).
     #[inline(always)]
     pub(super) fn access(
         &mut self,
@@ -53,8 +63,13 @@ impl Mem<'_, '_> {
         item: [u64; 3],
     ) -> Result<Loc, TrapKind> {
         let loc = self.resolve(pointer, bytes, align)?;
-        if let (Some(t), Loc::Global(buffer, offset)) = (&mut self.trace, loc) {
-            t.record(buffer, offset, bytes, kind, item);
+        match (&mut self.trace, loc) {
+            (Some(t), Loc::Global(buffer, offset)) => t.record(buffer, offset, bytes, kind, item),
+            (Some(t), Loc::Local(_)) => {
+                let (_, buffer, offset) = memory::decode(pointer);
+                t.record_local(buffer, offset as u64, bytes, kind, item);
+            }
+            _ => {}
         }
         Ok(loc)
     }
@@ -70,8 +85,15 @@ impl Mem<'_, '_> {
         item: [u64; 3],
     ) {
         if let Some(t) = &mut self.trace {
-            if let (SPACE_GLOBAL, buffer, offset) = memory::decode(pointer) {
-                t.record(buffer, offset as u64, bytes, kind, item);
+            match memory::decode(pointer) {
+                (SPACE_GLOBAL, buffer, offset) => {
+                    t.record(buffer, offset as u64, bytes, kind, item)
+                }
+                // Out of bounds, it faults as the access is made.
+                (SPACE_LOCAL, buffer, offset) if offset >= 0 => {
+                    t.record_local(buffer, offset as u64, bytes, kind, item)
+                }
+                _ => {}
             }
         }
     }

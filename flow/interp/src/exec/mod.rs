@@ -183,6 +183,13 @@ struct Recorder<'a> {
     dispatch: u32,
     /// The work-group's size, for work-items' linear ids.
     local: [u64; 3],
+    /// Barriers the work-group has passed (see `GlobalAccess::phase`).
+    phase: u16,
+    /// Whether the instruction being dispatched is an atomic function.
+    atomic: bool,
+    /// Where `__local` accesses are traced too: the stream's index of the
+    /// first local buffer (the global buffers come before).
+    local_base: Option<u32>,
     outlet: Outlet<'a>,
 }
 
@@ -196,6 +203,7 @@ impl Recorder<'_> {
         }
         self.site = pc as u32;
         self.dispatch = self.dispatch.wrapping_add(1);
+        self.atomic = false;
     }
 
     /// Sends the accesses held: all that is left of the group (`complete`),
@@ -228,13 +236,32 @@ impl Recorder<'_> {
             dispatch: self.dispatch,
             item: ((item[2] * ly + item[1]) * lx + item[0]) as u32,
             kind,
+            atomic: self.atomic,
+            phase: self.phase,
         });
+    }
+
+    /// Records a `__local` access, where they are traced: `buffer` is the
+    /// local buffer's index in the work-group's arena layout.
+    #[inline]
+    fn record_local(
+        &mut self,
+        buffer: usize,
+        offset: u64,
+        bytes: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) {
+        if let Some(base) = self.local_base {
+            self.record(base as usize + buffer, offset, bytes, kind, item);
+        }
     }
 }
 
 impl<'a> Runner<'a> {
-    /// A runner; one with an outlet traces every global access to it.
-    fn new(launch: &'a Launched<'a>, outlet: Option<Outlet<'a>>) -> Self {
+    /// A runner; one with an outlet traces every global access to it, and
+    /// with `locals` every `__local` access too.
+    fn new(launch: &'a Launched<'a>, outlet: Option<Outlet<'a>>, locals: bool) -> Self {
         let group_items = launch.geometry.local.iter().product::<u64>() as usize;
         let item_bytes = 8 * launch.regs.len() as u64 + launch.program.private.total();
         let width = if launch.program.uses_barrier {
@@ -283,6 +310,9 @@ impl<'a> Runner<'a> {
                 site: 0,
                 dispatch: 0,
                 local: launch.geometry.local,
+                phase: 0,
+                atomic: false,
+                local_base: locals.then_some(launch.global.buffers.len() as u32),
                 outlet,
             }),
         }
@@ -300,6 +330,7 @@ impl<'a> Runner<'a> {
         self.group_size = size;
         if let Some(recorder) = &mut self.trace {
             recorder.local = size;
+            recorder.phase = 0;
         }
         let count = size.iter().product::<u64>() as usize;
         let width = self.batch.width;
@@ -414,6 +445,9 @@ impl<'a> Runner<'a> {
             }
         }
         b.state[..b.len].fill(LaneState::Runnable);
+        if let Some(recorder) = &mut self.trace {
+            recorder.phase = recorder.phase.wrapping_add(1);
+        }
         let lanes = b.queue.slot(&self.launch.program.rank, barrier as u32 + 1);
         b.queue.waiting[lanes].2.extend(0..b.len as u32);
         Ok(true)
@@ -1107,7 +1141,7 @@ impl Runner<'_> {
                     a,
                     b,
                 } => {
-                    mem.dispatch(at);
+                    mem.dispatch_atomic(at);
                     let kind = match op {
                         AtomicOp::Load => AccessKind::Load,
                         AtomicOp::Store => AccessKind::Store,

@@ -260,17 +260,16 @@ impl<'m> Translator<'m> {
             let reg = self.val(rid)?.slot;
             // The launch code fills the file by index (see `ParamSlot`).
             let slot = reg;
-            let byval = self.decorations.get(&rid).is_some_and(|ds| {
-                ds.iter().any(|(d, ops)| {
-                    *d == Decoration::FuncParamAttr
-                        && matches!(
-                            ops.first(),
-                            Some(Operand::FunctionParameterAttribute(
-                                spirv::FunctionParameterAttribute::ByVal
-                            ))
-                        )
+            let has = |attribute| {
+                self.decorations.get(&rid).is_some_and(|ds| {
+                    ds.iter().any(|(d, ops)| {
+                        *d == Decoration::FuncParamAttr
+                            && ops.first() == Some(&Operand::FunctionParameterAttribute(attribute))
+                    })
                 })
-            });
+            };
+            let byval = has(spirv::FunctionParameterAttribute::ByVal);
+            let no_write = has(spirv::FunctionParameterAttribute::NoWrite);
             params.push(match *self.types.get(ty)? {
                 Type::Pointer { pointee, .. } if byval => {
                     let (size, align) =
@@ -295,6 +294,7 @@ impl<'m> Translator<'m> {
                 Type::Pointer { .. } => ParamSlot::Pointer {
                     slot,
                     space: self.types.pointee(ty)?.0,
+                    no_write,
                 },
                 _ => ParamSlot::Value {
                     slot,
