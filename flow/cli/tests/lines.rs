@@ -172,12 +172,12 @@ fn a_fault_starts_with_its_source_location() {
         )),
         "{first}"
     );
+    // Only the last work-item reads past the end; the others went on.
     assert!(
-        first.ends_with(&format!(
+        first.ends_with(
             "out-of-bounds access to __global arg 0 (in): 4 bytes at offset 4096, buffer is \
-             4096 bytes (the launch of {})",
-            manifest.display()
-        )),
+             4096 bytes"
+        ),
         "{first}"
     );
 }

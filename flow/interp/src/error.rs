@@ -147,6 +147,43 @@ impl clflow_core::Diagnostic for InterpError {
     }
 }
 
+impl TrapKind {
+    /// Whether the fault is the work-item's alone, so that the rest of the
+    /// launch may go on without it: a bad access or division (its store
+    /// is not made, its load not used). A kernel that never ends, a barrier
+    /// the group does not agree on, or undefined behaviour stop the run.
+    pub fn stops_one(&self) -> bool {
+        matches!(
+            self,
+            TrapKind::OutOfBounds { .. }
+                | TrapKind::NullPointer { .. }
+                | TrapKind::BadPointer { .. }
+                | TrapKind::Misaligned { .. }
+                | TrapKind::DivisionByZero
+                | TrapKind::Printf(_)
+                | TrapKind::Image(_)
+        )
+    }
+
+    /// The kind of fault, as a number: faults are counted by instruction
+    /// and kind.
+    pub fn code(&self) -> u8 {
+        match self {
+            TrapKind::OutOfBounds { .. } => 0,
+            TrapKind::NullPointer { .. } => 1,
+            TrapKind::BadPointer { .. } => 2,
+            TrapKind::Misaligned { .. } => 3,
+            TrapKind::DivisionByZero => 4,
+            TrapKind::Unreachable => 5,
+            TrapKind::BarrierDivergence(_) => 6,
+            TrapKind::StepLimit(_) => 7,
+            TrapKind::Printf(_) => 8,
+            TrapKind::Collective(_) => 9,
+            TrapKind::Image(_) => 10,
+        }
+    }
+}
+
 impl fmt::Display for TrapKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

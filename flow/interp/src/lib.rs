@@ -78,6 +78,11 @@ pub struct RunOptions {
     /// Work-items per sub-group (`cl_khr_subgroups`): devices differ, so
     /// the run states it.
     pub sub_group_size: u32,
+    /// Go on after a fault that stops one work-item (a bad access, a
+    /// division by zero: `TrapKind::stops_one`): the work-item stops, the
+    /// rest run, and the faults come in `RunResult::faults`. Otherwise the
+    /// first fault ends the run, as an error.
+    pub keep_going: bool,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -112,6 +117,7 @@ impl Default for RunOptions {
             threads: None,
             progress: None,
             sub_group_size: DEFAULT_SUB_GROUP_SIZE,
+            keep_going: false,
         }
     }
 }
@@ -143,6 +149,11 @@ pub struct RunResult {
     /// printed: work-groups in linear order, and within a group its
     /// work-items in linear local id order, whatever the threads.
     pub printed: Vec<Printed>,
+    /// With `RunOptions::keep_going`, the faults the run went on after: one
+    /// per instruction and kind of fault, its first work-item's (the
+    /// lowest work-group's), with how many work-items it stopped; in the
+    /// order of the work-groups they first stopped.
+    pub faults: Vec<(Trap, u64)>,
 }
 
 impl RunResult {
@@ -461,6 +472,7 @@ impl Program {
             regs,
             private_init,
             max_steps: options.max_steps,
+            keep_going: options.keep_going,
         };
         let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
         if threads == 0 {
@@ -499,15 +511,20 @@ impl Program {
         }
         let done = progress.map(|p| &p.done);
         let outcome = exec::run_groups(&launched, threads, sink, done);
-        let mut partial = outcome.map_err(|f| {
-            InterpError::Trap(Box::new(Trap {
-                kernel: p.kernel.clone(),
-                item: f.item,
-                op: p.site(f.pc).to_string(),
-                location: p.location(f.pc),
-                kind: f.kind,
-            }))
-        })?;
+        let trap = |f: exec::Fault| Trap {
+            kernel: p.kernel.clone(),
+            item: f.item,
+            op: p.site(f.pc).to_string(),
+            location: p.location(f.pc),
+            kind: f.kind,
+        };
+        let mut partial = outcome.map_err(|f| InterpError::Trap(Box::new(trap(f))))?;
+        let mut kept: Vec<_> = std::mem::take(&mut partial.faults).into_values().collect();
+        kept.sort_by_key(|(group, fault, _)| (*group, fault.pc));
+        let faults = kept
+            .into_iter()
+            .map(|(_, fault, count)| (trap(fault), count))
+            .collect();
         let counts = self.tally(&partial, &global, &geometry, options.line_bytes);
         let outputs = launch
             .args
@@ -528,6 +545,7 @@ impl Program {
             counts,
             buffers: outputs,
             printed: partial.printed.into_iter().map(|(_, p)| p).collect(),
+            faults,
         })
     }
 

@@ -221,11 +221,18 @@ fn interpret_with(
         report.locate_sites(|site| program.source_line(site).cloned());
         report
     });
-    let faults = checker.map_or_else(Vec::new, |checker| {
-        checker.faults(&range, result.counts.local_size, |site| {
+    // The faults that stopped work-items first: the checkers' saw a run
+    // without them.
+    let mut faults: Vec<Fault> = result
+        .faults
+        .iter()
+        .map(|(trap, count)| Fault::stopped(trap, *count))
+        .collect();
+    if let Some(checker) = checker {
+        faults.extend(checker.faults(&range, result.counts.local_size, |site| {
             (program.site(site).to_string(), program.location(site))
-        })
-    });
+        }));
+    }
     let elapsed = started.elapsed().as_secs_f64();
     observer.detail(format!(
         "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",

@@ -116,6 +116,11 @@ pub struct CountArgs {
     /// `all`. Faults found exit 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
+    /// List at most N faults, each once per instruction and kind with how many work-items or
+    /// accesses made it (--json lists them all).
+    #[arg(long, value_name = "N", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_faults: u64,
     #[command(flatten)]
     build: super::ManifestBuildOptions,
 }
@@ -197,9 +202,8 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
     // Every fault but the first, which the failure says last; even -q
     // shows them.
-    for fault in faults.iter().skip(1) {
-        eprintln!("clflow: fault: {}", fault.describe(&kernel));
-    }
+    let listed = faults.iter().skip(1).map(|f| f.describe(&kernel));
+    list_faults(listed, args.max_faults - 1);
     match detect::failure(&kernel, &faults) {
         Some(failure) => Err(failure),
         None => Ok(()),
@@ -298,22 +302,43 @@ fn count_capture(
         print!("{}", render_capture(&counted));
     }
     let faulty = counted.launches.iter().filter(|l| !l.faults.is_empty());
-    for launch in faulty.clone() {
-        for fault in &launch.faults {
+    let listed = faulty.clone().flat_map(|launch| {
+        launch.faults.iter().map(|fault| {
             let (manifest, sequence) = (&launch.manifest, launch.sequence);
             let fault = fault.describe(&launch.kernel);
-            eprintln!("clflow: fault: {manifest} (launch {sequence}): {fault}");
-        }
-    }
+            format!("{manifest} (launch {sequence}): {fault}")
+        })
+    });
+    list_faults(listed, args.max_faults);
     let launches = counted.launches.len();
+    // A launch that faulted is expected to differ from the device.
     match (wrong.len(), faulty.count()) {
         (0, 0) => Ok(()),
-        (0, n) => Err(Failure::analysis(format!(
+        (_, n @ 1..) => Err(Failure::analysis(format!(
             "{n} of {launches} launches faulted (listed before this line)"
         ))),
         (n, _) => Err(Failure::analysis(format!(
             "{n} of {launches} launches computed outputs different from the device's"
         ))),
+    }
+}
+
+/// Writes the first `max` of `faults` to stderr, one line each (even -q
+/// shows them), and how many more there were.
+fn list_faults(faults: impl Iterator<Item = String>, max: u64) {
+    let mut left_out = 0;
+    for (n, fault) in faults.enumerate() {
+        if (n as u64) < max {
+            eprintln!("clflow: fault: {fault}");
+        } else {
+            left_out += 1;
+        }
+    }
+    if left_out > 0 {
+        eprintln!(
+            "clflow: fault: {} more not listed (--max-faults; --json lists them all)",
+            clflow_interp::counts::group_digits(left_out)
+        );
     }
 }
 
@@ -363,5 +388,8 @@ fn run_options(args: &CountArgs) -> RunOptions {
         threads: args.threads,
         progress: None,
         sub_group_size: args.sub_group_size,
+        // A bad access stops its work-item; the count goes on, lists every
+        // such fault and still writes --dump.
+        keep_going: true,
     }
 }

@@ -8,6 +8,7 @@ use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, GlobalMemory};
 use crate::program::Program;
 use crate::trace::{AccessSink, Arrivals, Delivery, QUEUED_PER_THREAD};
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The NDRange as the builtins report it (unused dimensions hold 1 / 0).
@@ -74,9 +75,20 @@ pub struct Partial {
     /// work-item order within a group, and groups in the order this thread
     /// ran them (ascending).
     pub printed: Vec<(u64, crate::Printed)>,
+    /// Faults the run went on after, one per instruction and kind of fault:
+    /// the first (its work-group's linear index, the fault) and how many.
+    pub faults: BTreeMap<(usize, u8), (u64, Fault, u64)>,
 }
 
 impl Partial {
+    /// Keeps a fault of work-group `group` that stopped one work-item.
+    pub fn keep_fault(&mut self, group: u64, fault: Fault) {
+        self.faults
+            .entry((fault.pc, fault.kind.code()))
+            .and_modify(|kept| kept.2 += 1)
+            .or_insert((group, fault, 1));
+    }
+
     pub fn merge(mut self, other: Partial) -> Partial {
         if self.hits.len() < other.hits.len() {
             self.hits.resize(other.hits.len(), 0);
@@ -93,6 +105,21 @@ impl Partial {
             a.scaled_add(b, 1);
         }
         self.printed.extend(other.printed);
+        for (key, (group, fault, count)) in other.faults {
+            match self.faults.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert((group, fault, count));
+                }
+                Entry::Occupied(mut slot) => {
+                    let kept = slot.get_mut();
+                    kept.2 += count;
+                    // The first is the lowest work-group's, whatever the threads.
+                    if group < kept.0 {
+                        (kept.0, kept.1) = (group, fault);
+                    }
+                }
+            }
+        }
         self
     }
 }
@@ -108,6 +135,8 @@ pub struct Launched<'a> {
     /// By-value arguments: (private arena offset, bytes).
     pub private_init: Vec<(usize, Vec<u8>)>,
     pub max_steps: u64,
+    /// Go on after a fault that stops one work-item (`TrapKind::stops_one`).
+    pub keep_going: bool,
 }
 
 /// Runs every work-group of a launch on `threads` threads, each taking the

@@ -75,6 +75,9 @@ enum LaneState {
     /// Waiting at the barrier just before its `pc`.
     AtBarrier,
     Done,
+    /// Stopped by a fault the run goes on after (`RunOptions::keep_going`):
+    /// the rest of the group no longer waits for it.
+    Stopped,
 }
 
 /// Runnable lanes waiting to run, grouped by the pc they wait at. There are
@@ -102,6 +105,23 @@ impl Queue {
                 self.waiting.len() - 1
             }
         }
+    }
+
+    /// Queues `lanes` to go on at `pc`, in the middle of a block: they rank
+    /// as the block does (a pc inside one has no rank of its own).
+    fn push_inside(&mut self, ranks: &[u32], pc: u32, lanes: &[u32]) {
+        if lanes.is_empty() {
+            return;
+        }
+        let rank = ranks[..=(pc as usize).min(ranks.len().saturating_sub(1))]
+            .iter()
+            .rev()
+            .find(|&&r| r != u32::MAX)
+            .copied()
+            .unwrap_or(u32::MAX);
+        let i = self.slot(ranks, pc);
+        self.waiting[i].0 = rank;
+        self.waiting[i].2.extend_from_slice(lanes);
     }
 
     #[inline]
@@ -156,8 +176,9 @@ type LaneFault = (usize, usize, TrapKind);
 pub struct Runner<'a> {
     launch: &'a Launched<'a>,
     batch: Batch,
-    /// The work-group being run, and its size.
+    /// The work-group being run (and its linear index), and its size.
     group: [u64; 3],
+    index: u64,
     group_size: [u64; 3],
     local: Arena,
     pub partial: Partial,
@@ -294,6 +315,7 @@ impl<'a> Runner<'a> {
                 printed: vec![Vec::new(); width],
             },
             group: [0; 3],
+            index: 0,
             group_size: launch.geometry.local,
             local: Arena {
                 bytes: vec![0; launch.local_layout.total() as usize],
@@ -302,7 +324,7 @@ impl<'a> Runner<'a> {
                 hits: vec![0; launch.program.blocks.len()],
                 traffic: Traffic::default(),
                 line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
-                printed: Vec::new(),
+                ..Partial::default()
             },
             trace: outlet.map(|outlet| Recorder {
                 accesses: Vec::new(),
@@ -322,6 +344,7 @@ impl<'a> Runner<'a> {
         let g = self.launch.geometry;
         let group = g.group_of(index);
         self.group = group;
+        self.index = index;
         if let Some(recorder) = &mut self.trace {
             recorder.group = index;
         }
@@ -391,19 +414,49 @@ impl<'a> Runner<'a> {
             match b.queue.pop(&mut b.active) {
                 Some(pc) => {
                     let waiting = b.queue.first_rank();
-                    self.execute(pc as usize, waiting).inspect_err(|_| {
-                        // Leave no lane behind for the next batch.
-                        let q = &mut self.batch.queue;
-                        for (_, _, mut lanes) in q.waiting.drain(..) {
-                            lanes.clear();
-                            q.spare.push(lanes);
+                    match self.execute(pc as usize, waiting) {
+                        Ok(()) => {}
+                        Err(fault) if self.launch.keep_going && fault.2.stops_one() => {
+                            self.stop_lane(fault)
                         }
-                    })?;
+                        Err(fault) => {
+                            // Leave no lane behind for the next batch.
+                            let q = &mut self.batch.queue;
+                            for (_, _, mut lanes) in q.waiting.drain(..) {
+                                lanes.clear();
+                                q.spare.push(lanes);
+                            }
+                            return Err(fault);
+                        }
+                    }
                 }
                 None if self.release_barrier()? => {}
                 None => return Ok(()),
             }
         }
+    }
+
+    /// Keeps the fault of one lane and stops it; the lanes that ran the
+    /// faulting instruction before it go on after it, the ones after it go
+    /// on at it. (The stretch's steps are not charged: the step limit is
+    /// the looser for it, the counts, made of block hits, are not.)
+    fn stop_lane(&mut self, (pc, lane, kind): LaneFault) {
+        let g = self.launch.geometry;
+        let b = &mut self.batch;
+        let item = g.global_id(self.group, b.local_id[lane]);
+        self.partial
+            .keep_fault(self.index, Fault { pc, item, kind });
+        b.state[lane] = LaneState::Stopped;
+        let ranks = &self.launch.program.rank;
+        let at = b
+            .active
+            .iter()
+            .position(|&l| l as usize == lane)
+            .unwrap_or(0);
+        let (done, rest) = b.active.split_at(at);
+        b.queue.push_inside(ranks, pc as u32 + 1, done);
+        b.queue
+            .push_inside(ranks, pc as u32, rest.get(1..).unwrap_or_default());
     }
 
     /// With no lane runnable: lets the lanes waiting at a barrier go on,
@@ -444,12 +497,18 @@ impl<'a> Runner<'a> {
                 _ => {}
             }
         }
-        b.state[..b.len].fill(LaneState::Runnable);
+        for state in &mut b.state[..b.len] {
+            if *state == LaneState::AtBarrier {
+                *state = LaneState::Runnable;
+            }
+        }
         if let Some(recorder) = &mut self.trace {
             recorder.phase = recorder.phase.wrapping_add(1);
         }
         let lanes = b.queue.slot(&self.launch.program.rank, barrier as u32 + 1);
-        b.queue.waiting[lanes].2.extend(0..b.len as u32);
+        let state = &b.state;
+        let runnable = (0..b.len as u32).filter(|&l| state[l as usize] == LaneState::Runnable);
+        b.queue.waiting[lanes].2.extend(runnable);
         Ok(true)
     }
 }
@@ -478,6 +537,7 @@ impl Runner<'_> {
         };
         let Batch {
             width,
+            len: batch_len,
             regs,
             queue,
             pc: lane_pc,
@@ -491,6 +551,7 @@ impl Runner<'_> {
             ..
         } = &mut self.batch;
         let width = *width;
+        let batch_len = *batch_len;
         let regs = &mut regs[..];
         let active = &active[..];
         // Register indices were proven in range when the program was
@@ -880,7 +941,11 @@ impl Runner<'_> {
                     // It follows a barrier: every work-item of the group
                     // is here, at once.
                     let g = &launch.geometry;
-                    let items = g.group_items(group) as usize;
+                    let stopped = state[..batch_len]
+                        .iter()
+                        .filter(|&&s| s == LaneState::Stopped)
+                        .count();
+                    let items = g.group_items(group) as usize - stopped;
                     if active.len() != items {
                         return Err((
                             at,

@@ -17,6 +17,7 @@ use crate::Error;
 use clflow_core::numbers::group_digits;
 use clflow_core::{Launch, NdRange};
 use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+use clflow_interp::Trap;
 use serde::Serialize;
 use std::str::FromStr;
 
@@ -58,8 +59,12 @@ impl FromStr for Detect {
 /// One kind of fault at one instruction on one buffer, however often.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fault {
+    /// `stop`: a fault that stopped its work-item (always caught; the run
+    /// went on without it); `access` or `race`: what `--detect` found.
+    pub kind: &'static str,
     /// `write to read-only`, `read of write-only`, `data race within a
-    /// work-group`, `data race across work-groups`.
+    /// work-group`, `data race across work-groups`; for a `stop`, the whole
+    /// fault (`out-of-bounds access to __global arg 0 (a): ...`).
     pub what: String,
     /// The buffer, as the interpreter names it (`__global arg 0 (a)`).
     pub buffer: String,
@@ -92,6 +97,24 @@ pub struct OtherAccess {
 }
 
 impl Fault {
+    /// A fault the interpreter caught and went on after: it stopped
+    /// `count` work-items, `trap`'s the first.
+    pub fn stopped(trap: &Trap, count: u64) -> Fault {
+        Fault {
+            kind: "stop",
+            what: trap.kind.to_string(),
+            buffer: String::new(),
+            instruction: trap.op.clone(),
+            location: trap.location.clone(),
+            count,
+            work_item: trap.item,
+            access: "",
+            offset: 0,
+            bytes: 0,
+            other: None,
+        }
+    }
+
     /// One line, as every other fault is written: where, who, what.
     pub fn describe(&self, kernel: &str) -> String {
         let location = self
@@ -107,6 +130,13 @@ impl Fault {
             item_text(self.work_item),
             self.instruction
         );
+        if self.kind == "stop" {
+            let more = match self.count {
+                1 => String::new(),
+                n => format!(" ({} work-items stopped here)", group_digits(n)),
+            };
+            return format!("{head}: {}{more}", self.what);
+        }
         match &self.other {
             None => format!(
                 "{head}: {} {}: {} bytes at offset {}{more}",
@@ -260,6 +290,7 @@ impl Checkers {
             .map(|f| {
                 let (instruction, location) = name_site(f.site);
                 Fault {
+                    kind: if f.other.is_some() { "race" } else { "access" },
                     what: f.what,
                     buffer: f.buffer,
                     instruction,
@@ -368,10 +399,12 @@ pub fn failure(kernel: &str, faults: &[Fault]) -> Option<Error> {
     let first = faults.first()?;
     let more = match faults.len() {
         1 => String::new(),
-        2 => " (and 1 more fault, listed before it)".to_string(),
-        n => format!(" (and {} more faults, listed before it)", n - 1),
+        n => format!(" (the first of {n} faults)"),
     };
-    let hint = if faults.iter().any(|f| f.other.is_some()) {
+    let hint = if first.kind == "stop" {
+        "fix the kernel or the manifest's inputs for these work-items; the run went on without \
+         them, so its counts and outputs are incomplete"
+    } else if faults.iter().any(|f| f.other.is_some()) {
         "order the accesses (a barrier within a work-group, atomics, or separate launches \
          across work-groups), or give each work-item bytes of its own"
     } else {
