@@ -773,6 +773,12 @@ pub enum Op {
         n: u32,
     },
     Barrier,
+    /// wait_group_events, after its barrier: the group's work-items wait
+    /// for the `num` events at `list` (the same ones, or it is an error).
+    WaitEvents {
+        num: Reg,
+        list: Reg,
+    },
     Trap,
     /// An image read: 4 lanes into `dst` from the image handle at `image`,
     /// at `coord`, through the sampler bits at `sampler` where sampled.
@@ -907,6 +913,7 @@ pub fn spans(
     };
     match *op {
         Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => {}
+        Op::WaitEvents { num, list } => out.extend([s(num, 1), s(list, 1)]),
         Op::Mov { dst, src, n } => out.extend([s(dst, n as u64), s(src, n as u64)]),
         Op::Moves { start, len } => moves_of(start, len, out),
         Op::Splat { dst, src, n } => out.extend([s(dst, n as u64), s(src, 1)]),

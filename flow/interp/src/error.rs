@@ -71,12 +71,15 @@ pub enum TrapKind {
     /// that clflow does not print.
     Printf(String),
     /// A work-group or sub-group function OpenCL C leaves undefined here
-    /// (a broadcast from a work-item the group does not have).
+    /// (a broadcast from a work-item the group does not have, work-items
+    /// that pass an async copy different arguments).
     Collective(String),
     /// An image read or write OpenCL leaves undefined or clflow does not
     /// run (a coordinate outside the image without a clamping sampler, a
     /// format the read's type does not match).
     Image(String),
+    /// An async copy whose event the work-group never waited for.
+    EventNotWaited,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -180,6 +183,7 @@ impl TrapKind {
             TrapKind::Printf(_) => 8,
             TrapKind::Collective(_) => 9,
             TrapKind::Image(_) => 10,
+            TrapKind::EventNotWaited => 11,
         }
     }
 }
@@ -203,6 +207,10 @@ impl fmt::Display for TrapKind {
             TrapKind::StepLimit(max) => write!(f, "still running after {max} steps (--max-steps)"),
             TrapKind::Printf(what) => write!(f, "printf: {what}"),
             TrapKind::Collective(what) => write!(f, "{what}"),
+            TrapKind::EventNotWaited => f.write_str(
+                "the work-group never waits for this async copy's event (wait_group_events): \
+                 its data may not have arrived when it is used"
+            ),
             TrapKind::Image(what) => write!(f, "image: {what}"),
         }
     }

@@ -34,6 +34,7 @@
 
 mod builtins;
 mod collective;
+mod events;
 mod image;
 mod launch;
 mod mem;
@@ -167,6 +168,8 @@ struct Batch {
     active: Vec<u32>,
     /// What each lane printed (printf), in the order it printed it.
     printed: Vec<Vec<u8>>,
+    /// The async copies the batch's work-group made.
+    events: events::Events,
 }
 
 /// A lane stopped: (pc, lane, why).
@@ -313,6 +316,7 @@ impl<'a> Runner<'a> {
                 private: vec![private; width],
                 active: Vec::with_capacity(width),
                 printed: vec![Vec::new(); width],
+                events: events::Events::default(),
             },
             group: [0; 3],
             index: 0,
@@ -364,6 +368,13 @@ impl<'a> Runner<'a> {
                 item: g.global_id(group, self.batch.local_id[lane]),
                 kind,
             })?;
+            if let Some(pc) = self.batch.events.unwaited() {
+                return Err(Fault {
+                    pc,
+                    item: g.global_id(group, [0; 3]),
+                    kind: TrapKind::EventNotWaited,
+                });
+            }
             // Lanes are the batch's work-items in order.
             let b = &mut self.batch;
             for (text, lid) in b.printed[..b.len].iter_mut().zip(&b.local_id) {
@@ -391,6 +402,7 @@ impl<'a> Runner<'a> {
         }
         b.state[..len].fill(LaneState::Runnable);
         b.steps[..len].fill(0);
+        b.events.clear();
         for lane in 0..len {
             b.frames[lane].clear();
             // A faulted batch may have left text behind.
@@ -548,6 +560,7 @@ impl Runner<'_> {
             private,
             active,
             printed,
+            events,
             ..
         } = &mut self.batch;
         let width = *width;
@@ -1136,6 +1149,32 @@ impl Runner<'_> {
                     event,
                     out,
                 } => {
+                    // Every work-item passes the same arguments: the first
+                    // of the group makes the copy for all.
+                    let first = active[0] as usize;
+                    let args = [dst, src, elems, stride, event];
+                    let want = args.map(|a| r!(first, a));
+                    for &lane in active {
+                        let l = lane as usize;
+                        if let Some(i) = events::differs(&want, &args.map(|a| r!(l, a))) {
+                            let name = |l: usize| {
+                                let [x, y, z] = launch.geometry.global_id(group, local_id[l]);
+                                format!("({x},{y},{z})")
+                            };
+                            return Err((
+                                at,
+                                l,
+                                TrapKind::Collective(format!(
+                                    "async_work_group_copy: this work-item passes another {} \
+                                     than work-item {} does; every work-item of the group must \
+                                     pass the same arguments",
+                                    events::COPY_ARGUMENTS[i],
+                                    name(first)
+                                )),
+                            ));
+                        }
+                    }
+                    let copied = events.copy(at, want[4]);
                     mem.dispatch(at);
                     mem.line = program.loc(at).line as usize;
                     lanes!(l => {
@@ -1160,8 +1199,40 @@ impl Runner<'_> {
                                     .map_err(|kind| (at, l, kind))?;
                             }
                         }
-                        r!(l, out) = r!(l, event);
+                        r!(l, out) = copied;
                     })
+                }
+                Op::WaitEvents { num, list } => {
+                    // After its barrier: the group's work-items are all here.
+                    let first = active[0] as usize;
+                    let mut want = Vec::new();
+                    for &lane in active {
+                        let l = lane as usize;
+                        let n = r!(l, num);
+                        let loc = mem
+                            .resolve(r!(l, list), n.saturating_mul(8), 8)
+                            .map_err(|kind| (at, l, kind))?;
+                        let waits: Vec<u64> = (0..n)
+                            .map(|i| mem.read(&private[l], loc, 8 * i, 8))
+                            .collect();
+                        if l == first {
+                            want = waits;
+                        } else if waits != want {
+                            let [x, y, z] = launch.geometry.global_id(group, local_id[first]);
+                            return Err((
+                                at,
+                                l,
+                                TrapKind::Collective(format!(
+                                    "wait_group_events: this work-item waits for other events \
+                                     than work-item ({x},{y},{z}) does; every work-item of the \
+                                     group must wait for the same"
+                                )),
+                            ));
+                        }
+                    }
+                    for event in want {
+                        events.wait(event);
+                    }
                 }
                 Op::LoadHalf { dst, ptr, n } => {
                     mem.dispatch(at);

@@ -278,11 +278,15 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
-    /// OpGroupWaitEvents: the copies were made at their own barrier; this
-    /// waits for the whole group.
-    pub(super) fn wait_events(&mut self) -> R<()> {
+    /// OpGroupWaitEvents (scope, number of events, event list): the copies
+    /// were made at their own barrier; this waits for the whole group, which
+    /// then checks that its work-items wait for the same events.
+    pub(super) fn wait_events(&mut self, inst: &Instruction) -> R<()> {
+        let num = self.val(id(inst, 1)?)?.slot;
+        let list = self.val(id(inst, 2)?)?.slot;
         self.uses_barrier = true;
         self.emit(Op::Barrier);
+        self.emit(Op::WaitEvents { num, list });
         Ok(())
     }
 

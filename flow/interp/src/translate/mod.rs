@@ -720,7 +720,7 @@ impl<'m> Translator<'m> {
             | S::GroupAll
             | S::GroupAny => self.group_function(inst),
             S::GroupAsyncCopy => self.async_copy(inst),
-            S::GroupWaitEvents => self.wait_events(),
+            S::GroupWaitEvents => self.wait_events(inst),
             S::ExtInst => self.ext_inst(inst),
             S::SampledImage => self.sampled_image(inst),
             S::ImageRead | S::ImageSampleExplicitLod => self.image_read(inst),
