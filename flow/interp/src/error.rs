@@ -80,6 +80,8 @@ pub enum TrapKind {
     Image(String),
     /// An async copy whose event the work-group never waited for.
     EventNotWaited,
+    /// An undefined value used (`RunOptions::uninit`): the work-item goes on.
+    Uninit(crate::exec::Use),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -184,6 +186,7 @@ impl TrapKind {
             TrapKind::Collective(_) => 9,
             TrapKind::Image(_) => 10,
             TrapKind::EventNotWaited => 11,
+            TrapKind::Uninit(how) => 12 + *how as u8,
         }
     }
 }
@@ -212,6 +215,7 @@ impl fmt::Display for TrapKind {
                  its data may not have arrived when it is used"
             ),
             TrapKind::Image(what) => write!(f, "image: {what}"),
+            TrapKind::Uninit(how) => f.write_str(how.describe()),
         }
     }
 }

@@ -83,6 +83,12 @@ pub struct RunOptions {
     /// rest run, and the faults come in `RunResult::faults`. Otherwise the
     /// first fault ends the run, as an error.
     pub keep_going: bool,
+    /// Follow undefined values (private memory a work-item has not written,
+    /// local memory its group has not) to where they are used: a branch,
+    /// an address, a divisor, a store to global memory. Each use is a
+    /// fault in `RunResult::faults`; the run goes on. Slower: a plain run
+    /// follows nothing.
+    pub uninit: bool,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -118,6 +124,7 @@ impl Default for RunOptions {
             progress: None,
             sub_group_size: DEFAULT_SUB_GROUP_SIZE,
             keep_going: false,
+            uninit: false,
         }
     }
 }
@@ -473,6 +480,7 @@ impl Program {
             private_init,
             max_steps: options.max_steps,
             keep_going: options.keep_going,
+            uninit: options.uninit,
         };
         let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
         if threads == 0 {

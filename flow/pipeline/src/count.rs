@@ -87,6 +87,10 @@ pub fn interpret_traced_checked(
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
     let checker = Checkers::new(detect, &launch);
+    let options = &RunOptions {
+        uninit: detect.uninit,
+        ..options.clone()
+    };
     let (result, report, faults) = interpret_with(
         manifest,
         module,
@@ -135,6 +139,10 @@ pub fn interpret_checked(
 ) -> crate::Result<(RunResult, Option<TrafficSummary>, Vec<Fault>)> {
     let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
     let checker = Checkers::new(detect, &launch);
+    let options = &RunOptions {
+        uninit: detect.uninit,
+        ..options.clone()
+    };
     let (result, report, faults) = interpret_with(
         manifest, module, launch, options, analysis, checker, observer,
     )?;

@@ -112,8 +112,10 @@ pub struct CountArgs {
     /// division by zero, barrier divergence, the step limit), comma-separated: `access` (a
     /// write to a read-only buffer, a read of a write-only one), `races` (two work-items'
     /// accesses to the same bytes, one a write, not both atomic, with no barrier between
-    /// them or in different work-groups; costs 24 bytes of shadow per byte touched), or
-    /// `all`. Faults found exit 1.
+    /// them or in different work-groups; costs 24 bytes of shadow per byte touched),
+    /// `uninit` (a value from private or local memory never written that decides a branch,
+    /// makes an address, divides or is stored to global memory), or `all`. Faults found
+    /// exit 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
     /// List at most N faults, each once per instruction and kind with how many work-items or
@@ -391,5 +393,7 @@ fn run_options(args: &CountArgs) -> RunOptions {
         // A bad access stops its work-item; the count goes on, lists every
         // such fault and still writes --dump.
         keep_going: true,
+        // Set by the pipeline where --detect asks for it.
+        uninit: false,
     }
 }

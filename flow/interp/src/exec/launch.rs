@@ -81,12 +81,13 @@ pub struct Partial {
 }
 
 impl Partial {
-    /// Keeps a fault of work-group `group` that stopped one work-item.
-    pub fn keep_fault(&mut self, group: u64, fault: Fault) {
+    /// Keeps a fault of work-group `group` the run went on after, made
+    /// `count` times.
+    pub fn keep_fault(&mut self, group: u64, fault: Fault, count: u64) {
         self.faults
             .entry((fault.pc, fault.kind.code()))
-            .and_modify(|kept| kept.2 += 1)
-            .or_insert((group, fault, 1));
+            .and_modify(|kept| kept.2 += count)
+            .or_insert((group, fault, count));
     }
 
     pub fn merge(mut self, other: Partial) -> Partial {
@@ -137,6 +138,8 @@ pub struct Launched<'a> {
     pub max_steps: u64,
     /// Go on after a fault that stops one work-item (`TrapKind::stops_one`).
     pub keep_going: bool,
+    /// Follow undefined values to their uses (`RunOptions::uninit`).
+    pub uninit: bool,
 }
 
 /// Runs every work-group of a launch on `threads` threads, each taking the

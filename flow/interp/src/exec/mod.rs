@@ -39,8 +39,10 @@ mod image;
 mod launch;
 mod mem;
 mod printf;
+mod shadow;
 
 pub use launch::{run_groups, Fault, Geometry, Launched, Partial};
+pub use shadow::Use;
 
 use crate::bytecode::*;
 use crate::counts::Traffic;
@@ -187,6 +189,11 @@ pub struct Runner<'a> {
     pub partial: Partial,
     /// The work-group's global accesses, where they are traced.
     trace: Option<Recorder<'a>>,
+    /// Undefined values, where they are followed (`RunOptions::uninit`).
+    shadow: Option<Box<shadow::Shadow>>,
+    /// Where lanes go on at an instruction whose shadows they have
+    /// carried already (the rest of a dispatch a stopped lane cut short).
+    resume_at: Option<usize>,
 }
 
 /// Where a tracing worker hands its accesses over.
@@ -330,6 +337,15 @@ impl<'a> Runner<'a> {
                 line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
                 ..Partial::default()
             },
+            shadow: launch.uninit.then(|| {
+                Box::new(shadow::Shadow::new(
+                    width,
+                    launch.regs.len(),
+                    launch.program.private.total(),
+                    launch.local_layout.total(),
+                ))
+            }),
+            resume_at: None,
             trace: outlet.map(|outlet| Recorder {
                 accesses: Vec::new(),
                 group: 0,
@@ -353,6 +369,9 @@ impl<'a> Runner<'a> {
             recorder.group = index;
         }
         reset_arena(&mut self.local);
+        if let Some(shadow) = &mut self.shadow {
+            shadow.start_group();
+        }
         let size = g.local_size_of(group);
         self.group_size = size;
         if let Some(recorder) = &mut self.trace {
@@ -368,6 +387,13 @@ impl<'a> Runner<'a> {
                 item: g.global_id(group, self.batch.local_id[lane]),
                 kind,
             })?;
+            if let Some(shadow) = &mut self.shadow {
+                for ((pc, how), (item, count)) in std::mem::take(&mut shadow.found) {
+                    let kind = TrapKind::Uninit(how);
+                    let fault = Fault { pc, item, kind };
+                    self.partial.keep_fault(index, fault, count);
+                }
+            }
             if let Some(pc) = self.batch.events.unwaited() {
                 return Err(Fault {
                     pc,
@@ -412,6 +438,9 @@ impl<'a> Runner<'a> {
             for (at, bytes) in &self.launch.private_init {
                 private[*at..*at + bytes.len()].copy_from_slice(bytes);
             }
+            if let Some(shadow) = &mut self.shadow {
+                shadow.start_item(lane, &self.launch.private_init);
+            }
         }
         let lanes = b
             .queue
@@ -426,7 +455,11 @@ impl<'a> Runner<'a> {
             match b.queue.pop(&mut b.active) {
                 Some(pc) => {
                     let waiting = b.queue.first_rank();
-                    match self.execute(pc as usize, waiting) {
+                    let ran = match self.shadow {
+                        Some(_) => self.execute::<true>(pc as usize, waiting),
+                        None => self.execute::<false>(pc as usize, waiting),
+                    };
+                    match ran {
                         Ok(()) => {}
                         Err(fault) if self.launch.keep_going && fault.2.stops_one() => {
                             self.stop_lane(fault)
@@ -457,7 +490,7 @@ impl<'a> Runner<'a> {
         let b = &mut self.batch;
         let item = g.global_id(self.group, b.local_id[lane]);
         self.partial
-            .keep_fault(self.index, Fault { pc, item, kind });
+            .keep_fault(self.index, Fault { pc, item, kind }, 1);
         b.state[lane] = LaneState::Stopped;
         let ranks = &self.launch.program.rank;
         let at = b
@@ -469,6 +502,7 @@ impl<'a> Runner<'a> {
         b.queue.push_inside(ranks, pc as u32 + 1, done);
         b.queue
             .push_inside(ranks, pc as u32, rest.get(1..).unwrap_or_default());
+        self.resume_at = Some(pc);
     }
 
     /// With no lane runnable: lets the lanes waiting at a barrier go on,
@@ -530,7 +564,8 @@ impl Runner<'_> {
     /// they took different ways, reached a barrier or returned, or went to
     /// a pc ranked at or after `waiting`, the first pc other lanes wait at
     /// (where they should join them).
-    fn execute(&mut self, start: usize, waiting: u32) -> Result<(), LaneFault> {
+    /// `UNINIT`: follow undefined values too (`shadow`), before each op.
+    fn execute<const UNINIT: bool>(&mut self, start: usize, waiting: u32) -> Result<(), LaneFault> {
         let launch = self.launch;
         let program = launch.program;
         let code = &program.code[..];
@@ -605,9 +640,30 @@ impl Runner<'_> {
         let most = active.iter().map(|&l| steps[l as usize]).max().unwrap_or(0);
         let mut run: u64 = 0;
         let mut pc = start;
+        let mut shadow = self.shadow.as_deref_mut();
+        let mut carried = UNINIT && self.resume_at == Some(start);
+        if carried {
+            self.resume_at = None;
+        }
         loop {
             let at = pc;
             pc += 1;
+            if UNINIT && !std::mem::take(&mut carried) {
+                if let Some(shadow) = shadow.as_deref_mut() {
+                    let geometry = &launch.geometry;
+                    let item = |l: usize| geometry.global_id(group, local_id[l]);
+                    let batch = shadow::Batch {
+                        program,
+                        regs,
+                        active,
+                        frames,
+                        local_id,
+                        mem: &mem,
+                        item: &item,
+                    };
+                    shadow::apply(shadow, &code[at], at, &batch);
+                }
+            }
             // Matching on the place, not a copy, lets each arm load only
             // the fields it uses.
             match code[at] {

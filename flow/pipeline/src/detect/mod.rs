@@ -5,7 +5,9 @@
 //! - `access` ([`access`]): a write to a read-only buffer, a read of a
 //!   write-only one;
 //! - `races` ([`races`]): conflicting accesses of two work-items with
-//!   nothing to order them.
+//!   nothing to order them;
+//! - `uninit`: a value never written, used; the interpreter follows these
+//!   itself (`RunOptions::uninit`), as they go through registers.
 
 mod access;
 mod races;
@@ -17,7 +19,7 @@ use crate::Error;
 use clflow_core::numbers::group_digits;
 use clflow_core::{Launch, NdRange};
 use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
-use clflow_interp::Trap;
+use clflow_interp::{Trap, TrapKind};
 use serde::Serialize;
 use std::str::FromStr;
 
@@ -26,6 +28,9 @@ use std::str::FromStr;
 pub struct Detect {
     pub access: bool,
     pub races: bool,
+    /// Followed by the interpreter itself (`RunOptions::uninit`), not by a
+    /// checker on the access stream.
+    pub uninit: bool,
 }
 
 impl FromStr for Detect {
@@ -39,15 +44,20 @@ impl FromStr for Detect {
             match name {
                 "access" => detect.access = true,
                 "races" => detect.races = true,
+                "uninit" => detect.uninit = true,
                 "all" => {
-                    detect.access = true;
-                    detect.races = true;
+                    detect = Detect {
+                        access: true,
+                        races: true,
+                        uninit: true,
+                    }
                 }
                 other => {
                     return Err(format!(
                         "unknown checker `{other}`: clflow checks `access` (a write to a read-only \
                          buffer, a read of a write-only one), `races` (two work-items' accesses to \
-                         the same bytes with nothing to order them), or `all`"
+                         the same bytes with nothing to order them), `uninit` (a value never \
+                         written, used), or `all`"
                     ))
                 }
             }
@@ -60,7 +70,8 @@ impl FromStr for Detect {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fault {
     /// `stop`: a fault that stopped its work-item (always caught; the run
-    /// went on without it); `access` or `race`: what `--detect` found.
+    /// went on without it); `access`, `race` or `uninit`: what `--detect`
+    /// found.
     pub kind: &'static str,
     /// `write to read-only`, `read of write-only`, `data race within a
     /// work-group`, `data race across work-groups`; for a `stop`, the whole
@@ -98,10 +109,14 @@ pub struct OtherAccess {
 
 impl Fault {
     /// A fault the interpreter caught and went on after: it stopped
-    /// `count` work-items, `trap`'s the first.
+    /// `count` work-items, `trap`'s the first; or (`uninit`) a use of an
+    /// undefined value made `count` times.
     pub fn stopped(trap: &Trap, count: u64) -> Fault {
         Fault {
-            kind: "stop",
+            kind: match trap.kind {
+                TrapKind::Uninit(_) => "uninit",
+                _ => "stop",
+            },
             what: trap.kind.to_string(),
             buffer: String::new(),
             instruction: trap.op.clone(),
@@ -130,10 +145,11 @@ impl Fault {
             item_text(self.work_item),
             self.instruction
         );
-        if self.kind == "stop" {
-            let more = match self.count {
-                1 => String::new(),
-                n => format!(" ({} work-items stopped here)", group_digits(n)),
+        if self.kind == "stop" || self.kind == "uninit" {
+            let more = match (self.count, self.kind) {
+                (1, _) => String::new(),
+                (n, "stop") => format!(" ({} work-items stopped here)", group_digits(n)),
+                (n, _) => format!(" ({} such uses)", group_digits(n)),
             };
             return format!("{head}: {}{more}", self.what);
         }
@@ -261,7 +277,7 @@ impl Checkers {
     /// The checkers `detect` asks for on `launch`; `None` for none, so that
     /// the run stays untraced.
     pub fn new(detect: Detect, launch: &Launch) -> Option<Checkers> {
-        (detect != Detect::default()).then(|| Checkers {
+        (detect.access || detect.races).then(|| Checkers {
             access: detect.access.then(|| AccessChecker::new(launch)),
             races: detect.races.then(RaceChecker::default),
         })
@@ -401,7 +417,10 @@ pub fn failure(kernel: &str, faults: &[Fault]) -> Option<Error> {
         1 => String::new(),
         n => format!(" (the first of {n} faults)"),
     };
-    let hint = if first.kind == "stop" {
+    let hint = if first.kind == "uninit" {
+        "write the value before it is used: private memory is undefined when a work-item \
+         starts, local memory when its work-group does"
+    } else if first.kind == "stop" {
         "fix the kernel or the manifest's inputs for these work-items; the run went on without \
          them, so its counts and outputs are incomplete"
     } else if faults.iter().any(|f| f.other.is_some()) {

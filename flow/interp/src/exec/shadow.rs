@@ -1,0 +1,674 @@
+//! `--detect uninit`: which values are undefined, and where one is used.
+//!
+//! Private memory is undefined when a work-item starts (but for its by-value
+//! arguments), local memory when a work-group starts; global memory is what
+//! the launch gives. Each register slot of each lane and each byte of
+//! private and local memory has a shadow byte (1: undefined), and every
+//! instruction, before it runs, carries its operands' shadows to its
+//! results: a copy keeps them, arithmetic joins them, a load takes its
+//! bytes', a store gives them. An undefined value is *used* where it
+//! decides a branch, makes an address, divides, or is stored to global
+//! memory; copying one about is no fault (a struct's unset member may be
+//! copied whole).
+//!
+//! The analysis runs only where asked (`Runner::execute::<true>`): a plain
+//! run compiles none of it in.
+
+use super::mem::{Loc, Mem};
+use super::Frame;
+use crate::bytecode::*;
+use std::collections::BTreeMap;
+
+/// How an undefined value was used, as the fault says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Use {
+    Branch,
+    Address,
+    Divisor,
+    Store,
+}
+
+impl Use {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Use::Branch => "an uninitialised value decides a branch",
+            Use::Address => "an uninitialised value makes an address",
+            Use::Divisor => "an uninitialised value divides",
+            Use::Store => "an uninitialised value is stored to global memory",
+        }
+    }
+}
+
+/// The shadows of one runner's batch.
+#[derive(Debug, Default)]
+pub(super) struct Shadow {
+    width: usize,
+    /// By register slot and lane, as the register file is laid out.
+    regs: Vec<u8>,
+    /// By lane, each byte of its private memory.
+    private: Vec<Vec<u8>>,
+    local: Vec<u8>,
+    /// The uses found: (pc, how) → the first lane's work-item and how many.
+    pub found: BTreeMap<(usize, Use), ([u64; 3], u64)>,
+}
+
+impl Shadow {
+    pub fn new(width: usize, slots: usize, private_bytes: u64, local_bytes: u64) -> Self {
+        Shadow {
+            width,
+            regs: vec![0; slots * width],
+            private: vec![vec![1; private_bytes as usize]; width],
+            local: vec![1; local_bytes as usize],
+            found: BTreeMap::new(),
+        }
+    }
+
+    /// A new work-group: its local memory is undefined.
+    pub fn start_group(&mut self) {
+        self.local.fill(1);
+    }
+
+    /// A lane starts a work-item: private memory undefined but for the
+    /// by-value arguments at `defined`.
+    pub fn start_item(&mut self, lane: usize, defined: &[(usize, Vec<u8>)]) {
+        let private = &mut self.private[lane];
+        private.fill(1);
+        for (at, bytes) in defined {
+            private[*at..*at + bytes.len()].fill(0);
+        }
+    }
+
+    #[inline]
+    fn get(&self, r: Reg, lane: usize) -> u8 {
+        self.regs[r.index() * self.width + lane]
+    }
+
+    #[inline]
+    fn set(&mut self, r: Reg, lane: usize, v: u8) {
+        self.regs[r.index() * self.width + lane] = v;
+    }
+
+    /// Whether any of `n` slots from `r` is undefined in `lane`.
+    fn any(&self, r: Reg, n: u32, lane: usize) -> u8 {
+        (0..n).fold(0, |u, i| u | self.get(r + i, lane))
+    }
+
+    /// `n` slots from `src` to `dst`, as a memmove.
+    fn copy(&mut self, lane: usize, dst: Reg, src: Reg, n: u32) {
+        let mut one = |i: u32| {
+            let v = self.get(src + i, lane);
+            self.set(dst + i, lane, v);
+        };
+        if dst <= src {
+            (0..n).for_each(&mut one);
+        } else {
+            (0..n).rev().for_each(&mut one);
+        }
+    }
+
+    /// Slot i of `dst` joins slot i of each of `srcs`, for `n` slots.
+    fn join(&mut self, lane: usize, dst: Reg, srcs: &[Reg], n: u32) {
+        for i in 0..n {
+            let u = srcs.iter().fold(0, |u, &s| u | self.get(s + i, lane));
+            self.set(dst + i, lane, u);
+        }
+    }
+
+    /// Every slot of `dst` (`n` of them) joins every slot of `srcs`.
+    fn mix(&mut self, lane: usize, dst: Reg, n: u32, srcs: &[(Reg, u32)]) {
+        let u = srcs.iter().fold(0, |u, &(s, k)| u | self.any(s, k, lane));
+        for i in 0..n {
+            self.set(dst + i, lane, u);
+        }
+    }
+
+    fn define(&mut self, lane: usize, dst: Reg, n: u32) {
+        for i in 0..n {
+            self.set(dst + i, lane, 0);
+        }
+    }
+
+    fn note(&mut self, at: usize, how: Use, item: [u64; 3]) {
+        self.found
+            .entry((at, how))
+            .and_modify(|f| f.1 += 1)
+            .or_insert((item, 1));
+    }
+
+    /// The shadow bytes at `loc` (`None`: global memory, always defined).
+    fn bytes(&mut self, lane: usize, loc: Loc) -> Option<&mut [u8]> {
+        match loc {
+            Loc::Global(..) => None,
+            Loc::Local(at) => self.local.get_mut(at..),
+            Loc::Private(at) => self.private[lane].get_mut(at..),
+        }
+    }
+
+    /// Whether any of `size` bytes at `loc` + `offset` is undefined.
+    fn load(&mut self, lane: usize, loc: Loc, offset: u64, size: u64) -> u8 {
+        self.bytes(lane, loc).map_or(0, |b| {
+            let at = offset as usize;
+            b.get(at..at + size as usize)
+                .map_or(0, |b| b.iter().fold(0, |u, &x| u | x))
+        })
+    }
+
+    fn store(&mut self, lane: usize, loc: Loc, offset: u64, size: u64, u: u8) {
+        if let Some(b) = self.bytes(lane, loc) {
+            let at = offset as usize;
+            if let Some(b) = b.get_mut(at..at + size as usize) {
+                b.fill(u);
+            }
+        }
+    }
+
+    /// Copies `bytes` of shadow from `from` to `to` (global memory gives
+    /// defined bytes and takes none).
+    fn copy_bytes(&mut self, lane: usize, to: Loc, from: Loc, bytes: u64) {
+        let source: Vec<u8> = match self.bytes(lane, from) {
+            Some(b) => b.iter().take(bytes as usize).copied().collect(),
+            None => vec![0; bytes as usize],
+        };
+        if let Some(b) = self.bytes(lane, to) {
+            for (d, s) in b.iter_mut().zip(source) {
+                *d = s;
+            }
+        }
+    }
+}
+
+/// What `apply` reads of the running batch.
+pub(super) struct Batch<'a, 'm, 'r> {
+    pub program: &'a crate::program::Program,
+    pub regs: &'a [u64],
+    pub active: &'a [u32],
+    pub frames: &'a [Vec<Frame>],
+    pub local_id: &'a [[u64; 3]],
+    pub mem: &'a Mem<'m, 'r>,
+    /// A lane's work-item's global id.
+    pub item: &'a dyn Fn(usize) -> [u64; 3],
+}
+
+/// Carries the shadows of the operands of `op` (at `at`) to its results for
+/// every active lane, and notes each use of an undefined value; before the
+/// op runs, so that its operands are still there.
+pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) {
+    let width = sh.width;
+    let value = |r: Reg, l: usize| b.regs[r.index() * width + l];
+    // Checks a use: notes it where the value is undefined.
+    let mut check = |sh: &mut Shadow, u: u8, how: Use, l: usize| {
+        if u != 0 {
+            sh.note(at, how, (b.item)(l));
+        }
+    };
+    let resolve = |p: u64, bytes: u64| b.mem.resolve(p, bytes, 1).ok();
+    for &lane in b.active {
+        let l = lane as usize;
+        match *op {
+            Op::Block { .. }
+            | Op::Jump { .. }
+            | Op::Barrier
+            | Op::WaitEvents { .. }
+            | Op::Trap
+            | Op::CountAccess { .. } => return,
+            Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),
+            Op::Moves { start, len }
+            | Op::Call {
+                moves_start: start,
+                moves_len: len,
+                ..
+            } => {
+                for m in &b.program.moves[start as usize..(start + len) as usize] {
+                    sh.copy(l, m.dst, m.src, m.n);
+                }
+            }
+            Op::Splat { dst, src, n } => {
+                let u = sh.get(src, l);
+                for i in 0..n as u32 {
+                    sh.set(dst + i, l, u);
+                }
+            }
+            Op::Int {
+                op,
+                n,
+                dst,
+                a,
+                b: d,
+                ..
+            } => {
+                if matches!(
+                    op,
+                    IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
+                ) {
+                    let u = sh.any(d, n as u32, l);
+                    check(sh, u, Use::Divisor, l);
+                }
+                sh.join(l, dst, &[a, d], n as u32);
+            }
+            // A defined operand that decides the result alone (false or 0
+            // for an and, true or all ones for an or) makes it defined.
+            Op::And { dst, a, b: c } => {
+                let decides = |r: Reg| sh.get(r, l) == 0 && value(r, l) as u32 == 0;
+                let u = if decides(a) || decides(c) {
+                    0
+                } else {
+                    sh.get(a, l) | sh.get(c, l)
+                };
+                sh.set(dst, l, u);
+            }
+            Op::Or { dst, a, b: c } => {
+                let decides = |r: Reg| sh.get(r, l) == 0 && value(r, l) as u32 == u32::MAX;
+                let u = if decides(a) || decides(c) {
+                    0
+                } else {
+                    sh.get(a, l) | sh.get(c, l)
+                };
+                sh.set(dst, l, u);
+            }
+            Op::Logic {
+                op: op @ (LogicOp::And | LogicOp::Or),
+                n,
+                dst,
+                a,
+                b: c,
+            } => {
+                let deciding = u64::from(op == LogicOp::Or);
+                for i in 0..n as u32 {
+                    let decides = |r: Reg| {
+                        sh.get(r + i, l) == 0 && u64::from(value(r + i, l) != 0) == deciding
+                    };
+                    let u = if decides(a) || decides(c) {
+                        0
+                    } else {
+                        sh.get(a + i, l) | sh.get(c + i, l)
+                    };
+                    sh.set(dst + i, l, u);
+                }
+            }
+            Op::Add32 { dst, a, b: c }
+            | Op::Sub32 { dst, a, b: c }
+            | Op::Mul32 { dst, a, b: c }
+            | Op::Shl32 { dst, a, b: c }
+            | Op::LShr32 { dst, a, b: c }
+            | Op::Rotl32 { dst, a, b: c }
+            | Op::Xor { dst, a, b: c } => sh.join(l, dst, &[a, c], 1),
+            Op::IntUn { n, dst, a, .. }
+            | Op::FloatUn { n, dst, a, .. }
+            | Op::FTest { n, dst, a, .. }
+            | Op::LNot { n, dst, a } => sh.join(l, dst, &[a], n as u32),
+            Op::Convert { n, dst, src, .. } => sh.join(l, dst, &[src], n as u32),
+            Op::IntTer {
+                n,
+                dst,
+                a,
+                b: c,
+                c: e,
+                ..
+            }
+            | Op::FloatTer {
+                n,
+                dst,
+                a,
+                b: c,
+                c: e,
+                ..
+            }
+            | Op::SelectMsb {
+                n,
+                dst,
+                a,
+                b: c,
+                c: e,
+                ..
+            } => sh.join(l, dst, &[a, c, e], n as u32),
+            Op::Upsample {
+                n, dst, a, b: c, ..
+            }
+            | Op::Cmp {
+                n, dst, a, b: c, ..
+            }
+            | Op::Float {
+                n, dst, a, b: c, ..
+            }
+            | Op::FCmp {
+                n, dst, a, b: c, ..
+            }
+            | Op::Logic {
+                n, dst, a, b: c, ..
+            } => sh.join(l, dst, &[a, c], n as u32),
+            Op::Select {
+                n,
+                vector_cond,
+                dst,
+                cond,
+                a,
+                b: c,
+            } => {
+                // The chosen operand's, and the condition's.
+                for i in 0..n as u32 {
+                    let k = cond + if vector_cond { i } else { 0 };
+                    let chosen = if value(k, l) != 0 { a + i } else { c + i };
+                    let u = sh.get(k, l) | sh.get(chosen, l);
+                    sh.set(dst + i, l, u);
+                }
+            }
+            Op::AnyAll { n, dst, a, .. } => sh.mix(l, dst, 1, &[(a, n as u32)]),
+            Op::Bitcast {
+                from_n,
+                to_n,
+                dst,
+                src,
+                ..
+            } => sh.mix(l, dst, to_n as u32, &[(src, from_n as u32)]),
+            Op::ExtractDyn {
+                dst,
+                base,
+                index,
+                n,
+                ..
+            } => sh.mix(l, dst, 1, &[(base, n as u32), (index, 1)]),
+            Op::InsertDyn {
+                dst,
+                base,
+                value: v,
+                index,
+                n,
+                ..
+            } => {
+                let u = sh.get(v, l) | sh.get(index, l);
+                for i in 0..n as u32 {
+                    let w = sh.get(base + i, l) | u;
+                    sh.set(dst + i, l, w);
+                }
+            }
+            Op::Geometric {
+                op,
+                n,
+                dst,
+                a,
+                b: c,
+                ..
+            } => {
+                let out = match op {
+                    Geometric::Length | Geometric::Distance | Geometric::Dot => 1,
+                    Geometric::Normalize | Geometric::Cross => n as u32,
+                };
+                sh.mix(l, dst, out, &[(a, n as u32), (c, n as u32)]);
+            }
+            Op::Ptr {
+                dst,
+                base,
+                terms_start,
+                terms_len,
+                ..
+            } => {
+                let terms = &b.program.terms
+                    [terms_start as usize..terms_start as usize + terms_len as usize];
+                let u = terms
+                    .iter()
+                    .fold(sh.get(base, l), |u, t| u | sh.get(t.reg, l));
+                sh.set(dst, l, u);
+            }
+            Op::Offset { dst, base, .. } | Op::CastToSpace { dst, src: base, .. } => {
+                sh.join(l, dst, &[base], 1)
+            }
+            Op::Index {
+                dst, base, index, ..
+            } => sh.join(l, dst, &[base, index], 1),
+            Op::PtrDiff { dst, a, b: c, .. } => sh.join(l, dst, &[a, c], 1),
+            Op::Collective {
+                dst, src, index, ..
+            } => sh.join(l, dst, &[src, index], 1),
+            Op::Load {
+                dst, ptr, size, n, ..
+            } => load(
+                sh,
+                &mut check,
+                l,
+                (ptr, value(ptr, l)),
+                &resolve,
+                |i| (i * size as u64, size as u64),
+                dst,
+                n as u32,
+            ),
+            Op::LoadHalf { dst, ptr, n } => load(
+                sh,
+                &mut check,
+                l,
+                (ptr, value(ptr, l)),
+                &resolve,
+                |i| (2 * i, 2),
+                dst,
+                n as u32,
+            ),
+            Op::LoadAgg { dst, ptr, layout } => {
+                let leaves = &b.program.layouts[layout as usize];
+                let at = |i: u64| {
+                    let leaf = &leaves[i as usize];
+                    (leaf.offset as u64, leaf.size as u64)
+                };
+                load(
+                    sh,
+                    &mut check,
+                    l,
+                    (ptr, value(ptr, l)),
+                    &resolve,
+                    at,
+                    dst,
+                    leaves.len() as u32,
+                );
+            }
+            Op::Store {
+                src, ptr, size, n, ..
+            } => store(
+                sh,
+                &mut check,
+                l,
+                (ptr, value(ptr, l)),
+                &resolve,
+                |i| (i * size as u64, size as u64),
+                src,
+                n as u32,
+            ),
+            Op::StoreHalf { src, ptr, n, .. } => store(
+                sh,
+                &mut check,
+                l,
+                (ptr, value(ptr, l)),
+                &resolve,
+                |i| (2 * i, 2),
+                src,
+                n as u32,
+            ),
+            Op::StoreAgg { src, ptr, layout } => {
+                let leaves = &b.program.layouts[layout as usize];
+                let at = |i: u64| {
+                    let leaf = &leaves[i as usize];
+                    (leaf.offset as u64, leaf.size as u64)
+                };
+                store(
+                    sh,
+                    &mut check,
+                    l,
+                    (ptr, value(ptr, l)),
+                    &resolve,
+                    at,
+                    src,
+                    leaves.len() as u32,
+                );
+            }
+            Op::Copy {
+                dst,
+                src,
+                bytes,
+                bytes_reg,
+            } => {
+                let mut u = sh.get(dst, l) | sh.get(src, l);
+                let bytes = match bytes_reg {
+                    Some(r) => {
+                        u |= sh.get(r, l);
+                        value(r, l)
+                    }
+                    None => bytes,
+                };
+                check(sh, u, Use::Address, l);
+                if let (Some(to), Some(from)) =
+                    (resolve(value(dst, l), bytes), resolve(value(src, l), bytes))
+                {
+                    sh.copy_bytes(l, to, from, bytes);
+                }
+            }
+            Op::GroupCopy {
+                dst,
+                src,
+                elems,
+                stride,
+                elem,
+                out,
+                ..
+            } => {
+                if b.local_id[l] == [0, 0, 0] {
+                    let u =
+                        sh.any(dst, 1, l) | sh.get(src, l) | sh.get(elems, l) | sh.get(stride, l);
+                    check(sh, u, Use::Address, l);
+                    let (count, step) = (value(elems, l), value(stride, l).max(1));
+                    let (d, s) = (value(dst, l), value(src, l));
+                    let local_dst = crate::memory::decode(d).0 == crate::memory::SPACE_LOCAL;
+                    for i in 0..count {
+                        let (far, near) = (i * step * elem as u64, i * elem as u64);
+                        let (to, from) = if local_dst {
+                            (d.wrapping_add(near), s.wrapping_add(far))
+                        } else {
+                            (d.wrapping_add(far), s.wrapping_add(near))
+                        };
+                        let e = elem as u64;
+                        if let (Some(to), Some(from)) = (resolve(to, e), resolve(from, e)) {
+                            sh.copy_bytes(l, to, from, e);
+                        }
+                    }
+                }
+                sh.define(l, out, 1);
+            }
+            Op::Atomic {
+                op,
+                bits,
+                dst,
+                ptr,
+                a,
+                b: c,
+            } => {
+                check(sh, sh.get(ptr, l), Use::Address, l);
+                let size = bits as u64 / 8;
+                let Some(loc) = resolve(value(ptr, l), size) else {
+                    continue;
+                };
+                let old = sh.load(l, loc, 0, size);
+                let new = match op {
+                    AtomicOp::Load => old,
+                    AtomicOp::Store | AtomicOp::Exchange => sh.get(a, l),
+                    AtomicOp::CompareExchange => old | sh.get(a, l) | sh.get(c, l),
+                    _ => old | sh.get(a, l),
+                };
+                if matches!(loc, Loc::Global(..)) && op != AtomicOp::Load {
+                    check(sh, new, Use::Store, l);
+                }
+                sh.store(l, loc, 0, size, new);
+                sh.set(dst, l, old);
+            }
+            Op::Builtin { dst, lanes, .. } => sh.define(l, dst, lanes.min(3) as u32),
+            Op::Branch { cond, .. } => check(sh, sh.get(cond, l), Use::Branch, l),
+            Op::Switch { sel, .. } => check(sh, sh.get(sel, l), Use::Branch, l),
+            Op::Ret { src, n } => {
+                if let Some(frame) = b.frames[l].last() {
+                    sh.copy(l, frame.ret, src, n.min(frame.ret_n));
+                }
+            }
+            Op::ImageRead {
+                dst, coord, form, ..
+            } => {
+                let u = sh.any(coord, form.coord_n as u32, l);
+                check(sh, u, Use::Address, l);
+                sh.define(l, dst, 4);
+            }
+            Op::ImageWrite {
+                coord, src, form, ..
+            } => {
+                let u = sh.any(coord, form.coord_n as u32, l);
+                check(sh, u, Use::Address, l);
+                let texel = sh.any(src, 4, l);
+                check(sh, texel, Use::Store, l);
+            }
+            Op::ImageQuery { dst, n, .. } => sh.define(l, dst, n as u32),
+            Op::Printf { dst, .. } => sh.define(l, dst, 1),
+        }
+    }
+}
+
+/// A load of `n` parts of lane `l` through `ptr` (its value `p`; part i
+/// at `part(i)`: offset, size) into `dst..`.
+#[allow(clippy::too_many_arguments)]
+fn load(
+    sh: &mut Shadow,
+    check: &mut impl FnMut(&mut Shadow, u8, Use, usize),
+    l: usize,
+    (ptr, p): (Reg, u64),
+    resolve: &impl Fn(u64, u64) -> Option<Loc>,
+    part: impl Fn(u64) -> (u64, u64),
+    dst: Reg,
+    n: u32,
+) {
+    check(sh, sh.get(ptr, l), Use::Address, l);
+    let span = (0..u64::from(n))
+        .map(&part)
+        .map(|(o, s)| o + s)
+        .max()
+        .unwrap_or(0);
+    let Some(loc) = resolve(p, span) else {
+        return;
+    };
+    for i in 0..n as u64 {
+        let (offset, size) = part(i);
+        let u = sh.load(l, loc, offset, size);
+        sh.set(dst + i as u32, l, u);
+    }
+}
+
+/// A store of `n` parts from `src..` (as `load`'s). Stored to global
+/// memory, a scalar must be defined, and a vector or struct in part: its
+/// unused parts (a vector's padding, a struct's unset member) may not be.
+#[allow(clippy::too_many_arguments)]
+fn store(
+    sh: &mut Shadow,
+    check: &mut impl FnMut(&mut Shadow, u8, Use, usize),
+    l: usize,
+    (ptr, p): (Reg, u64),
+    resolve: &impl Fn(u64, u64) -> Option<Loc>,
+    part: impl Fn(u64) -> (u64, u64),
+    src: Reg,
+    n: u32,
+) {
+    check(sh, sh.get(ptr, l), Use::Address, l);
+    let span = (0..u64::from(n))
+        .map(&part)
+        .map(|(o, s)| o + s)
+        .max()
+        .unwrap_or(0);
+    let Some(loc) = resolve(p, span) else {
+        return;
+    };
+    if matches!(loc, Loc::Global(..)) {
+        let undefined = (0..n).filter(|&i| sh.get(src + i, l) != 0).count();
+        let used = if n == 1 {
+            undefined > 0
+        } else {
+            undefined == n as usize
+        };
+        check(sh, u8::from(used), Use::Store, l);
+        return;
+    }
+    for i in 0..n as u64 {
+        let (offset, size) = part(i);
+        let u = sh.get(src + i as u32, l);
+        sh.store(l, loc, offset, size, u);
+    }
+}
