@@ -773,6 +773,15 @@ pub enum Op {
         n: u32,
     },
     Barrier,
+    /// `--detect aggregates`: the index at `index` (`bits` wide, signed)
+    /// must lie in 0..`len`, an array inside a private or local variable
+    /// (`Program::arrays` names it by `array`).
+    CheckIndex {
+        index: Reg,
+        bits: u8,
+        len: u32,
+        array: u32,
+    },
     /// wait_group_events, after its barrier: the group's work-items wait
     /// for the `num` events at `list` (the same ones, or it is an error).
     WaitEvents {
@@ -914,6 +923,7 @@ pub fn spans(
     match *op {
         Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => {}
         Op::WaitEvents { num, list } => out.extend([s(num, 1), s(list, 1)]),
+        Op::CheckIndex { index, .. } => out.push(s(index, 1)),
         Op::Mov { dst, src, n } => out.extend([s(dst, n as u64), s(src, n as u64)]),
         Op::Moves { start, len } => moves_of(start, len, out),
         Op::Splat { dst, src, n } => out.extend([s(dst, n as u64), s(src, 1)]),

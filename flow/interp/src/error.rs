@@ -80,6 +80,11 @@ pub enum TrapKind {
     Image(String),
     /// An async copy whose event the work-group never waited for.
     EventNotWaited,
+    /// `--detect aggregates`: an index outside an array inside a variable.
+    IndexOutOfBounds {
+        index: i64,
+        array: String,
+    },
     /// An undefined value used (`RunOptions::uninit`): the work-item goes on.
     Uninit(crate::exec::Use),
 }
@@ -167,6 +172,7 @@ impl TrapKind {
                 | TrapKind::DivisionByZero
                 | TrapKind::Printf(_)
                 | TrapKind::Image(_)
+                | TrapKind::IndexOutOfBounds { .. }
         )
     }
 
@@ -186,7 +192,8 @@ impl TrapKind {
             TrapKind::Collective(_) => 9,
             TrapKind::Image(_) => 10,
             TrapKind::EventNotWaited => 11,
-            TrapKind::Uninit(how) => 12 + *how as u8,
+            TrapKind::IndexOutOfBounds { .. } => 12,
+            TrapKind::Uninit(how) => 16 + *how as u8,
         }
     }
 }
@@ -216,6 +223,11 @@ impl fmt::Display for TrapKind {
             ),
             TrapKind::Image(what) => write!(f, "image: {what}"),
             TrapKind::Uninit(how) => f.write_str(how.describe()),
+            TrapKind::IndexOutOfBounds { index, array } => write!(
+                f,
+                "index {index} is outside {array} (the access would stay inside the variable, \
+                 in another of its members or rows)"
+            ),
         }
     }
 }

@@ -181,7 +181,19 @@ pub struct Program {
 
 impl Program {
     pub fn translate(module: &rspirv::dr::Module, kernel: &str) -> Result<Program, InterpError> {
-        translate::translate(module, kernel)
+        Self::translate_checked(module, kernel, false)
+    }
+
+    /// [`Program::translate`]; with `check_indices`, every index into an
+    /// array inside a private or local variable is checked against the
+    /// array's length as the kernel runs (a fault that stops its
+    /// work-item), not only the variable's bounds.
+    pub fn translate_checked(
+        module: &rspirv::dr::Module,
+        kernel: &str,
+        check_indices: bool,
+    ) -> Result<Program, InterpError> {
+        translate::translate_checked(module, kernel, check_indices)
             .map(|inner| Program { inner })
             .map_err(|error| InterpError::Translate {
                 kernel: kernel.to_string(),

@@ -78,6 +78,9 @@ pub struct Program {
     pub printf_args: Vec<PrintfArg>,
     pub cases: Vec<(u64, Pc)>,
     pub layouts: Vec<Vec<Leaf>>,
+    /// What each `Op::CheckIndex` checks: `an array of 4 elements in
+    /// \`k\``.
+    pub arrays: Vec<String>,
     pub blocks: Vec<BlockCounts>,
     pub hist_keys: Vec<(&'static str, LaneType, Role)>,
     /// Each operation counted in W, with the source line it stands on

@@ -48,8 +48,16 @@ pub fn interpret(
     options: &RunOptions,
     observer: &dyn Observer,
 ) -> crate::Result<RunResult> {
-    interpret_with(manifest, module, launch, options, None, None, observer)
-        .map(|(result, _, _)| result)
+    interpret_with(
+        manifest,
+        module,
+        launch,
+        options,
+        None,
+        Detect::default(),
+        observer,
+    )
+    .map(|(result, _, _)| result)
 }
 
 /// [`interpret`], with the kernel's global access stream through `analysis`
@@ -86,18 +94,13 @@ pub fn interpret_traced_checked(
     detect: Detect,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
-    let checker = Checkers::new(detect, &launch);
-    let options = &RunOptions {
-        uninit: detect.uninit,
-        ..options.clone()
-    };
     let (result, report, faults) = interpret_with(
         manifest,
         module,
         launch,
         options,
         Some(analysis),
-        checker,
+        detect,
         observer,
     )?;
     let report = report.ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
@@ -138,13 +141,8 @@ pub fn interpret_checked(
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficSummary>, Vec<Fault>)> {
     let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
-    let checker = Checkers::new(detect, &launch);
-    let options = &RunOptions {
-        uninit: detect.uninit,
-        ..options.clone()
-    };
     let (result, report, faults) = interpret_with(
-        manifest, module, launch, options, analysis, checker, observer,
+        manifest, module, launch, options, analysis, detect, observer,
     )?;
     let summary = cache.zip(report).map(|(c, report)| report.summary(c));
     Ok((result, summary, faults))
@@ -159,12 +157,15 @@ fn interpret_with(
     launch: Cow<'_, Launch>,
     options: &RunOptions,
     mut analysis: Option<TrafficAnalysis>,
-    mut checker: Option<Checkers>,
+    detect: Detect,
     observer: &dyn Observer,
 ) -> crate::Result<(RunResult, Option<TrafficReport>, Vec<Fault>)> {
     let range = launch.range.clone();
-    let program =
-        Program::translate(module, &launch.kernel).map_err(|e| interp_failure(manifest, e))?;
+    // `aggregates` is compiled into the program, `uninit` followed by the
+    // interpreter, the rest watch the access stream.
+    let program = Program::translate_checked(module, &launch.kernel, detect.aggregates)
+        .map_err(|e| interp_failure(manifest, e))?;
+    let mut checker = Checkers::new(detect, &launch);
     observer.detail(format!(
         "translated `{}` into {} bytecode instructions",
         launch.kernel,
@@ -185,6 +186,7 @@ fn interpret_with(
     let progress = Arc::new(Progress::default());
     let options = RunOptions {
         progress: Some(progress.clone()),
+        uninit: detect.uninit,
         ..options.clone()
     };
     let finished = AtomicBool::new(false);

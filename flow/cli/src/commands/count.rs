@@ -114,8 +114,9 @@ pub struct CountArgs {
     /// accesses to the same bytes, one a write, not both atomic, with no barrier between
     /// them or in different work-groups; costs 24 bytes of shadow per byte touched),
     /// `uninit` (a value from private or local memory never written that decides a branch,
-    /// makes an address, divides or is stored to global memory), or `all`. Faults found
-    /// exit 1.
+    /// makes an address, divides or is stored to global memory), `aggregates` (an index
+    /// outside an array inside a private or local variable: a struct member's array, a row of
+    /// a 2-D array), or `all`. Faults found exit 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
     /// List at most N faults, each once per instruction and kind with how many work-items or

@@ -1258,6 +1258,18 @@ impl Runner<'_> {
                         r!(l, out) = copied;
                     })
                 }
+                Op::CheckIndex {
+                    index,
+                    bits,
+                    len,
+                    array,
+                } => lanes!(l => {
+                    let i = math::sext(r!(l, index), bits);
+                    if !(0..len as i64).contains(&i) {
+                        let array = program.arrays[array as usize].clone();
+                        return Err((at, l, TrapKind::IndexOutOfBounds { index: i, array }));
+                    }
+                }),
                 Op::WaitEvents { num, list } => {
                     // After its barrier: the group's work-items are all here.
                     let first = active[0] as usize;

@@ -209,6 +209,7 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             | Op::Jump { .. }
             | Op::Barrier
             | Op::WaitEvents { .. }
+            | Op::CheckIndex { .. }
             | Op::Trap
             | Op::CountAccess { .. } => return,
             Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),

@@ -163,7 +163,9 @@ impl<'m> Translator<'m> {
     pub(super) fn access_chain(&mut self, inst: &Instruction) -> R<()> {
         let (rid, _) = result(inst)?;
         let base = self.val(id(inst, 0)?)?;
-        let (_, mut cur) = self.types.pointee(base.ty)?;
+        let (space, mut cur) = self.types.pointee(base.ty)?;
+        let checked =
+            self.check_indices && matches!(space, AddressSpace::Private | AddressSpace::Local);
         let mut disp: i64 = 0;
         let terms_start = self.terms.len();
         let element_first = matches!(
@@ -179,7 +181,11 @@ impl<'m> Translator<'m> {
                 .const_ints
                 .get(&index_id)
                 .map(|v| crate::opencl_std::sext(*v, bits));
-            let stride = match self.chain_step(cur, k == 1 && element_first, constant)? {
+            let element = k == 1 && element_first;
+            if checked && !element {
+                self.check_index(inst, cur, index.slot, bits, constant)?;
+            }
+            let stride = match self.chain_step(cur, element, constant)? {
                 ChainStep::Member { disp: member, next } => {
                     disp += member;
                     cur = next;
@@ -230,6 +236,45 @@ impl<'m> Translator<'m> {
             }),
         }
         self.count(inst, LaneType::Pointer, 1);
+        Ok(())
+    }
+
+    /// `--detect aggregates`: an index into the array `cur` must lie within
+    /// it, not only within the variable (a struct member's array, a row of
+    /// a 2-D array). Constant indices inside it need no check.
+    fn check_index(
+        &mut self,
+        inst: &Instruction,
+        cur: Word,
+        index: Reg,
+        bits: u8,
+        constant: Option<i64>,
+    ) -> R<()> {
+        let Type::Array {
+            length: Some(len), ..
+        } = *self.types.get(cur)?
+        else {
+            return Ok(());
+        };
+        if constant.is_some_and(|c| (0..len as i64).contains(&c)) {
+            return Ok(());
+        }
+        let len = u32::try_from(len)
+            .map_err(|_| TranslateError::malformed("an array of over 2^32 elements"))?;
+        let array = self.arrays.len() as u32;
+        let (space, _) = self.types.pointee(self.val(id(inst, 0)?)?.ty)?;
+        let variable = match self.name(id(inst, 0)?) {
+            name if name.starts_with('%') => format!("a {} variable", space.qualifier()),
+            name => format!("{} `{name}`", space.qualifier()),
+        };
+        self.arrays
+            .push(format!("an array of {len} elements in {variable}"));
+        self.emit(Op::CheckIndex {
+            index,
+            bits,
+            len,
+            array,
+        });
         Ok(())
     }
 

@@ -69,6 +69,7 @@ impl<'m> Translator<'m> {
             printf_args: self.printf_args,
             cases: self.cases,
             layouts: self.layouts,
+            arrays: self.arrays,
             blocks: self.blocks,
             hist_keys: self.hist_keys,
             work_keys: self.work_keys,

@@ -69,7 +69,10 @@ enum Target {
     Stub(usize),
 }
 
-pub fn translate(module: &Module, kernel: &str) -> R<Program> {
+/// Translates `kernel`; with `check_indices`, every index into an array
+/// inside a private or local variable is checked against the array's
+/// length.
+pub fn translate_checked(module: &Module, kernel: &str, check_indices: bool) -> R<Program> {
     let entry = module
         .entry_points
         .iter()
@@ -98,6 +101,7 @@ pub fn translate(module: &Module, kernel: &str) -> R<Program> {
         _ => return Err(TranslateError::malformed("OpEntryPoint without a function")),
     };
     let mut t = Translator::new(module, kernel)?;
+    t.check_indices = check_indices;
     t.globals()?;
     t.program(entry_fn)
 }
@@ -133,6 +137,10 @@ struct Translator<'m> {
     printf_args: Vec<PrintfArg>,
     cases: Vec<(u64, Pc)>,
     layouts: Vec<Vec<Leaf>>,
+    /// Whether indices into arrays inside private and local variables are
+    /// checked (`Op::CheckIndex`), and what each check names.
+    check_indices: bool,
+    arrays: Vec<String>,
     blocks: Vec<BlockCounts>,
     hist_keys: Vec<(&'static str, LaneType, Role)>,
     hist_index: HashMap<(&'static str, LaneType, Role), u32>,
@@ -348,6 +356,8 @@ impl<'m> Translator<'m> {
             printf_args: Vec::new(),
             cases: Vec::new(),
             layouts: Vec::new(),
+            check_indices: false,
+            arrays: Vec::new(),
             blocks: Vec::new(),
             hist_keys: Vec::new(),
             hist_index: HashMap::new(),

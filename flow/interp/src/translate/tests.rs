@@ -352,7 +352,7 @@ fn an_unsupported_instruction_is_an_error_naming_it() {
     b.store(at, field, None, []).unwrap();
     end_kernel(&mut b);
 
-    let error = super::translate(&load(b), "bits").unwrap_err();
+    let error = super::translate_checked(&load(b), "bits", false).unwrap_err();
     assert!(!error.malformed);
     assert_eq!(error.what, "instruction OpBitFieldUExtract");
     let site = error.site.unwrap();

@@ -7,7 +7,11 @@
 //! - `races` ([`races`]): conflicting accesses of two work-items with
 //!   nothing to order them;
 //! - `uninit`: a value never written, used; the interpreter follows these
-//!   itself (`RunOptions::uninit`), as they go through registers.
+//!   itself (`RunOptions::uninit`), as they go through registers;
+//! - `aggregates`: an index outside an array inside a private or local
+//!   variable (a struct member's, a 2-D array's row) though inside the
+//!   variable; the program checks these itself
+//!   (`Program::translate_checked`).
 
 mod access;
 mod races;
@@ -31,6 +35,8 @@ pub struct Detect {
     /// Followed by the interpreter itself (`RunOptions::uninit`), not by a
     /// checker on the access stream.
     pub uninit: bool,
+    /// Checked by the program itself (`Program::translate_checked`).
+    pub aggregates: bool,
 }
 
 impl FromStr for Detect {
@@ -45,11 +51,13 @@ impl FromStr for Detect {
                 "access" => detect.access = true,
                 "races" => detect.races = true,
                 "uninit" => detect.uninit = true,
+                "aggregates" => detect.aggregates = true,
                 "all" => {
                     detect = Detect {
                         access: true,
                         races: true,
                         uninit: true,
+                        aggregates: true,
                     }
                 }
                 other => {
@@ -57,7 +65,8 @@ impl FromStr for Detect {
                         "unknown checker `{other}`: clflow checks `access` (a write to a read-only \
                          buffer, a read of a write-only one), `races` (two work-items' accesses to \
                          the same bytes with nothing to order them), `uninit` (a value never \
-                         written, used), or `all`"
+                         written, used), `aggregates` (an index outside an array inside a private \
+                         or local variable), or `all`"
                     ))
                 }
             }
