@@ -135,3 +135,81 @@ fn values_written_first_or_only_copied_pass() {
     let (status, found) = uses(dir.path(), 0);
     assert_eq!((status, found.len()), (Some(0), 0), "{found:?}");
 }
+
+/// Fills `tmp` (every other element where `bad`), then reads it back.
+const STAGED: &str = "\
+__kernel void staged(__global const int *in, __global int *tmp, __global int *out,
+                     const uint bad)
+{
+    size_t i = get_global_id(0);
+    if (bad == 0 || i % 2 == 0)
+        tmp[i] = in[i] * 2;
+    out[i] = 100 / (tmp[i] + 1);
+}
+";
+
+#[test]
+fn a_noinit_buffer_is_undefined_until_the_kernel_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("staged.cl"), STAGED).unwrap();
+    let toml = |bad: u32| {
+        let path = dir.path().join(format!("staged-{bad}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "source = \"staged.cl\"\nkernel = \"staged\"\nglobal_size = [256]\n\
+                 local_size = [64]\n\
+                 [[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [0, 1]\n\
+                 [[arg]]\nname = \"tmp\"\ntype = \"int\"\ncount = 256\nnoinit = true\n\
+                 [[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n\
+                 [[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    // The same launch as an Oclgrind `.sim` file, `noinit` in its header.
+    let sim = dir.path().join("staged.sim");
+    let ints = |f: &dyn Fn(u32) -> u32| (0..256).map(|i| f(i).to_string()).collect::<Vec<_>>();
+    std::fs::write(
+        &sim,
+        format!(
+            "staged.cl\nstaged\n256 1 1\n64 1 1\n<size=1024 int>\n{}\n<size=1024 int noinit>\n\
+             <size=1024 int>\n{}\n<size=4 uint>\n1\n",
+            ints(&|i| i).join(" "),
+            ints(&|_| 0).join(" ")
+        ),
+    )
+    .unwrap();
+    let divides = |path: &Path| {
+        let path = path.to_str().unwrap();
+        let out = clflow(dir.path(), &["count", path, "--detect", "uninit"]);
+        (out.status.code(), text(&out.stderr))
+    };
+    // Odd work-items read what no one wrote: 128 of them.
+    for faulty in [toml(1), sim] {
+        let (status, stderr) = divides(&faulty);
+        assert_eq!(status, Some(1), "{stderr}");
+        assert!(stderr.contains("staged.cl:7:"), "{stderr}");
+        assert!(
+            stderr.contains("kernel `staged`, work-item (1,0,0): "),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("an uninitialised value divides (128 such uses)"),
+            "{stderr}"
+        );
+    }
+    let (status, stderr) = divides(&toml(0));
+    assert_eq!(status, Some(0), "{stderr}");
+    // Without `noinit` the buffer holds the zeros the manifest gives.
+    let zeros = dir.path().join("zeros.toml");
+    std::fs::write(
+        &zeros,
+        std::fs::read_to_string(toml(1))
+            .unwrap()
+            .replace("noinit = true\n", ""),
+    )
+    .unwrap();
+    assert_eq!(divides(&zeros).0, Some(0));
+}

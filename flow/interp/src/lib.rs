@@ -46,7 +46,7 @@ use counts::{LineCounts, Traffic, WorkKey};
 use memory::{ArenaLayout, GlobalMemory, SharedBuffer};
 use program::ParamSlot;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Work-group size used in a dimension when the launch leaves it open: the
@@ -89,6 +89,9 @@ pub struct RunOptions {
     /// fault in `RunResult::faults`; the run goes on. Slower: a plain run
     /// follows nothing.
     pub uninit: bool,
+    /// The buffer arguments whose contents are undefined (`noinit`): with
+    /// `uninit`, their bytes are undefined until the kernel writes them.
+    pub undefined: Vec<usize>,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -125,6 +128,7 @@ impl Default for RunOptions {
             sub_group_size: DEFAULT_SUB_GROUP_SIZE,
             keep_going: false,
             uninit: false,
+            undefined: Vec::new(),
         }
     }
 }
@@ -493,6 +497,15 @@ impl Program {
             max_steps: options.max_steps,
             keep_going: options.keep_going,
             uninit: options.uninit,
+            undefined: global
+                .buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    (options.uninit && options.undefined.contains(&i))
+                        .then(|| (0..b.len).map(|_| AtomicU8::new(1)).collect())
+                })
+                .collect(),
         };
         let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
         if threads == 0 {

@@ -84,6 +84,9 @@
 //!   types take min + u·(max − min) with u = (x >> 11) / 2⁵³, computed in
 //!   double precision and rounded to the type. A seed gives the same bytes
 //!   on every platform, for good.
+//! - `noinit = true`: contents the kernel must write before it reads them
+//!   (an output the host never fills). clflow zeroes them so that runs
+//!   repeat; `clflow count --detect uninit` treats them as never written.
 //! - none: zeros.
 //!
 //! Scalar values, fills and ranges are checked against their type: 300 is an
@@ -123,8 +126,7 @@
 //! after it; `#` comments. Header options: `size=N` (bytes), a data type
 //! (`char` … `double`; by default the parameter's), `fill=V`,
 //! `range=START:STEP:END` (END included; floats accumulate in their own
-//! precision, as Oclgrind does), `noinit` (clflow zeroes the buffer so runs
-//! repeat), `null`, `dump`, `hex`, `ro`, `wo`. The header's data type is
+//! precision, as Oclgrind does), `noinit` (as TOML's `noinit = true`), `null`, `dump`, `hex`, `ro`, `wo`. The header's data type is
 //! only the format of the data, as in Oclgrind: it is not checked against
 //! the pointee. Options clflow does not know, and kernels given as LLVM
 //! bitcode, are errors that say so.

@@ -138,6 +138,25 @@ impl CheckedManifest {
         &self.args
     }
 
+    /// The arguments whose contents are undefined (`noinit`): the kernel
+    /// must write them before it reads them.
+    pub fn undefined(&self) -> Vec<usize> {
+        self.args
+            .iter()
+            .enumerate()
+            .filter(|(_, arg)| {
+                matches!(
+                    &arg.spec,
+                    ArgSpec::Buffer(BufferSpec {
+                        init: crate::Initialiser::Undefined,
+                        ..
+                    })
+                )
+            })
+            .map(|(index, _)| index)
+            .collect()
+    }
+
     /// The buffers whose contents should be shown after the run.
     pub fn dumps(&self) -> impl Iterator<Item = (usize, DumpFormat)> + '_ {
         self.args

@@ -502,8 +502,9 @@ impl PendingSimArg {
     fn initialiser(&self, data_type: ScalarType, count: u64) -> Result<Initialiser, Failure> {
         let header = |why: String| (None, why);
         if self.noinit {
-            // Oclgrind leaves such memory uninitialised; clflow zeroes it so runs repeat.
-            return self.no_data().map(|_| Initialiser::Zeros);
+            // Oclgrind leaves such memory uninitialised; clflow zeroes it so
+            // runs repeat, and `--detect uninit` treats it as never written.
+            return self.no_data().map(|_| Initialiser::Undefined);
         }
         if let Some(fill) = &self.fill {
             self.no_data()?;

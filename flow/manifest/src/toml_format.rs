@@ -39,6 +39,7 @@ const ARG_KEYS: &[&str] = &[
     "fill",
     "range",
     "random",
+    "noinit",
     "access",
     "dump",
     "value",
@@ -430,6 +431,7 @@ fn parse_arg(cx: &mut Context, table: &DeTable, at: usize) -> Result<ParsedArg, 
                 "fill",
                 "range",
                 "random",
+                "noinit",
                 "access",
                 "dump",
             ],
@@ -776,7 +778,7 @@ fn parse_buffer(
     texels: Option<u64>,
 ) -> Result<BufferSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a buffer argument")?;
-    let initialisers: Vec<&str> = ["file", "fill", "range", "random"]
+    let initialisers: Vec<&str> = ["file", "fill", "range", "random", "noinit"]
         .into_iter()
         .filter(|k| table.contains_key(*k))
         .collect();
@@ -829,6 +831,17 @@ fn parse_buffer(
             parse_range_init(cx, value, ty, count)?
         } else if let Some(value) = table.get("random") {
             parse_random(cx, value, ty)?
+        } else if let Some(value) = table.get("noinit") {
+            match value.get_ref() {
+                DeValue::Boolean(true) => Initialiser::Undefined,
+                DeValue::Boolean(false) => Initialiser::Zeros,
+                other => {
+                    return Err(cx.error(
+                        value.span().start,
+                        format!("`noinit` is true or false, not {}", other.type_str()),
+                    ))
+                }
+            }
         } else {
             Initialiser::Zeros
         };

@@ -595,7 +595,10 @@ fn count_all(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
-            &options,
+            &RunOptions {
+                undefined: input.manifest.as_ref().map_or_else(Vec::new, |m| m.undefined()),
+                ..options.clone()
+            },
             TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),
             args.detect,
             observer,

@@ -157,7 +157,13 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         clflow_report::check_writable(dir, "--dump")?;
     }
     let kernel = launch.kernel.clone();
-    let options = run_options(&args);
+    let options = RunOptions {
+        undefined: input
+            .manifest
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.undefined()),
+        ..run_options(&args)
+    };
     let (result, traffic, faults) = interpret_checked(
         &args.manifest,
         &input.module,
@@ -396,5 +402,6 @@ fn run_options(args: &CountArgs) -> RunOptions {
         keep_going: true,
         // Set by the pipeline where --detect asks for it.
         uninit: false,
+        undefined: Vec::new(),
     }
 }

@@ -140,6 +140,9 @@ pub struct Launched<'a> {
     pub keep_going: bool,
     /// Follow undefined values to their uses (`RunOptions::uninit`).
     pub uninit: bool,
+    /// Where they are followed, the global buffers the launch leaves
+    /// undefined (`RunOptions::undefined`).
+    pub undefined: super::GlobalShadow,
 }
 
 /// Runs every work-group of a launch on `threads` threads, each taking the

@@ -42,7 +42,7 @@ mod printf;
 mod shadow;
 
 pub use launch::{run_groups, Fault, Geometry, Launched, Partial};
-pub use shadow::Use;
+pub use shadow::{GlobalShadow, Use};
 
 use crate::bytecode::*;
 use crate::counts::Traffic;
@@ -190,7 +190,7 @@ pub struct Runner<'a> {
     /// The work-group's global accesses, where they are traced.
     trace: Option<Recorder<'a>>,
     /// Undefined values, where they are followed (`RunOptions::uninit`).
-    shadow: Option<Box<shadow::Shadow>>,
+    shadow: Option<Box<shadow::Shadow<'a>>>,
     /// Where lanes go on at an instruction whose shadows they have
     /// carried already (the rest of a dispatch a stopped lane cut short).
     resume_at: Option<usize>,
@@ -341,8 +341,8 @@ impl<'a> Runner<'a> {
                 Box::new(shadow::Shadow::new(
                     width,
                     launch.regs.len(),
-                    launch.program.private.total(),
-                    launch.local_layout.total(),
+                    (launch.program.private.total(), launch.local_layout.total()),
+                    &launch.undefined,
                 ))
             }),
             resume_at: None,

@@ -2,7 +2,7 @@
 //!
 //! Private memory is undefined when a work-item starts (but for its by-value
 //! arguments), local memory when a work-group starts; global memory is what
-//! the launch gives. Each register slot of each lane and each byte of
+//! the launch gives, but for the buffers it says are undefined (`noinit`). Each register slot of each lane and each byte of
 //! private and local memory has a shadow byte (1: undefined), and every
 //! instruction, before it runs, carries its operands' shadows to its
 //! results: a copy keeps them, arithmetic joins them, a load takes its
@@ -18,6 +18,11 @@ use super::mem::{Loc, Mem};
 use super::Frame;
 use crate::bytecode::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// By global buffer: its bytes' shadows where the launch leaves it
+/// undefined, shared by the runners (a byte's shadow is only ever set).
+pub type GlobalShadow = Vec<Option<Box<[AtomicU8]>>>;
 
 /// How an undefined value was used, as the fault says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,25 +45,32 @@ impl Use {
 }
 
 /// The shadows of one runner's batch.
-#[derive(Debug, Default)]
-pub(super) struct Shadow {
+#[derive(Debug)]
+pub(super) struct Shadow<'a> {
     width: usize,
     /// By register slot and lane, as the register file is laid out.
     regs: Vec<u8>,
     /// By lane, each byte of its private memory.
     private: Vec<Vec<u8>>,
     local: Vec<u8>,
+    global: &'a GlobalShadow,
     /// The uses found: (pc, how) → the first lane's work-item and how many.
     pub found: BTreeMap<(usize, Use), ([u64; 3], u64)>,
 }
 
-impl Shadow {
-    pub fn new(width: usize, slots: usize, private_bytes: u64, local_bytes: u64) -> Self {
+impl<'a> Shadow<'a> {
+    pub fn new(
+        width: usize,
+        slots: usize,
+        (private_bytes, local_bytes): (u64, u64),
+        global: &'a GlobalShadow,
+    ) -> Self {
         Shadow {
             width,
             regs: vec![0; slots * width],
             private: vec![vec![1; private_bytes as usize]; width],
             local: vec![1; local_bytes as usize],
+            global,
             found: BTreeMap::new(),
         }
     }
@@ -135,8 +147,8 @@ impl Shadow {
             .or_insert((item, 1));
     }
 
-    /// The shadow bytes at `loc` (`None`: global memory, always defined).
-    fn bytes(&mut self, lane: usize, loc: Loc) -> Option<&mut [u8]> {
+    /// The shadow bytes of private or local memory at `loc`.
+    fn arena(&mut self, lane: usize, loc: Loc) -> Option<&mut [u8]> {
         match loc {
             Loc::Global(..) => None,
             Loc::Local(at) => self.local.get_mut(at..),
@@ -144,36 +156,72 @@ impl Shadow {
         }
     }
 
+    /// A global buffer's shadows where the launch left it undefined.
+    fn buffer(&self, loc: Loc) -> Option<(&'a [AtomicU8], usize)> {
+        match loc {
+            Loc::Global(b, off) => Some((self.global.get(b)?.as_deref()?, off as usize)),
+            _ => None,
+        }
+    }
+
+    /// The shadows of `size` bytes at `loc` + `offset` (global memory the
+    /// launch defined reads as defined).
+    fn read(&mut self, lane: usize, loc: Loc, offset: u64, size: u64) -> Vec<u8> {
+        let (at, size) = (offset as usize, size as usize);
+        if let Some((g, base)) = self.buffer(loc) {
+            let bytes = g.get(base + at..base + at + size).unwrap_or_default();
+            return bytes.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        }
+        match self.arena(lane, loc) {
+            Some(b) => b.get(at..at + size).map_or_else(Vec::new, <[u8]>::to_vec),
+            None => vec![0; size],
+        }
+    }
+
     /// Whether any of `size` bytes at `loc` + `offset` is undefined.
     fn load(&mut self, lane: usize, loc: Loc, offset: u64, size: u64) -> u8 {
-        self.bytes(lane, loc).map_or(0, |b| {
-            let at = offset as usize;
-            b.get(at..at + size as usize)
-                .map_or(0, |b| b.iter().fold(0, |u, &x| u | x))
-        })
+        let (at, size) = (offset as usize, size as usize);
+        if let Some((g, base)) = self.buffer(loc) {
+            let bytes = g.get(base + at..base + at + size).unwrap_or_default();
+            return bytes.iter().fold(0, |u, b| u | b.load(Ordering::Relaxed));
+        }
+        self.arena(lane, loc)
+            .and_then(|b| b.get(at..at + size))
+            .map_or(0, |b| b.iter().fold(0, |u, &x| u | x))
     }
 
+    /// Sets the shadows of bytes at `loc` + `offset` to `bytes`.
+    fn write(&mut self, lane: usize, loc: Loc, offset: u64, bytes: &[u8]) {
+        let at = offset as usize;
+        if let Some((g, base)) = self.buffer(loc) {
+            if let Some(g) = g.get(base + at..base + at + bytes.len()) {
+                for (d, s) in g.iter().zip(bytes) {
+                    d.store(*s, Ordering::Relaxed);
+                }
+            }
+        } else if let Some(b) = self.arena(lane, loc) {
+            if let Some(b) = b.get_mut(at..at + bytes.len()) {
+                b.copy_from_slice(bytes);
+            }
+        }
+    }
+
+    /// Sets the shadows of `size` bytes at `loc` + `offset` to `u`.
     fn store(&mut self, lane: usize, loc: Loc, offset: u64, size: u64, u: u8) {
-        if let Some(b) = self.bytes(lane, loc) {
-            let at = offset as usize;
-            if let Some(b) = b.get_mut(at..at + size as usize) {
-                b.fill(u);
+        let (at, size) = (offset as usize, size as usize);
+        if let Some((g, base)) = self.buffer(loc) {
+            for b in g.get(base + at..base + at + size).unwrap_or_default() {
+                b.store(u, Ordering::Relaxed);
             }
+        } else if let Some(b) = self.arena(lane, loc).and_then(|b| b.get_mut(at..at + size)) {
+            b.fill(u);
         }
     }
 
-    /// Copies `bytes` of shadow from `from` to `to` (global memory gives
-    /// defined bytes and takes none).
+    /// Copies `bytes` of shadow from `from` to `to`.
     fn copy_bytes(&mut self, lane: usize, to: Loc, from: Loc, bytes: u64) {
-        let source: Vec<u8> = match self.bytes(lane, from) {
-            Some(b) => b.iter().take(bytes as usize).copied().collect(),
-            None => vec![0; bytes as usize],
-        };
-        if let Some(b) = self.bytes(lane, to) {
-            for (d, s) in b.iter_mut().zip(source) {
-                *d = s;
-            }
-        }
+        let source = self.read(lane, from, 0, bytes);
+        self.write(lane, to, 0, &source);
     }
 }
 
@@ -665,7 +713,6 @@ fn store(
             undefined == n as usize
         };
         check(sh, u8::from(used), Use::Store, l);
-        return;
     }
     for i in 0..n as u64 {
         let (offset, size) = part(i);

@@ -428,7 +428,8 @@ pub fn failure(kernel: &str, faults: &[Fault]) -> Option<Error> {
     };
     let hint = if first.kind == "uninit" {
         "write the value before it is used: private memory is undefined when a work-item \
-         starts, local memory when its work-group does"
+         starts, local memory when its work-group does, a `noinit` buffer until the kernel \
+         writes it"
     } else if first.kind == "stop" {
         "fix the kernel or the manifest's inputs for these work-items; the run went on without \
          them, so its counts and outputs are incomplete"
