@@ -596,7 +596,10 @@ fn count_all(
             &input.module,
             Cow::Borrowed(&launch),
             &RunOptions {
-                undefined: input.manifest.as_ref().map_or_else(Vec::new, |m| m.undefined()),
+                undefined: input
+                    .manifest
+                    .as_ref()
+                    .map_or_else(Vec::new, |m| m.undefined()),
                 ..options.clone()
             },
             TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),

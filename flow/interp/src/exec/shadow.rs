@@ -77,13 +77,20 @@ impl<'a> Shadow<'a> {
 
     /// A new work-group: its local memory is undefined.
     pub fn start_group(&mut self) {
-        self.local.fill(1);
+        // An empty fill is not free (see `reset_arena`), and most kernels
+        // have no local or private memory.
+        if !self.local.is_empty() {
+            self.local.fill(1);
+        }
     }
 
     /// A lane starts a work-item: private memory undefined but for the
     /// by-value arguments at `defined`.
     pub fn start_item(&mut self, lane: usize, defined: &[(usize, Vec<u8>)]) {
         let private = &mut self.private[lane];
+        if private.is_empty() {
+            return;
+        }
         private.fill(1);
         for (at, bytes) in defined {
             private[*at..*at + bytes.len()].fill(0);
@@ -250,6 +257,34 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
         }
     };
     let resolve = |p: u64, bytes: u64| b.mem.resolve(p, bytes, 1).ok();
+    // The commonest ops first, with the lanes inside: one match per op.
+    let rows = |r: Reg| r.index() * width;
+    match *op {
+        Op::Block { .. } | Op::Jump { .. } => return,
+        Op::Add32 { dst, a, b: c }
+        | Op::Sub32 { dst, a, b: c }
+        | Op::Mul32 { dst, a, b: c }
+        | Op::Shl32 { dst, a, b: c }
+        | Op::LShr32 { dst, a, b: c }
+        | Op::Rotl32 { dst, a, b: c }
+        | Op::Xor { dst, a, b: c } => {
+            let (d, x, y) = (rows(dst), rows(a), rows(c));
+            for &lane in b.active {
+                let l = lane as usize;
+                sh.regs[d + l] = sh.regs[x + l] | sh.regs[y + l];
+            }
+            return;
+        }
+        Op::Mov { dst, src, n: 1 } => {
+            let (d, x) = (rows(dst), rows(src));
+            for &lane in b.active {
+                let l = lane as usize;
+                sh.regs[d + l] = sh.regs[x + l];
+            }
+            return;
+        }
+        _ => {}
+    }
     for &lane in b.active {
         let l = lane as usize;
         match *op {

@@ -68,15 +68,18 @@ struct Shadow {
 }
 
 impl Shadow {
+    /// The cells of bytes `byte..end` that lie on `byte`'s page.
     #[inline]
-    fn cell(&mut self, byte: u64) -> &mut Cell {
+    fn cells(&mut self, byte: u64, end: u64) -> &mut [Cell] {
         let page = (byte / PAGE) as usize;
         if page >= self.pages.len() {
             self.pages.resize_with(page + 1, || None);
         }
         let cells = self.pages[page]
             .get_or_insert_with(|| vec![Cell::default(); PAGE as usize].into_boxed_slice());
-        &mut cells[(byte % PAGE) as usize]
+        let first = (byte % PAGE) as usize;
+        let last = (end - byte).min(PAGE - first as u64) as usize + first;
+        &mut cells[first..last]
     }
 }
 
@@ -152,28 +155,14 @@ impl RaceChecker {
             site: a.site,
         };
         let mut clash = None;
-        for byte in a.offset..a.offset + u64::from(a.bytes) {
-            let cell = shadow.cell(byte);
-            let (write, read) = (seen(cell.write), seen(cell.read));
-            if clash.is_none() {
-                clash = if at.races(write) {
-                    let how = if a.kind.writes() {
-                        Conflict::WriteAfterWrite
-                    } else {
-                        Conflict::ReadAfterWrite
-                    };
-                    Some((how, write))
-                } else if a.kind.writes() && at.races(read) {
-                    Some((Conflict::WriteAfterRead, read))
-                } else {
-                    None
-                };
-            }
-            // A read-modify-write is a write that conflicts with reads.
-            if a.kind.writes() {
-                cell.write = at.mark(write);
-            } else {
-                cell.read = at.mark(read);
+        let mut byte = a.offset;
+        let end = a.offset + u64::from(a.bytes);
+        while byte < end {
+            // The cells of the access's bytes on this page, looked up once.
+            let cells = shadow.cells(byte, end);
+            byte += cells.len() as u64;
+            for cell in cells {
+                visit(cell, &at, a.kind, &seen, &mut clash);
             }
         }
         if let Some((how, other)) = clash {
@@ -231,6 +220,39 @@ impl RaceChecker {
                 other: Some(other),
             })
             .collect()
+    }
+}
+
+/// Checks one byte's cell against the access `at` (the first clash found
+/// is kept) and joins the access to it.
+#[inline]
+fn visit(
+    cell: &mut Cell,
+    at: &Now,
+    kind: AccessKind,
+    seen: &impl Fn(Side) -> Side,
+    clash: &mut Option<(Conflict, Side)>,
+) {
+    let (write, read) = (seen(cell.write), seen(cell.read));
+    if clash.is_none() {
+        *clash = if at.races(write) {
+            let how = if kind.writes() {
+                Conflict::WriteAfterWrite
+            } else {
+                Conflict::ReadAfterWrite
+            };
+            Some((how, write))
+        } else if kind.writes() && at.races(read) {
+            Some((Conflict::WriteAfterRead, read))
+        } else {
+            None
+        };
+    }
+    // A read-modify-write is a write that conflicts with reads.
+    if kind.writes() {
+        cell.write = at.mark(write);
+    } else {
+        cell.read = at.mark(read);
     }
 }
 
