@@ -128,6 +128,13 @@ pub unsafe extern "C" fn clInitLayer(
     layer.clSetKernelArgSVMPointer = Some(set_kernel_arg_svm_pointer);
     layer.clSetKernelArg = Some(set_kernel_arg);
     layer.clEnqueueNDRangeKernel = Some(enqueue_nd_range_kernel);
+    layer.clEnqueueWriteBuffer = Some(crate::writes::enqueue_write_buffer);
+    layer.clEnqueueWriteBufferRect = Some(crate::writes::enqueue_write_buffer_rect);
+    layer.clEnqueueFillBuffer = Some(crate::writes::enqueue_fill_buffer);
+    layer.clEnqueueCopyBuffer = Some(crate::writes::enqueue_copy_buffer);
+    layer.clEnqueueCopyBufferRect = Some(crate::writes::enqueue_copy_buffer_rect);
+    layer.clEnqueueCopyImageToBuffer = Some(crate::writes::enqueue_copy_image_to_buffer);
+    layer.clEnqueueMapBuffer = Some(crate::writes::enqueue_map_buffer);
     let layer = DISPATCH.get_or_init(|| layer);
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = State::from_env();
     *num_entries_ret = ours as cl_uint;
@@ -394,6 +401,7 @@ unsafe extern "C" fn create_buffer(
                 crate::state::Buffer {
                     bytes: size as u64,
                     flags,
+                    written: crate::writes::created_written(flags),
                 },
             );
         });
@@ -432,6 +440,9 @@ unsafe extern "C" fn create_sub_buffer(
                 crate::state::Buffer {
                     bytes: region.size as u64,
                     flags,
+                    // Its parent's data may be anywhere: never called
+                    // undefined.
+                    written: true,
                 },
             );
         });
@@ -704,7 +715,9 @@ unsafe extern "C" fn enqueue_nd_range_kernel(
         )
     };
     let Some(plan) = plan(kernel) else {
-        return run(event);
+        let status = run(event);
+        crate::writes::launched(kernel);
+        return status;
     };
     let dims = |p: *const usize| -> Option<Vec<u64>> {
         (!p.is_null()).then(|| (0..work_dim as usize).map(|d| *p.add(d) as u64).collect())
@@ -715,7 +728,9 @@ unsafe extern "C" fn enqueue_nd_range_kernel(
         local_size: dims(local_work_size),
     };
     let waits = (num_events_in_wait_list, event_wait_list);
-    capture(queue, &plan, geometry, &mut run, event, waits)
+    let status = capture(queue, &plan, geometry, &mut run, event, waits);
+    crate::writes::launched(kernel);
+    status
 }
 
 /// What a selected launch's capture needs, taken under the lock so that the
@@ -737,6 +752,8 @@ enum PlanArg {
         handle: usize,
         bytes: u64,
         flags: u64,
+        /// Whether it held anyone's data before the launch.
+        written: bool,
     },
     Image {
         handle: usize,
@@ -800,6 +817,7 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
                         handle,
                         bytes: buffer.bytes,
                         flags: buffer.flags,
+                        written: buffer.written,
                     },
                     None => PlanArg::Plain(plain_arg(arg)),
                 }
@@ -897,6 +915,7 @@ unsafe fn capture(
                 handle,
                 bytes,
                 flags,
+                written,
             } => match save(*handle, *bytes) {
                 Some(file) => ArgRecord::Buffer {
                     bytes: *bytes,
@@ -904,6 +923,7 @@ unsafe fn capture(
                     output_file: None,
                     read_only: flags & CL_MEM_READ_ONLY != 0,
                     write_only: flags & CL_MEM_WRITE_ONLY != 0,
+                    never_written: !written,
                 },
                 None => ArgRecord::Unsupported {
                     what: format!("arg {k}, a buffer that could not be read or saved"),
@@ -958,6 +978,7 @@ unsafe fn capture(
             handle,
             bytes,
             flags,
+            ..
         } = arg
         {
             if flags & CL_MEM_READ_ONLY != 0 {

@@ -17,3 +17,4 @@ mod layer;
 mod link;
 mod programs;
 mod state;
+mod writes;

@@ -42,6 +42,10 @@ pub enum ArgRecord {
         output_file: Option<String>,
         read_only: bool,
         write_only: bool,
+        /// Neither the host nor an earlier launch gave it data: its
+        /// contents are undefined to the kernel.
+        #[serde(default)]
+        never_written: bool,
     },
     /// The very buffer an earlier argument `arg` was given (in-place
     /// kernels take one buffer as input and output).

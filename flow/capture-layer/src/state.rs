@@ -30,6 +30,8 @@ pub enum RawArg {
 pub struct Buffer {
     pub bytes: u64,
     pub flags: u64,
+    /// Whether it holds anyone's data yet (see `writes`).
+    pub written: bool,
 }
 
 /// An image the application made: its type, format and size.

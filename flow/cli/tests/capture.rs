@@ -893,3 +893,59 @@ fn a_captured_write_to_a_read_only_buffer_is_found() {
         "{stderr}"
     );
 }
+
+/// An application whose kernel reads a scratch buffer nobody wrote: the
+/// capture marks it `noinit` (the host never wrote, filled or mapped it,
+/// nor did an earlier launch), and `--detect uninit` finds the read's use
+/// at its line for the 32 odd work-items; the same kernel on a buffer the
+/// host filled first passes.
+#[test]
+fn a_captured_buffer_nobody_wrote_is_undefined_to_the_kernel() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host_linked(data.path(), "staged", &[]);
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let manifest =
+        |n: u32| std::fs::read_to_string(out_dir.join(format!("launch-{n:06}.toml"))).unwrap();
+    // `tmp`, and the output, which the first launch then writes.
+    assert_eq!(
+        manifest(0).matches("noinit = true").count(),
+        2,
+        "{}",
+        manifest(0)
+    );
+    assert!(!manifest(1).contains("noinit"), "{}", manifest(1));
+    // Without the checker both launches count, their outputs the device's.
+    count_json(data.path(), &out_dir, &[]);
+    let counted = clflow(
+        data.path(),
+        &["count", out_dir.to_str().unwrap(), "--detect", "uninit"],
+    );
+    assert_eq!(counted.status.code(), Some(1), "{}", text(&counted.stderr));
+    let stderr = text(&counted.stderr);
+    let faults: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("clflow: fault: "))
+        .collect();
+    // The division by the undefined value, and its result stored.
+    assert_eq!(faults.len(), 2, "{stderr}");
+    for fault in &faults {
+        assert!(
+            fault.contains("(launch 0)")
+                && fault.contains("raw/program-0.cl:4:")
+                && fault.contains("kernel `stage`, work-item (1,0,0)")
+                && fault.contains("(32 such uses)"),
+            "{stderr}"
+        );
+    }
+    assert!(faults[0].contains("an uninitialised value divides"), "{stderr}");
+    assert!(
+        faults[1].contains("an uninitialised value is stored to global memory"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("clflow: error: 1 of 2 launches faulted"),
+        "{stderr}"
+    );
+}

@@ -21,10 +21,6 @@ pub const RANDOM_STREAM: u128 = 0x0a02_bdbf_7bb3_c0a7_ac28_fa16_a64a_bf96;
 pub enum Initialiser {
     /// All bytes zero (no initialiser).
     Zeros,
-    /// Contents the kernel must write before it reads them (`noinit`): zero
-    /// bytes, so that runs repeat, which `--detect uninit` treats as never
-    /// written.
-    Undefined,
     /// Every element holds these bytes (one element's worth).
     Fill { element: Vec<u8> },
     /// Lane k (counting lanes in memory order, padding lanes excluded) holds
@@ -80,7 +76,7 @@ pub(crate) fn generate(ty: ElementType, count: u64, init: &Initialiser) -> Resul
     }
     let mut out = allocate(total)?;
     match init {
-        Initialiser::Zeros | Initialiser::Undefined => out.resize(total, 0),
+        Initialiser::Zeros => out.resize(total, 0),
         Initialiser::Fill { element } => {
             for _ in 0..count {
                 out.extend_from_slice(element);

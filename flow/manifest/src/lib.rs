@@ -85,8 +85,10 @@
 //!   double precision and rounded to the type. A seed gives the same bytes
 //!   on every platform, for good.
 //! - `noinit = true`: contents the kernel must write before it reads them
-//!   (an output the host never fills). clflow zeroes them so that runs
-//!   repeat; `clflow count --detect uninit` treats them as never written.
+//!   (an output the host never fills): zeros, so that runs repeat, or with
+//!   `file` the bytes the device held (a capture writes it so for a buffer
+//!   the host never wrote); `clflow count --detect uninit` treats them as
+//!   never written. Not with `fill`, `range` or `random`.
 //! - none: zeros.
 //!
 //! Scalar values, fills and ranges are checked against their type: 300 is an

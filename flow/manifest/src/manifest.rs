@@ -148,7 +148,7 @@ impl CheckedManifest {
                 matches!(
                     &arg.spec,
                     ArgSpec::Buffer(BufferSpec {
-                        init: crate::Initialiser::Undefined,
+                        undefined: true,
                         ..
                     })
                 )

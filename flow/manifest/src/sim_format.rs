@@ -402,6 +402,7 @@ impl PendingSimArg {
                     ty,
                     count,
                     init: self.initialiser(data_type, count)?,
+                    undefined: self.noinit,
                     access: self.access.unwrap_or(Access::ReadWrite),
                     dump: self.dump.then_some(if self.hex {
                         DumpFormat::Hex
@@ -503,8 +504,8 @@ impl PendingSimArg {
         let header = |why: String| (None, why);
         if self.noinit {
             // Oclgrind leaves such memory uninitialised; clflow zeroes it so
-            // runs repeat, and `--detect uninit` treats it as never written.
-            return self.no_data().map(|_| Initialiser::Undefined);
+            // runs repeat (`BufferSpec::undefined` says it is undefined).
+            return self.no_data().map(|_| Initialiser::Zeros);
         }
         if let Some(fill) = &self.fill {
             self.no_data()?;

@@ -148,6 +148,11 @@ pub struct BufferSpec {
     /// Elements of `ty`, not bytes.
     pub count: u64,
     pub init: Initialiser,
+    /// `noinit`: the kernel must write the contents before it reads them
+    /// (an output the host never filled); `init` still gives the bytes
+    /// (zeros, or a capture's file of what the device held), so that runs
+    /// repeat, and `--detect uninit` treats them as never written.
+    pub undefined: bool,
     pub access: Access,
     /// Show the contents after the run, in this format.
     pub dump: Option<DumpFormat>,

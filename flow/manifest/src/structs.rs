@@ -26,6 +26,8 @@ pub(crate) struct PendingStructs {
     pub(crate) count: Option<(u64, usize)>,
     /// A raw file's initialiser, its length in bytes, and its line.
     pub(crate) file: Option<(Initialiser, u64, usize)>,
+    /// `noinit = true` (see `BufferSpec::undefined`).
+    pub(crate) undefined: bool,
     pub(crate) access: Access,
     pub(crate) dump: Option<DumpFormat>,
 }
@@ -108,6 +110,7 @@ impl PendingStructs {
                     Some((init, ..)) => init.clone(),
                     None => Initialiser::Zeros,
                 },
+                undefined: self.undefined,
                 access: self.access,
                 dump: self.dump,
                 image: None,

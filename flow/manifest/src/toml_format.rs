@@ -536,6 +536,20 @@ fn need_type(
     }
 }
 
+/// `noinit = true`: the buffer's contents are undefined to the kernel.
+fn parse_noinit(cx: &Context, table: &DeTable) -> Result<bool, ManifestError> {
+    match table.get("noinit") {
+        None => Ok(false),
+        Some(value) => match value.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            other => Err(cx.error(
+                value.span().start,
+                format!("`noinit` is true or false, not {}", other.type_str()),
+            )),
+        },
+    }
+}
+
 /// A buffer of structs: `count` structs or a raw `file`, zeros or the
 /// file's bytes; sized once the kernel's signature gives the struct's size.
 fn parse_structs(
@@ -588,6 +602,7 @@ fn parse_structs(
         struct_name,
         count,
         file,
+        undefined: parse_noinit(cx, table)?,
         access,
         dump,
     })
@@ -778,7 +793,7 @@ fn parse_buffer(
     texels: Option<u64>,
 ) -> Result<BufferSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a buffer argument")?;
-    let initialisers: Vec<&str> = ["file", "fill", "range", "random", "noinit"]
+    let initialisers: Vec<&str> = ["file", "fill", "range", "random"]
         .into_iter()
         .filter(|k| table.contains_key(*k))
         .collect();
@@ -831,27 +846,28 @@ fn parse_buffer(
             parse_range_init(cx, value, ty, count)?
         } else if let Some(value) = table.get("random") {
             parse_random(cx, value, ty)?
-        } else if let Some(value) = table.get("noinit") {
-            match value.get_ref() {
-                DeValue::Boolean(true) => Initialiser::Undefined,
-                DeValue::Boolean(false) => Initialiser::Zeros,
-                other => {
-                    return Err(cx.error(
-                        value.span().start,
-                        format!("`noinit` is true or false, not {}", other.type_str()),
-                    ))
-                }
-            }
         } else {
             Initialiser::Zeros
         };
         (init, count)
     };
 
+    let undefined = parse_noinit(cx, table)?;
+    if let Some(other) = ["fill", "range", "random"]
+        .into_iter()
+        .find(|k| undefined && table.contains_key(*k))
+    {
+        let (key, _) = table.get_key_value("noinit").unwrap();
+        return Err(cx.error(
+            key.span().start,
+            format!("`noinit` says the contents are undefined, `{other}` gives them; keep one"),
+        ));
+    }
     Ok(BufferSpec {
         ty,
         count,
         init,
+        undefined,
         access: parse_access(cx, table)?,
         dump: parse_dump(cx, table)?,
         structs: None,

@@ -595,13 +595,7 @@ fn count_all(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
-            &RunOptions {
-                undefined: input
-                    .manifest
-                    .as_ref()
-                    .map_or_else(Vec::new, |m| m.undefined()),
-                ..options.clone()
-            },
+            &input.run_options(&options),
             TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),
             args.detect,
             observer,

@@ -349,6 +349,8 @@ struct ArgOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    noinit: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     access: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<toml::Value>,
@@ -422,6 +424,7 @@ fn manifest_for(
                     file,
                     read_only,
                     write_only,
+                    never_written,
                     ..
                 },
             ) if *space != AddressSpace::Local => {
@@ -435,6 +438,8 @@ fn manifest_for(
                     ty: Some(ty),
                     count,
                     file: Some(format!("raw/{file}")),
+                    // The bytes the device held, which nobody wrote.
+                    noinit: never_written.then_some(true),
                     access: Some(match (read_only, write_only) {
                         (true, _) => "ro",
                         (_, true) => "wo",
@@ -865,7 +870,7 @@ pub fn count_capture(
             &manifest,
             &input.module,
             std::borrow::Cow::Owned(materialised),
-            options,
+            &input.run_options(options),
             None,
             detect,
             session.observer(),

@@ -21,6 +21,18 @@ pub struct KernelInput {
 }
 
 impl KernelInput {
+    /// `options` with the buffers the manifest leaves undefined (`noinit`)
+    /// for `--detect uninit`.
+    pub fn run_options(&self, options: &clflow_interp::RunOptions) -> clflow_interp::RunOptions {
+        clflow_interp::RunOptions {
+            undefined: self
+                .manifest
+                .as_ref()
+                .map_or_else(Vec::new, |m| m.undefined()),
+            ..options.clone()
+        }
+    }
+
     /// The kernel the manifest launches.
     pub fn launched_kernel(&self) -> Option<&ReflectedKernel> {
         let manifest = self.manifest.as_ref()?;

@@ -79,9 +79,9 @@ pub struct AnalyzeArgs {
     /// datasheet profile, else its driver].
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
-    /// Watch each kernel's count for faults (see `clflow count --help`): `access`, `races` or
-    /// `all`.
-    /// Faults found are listed; the report is written and the exit status is 1.
+    /// Watch each kernel's count for faults (see `clflow count --help`): `access`, `races`,
+    /// `uninit`, `aggregates` or `all`, comma-separated. Faults found are listed; the report is
+    /// written and the exit status is 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
     #[command(flatten)]

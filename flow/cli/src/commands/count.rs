@@ -113,8 +113,9 @@ pub struct CountArgs {
     /// write to a read-only buffer, a read of a write-only one), `races` (two work-items'
     /// accesses to the same bytes, one a write, not both atomic, with no barrier between
     /// them or in different work-groups; costs 24 bytes of shadow per byte touched),
-    /// `uninit` (a value from private or local memory never written that decides a branch,
-    /// makes an address, divides or is stored to global memory), `aggregates` (an index
+    /// `uninit` (a value never written, from private or local memory or a `noinit` buffer,
+    /// that decides a branch, makes an address, divides or is stored to global memory),
+    /// `aggregates` (an index
     /// outside an array inside a private or local variable: a struct member's array, a row of
     /// a 2-D array), or `all`. Faults found exit 1.
     #[arg(long, value_name = "LIST")]
@@ -157,13 +158,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         clflow_report::check_writable(dir, "--dump")?;
     }
     let kernel = launch.kernel.clone();
-    let options = RunOptions {
-        undefined: input
-            .manifest
-            .as_ref()
-            .map_or_else(Vec::new, |m| m.undefined()),
-        ..run_options(&args)
-    };
+    let options = input.run_options(&run_options(&args));
     let (result, traffic, faults) = interpret_checked(
         &args.manifest,
         &input.module,
