@@ -69,7 +69,10 @@ fn an_index_past_a_struct_members_array_is_caught_only_when_asked() {
             ),
         "{stderr}"
     );
-    assert!(stderr.contains("(64 work-items stopped here)"), "{stderr}");
+    assert!(
+        stderr.contains("(64 work-items stopped here: (3,0,0), (7,0,0), (11,0,0), (15,0,0), …)"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -82,7 +85,10 @@ fn an_index_past_a_row_is_caught_where_the_variables_bound_sees_only_the_last() 
         stderr.contains("out-of-bounds access to __local"),
         "{stderr}"
     );
-    assert!(stderr.contains("(4 work-items stopped here)"), "{stderr}");
+    assert!(
+        stderr.contains("(4 work-items stopped here: (63,0,0), (127,0,0), (191,0,0), (255,0,0))"),
+        "{stderr}"
+    );
     // Every row's: the 16 work-items with l % 16 == 15.
     let (status, stderr) = count(dir.path(), 2, &["--detect", "aggregates"]);
     assert_eq!(status, Some(1), "{stderr}");
@@ -94,7 +100,10 @@ fn an_index_past_a_row_is_caught_where_the_variables_bound_sees_only_the_last() 
             ),
         "{stderr}"
     );
-    assert!(stderr.contains("(16 work-items stopped here)"), "{stderr}");
+    assert!(
+        stderr.contains("(16 work-items stopped here: (15,0,0), (31,0,0), (47,0,0), (63,0,0), …)"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -88,7 +88,12 @@ fn every_fault_is_listed_once_with_the_work_items_it_stopped() {
     assert!(faults
         .iter()
         .all(|f| f["location"].as_str().unwrap().contains("faulty.cl:5:")));
-    assert!(stderr.contains("(56 work-items stopped here)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "(56 work-items stopped here: (200,0,0), (201,0,0), (202,0,0), (203,0,0), …)"
+        ),
+        "{stderr}"
+    );
     // The rest went on across both barriers, the stopped ones not waited
     // for: 3 / 1 from each of two neighbours where both ran, else 0s.
     let bytes = std::fs::read(dump.join("out.bin")).unwrap();
@@ -133,7 +138,8 @@ fn max_faults_caps_the_listing_and_json_keeps_them_all() {
     assert!(lines[1].starts_with("clflow: error: "), "{stderr}");
     assert!(
         lines[1].ends_with(
-            "integer division by zero (4 work-items stopped here) (the first of 2 faults)"
+            "integer division by zero (4 work-items stopped here: (7,0,0), (57,0,0), (107,0,0), \
+             (157,0,0)) (the first of 2 faults)"
         ),
         "{stderr}"
     );

@@ -164,7 +164,19 @@ pub struct RunResult {
     /// per instruction and kind of fault, its first work-item's (the
     /// lowest work-group's), with how many work-items it stopped; in the
     /// order of the work-groups they first stopped.
-    pub faults: Vec<(Trap, u64)>,
+    pub faults: Vec<KeptFault>,
+}
+
+/// A fault the run went on after (`RunResult::faults`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptFault {
+    /// The first: its work-item's, in the lowest work-group.
+    pub trap: Trap,
+    /// How many work-items it stopped (or, for a use of an undefined
+    /// value, how many times it was made).
+    pub count: u64,
+    /// The first few work-items (global ids), in work-group order.
+    pub work_items: Vec<[u64; 3]>,
 }
 
 impl RunResult {
@@ -553,10 +565,14 @@ impl Program {
         };
         let mut partial = outcome.map_err(|f| InterpError::Trap(Box::new(trap(f))))?;
         let mut kept: Vec<_> = std::mem::take(&mut partial.faults).into_values().collect();
-        kept.sort_by_key(|(group, fault, _)| (*group, fault.pc));
+        kept.sort_by_key(|k| (k.group, k.fault.pc));
         let faults = kept
             .into_iter()
-            .map(|(_, fault, count)| (trap(fault), count))
+            .map(|k| KeptFault {
+                count: k.count,
+                work_items: k.items.iter().map(|(_, item)| *item).collect(),
+                trap: trap(k.fault),
+            })
             .collect();
         let counts = self.tally(&partial, &global, &geometry, options.line_bytes);
         let outputs = launch

@@ -61,11 +61,19 @@ fn a_histogram_never_cleared_is_used_at_its_branch() {
     // `top` comes from every work-item's undefined h[0]: its test is the
     // first use; the 16 increments themselves are copies, and the store
     // of h[1] follows an undefined branch it is part of.
-    let kinds: Vec<String> = faults.iter().map(|(t, _)| t.kind.to_string()).collect();
-    assert!(matches!(faults[0].0.kind, TrapKind::Uninit(_)), "{kinds:?}");
+    let kinds: Vec<String> = faults.iter().map(|f| f.trap.kind.to_string()).collect();
+    assert!(
+        matches!(faults[0].trap.kind, TrapKind::Uninit(_)),
+        "{kinds:?}"
+    );
     assert_eq!(
         kinds[0], "an uninitialised value decides a branch",
         "{kinds:?}"
     );
-    assert_eq!(faults[0].1, 64, "every work-item: {kinds:?}");
+    assert_eq!(faults[0].count, 64, "every work-item: {kinds:?}");
+    // The first few, in work-group order.
+    assert_eq!(
+        faults[0].work_items,
+        [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0]]
+    );
 }

@@ -233,11 +233,7 @@ fn interpret_with(
     });
     // The faults that stopped work-items first: the checkers' saw a run
     // without them.
-    let mut faults: Vec<Fault> = result
-        .faults
-        .iter()
-        .map(|(trap, count)| Fault::stopped(trap, *count))
-        .collect();
+    let mut faults: Vec<Fault> = result.faults.iter().map(Fault::stopped).collect();
     if let Some(checker) = checker {
         faults.extend(checker.faults(&range, result.counts.local_size, |site| {
             (program.site(site).to_string(), program.location(site))

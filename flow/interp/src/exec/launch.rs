@@ -75,19 +75,58 @@ pub struct Partial {
     /// work-item order within a group, and groups in the order this thread
     /// ran them (ascending).
     pub printed: Vec<(u64, crate::Printed)>,
-    /// Faults the run went on after, one per instruction and kind of fault:
-    /// the first (its work-group's linear index, the fault) and how many.
-    pub faults: BTreeMap<(usize, u8), (u64, Fault, u64)>,
+    /// Faults the run went on after, one per instruction and kind of fault.
+    pub faults: BTreeMap<(usize, u8), Kept>,
+}
+
+/// The work-items a fault names after its first.
+pub const FIRST_ITEMS: usize = 4;
+
+/// One instruction's faults of one kind: the first (its work-group's linear
+/// index, the fault), how many, and the first few work-items (by group).
+#[derive(Debug)]
+pub struct Kept {
+    pub group: u64,
+    pub fault: Fault,
+    pub count: u64,
+    pub items: Vec<(u64, [u64; 3])>,
+}
+
+impl Kept {
+    /// Keeps the [`FIRST_ITEMS`] lowest of `items` and `more`.
+    fn join(&mut self, more: impl IntoIterator<Item = (u64, [u64; 3])>) {
+        self.items.extend(more);
+        self.items.sort_unstable();
+        self.items.dedup();
+        self.items.truncate(FIRST_ITEMS);
+    }
 }
 
 impl Partial {
     /// Keeps a fault of work-group `group` the run went on after, made
-    /// `count` times.
-    pub fn keep_fault(&mut self, group: u64, fault: Fault, count: u64) {
-        self.faults
-            .entry((fault.pc, fault.kind.code()))
-            .and_modify(|kept| kept.2 += count)
-            .or_insert((group, fault, count));
+    /// `count` times, by `fault.item` and (where known) the work-items
+    /// `also`.
+    pub fn keep_fault(&mut self, group: u64, fault: Fault, count: u64, also: &[[u64; 3]]) {
+        let items = std::iter::once(fault.item)
+            .chain(also.iter().copied())
+            .map(|item| (group, item));
+        match self.faults.entry((fault.pc, fault.kind.code())) {
+            Entry::Occupied(mut slot) => {
+                let kept = slot.get_mut();
+                kept.count += count;
+                kept.join(items);
+            }
+            Entry::Vacant(slot) => {
+                let mut kept = Kept {
+                    group,
+                    fault,
+                    count,
+                    items: Vec::new(),
+                };
+                kept.join(items);
+                slot.insert(kept);
+            }
+        }
     }
 
     pub fn merge(mut self, other: Partial) -> Partial {
@@ -106,17 +145,18 @@ impl Partial {
             a.scaled_add(b, 1);
         }
         self.printed.extend(other.printed);
-        for (key, (group, fault, count)) in other.faults {
+        for (key, other) in other.faults {
             match self.faults.entry(key) {
                 Entry::Vacant(slot) => {
-                    slot.insert((group, fault, count));
+                    slot.insert(other);
                 }
                 Entry::Occupied(mut slot) => {
                     let kept = slot.get_mut();
-                    kept.2 += count;
+                    kept.count += other.count;
+                    kept.join(other.items);
                     // The first is the lowest work-group's, whatever the threads.
-                    if group < kept.0 {
-                        (kept.0, kept.1) = (group, fault);
+                    if other.group < kept.group {
+                        (kept.group, kept.fault) = (other.group, other.fault);
                     }
                 }
             }

@@ -388,10 +388,14 @@ impl<'a> Runner<'a> {
                 kind,
             })?;
             if let Some(shadow) = &mut self.shadow {
-                for ((pc, how), (item, count)) in std::mem::take(&mut shadow.found) {
+                for ((pc, how), (items, count)) in std::mem::take(&mut shadow.found) {
                     let kind = TrapKind::Uninit(how);
-                    let fault = Fault { pc, item, kind };
-                    self.partial.keep_fault(index, fault, count);
+                    let fault = Fault {
+                        pc,
+                        item: items[0],
+                        kind,
+                    };
+                    self.partial.keep_fault(index, fault, count, &items[1..]);
                 }
             }
             if let Some(pc) = self.batch.events.unwaited() {
@@ -490,7 +494,7 @@ impl<'a> Runner<'a> {
         let b = &mut self.batch;
         let item = g.global_id(self.group, b.local_id[lane]);
         self.partial
-            .keep_fault(self.index, Fault { pc, item, kind }, 1);
+            .keep_fault(self.index, Fault { pc, item, kind }, 1, &[]);
         b.state[lane] = LaneState::Stopped;
         let ranks = &self.launch.program.rank;
         let at = b

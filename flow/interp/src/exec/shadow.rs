@@ -44,6 +44,10 @@ impl Use {
     }
 }
 
+/// One instruction's uses of one kind: the first few work-items that made
+/// them, and how many there were.
+pub(super) type Uses = (Vec<[u64; 3]>, u64);
+
 /// The shadows of one runner's batch.
 #[derive(Debug)]
 pub(super) struct Shadow<'a> {
@@ -54,8 +58,8 @@ pub(super) struct Shadow<'a> {
     private: Vec<Vec<u8>>,
     local: Vec<u8>,
     global: &'a GlobalShadow,
-    /// The uses found: (pc, how) → the first lane's work-item and how many.
-    pub found: BTreeMap<(usize, Use), ([u64; 3], u64)>,
+    /// The uses found, by (pc, how).
+    pub found: BTreeMap<(usize, Use), Uses>,
 }
 
 impl<'a> Shadow<'a> {
@@ -148,10 +152,11 @@ impl<'a> Shadow<'a> {
     }
 
     fn note(&mut self, at: usize, how: Use, item: [u64; 3]) {
-        self.found
-            .entry((at, how))
-            .and_modify(|f| f.1 += 1)
-            .or_insert((item, 1));
+        let (items, count) = self.found.entry((at, how)).or_default();
+        if items.len() < super::launch::FIRST_ITEMS {
+            items.push(item);
+        }
+        *count += 1;
     }
 
     /// The shadow bytes of private or local memory at `loc`.

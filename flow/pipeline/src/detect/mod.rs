@@ -23,7 +23,7 @@ use crate::Error;
 use clflow_core::numbers::group_digits;
 use clflow_core::{Launch, NdRange};
 use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
-use clflow_interp::{Trap, TrapKind};
+use clflow_interp::{KeptFault, TrapKind};
 use serde::Serialize;
 use std::str::FromStr;
 
@@ -96,6 +96,10 @@ pub struct Fault {
     pub count: u64,
     /// The first: its work-item's global id, what it did, its offset and size.
     pub work_item: [u64; 3],
+    /// For a fault the interpreter went on after, the first few work-items
+    /// it stopped or that made it, the first included.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub work_items: Vec<[u64; 3]>,
     pub access: &'static str,
     pub offset: u64,
     pub bytes: u32,
@@ -120,7 +124,8 @@ impl Fault {
     /// A fault the interpreter caught and went on after: it stopped
     /// `count` work-items, `trap`'s the first; or (`uninit`) a use of an
     /// undefined value made `count` times.
-    pub fn stopped(trap: &Trap, count: u64) -> Fault {
+    pub fn stopped(kept: &KeptFault) -> Fault {
+        let (trap, count) = (&kept.trap, kept.count);
         Fault {
             kind: match trap.kind {
                 TrapKind::Uninit(_) => "uninit",
@@ -132,6 +137,7 @@ impl Fault {
             location: trap.location.clone(),
             count,
             work_item: trap.item,
+            work_items: kept.work_items.clone(),
             access: "",
             offset: 0,
             bytes: 0,
@@ -155,10 +161,18 @@ impl Fault {
             self.instruction
         );
         if self.kind == "stop" || self.kind == "uninit" {
+            let mut items: Vec<String> = self.work_items.iter().map(|i| item_text(*i)).collect();
+            if self.count > items.len() as u64 {
+                items.push("…".into());
+            }
             let more = match (self.count, self.kind) {
                 (1, _) => String::new(),
-                (n, "stop") => format!(" ({} work-items stopped here)", group_digits(n)),
-                (n, _) => format!(" ({} such uses)", group_digits(n)),
+                (n, "stop") => format!(
+                    " ({} work-items stopped here: {})",
+                    group_digits(n),
+                    items.join(", ")
+                ),
+                (n, _) => format!(" ({} such uses: {})", group_digits(n), items.join(", ")),
             };
             return format!("{head}: {}{more}", self.what);
         }
@@ -322,6 +336,7 @@ impl Checkers {
                     location,
                     count: f.first.count,
                     work_item: places.global_id(f.first.group, f.first.item),
+                    work_items: Vec::new(),
                     access: f.first.access,
                     offset: f.first.offset,
                     bytes: f.first.bytes,
