@@ -4,7 +4,7 @@
 //! faulty variant of each and a safe one.
 
 mod common;
-use common::{clflow, text};
+use common::{clflow, text, variant};
 use std::path::Path;
 
 /// `bad == 1` reads `r.a[4]`, which is `r.b` (line 10); `bad == 2` writes
@@ -28,19 +28,9 @@ __kernel void agg(__global const int *in, __global int *out, const uint bad)
 ";
 
 fn manifest(dir: &Path, bad: u32) -> String {
-    std::fs::write(dir.join("agg.cl"), KERNEL).unwrap();
-    let path = dir.join(format!("agg-{bad}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            "source = \"agg.cl\"\nkernel = \"agg\"\nglobal_size = [256]\nlocal_size = [64]\n\
-             [[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [0, 1]\n\
-             [[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n\
-             [[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
+    let args = "[[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [0, 1]\n\
+                [[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n";
+    variant(dir, "agg", KERNEL, args, bad)
 }
 
 /// `count`'s exit status and stderr, with `args` after the manifest.

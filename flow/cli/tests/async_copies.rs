@@ -4,7 +4,7 @@
 //! mistake.
 
 mod common;
-use common::{clflow, text};
+use common::{clflow, text, variant};
 use std::path::Path;
 
 /// Copies each group's 64 floats to local memory and doubles them. `bad`:
@@ -29,21 +29,11 @@ __kernel void tiles(__global const float *in, __global float *out,
 ";
 
 fn manifest(dir: &Path, bad: u32) -> String {
-    std::fs::write(dir.join("tiles.cl"), KERNEL).unwrap();
-    let path = dir.join(format!("tiles-{bad}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            "source = \"tiles.cl\"\nkernel = \"tiles\"\nglobal_size = [256]\nlocal_size = [64]\n\
-             [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.5\n\
-             [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n\
-             [[arg]]\nname = \"tile\"\nlocal_bytes = 256\n\
-             [[arg]]\nname = \"spare\"\nlocal_bytes = 256\n\
-             [[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
+    let args = "[[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.5\n\
+                [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n\
+                [[arg]]\nname = \"tile\"\nlocal_bytes = 256\n\
+                [[arg]]\nname = \"spare\"\nlocal_bytes = 256\n";
+    variant(dir, "tiles", KERNEL, args, bad)
 }
 
 /// `count`'s exit status and its error line.

@@ -3,7 +3,7 @@
 //! not.
 
 mod common;
-use common::{clflow, text};
+use common::{clflow, text, variant};
 use serde_json::Value;
 use std::path::Path;
 
@@ -27,19 +27,10 @@ __kernel void scale(__global float *in,
 /// The kernel and a manifest that declares `in` read-only and `out`
 /// write-only, launching `bad` as given.
 fn manifest(dir: &Path, bad: u32) -> String {
-    std::fs::write(dir.join("scale.cl"), KERNEL).unwrap();
-    let path = dir.join(format!("scale-{bad}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            "source = \"scale.cl\"\nkernel = \"scale\"\nglobal_size = [256]\nlocal_size = [64]\n\
-             [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.0\naccess = \"ro\"\n\
-             [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n\
-             [[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
+    let args =
+        "[[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.0\naccess = \"ro\"\n\
+                [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n";
+    variant(dir, "scale", KERNEL, args, bad)
 }
 
 #[test]

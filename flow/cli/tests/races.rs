@@ -4,7 +4,7 @@
 //! barrier-separated phases, private slots and atomics must pass.
 
 mod common;
-use common::{clflow, repo, text};
+use common::{clflow, repo, text, variant};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -57,38 +57,22 @@ __kernel void shift(__global float *a, const uint bad)
 }
 ";
 
-/// Writes `source` and a manifest for it (256 work-items in groups of 64)
-/// with `args` and a last `uint` argument `bad`; returns the manifest.
-fn manifest(dir: &Path, name: &str, source: &str, args: &str, bad: u32) -> String {
-    std::fs::write(dir.join(format!("{name}.cl")), source).unwrap();
-    let path = dir.join(format!("{name}-{bad}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            "source = \"{name}.cl\"\nkernel = \"{name}\"\nglobal_size = [256]\nlocal_size = [64]\n\
-             {args}[[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 fn local_sum(dir: &Path, bad: u32) -> String {
     let args = "[[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.0\n\
                 [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 4\naccess = \"wo\"\n\
                 [[arg]]\nname = \"tile\"\nlocal_bytes = 256\n";
-    manifest(dir, "local_sum", LOCAL_SUM, args, bad)
+    variant(dir, "local_sum", LOCAL_SUM, args, bad)
 }
 
 fn count_pos(dir: &Path, bad: u32) -> String {
     let args = "[[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [-4, 4]\n\
                 [[arg]]\nname = \"count\"\ntype = \"int\"\ncount = 1\n";
-    manifest(dir, "count_pos", COUNT_POS, args, bad)
+    variant(dir, "count_pos", COUNT_POS, args, bad)
 }
 
 fn shift(dir: &Path, bad: u32) -> String {
     let args = "[[arg]]\nname = \"a\"\ntype = \"float\"\ncount = 256\nfill = 1.0\n";
-    manifest(dir, "shift", SHIFT, args, bad)
+    variant(dir, "shift", SHIFT, args, bad)
 }
 
 /// `count --detect races --json`: the exit status and the faults listed.

@@ -3,7 +3,7 @@
 //! faulty variant of each use (with its line) and a safe one.
 
 mod common;
-use common::{clflow, text};
+use common::{clflow, text, variant};
 use serde_json::Value;
 use std::path::Path;
 
@@ -35,20 +35,10 @@ __kernel void uses(__global const int *in, __global int *out, __local int *tile,
 ";
 
 fn manifest(dir: &Path, bad: u32) -> String {
-    std::fs::write(dir.join("uses.cl"), KERNEL).unwrap();
-    let path = dir.join(format!("uses-{bad}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            "source = \"uses.cl\"\nkernel = \"uses\"\nglobal_size = [256]\nlocal_size = [64]\n\
-             [[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [0, 1]\n\
-             [[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n\
-             [[arg]]\nname = \"tile\"\nlocal_bytes = 512\n\
-             [[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
+    let args = "[[arg]]\nname = \"in\"\ntype = \"int\"\ncount = 256\nrange = [0, 1]\n\
+                [[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n\
+                [[arg]]\nname = \"tile\"\nlocal_bytes = 512\n";
+    variant(dir, "uses", KERNEL, args, bad)
 }
 
 /// A fault found: what, line, first work-item, count.

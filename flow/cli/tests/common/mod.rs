@@ -26,3 +26,21 @@ pub fn clflow(data_dir: &Path, args: &[&str]) -> Output {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Writes kernel `name` (`NAME.cl`, `source`) and a manifest launching it
+/// over 256 work-items in groups of 64 with the `[[arg]]` tables `args` and
+/// a last `uint` argument `bad` (which variant runs); returns the
+/// manifest's path, `NAME-BAD.toml`.
+pub fn variant(dir: &Path, name: &str, source: &str, args: &str, bad: u32) -> String {
+    std::fs::write(dir.join(format!("{name}.cl")), source).unwrap();
+    let path = dir.join(format!("{name}-{bad}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "source = \"{name}.cl\"\nkernel = \"{name}\"\nglobal_size = [256]\nlocal_size = [64]\n\
+             {args}[[arg]]\ntype = \"uint\"\nvalue = {bad}\n"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}

@@ -508,83 +508,15 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             Op::Collective {
                 dst, src, index, ..
             } => sh.join(l, dst, &[src, index], 1),
-            Op::Load {
-                dst, ptr, size, n, ..
-            } => load(
-                sh,
-                &mut check,
-                l,
-                (ptr, value(ptr, l)),
-                &resolve,
-                |i| (i * size as u64, size as u64),
-                dst,
-                n as u32,
-            ),
-            Op::LoadHalf { dst, ptr, n } => load(
-                sh,
-                &mut check,
-                l,
-                (ptr, value(ptr, l)),
-                &resolve,
-                |i| (2 * i, 2),
-                dst,
-                n as u32,
-            ),
-            Op::LoadAgg { dst, ptr, layout } => {
-                let leaves = &b.program.layouts[layout as usize];
-                let at = |i: u64| {
-                    let leaf = &leaves[i as usize];
-                    (leaf.offset as u64, leaf.size as u64)
-                };
-                load(
-                    sh,
-                    &mut check,
-                    l,
-                    (ptr, value(ptr, l)),
-                    &resolve,
-                    at,
-                    dst,
-                    leaves.len() as u32,
-                );
-            }
-            Op::Store {
-                src, ptr, size, n, ..
-            } => store(
-                sh,
-                &mut check,
-                l,
-                (ptr, value(ptr, l)),
-                &resolve,
-                |i| (i * size as u64, size as u64),
-                src,
-                n as u32,
-            ),
-            Op::StoreHalf { src, ptr, n, .. } => store(
-                sh,
-                &mut check,
-                l,
-                (ptr, value(ptr, l)),
-                &resolve,
-                |i| (2 * i, 2),
-                src,
-                n as u32,
-            ),
-            Op::StoreAgg { src, ptr, layout } => {
-                let leaves = &b.program.layouts[layout as usize];
-                let at = |i: u64| {
-                    let leaf = &leaves[i as usize];
-                    (leaf.offset as u64, leaf.size as u64)
-                };
-                store(
-                    sh,
-                    &mut check,
-                    l,
-                    (ptr, value(ptr, l)),
-                    &resolve,
-                    at,
-                    src,
-                    leaves.len() as u32,
-                );
+            Op::Load { .. }
+            | Op::LoadHalf { .. }
+            | Op::LoadAgg { .. }
+            | Op::Store { .. }
+            | Op::StoreHalf { .. }
+            | Op::StoreAgg { .. } => {
+                if let Some(t) = Transfer::of(op, b.program) {
+                    t.carry(sh, &mut check, l, value(t.ptr, l), &resolve);
+                }
             }
             Op::Copy {
                 dst,
@@ -693,70 +625,106 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
     }
 }
 
-/// A load of `n` parts of lane `l` through `ptr` (its value `p`; part i
-/// at `part(i)`: offset, size) into `dst..`.
-#[allow(clippy::too_many_arguments)]
-fn load(
-    sh: &mut Shadow,
-    check: &mut impl FnMut(&mut Shadow, u8, Use, usize),
-    l: usize,
-    (ptr, p): (Reg, u64),
-    resolve: &impl Fn(u64, u64) -> Option<Loc>,
-    part: impl Fn(u64) -> (u64, u64),
-    dst: Reg,
+/// A load or a store: `n` parts (part i at `parts.at(i)`) between memory
+/// at `ptr` and the registers from `regs`.
+struct Transfer<'p> {
+    ptr: Reg,
+    regs: Reg,
+    parts: Parts<'p>,
     n: u32,
-) {
-    check(sh, sh.get(ptr, l), Use::Address, l);
-    let span = (0..u64::from(n))
-        .map(&part)
-        .map(|(o, s)| o + s)
-        .max()
-        .unwrap_or(0);
-    let Some(loc) = resolve(p, span) else {
-        return;
-    };
-    for i in 0..n as u64 {
-        let (offset, size) = part(i);
-        let u = sh.load(l, loc, offset, size);
-        sh.set(dst + i as u32, l, u);
+    store: bool,
+}
+
+/// Where a transfer's parts lie: a run of equal parts (a scalar, a vector)
+/// or a struct's leaves.
+#[derive(Clone, Copy)]
+enum Parts<'p> {
+    Run(u64),
+    Leaves(&'p [crate::types::Leaf]),
+}
+
+impl Parts<'_> {
+    /// Part i's offset and size.
+    fn at(self, i: u64) -> (u64, u64) {
+        match self {
+            Parts::Run(size) => (i * size, size),
+            Parts::Leaves(leaves) => {
+                let leaf = &leaves[i as usize];
+                (leaf.offset as u64, leaf.size as u64)
+            }
+        }
     }
 }
 
-/// A store of `n` parts from `src..` (as `load`'s). Stored to global
-/// memory, a scalar must be defined, and a vector or struct in part: its
-/// unused parts (a vector's padding, a struct's unset member) may not be.
-#[allow(clippy::too_many_arguments)]
-fn store(
-    sh: &mut Shadow,
-    check: &mut impl FnMut(&mut Shadow, u8, Use, usize),
-    l: usize,
-    (ptr, p): (Reg, u64),
-    resolve: &impl Fn(u64, u64) -> Option<Loc>,
-    part: impl Fn(u64) -> (u64, u64),
-    src: Reg,
-    n: u32,
-) {
-    check(sh, sh.get(ptr, l), Use::Address, l);
-    let span = (0..u64::from(n))
-        .map(&part)
-        .map(|(o, s)| o + s)
-        .max()
-        .unwrap_or(0);
-    let Some(loc) = resolve(p, span) else {
-        return;
-    };
-    if matches!(loc, Loc::Global(..)) {
-        let undefined = (0..n).filter(|&i| sh.get(src + i, l) != 0).count();
-        let used = if n == 1 {
-            undefined > 0
-        } else {
-            undefined == n as usize
+impl<'p> Transfer<'p> {
+    fn of(op: &Op, program: &'p crate::program::Program) -> Option<Transfer<'p>> {
+        let leaves = |layout: u32| {
+            let leaves = &program.layouts[layout as usize];
+            (Parts::Leaves(leaves), leaves.len() as u32)
         };
-        check(sh, u8::from(used), Use::Store, l);
+        let (ptr, regs, (parts, n), store) = match *op {
+            Op::Load {
+                dst, ptr, size, n, ..
+            } => (ptr, dst, (Parts::Run(size as u64), n as u32), false),
+            Op::LoadHalf { dst, ptr, n } => (ptr, dst, (Parts::Run(2), n as u32), false),
+            Op::LoadAgg { dst, ptr, layout } => (ptr, dst, leaves(layout), false),
+            Op::Store {
+                src, ptr, size, n, ..
+            } => (ptr, src, (Parts::Run(size as u64), n as u32), true),
+            Op::StoreHalf { src, ptr, n, .. } => (ptr, src, (Parts::Run(2), n as u32), true),
+            Op::StoreAgg { src, ptr, layout } => (ptr, src, leaves(layout), true),
+            _ => return None,
+        };
+        Some(Transfer {
+            ptr,
+            regs,
+            parts,
+            n,
+            store,
+        })
     }
-    for i in 0..n as u64 {
-        let (offset, size) = part(i);
-        let u = sh.get(src + i as u32, l);
-        sh.store(l, loc, offset, size, u);
+
+    /// Carries lane `l`'s shadows through the transfer (its pointer's value
+    /// `p`). Stored to global memory, a scalar must be defined, and a
+    /// vector or struct in part: its unused parts (a vector's padding, a
+    /// struct's unset member) may not be.
+    fn carry(
+        &self,
+        sh: &mut Shadow<'_>,
+        check: &mut impl FnMut(&mut Shadow<'_>, u8, Use, usize),
+        l: usize,
+        p: u64,
+        resolve: &impl Fn(u64, u64) -> Option<Loc>,
+    ) {
+        check(sh, sh.get(self.ptr, l), Use::Address, l);
+        let span = (0..u64::from(self.n))
+            .map(|i| self.parts.at(i))
+            .map(|(o, s)| o + s)
+            .max()
+            .unwrap_or(0);
+        let Some(loc) = resolve(p, span) else {
+            return;
+        };
+        if self.store && matches!(loc, Loc::Global(..)) {
+            let n = self.n;
+            let undefined = (0..n).filter(|&i| sh.get(self.regs + i, l) != 0).count();
+            let used = if n == 1 {
+                undefined > 0
+            } else {
+                undefined == n as usize
+            };
+            check(sh, u8::from(used), Use::Store, l);
+        }
+        for i in 0..self.n {
+            let (offset, size) = self.parts.at(i as u64);
+            let reg = self.regs + i;
+            if self.store {
+                let u = sh.get(reg, l);
+                sh.store(l, loc, offset, size, u);
+            } else {
+                let u = sh.load(l, loc, offset, size);
+                sh.set(reg, l, u);
+            }
+        }
     }
 }
