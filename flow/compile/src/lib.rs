@@ -21,6 +21,7 @@ mod input;
 mod loop_locations;
 mod options;
 pub mod pipeline;
+mod stamps;
 mod tools;
 
 pub use error::{CompileError, SETUP_HINT};
@@ -78,7 +79,12 @@ pub struct Compiler {
     clang: Tool,
     llvm_spirv: Tool,
     spirv_val: Tool,
-    tool_versions: Vec<String>,
+    /// opt-15, where present: only the fallback runs it, yet its version
+    /// decides what the fallback builds, so it belongs in the key.
+    opt: Option<Tool>,
+    /// The tools' `--version` outputs, asked on the first compile (or
+    /// taken from their memo, see [`stamps`]).
+    tool_versions: std::sync::OnceLock<Vec<String>>,
     cache_dir: Option<PathBuf>,
     trace: Box<dyn Fn(&str) + Send + Sync>,
     lines: bool,
@@ -87,39 +93,12 @@ pub struct Compiler {
 impl Compiler {
     /// Finds the tools and the cache directory ([`cache::default_dir`]).
     pub fn discover() -> Result<Self, CompileError> {
-        let clang = CLANG.find()?;
-        let llvm_spirv = LLVM_SPIRV.find()?;
-        let spirv_val = SPIRV_VAL.find()?;
-        // opt-15 only matters to the fallback, yet its version decides what
-        // the fallback builds, so it belongs in the key where present.
-        let opt = OPT.find().ok();
-        // LLVM tools take tens of milliseconds to start; ask them at once.
-        let tool_versions = std::thread::scope(|scope| {
-            let clang_version = scope.spawn(|| clang.version());
-            let llvm_spirv_version = scope.spawn(|| llvm_spirv.version());
-            let opt_version = match &opt {
-                Some(opt) => opt.version()?,
-                None => "opt-15 absent".to_string(),
-            };
-            let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(CompileError::Io {
-                        what: "cannot ask the tools for their versions".into(),
-                        reason: "a worker thread failed".into(),
-                    })
-                })
-            };
-            Ok::<_, CompileError>(vec![
-                joined(clang_version)?,
-                joined(llvm_spirv_version)?,
-                opt_version,
-            ])
-        })?;
         Ok(Compiler {
-            clang,
-            llvm_spirv,
-            spirv_val,
-            tool_versions,
+            clang: CLANG.find()?,
+            llvm_spirv: LLVM_SPIRV.find()?,
+            spirv_val: SPIRV_VAL.find()?,
+            opt: OPT.find().ok(),
+            tool_versions: std::sync::OnceLock::new(),
             cache_dir: cache::default_dir(),
             trace: Box::new(|_| {}),
             lines: true,
@@ -150,41 +129,101 @@ impl Compiler {
         self.cache_dir.as_deref()
     }
 
+    /// The tools' `--version` outputs: clang-15, llvm-spirv-15, opt-15.
+    /// Starting an LLVM tool takes tens of milliseconds, so each is asked
+    /// once per tool file (see [`stamps`]), the ones asked at once.
+    fn tool_versions(&self) -> Result<&[String], CompileError> {
+        if let Some(versions) = self.tool_versions.get() {
+            return Ok(versions);
+        }
+        let dir = self.cache_dir.as_deref();
+        let version = |tool: &Tool| stamps::tool_version(dir, &tool.path, || tool.version());
+        let versions = std::thread::scope(|scope| {
+            let clang = scope.spawn(|| version(&self.clang));
+            let llvm_spirv = scope.spawn(|| version(&self.llvm_spirv));
+            let opt = match &self.opt {
+                Some(opt) => version(opt)?,
+                None => "opt-15 absent".to_string(),
+            };
+            let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(CompileError::Io {
+                        what: "cannot ask the tools for their versions".into(),
+                        reason: "a worker thread failed".into(),
+                    })
+                })
+            };
+            Ok::<_, CompileError>(vec![joined(clang)?, joined(llvm_spirv)?, opt])
+        })?;
+        Ok(self.tool_versions.get_or_init(|| versions))
+    }
+
     pub fn compile(&self, request: &CompileRequest) -> Result<Compiled, CompileError> {
         check_readable(request.source)?;
         if let input::Input::Spirv(module) = input::sniff(request.source)? {
             return self.take_module(request, module);
         }
         let options = BuildOptions::parse(request.build_options)?.clang_args();
-        let pipeline = self.pipeline(request.source, &options);
-        let preprocessed = pipeline.preprocess()?;
+        let tool_versions = self.tool_versions()?;
         // A module without lines is another module.
         let mut key_options = options.clone();
         if !self.lines {
             key_options.push("clflow: no line tables".into());
         }
-        let key = cache::key(&KeyInputs {
-            preprocessed: &preprocessed,
-            options: &key_options,
-            tool_versions: &self.tool_versions,
-        });
         let cache = self
             .cache_dir
             .clone()
             .filter(|_| request.use_cache)
             .map(Cache::new);
-
-        if let Some((cache, entry)) = cache.as_ref().and_then(|c| Some((c, c.get(&key)?))) {
-            (self.trace)(&format!("cache hit: {}", cache.path(&key).display()));
-            return Ok(Compiled {
+        // The key without preprocessing, while the source and its headers
+        // are as they were when it was last worked out.
+        // Where includes are looked for also decides which files they are.
+        let searched: Vec<Vec<u8>> = std::iter::once(std::env::current_dir().unwrap_or_default())
+            .map(|dir| dir.into_os_string())
+            .chain(["CPATH", "C_INCLUDE_PATH"].map(|v| std::env::var_os(v).unwrap_or_default()))
+            .map(|text| text.into_encoded_bytes())
+            .collect();
+        let mut parts: Vec<&[u8]> = vec![cache::PIPELINE_VERSION.as_bytes()];
+        parts.extend(key_options.iter().map(|o| o.as_bytes()));
+        parts.extend(tool_versions.iter().map(|v| v.as_bytes()));
+        parts.extend(searched.iter().map(Vec::as_slice));
+        let memo = self
+            .cache_dir
+            .as_deref()
+            .filter(|_| request.use_cache)
+            .map(|dir| stamps::SourceKey::new(dir, request.source, &parts));
+        let hit = |cache: &Cache, key: &str| {
+            let entry = cache.get(key)?;
+            (self.trace)(&format!("cache hit: {}", cache.path(key).display()));
+            Some(Compiled {
                 spirv: entry.spirv,
                 from_cache: true,
                 fallback_used: entry.fallback_used,
                 given_module: false,
-                cache_key: key,
+                cache_key: key.to_string(),
                 warnings: String::new(),
                 notes: Vec::new(),
-            });
+            })
+        };
+        if let (Some(cache), Some(key)) = (&cache, memo.as_ref().and_then(|m| m.get())) {
+            if let Some(compiled) = hit(cache, &key) {
+                (self.trace)("  (the source and its headers unchanged: not preprocessed)");
+                return Ok(compiled);
+            }
+        }
+
+        let pipeline = self.pipeline(request.source, &options);
+        let preprocessed = pipeline.preprocess()?;
+        let key = cache::key(&KeyInputs {
+            preprocessed: &preprocessed,
+            options: &key_options,
+            tool_versions,
+        });
+        if let Some(memo) = &memo {
+            memo.put(&key, &preprocessed);
+        }
+        if let Some(compiled) = cache.as_ref().and_then(|c| hit(c, &key)) {
+            return Ok(compiled);
         }
 
         let built = pipeline.build()?;
@@ -211,7 +250,8 @@ impl Compiler {
     }
 }
 
-/// opt-15, looked up only by the fallback that needs it.
+/// opt-15, looked up again by the fallback that needs it (with the error
+/// that names it where it is missing).
 fn find_opt() -> Result<Tool, CompileError> {
     OPT.find()
 }
