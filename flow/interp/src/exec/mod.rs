@@ -29,8 +29,16 @@
 //! The dispatch loop (`Runner::execute`) stays one function, for speed;
 //! `mem` owns the memory a work-item sees (resolving, reading, writing,
 //! copying, atomics), `builtins` the work-item and geometric builtins,
-//! `printf` OpenCL's printf. What work-items print is kept per work-item
-//! and handed over in work-item order once their batch is done.
+//! `printf` OpenCL's printf, `queue` the waiting lanes, `recorder` a traced
+//! run's accesses, `events` async copies, `shadow` the undefined values
+//! `--detect uninit` follows (in an instance of the loop of its own). What
+//! work-items print is kept per work-item and handed over in work-item order
+//! once their batch is done.
+//!
+//! A fault that is one work-item's alone (`TrapKind::stops_one`) may stop
+//! that work-item only (`RunOptions::keep_going`): the lanes that ran the
+//! faulting instruction before it go on after it, the rest at it, and the
+//! group's barriers and work-group functions no longer wait for it.
 
 mod builtins;
 mod collective;
@@ -39,6 +47,8 @@ mod image;
 mod launch;
 mod mem;
 mod printf;
+mod queue;
+mod recorder;
 mod shadow;
 
 pub use launch::{run_groups, Fault, Geometry, Launched, Partial};
@@ -49,10 +59,11 @@ use crate::counts::Traffic;
 use crate::error::TrapKind;
 use crate::memory::{self, Arena, SPACE_LOCAL};
 use crate::opencl_std as math;
-use crate::trace::{AccessKind, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES};
+use crate::trace::AccessKind;
 use builtins::{builtin, geometric};
 use mem::Mem;
-use std::sync::atomic::{AtomicU64, Ordering};
+use queue::Queue;
+use recorder::{Outlet, Recorder};
 
 /// Work-items per batch in kernels without barriers: enough to pay for a
 /// dispatch many times over, few enough that a batch's registers stay in
@@ -81,73 +92,6 @@ enum LaneState {
     /// Stopped by a fault the run goes on after (`RunOptions::keep_going`):
     /// the rest of the group no longer waits for it.
     Stopped,
-}
-
-/// Runnable lanes waiting to run, grouped by the pc they wait at. There are
-/// few such pcs at any time (the ways a batch's lanes went), so a list
-/// searched end to end serves.
-#[derive(Debug, Default)]
-struct Queue {
-    /// (rank, pc, lanes) of each pc some lane waits at.
-    waiting: Vec<(u32, u32, Vec<u32>)>,
-    /// Emptied lane lists, kept for reuse.
-    spare: Vec<Vec<u32>>,
-}
-
-impl Queue {
-    /// The index of the group waiting at `pc`, made if there is none;
-    /// `ranks` is `Program::rank`.
-    #[inline]
-    fn slot(&mut self, ranks: &[u32], pc: u32) -> usize {
-        match self.waiting.iter().position(|w| w.1 == pc) {
-            Some(i) => i,
-            None => {
-                let lanes = self.spare.pop().unwrap_or_default();
-                let rank = ranks.get(pc as usize).copied().unwrap_or(u32::MAX);
-                self.waiting.push((rank, pc, lanes));
-                self.waiting.len() - 1
-            }
-        }
-    }
-
-    /// Queues `lanes` to go on at `pc`, in the middle of a block: they rank
-    /// as the block does (a pc inside one has no rank of its own).
-    fn push_inside(&mut self, ranks: &[u32], pc: u32, lanes: &[u32]) {
-        if lanes.is_empty() {
-            return;
-        }
-        let rank = ranks[..=(pc as usize).min(ranks.len().saturating_sub(1))]
-            .iter()
-            .rev()
-            .find(|&&r| r != u32::MAX)
-            .copied()
-            .unwrap_or(u32::MAX);
-        let i = self.slot(ranks, pc);
-        self.waiting[i].0 = rank;
-        self.waiting[i].2.extend_from_slice(lanes);
-    }
-
-    #[inline]
-    fn push(&mut self, ranks: &[u32], pc: u32, lanes: &[u32]) {
-        let i = self.slot(ranks, pc);
-        self.waiting[i].2.extend_from_slice(lanes);
-    }
-
-    /// The lowest rank any lane waits at (`u32::MAX` when none waits).
-    fn first_rank(&self) -> u32 {
-        self.waiting.iter().map(|w| w.0).min().unwrap_or(u32::MAX)
-    }
-
-    /// Moves the lanes waiting at the lowest-ranked pc into `active` and
-    /// returns that pc.
-    fn pop(&mut self, active: &mut Vec<u32>) -> Option<u32> {
-        let (i, _) = self.waiting.iter().enumerate().min_by_key(|(_, w)| w.0)?;
-        let (_, pc, lanes) = self.waiting.swap_remove(i);
-        let mut done = std::mem::replace(active, lanes);
-        done.clear();
-        self.spare.push(done);
-        Some(pc)
-    }
 }
 
 /// The work-items of one batch: registers lane-major, the rest per lane.
@@ -194,99 +138,6 @@ pub struct Runner<'a> {
     /// Where lanes go on at an instruction whose shadows they have
     /// carried already (the rest of a dispatch a stopped lane cut short).
     resume_at: Option<usize>,
-}
-
-/// Where a tracing worker hands its accesses over.
-struct Outlet<'a> {
-    delivery: &'a Delivery,
-    arrivals: Arrivals,
-    /// The lowest work-group that faulted (see `run_groups`).
-    first_fault: &'a AtomicU64,
-}
-
-/// Collects a work-group's global accesses as they are made.
-struct Recorder<'a> {
-    accesses: Vec<GlobalAccess>,
-    /// The work-group's linear index.
-    group: u64,
-    /// The instruction being dispatched, and its dispatch number.
-    site: u32,
-    dispatch: u32,
-    /// The work-group's size, for work-items' linear ids.
-    local: [u64; 3],
-    /// Barriers the work-group has passed (see `GlobalAccess::phase`).
-    phase: u16,
-    /// Whether the instruction being dispatched is an atomic function.
-    atomic: bool,
-    /// Where `__local` accesses are traced too: the stream's index of the
-    /// first local buffer (the global buffers come before).
-    local_base: Option<u32>,
-    outlet: Outlet<'a>,
-}
-
-impl Recorder<'_> {
-    /// Starts the accesses of a memory instruction at `pc`; a large
-    /// work-group hands over what it holds first.
-    #[inline]
-    fn dispatch(&mut self, pc: usize) {
-        if self.accesses.len() >= CHUNK_ACCESSES {
-            self.hand_over(false);
-        }
-        self.site = pc as u32;
-        self.dispatch = self.dispatch.wrapping_add(1);
-        self.atomic = false;
-    }
-
-    /// Sends the accesses held: all that is left of the group (`complete`),
-    /// or a chunk, once the group's turn has come. A chunk whose turn never
-    /// comes (an earlier group faulted) is dropped: the run fails anyway.
-    fn hand_over(&mut self, complete: bool) {
-        let capacity = self.accesses.len().min(CHUNK_ACCESSES);
-        let accesses = std::mem::replace(&mut self.accesses, Vec::with_capacity(capacity));
-        let out = &self.outlet;
-        let group = self.group;
-        let stop = || group > out.first_fault.load(Ordering::Relaxed);
-        if complete || out.delivery.wait_current(group, &stop) {
-            // The sink side is gone only when this run is over anyway.
-            let _ = out.arrivals.send(Arrival {
-                group,
-                accesses,
-                complete,
-            });
-        }
-    }
-
-    #[inline]
-    fn record(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, item: [u64; 3]) {
-        let [lx, ly, _] = self.local;
-        self.accesses.push(GlobalAccess {
-            offset,
-            buffer: buffer as u32,
-            bytes: bytes.min(u32::MAX as u64) as u32,
-            site: self.site,
-            dispatch: self.dispatch,
-            item: ((item[2] * ly + item[1]) * lx + item[0]) as u32,
-            kind,
-            atomic: self.atomic,
-            phase: self.phase,
-        });
-    }
-
-    /// Records a `__local` access, where they are traced: `buffer` is the
-    /// local buffer's index in the work-group's arena layout.
-    #[inline]
-    fn record_local(
-        &mut self,
-        buffer: usize,
-        offset: u64,
-        bytes: u64,
-        kind: AccessKind,
-        item: [u64; 3],
-    ) {
-        if let Some(base) = self.local_base {
-            self.record(base as usize + buffer, offset, bytes, kind, item);
-        }
-    }
 }
 
 impl<'a> Runner<'a> {
@@ -1584,30 +1435,5 @@ fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, 
         (0..n).for_each(&mut one);
     } else {
         (0..n).rev().for_each(&mut one);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_queue_joins_lanes_at_one_pc_and_runs_the_earliest_first() {
-        // pc 7 comes before pc 3.
-        let ranks = [9, 9, 9, 5, 9, 9, 9, 0];
-        let mut q = Queue::default();
-        for (pc, lane) in [(3, 0), (7, 1), (3, 2), (7, 3)] {
-            let i = q.slot(&ranks, pc);
-            q.waiting[i].2.push(lane);
-        }
-        assert_eq!(q.first_rank(), 0);
-        let mut active = Vec::new();
-        assert_eq!(q.pop(&mut active), Some(7));
-        assert_eq!(active, [1, 3]);
-        assert_eq!(q.first_rank(), 5);
-        assert_eq!(q.pop(&mut active), Some(3));
-        assert_eq!(active, [0, 2]);
-        assert_eq!(q.pop(&mut active), None);
-        assert_eq!(q.spare.len(), 2, "emptied lane lists are kept for reuse");
     }
 }

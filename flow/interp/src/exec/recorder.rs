@@ -1,0 +1,105 @@
+//! Where a traced run's work-groups record their accesses, and hand them
+//! over to the sink (see `crate::trace`).
+
+use crate::trace::{AccessKind, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where a tracing worker hands its accesses over.
+pub(super) struct Outlet<'a> {
+    pub(super) delivery: &'a Delivery,
+    pub(super) arrivals: Arrivals,
+    /// The lowest work-group that faulted (see `run_groups`).
+    pub(super) first_fault: &'a AtomicU64,
+}
+
+/// Collects a work-group's global accesses as they are made.
+pub(super) struct Recorder<'a> {
+    pub(super) accesses: Vec<GlobalAccess>,
+    /// The work-group's linear index.
+    pub(super) group: u64,
+    /// The instruction being dispatched, and its dispatch number.
+    pub(super) site: u32,
+    pub(super) dispatch: u32,
+    /// The work-group's size, for work-items' linear ids.
+    pub(super) local: [u64; 3],
+    /// Barriers the work-group has passed (see `GlobalAccess::phase`).
+    pub(super) phase: u16,
+    /// Whether the instruction being dispatched is an atomic function.
+    pub(super) atomic: bool,
+    /// Where `__local` accesses are traced too: the stream's index of the
+    /// first local buffer (the global buffers come before).
+    pub(super) local_base: Option<u32>,
+    pub(super) outlet: Outlet<'a>,
+}
+
+impl Recorder<'_> {
+    /// Starts the accesses of a memory instruction at `pc`; a large
+    /// work-group hands over what it holds first.
+    #[inline]
+    pub(super) fn dispatch(&mut self, pc: usize) {
+        if self.accesses.len() >= CHUNK_ACCESSES {
+            self.hand_over(false);
+        }
+        self.site = pc as u32;
+        self.dispatch = self.dispatch.wrapping_add(1);
+        self.atomic = false;
+    }
+
+    /// Sends the accesses held: all that is left of the group (`complete`),
+    /// or a chunk, once the group's turn has come. A chunk whose turn never
+    /// comes (an earlier group faulted) is dropped: the run fails anyway.
+    pub(super) fn hand_over(&mut self, complete: bool) {
+        let capacity = self.accesses.len().min(CHUNK_ACCESSES);
+        let accesses = std::mem::replace(&mut self.accesses, Vec::with_capacity(capacity));
+        let out = &self.outlet;
+        let group = self.group;
+        let stop = || group > out.first_fault.load(Ordering::Relaxed);
+        if complete || out.delivery.wait_current(group, &stop) {
+            // The sink side is gone only when this run is over anyway.
+            let _ = out.arrivals.send(Arrival {
+                group,
+                accesses,
+                complete,
+            });
+        }
+    }
+
+    #[inline]
+    pub(super) fn record(
+        &mut self,
+        buffer: usize,
+        offset: u64,
+        bytes: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) {
+        let [lx, ly, _] = self.local;
+        self.accesses.push(GlobalAccess {
+            offset,
+            buffer: buffer as u32,
+            bytes: bytes.min(u32::MAX as u64) as u32,
+            site: self.site,
+            dispatch: self.dispatch,
+            item: ((item[2] * ly + item[1]) * lx + item[0]) as u32,
+            kind,
+            atomic: self.atomic,
+            phase: self.phase,
+        });
+    }
+
+    /// Records a `__local` access, where they are traced: `buffer` is the
+    /// local buffer's index in the work-group's arena layout.
+    #[inline]
+    pub(super) fn record_local(
+        &mut self,
+        buffer: usize,
+        offset: u64,
+        bytes: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+    ) {
+        if let Some(base) = self.local_base {
+            self.record(base as usize + buffer, offset, bytes, kind, item);
+        }
+    }
+}
