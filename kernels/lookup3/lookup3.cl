@@ -17,10 +17,10 @@
  * an or, as the published code does), a data-dependent loop, an unsigned
  * division and a select for the block count, and a switch on the tail length.
  */
-
+#ifndef rot /* -D 'rot(x,k)=rotate(...)' writes them with OpenCL's rotate() */
 /* Rotate left by k bits (0 < k < 32). */
 #define rot(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
-
+#endif
 /* Mix three 32-bit values reversibly (lookup3's mix()). */
 #define mix(a, b, c)                 \
     {                                \

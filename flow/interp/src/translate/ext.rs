@@ -350,14 +350,8 @@ impl<'m> Translator<'m> {
             Ext::IBin(f) => {
                 let bits = self.int_bits(s)?;
                 let (a, b) = (self.operand(arg(0)?, n)?, self.operand(arg(1)?, n)?);
-                self.emit(Op::Int {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                });
+                // A scalar 32-bit rotate() runs as the fused shifts do.
+                self.emit(crate::bytecode::int_op(f, bits, n, dst, a, b));
             }
             Ext::ITer(f) => {
                 let bits = self.int_bits(s)?;
