@@ -56,7 +56,13 @@ count 2; vector operations count one per lane.
 associative LRU cache (write-back, no read on a store miss): Q DRAM lies between the
 compulsory traffic (each line once) and, for a tiny cache, the line-granular traffic of every
 access. Sizes take B, KiB, MiB or GiB (K, M, G and KB, MB, GB mean the same); the line is 64
-bytes unless given.";
+bytes unless given.
+
+Faults: a work-item that accesses memory out of bounds, through a NULL, invalid or misaligned
+pointer, or divides by zero is stopped there, and the count goes on without it. Each fault
+gets one line with its source location, its first work-items and how many; the first fault
+comes last, as the error. --dump is written all the same, and the exit status is 1. Barrier divergence, async copies the
+work-group disagrees on and a kernel past --max-steps end the count at once.";
 
 /// Interpret a kernel on its manifest's inputs and count W and Q.
 #[derive(Args)]
