@@ -118,12 +118,12 @@ impl Memo {
         let Some(dir) = self.path.parent() else {
             return;
         };
-        let written = std::fs::create_dir_all(dir).ok().and_then(|_| {
+        // A memo not written is only a memo not used.
+        let _ = std::fs::create_dir_all(dir).ok().and_then(|_| {
             let mut file = tempfile::NamedTempFile::new_in(dir).ok()?;
             std::io::Write::write_all(&mut file, text.as_bytes()).ok()?;
             file.persist(&self.path).ok()
         });
-        let _ = written;
     }
 }
 

@@ -293,13 +293,21 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
     for &lane in b.active {
         let l = lane as usize;
         match *op {
+            // No operands to carry, or carried above, lanes inside.
             Op::Block { .. }
             | Op::Jump { .. }
             | Op::Barrier
             | Op::WaitEvents { .. }
             | Op::CheckIndex { .. }
             | Op::Trap
-            | Op::CountAccess { .. } => return,
+            | Op::CountAccess { .. }
+            | Op::Add32 { .. }
+            | Op::Sub32 { .. }
+            | Op::Mul32 { .. }
+            | Op::Shl32 { .. }
+            | Op::LShr32 { .. }
+            | Op::Rotl32 { .. }
+            | Op::Xor { .. } => return,
             Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),
             Op::Moves { start, len }
             | Op::Call {
@@ -374,13 +382,6 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     sh.set(dst + i, l, u);
                 }
             }
-            Op::Add32 { dst, a, b: c }
-            | Op::Sub32 { dst, a, b: c }
-            | Op::Mul32 { dst, a, b: c }
-            | Op::Shl32 { dst, a, b: c }
-            | Op::LShr32 { dst, a, b: c }
-            | Op::Rotl32 { dst, a, b: c }
-            | Op::Xor { dst, a, b: c } => sh.join(l, dst, &[a, c], 1),
             Op::IntUn { n, dst, a, .. }
             | Op::FloatUn { n, dst, a, .. }
             | Op::FTest { n, dst, a, .. }

@@ -66,10 +66,7 @@ impl AccessChecker {
 
 impl AccessSink for AccessChecker {
     fn buffers(&mut self, buffers: &[TraceBuffer]) {
-        self.labels = buffers
-            .iter()
-            .map(|b| format!("{} {}", b.space, b.label))
-            .collect();
+        self.labels = super::labels(buffers);
     }
 
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {

@@ -201,6 +201,14 @@ impl Fault {
     }
 }
 
+/// How a fault names each buffer of the stream: `__global arg 0 (a)`.
+fn labels(buffers: &[TraceBuffer]) -> Vec<String> {
+    buffers
+        .iter()
+        .map(|b| format!("{} {}", b.space, b.label))
+        .collect()
+}
+
 fn item_text([x, y, z]: [u64; 3]) -> String {
     format!("({x},{y},{z})")
 }

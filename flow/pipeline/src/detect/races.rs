@@ -324,10 +324,7 @@ impl Now {
 
 impl AccessSink for RaceChecker {
     fn buffers(&mut self, buffers: &[TraceBuffer]) {
-        self.labels = buffers
-            .iter()
-            .map(|b| format!("{} {}", b.space, b.label))
-            .collect();
+        self.labels = super::labels(buffers);
         self.shadows = buffers
             .iter()
             .map(|b| Shadow {
