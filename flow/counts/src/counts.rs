@@ -121,6 +121,22 @@ impl Traffic {
         }
     }
 
+    /// Every field times `factor`, rounded: a sample's traffic extrapolated.
+    pub fn scaled(&self, factor: f64) -> Traffic {
+        let scale = |n: u64| (n as f64 * factor).round() as u64;
+        Traffic {
+            bytes: self.bytes.map(|[load, store]| [scale(load), scale(store)]),
+        }
+    }
+
+    /// Q accessed: the global and constant bytes loaded and stored.
+    pub fn q(&self) -> u64 {
+        [Space::Global, Space::Constant]
+            .iter()
+            .map(|s| self.load(*s) + self.store(*s))
+            .sum()
+    }
+
     pub fn load(&self, space: Space) -> u64 {
         self.bytes[space as usize][0]
     }
@@ -189,7 +205,7 @@ impl Counts {
     }
 
     pub fn q_accessed(&self) -> u64 {
-        self.q_load() + self.q_store()
+        self.traffic.q()
     }
 
     pub fn q_compulsory(&self) -> u64 {

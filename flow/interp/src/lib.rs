@@ -33,12 +33,14 @@ mod exec;
 mod memory;
 mod opencl_std;
 mod program;
+pub mod sample;
 pub mod trace;
 mod translate;
 mod types;
 
 pub use counts::{ByRole, CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError, Role};
 pub use error::{InterpError, TranslateError, Trap, TrapKind};
+pub use sample::{Sample, SampleReport, SampleSize};
 pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 
 use clflow_core::{AddressSpace, ArgValue, Launch};
@@ -92,6 +94,9 @@ pub struct RunOptions {
     /// The buffer arguments whose contents are undefined (`noinit`): with
     /// `uninit`, their bytes are undefined until the kernel writes them.
     pub undefined: Vec<usize>,
+    /// Count a uniform random sample of the work-groups and extrapolate
+    /// (see [`sample`]); `None` counts every one. A traced run counts all.
+    pub sample: Option<Sample>,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -129,6 +134,7 @@ impl Default for RunOptions {
             keep_going: false,
             uninit: false,
             undefined: Vec::new(),
+            sample: None,
         }
     }
 }
@@ -165,6 +171,9 @@ pub struct RunResult {
     /// lowest work-group's), with how many work-items it stopped; in the
     /// order of the work-groups they first stopped.
     pub faults: Vec<KeptFault>,
+    /// Where `RunOptions::sample` asked for one, how the counts were
+    /// extrapolated, and the intervals on W and Q.
+    pub sample: Option<SampleReport>,
 }
 
 /// A fault the run went on after (`RunResult::faults`).
@@ -555,7 +564,21 @@ impl Program {
             progress.done.store(0, Ordering::Relaxed);
         }
         let done = progress.map(|p| &p.done);
-        let outcome = exec::run_groups(&launched, threads, sink, done);
+        let mut sampled = None;
+        let outcome = match (&options.sample, sink) {
+            (None, sink) => exec::run_groups(&launched, Default::default(), threads, sink, done),
+            (Some(sample), None) => {
+                sample::run(&launched, sample, threads, progress).map(|(partial, made)| {
+                    sampled = Some(made);
+                    partial
+                })
+            }
+            (Some(_), Some(_)) => {
+                return Err(launch_error(
+                    "a traced run takes every work-group: it cannot sample".into(),
+                ))
+            }
+        };
         let trap = |f: exec::Fault| Trap {
             kernel: p.kernel.clone(),
             item: f.item,
@@ -574,7 +597,10 @@ impl Program {
                 trap: trap(k.fault),
             })
             .collect();
-        let counts = self.tally(&partial, &global, &geometry, options.line_bytes);
+        // A sample's distinct lines, scaled to the launch: lines are shared
+        // between work-groups, so no more than each buffer holds.
+        let line_scale = sampled.as_ref().map_or(1.0, |s| s.line_scale());
+        let counts = self.tally(&partial, &global, &geometry, options.line_bytes, line_scale);
         let outputs = launch
             .args
             .iter()
@@ -591,6 +617,7 @@ impl Program {
         // Threads took work-groups in any order; each kept its own in order.
         partial.printed.sort_by_key(|(group, _)| *group);
         Ok(RunResult {
+            sample: sampled.map(|s| s.report(&counts)),
             counts,
             buffers: outputs,
             printed: partial.printed.into_iter().map(|(_, p)| p).collect(),
@@ -605,6 +632,7 @@ impl Program {
         global: &GlobalMemory,
         g: &exec::Geometry,
         line_bytes: u64,
+        line_scale: f64,
     ) -> Counts {
         let p = &self.inner;
         let mut hist = vec![0u64; p.hist_keys.len()];
@@ -668,8 +696,16 @@ impl Program {
             ),
             traffic,
             line_bytes,
-            lines_read: global.buffers.iter().map(|b| b.read_lines.count()).sum(),
-            lines_written: global.buffers.iter().map(|b| b.written_lines.count()).sum(),
+            lines_read: global
+                .buffers
+                .iter()
+                .map(|b| b.read_lines.scaled(line_scale))
+                .sum(),
+            lines_written: global
+                .buffers
+                .iter()
+                .map(|b| b.written_lines.scaled(line_scale))
+                .sum(),
             steps,
         }
     }

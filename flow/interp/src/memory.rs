@@ -36,11 +36,13 @@ pub fn decode(pointer: u64) -> (u64, usize, i64) {
 /// Cache lines touched, one bit each, set by any thread.
 pub struct LineSet {
     bits: Box<[AtomicU64]>,
+    lines: u64,
 }
 
 impl LineSet {
     fn new(lines: u64) -> Self {
         LineSet {
+            lines,
             bits: (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -64,6 +66,11 @@ impl LineSet {
         if word.load(Relaxed) & bit == 0 {
             word.fetch_or(bit, Relaxed);
         }
+    }
+
+    /// [`LineSet::count`] times `factor`, at most every line of the set.
+    pub fn scaled(&self, factor: f64) -> u64 {
+        ((self.count() as f64 * factor).round() as u64).min(self.lines)
     }
 
     pub fn count(&self) -> u64 {

@@ -193,9 +193,17 @@ fn interpret_with(
     let result = std::thread::scope(|scope| {
         // The phase follows the work-groups finished, from a thread of its own.
         let watcher = scope.spawn(|| {
+            let mut hinted = options.sample.is_some();
             while !finished.load(Ordering::Relaxed) {
-                phase.set_length(progress.total());
-                phase.set_position(progress.done());
+                let (done, total) = (progress.done(), progress.total());
+                phase.set_length(total);
+                phase.set_position(done);
+                if !hinted {
+                    if let Some(hint) = long_count_hint(started.elapsed(), done, total) {
+                        phase.suspend(&mut || observer.note(&hint));
+                        hinted = true;
+                    }
+                }
                 std::thread::park_timeout(PROGRESS_EVERY);
             }
         });
@@ -246,6 +254,51 @@ fn interpret_with(
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
     ));
     Ok((result, report, faults))
+}
+
+/// How long a count runs before it is judged by its rate.
+const HINT_AFTER: Duration = Duration::from_secs(2);
+/// A count expected to take longer than this is told how to sample.
+const LONG_COUNT: Duration = Duration::from_secs(60);
+/// What the hint's sample aims to take.
+const SAMPLE_TIME: Duration = Duration::from_secs(10);
+
+/// Once a count has run [`HINT_AFTER`] and, at its rate so far, will take
+/// longer than [`LONG_COUNT`] in all: how long, and the sample that would
+/// take about [`SAMPLE_TIME`] (a round fraction: 50%, 20%, 10%, 5%, ...).
+fn long_count_hint(elapsed: Duration, done: u64, total: u64) -> Option<String> {
+    if elapsed < HINT_AFTER || done == 0 || done >= total {
+        return None;
+    }
+    let whole = elapsed.as_secs_f64() * total as f64 / done as f64;
+    if whole < LONG_COUNT.as_secs_f64() {
+        return None;
+    }
+    let wanted = SAMPLE_TIME.as_secs_f64() / whole;
+    let percent = (0..6)
+        .flat_map(|e| [50.0, 20.0, 10.0].map(|p| p / 10f64.powi(e)))
+        .find(|p| p / 100.0 <= wanted)
+        .unwrap_or(1e-4);
+    let left = whole - elapsed.as_secs_f64();
+    Some(format!(
+        "count: this count will take about {} more ({} of {} work-groups in {:.0} s); \
+         `clflow count --sample {percent}%` would count a uniform sample of the work-groups in \
+         about {}, with a 95% confidence interval on W and Q",
+        duration(left),
+        clflow_counts::group_digits(done),
+        clflow_counts::group_digits(total),
+        elapsed.as_secs_f64(),
+        duration(whole * percent / 100.0),
+    ))
+}
+
+/// `40 s`, `12 min`, `3.5 h`.
+fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
 }
 
 /// A kernel's lines for the report's source section, with the text of each
@@ -317,6 +370,29 @@ pub fn kernel_counts(name: &str, summary: &Summary) -> KernelCounts {
 #[cfg(test)]
 mod op_set_tests {
     use super::*;
+
+    /// A long count says so once it has a rate, with the sample that would
+    /// take about ten seconds; a short one, or one too new to judge, does not.
+    #[test]
+    fn a_long_count_is_told_how_to_sample() {
+        let secs = Duration::from_secs;
+        // 1,000 of 100,000 groups in 4 s: 400 s in all, 396 s to go; 2%
+        // takes 8 s.
+        let hint = long_count_hint(secs(4), 1_000, 100_000).unwrap();
+        assert_eq!(
+            hint,
+            "count: this count will take about 7 min more (1,000 of 100,000 work-groups in 4 s); \
+             `clflow count --sample 2%` would count a uniform sample of the work-groups in about \
+             8 s, with a 95% confidence interval on W and Q"
+        );
+        assert!(long_count_hint(secs(1), 10, 100_000).is_none());
+        assert!(long_count_hint(secs(10), 50_000, 100_000).is_none());
+        assert!(long_count_hint(secs(3), 0, 100_000).is_none());
+        // Ten hours: a sample of 0.02%.
+        let hint = long_count_hint(secs(36), 1, 1_000).unwrap();
+        assert!(hint.contains("about 10.0 h more"), "{hint}");
+        assert!(hint.contains("--sample 0.02%"), "{hint}");
+    }
 
     /// `fma` and `mad` are counted as a multiply and an add: named alone
     /// they would select nothing, so the op set says how to select them.

@@ -5,7 +5,7 @@ use crate::failure::Failure;
 use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
 use clflow_interp::counts::render_lines;
-use clflow_interp::{OpSet, RunOptions};
+use clflow_interp::{OpSet, RunOptions, Sample, SampleReport, SampleSize};
 use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_checked;
 use clflow_pipeline::detect::{self, Detect, Fault};
@@ -41,6 +41,9 @@ Examples:
       size, and how each load and store coalesces
   clflow count kernels/spmv/spmv.toml --cache nvidia-h100-sxm
       the same through an H100's L2 (its datasheet profile: 50 MiB, 32-byte sectors)
+  clflow count kernels/lookup3/lookup3-paper.toml --sample 2%
+      2% of 8M keys' work-groups, chosen at random: W and Q extrapolated, each with its
+      95% confidence interval (a count that will take long suggests this)
   clflow count captures/app
       every launch `clflow capture` recorded, each checked against the device's outputs,
       with totals per kernel and for the application
@@ -131,6 +134,16 @@ pub struct CountArgs {
     #[arg(long, value_name = "N", default_value_t = 20,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_faults: u64,
+    /// Count a uniform random sample of the work-groups and extrapolate W, Q and the
+    /// histogram, with 95% confidence intervals on W and Q: a fraction (0.05), a percentage
+    /// (5%) or a number of work-groups (200-groups) of the interior; the work-groups on the
+    /// NDRange's boundary (first and last of each dimension) always run. For launches too
+    /// large to count whole; the default counts every work-group.
+    #[arg(long, value_name = "FRACTION|N-groups")]
+    sample: Option<SampleSize>,
+    /// The seed that picks --sample's work-groups: the same seed, the same work-groups.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "sample")]
+    sample_seed: u64,
     #[command(flatten)]
     build: super::ManifestBuildOptions,
 }
@@ -145,6 +158,8 @@ struct CountJson {
     traffic: Option<clflow_traffic::TrafficSummary>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     faults: Vec<Fault>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sample: Option<SampleReport>,
 }
 
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
@@ -155,6 +170,19 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         Some(text) => Some(parse_cache(text, session.catalog())?),
         None => None,
     };
+    if args.sample.is_some() {
+        let needs_all = [
+            (args.cache.is_some(), "--cache"),
+            (args.dump.is_some(), "--dump"),
+            (args.detect.is_some(), "--detect"),
+            (capture::is_capture(&args.manifest), "a capture"),
+        ];
+        if let Some((_, what)) = needs_all.iter().find(|(given, _)| *given) {
+            return Err(Failure::input(format!(
+                "--sample counts a part of the launch; {what} needs every work-group"
+            )));
+        }
+    }
     if capture::is_capture(&args.manifest) {
         return count_capture(&args, &ops, &session, verbosity);
     }
@@ -164,7 +192,14 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         clflow_report::check_writable(dir, "--dump")?;
     }
     let kernel = launch.kernel.clone();
-    let options = input.run_options(&run_options(&args));
+    let options = RunOptions {
+        sample: args.sample.map(|size| Sample {
+            size,
+            seed: args.sample_seed,
+            ops: ops.clone(),
+        }),
+        ..input.run_options(&run_options(&args))
+    };
     let (result, traffic, faults) = interpret_checked(
         &args.manifest,
         &input.module,
@@ -191,17 +226,22 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             counts,
             traffic,
             faults: faults.clone(),
+            sample: result.sample.clone(),
         })?;
     } else {
         print!(
             "{}",
             clflow_interp::counts::render_text(&result.counts, &ops)
         );
+        if let Some(sample) = &result.sample {
+            print!("{}", render_sample(sample, &counts.w.set));
+        }
         if let Some(traffic) = &traffic {
             let source = cache.as_ref().map_or("", |c| c.source.as_str());
             print!("{}", render_text(traffic, counts.w.total, source));
         }
-        if let Some(manifest) = &input.manifest {
+        // A sample's outputs hold only what its work-groups wrote.
+        if let (Some(manifest), None) = (&input.manifest, &result.sample) {
             print!("{}", dumped(manifest, &result.buffers));
         }
         if args.lines {
@@ -218,6 +258,36 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         Some(failure) => Err(failure),
         None => Ok(()),
     }
+}
+
+/// How a sampled count was made, and the intervals on W and Q.
+fn render_sample(sample: &SampleReport, set: &str) -> String {
+    use clflow_interp::counts::group_digits;
+    let percent = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
+    let interval = |i: &clflow_interp::sample::Interval| {
+        let half = (i.high - i.estimate).max(i.estimate - i.low);
+        format!(
+            "{} (from {} to {}, ±{:.2}%)",
+            group_digits(i.estimate),
+            group_digits(i.low),
+            group_digits(i.high),
+            percent(half, i.estimate)
+        )
+    };
+    format!(
+        "\nSampled {} of {} interior work-groups ({:.2}%, seed {}) and all {} on the NDRange's\n\
+         boundary; the counts above are extrapolated. At {:.0}% confidence:\n  W ({set}): {} ops\n  Q accessed: {} bytes\n\
+         The compulsory traffic is an estimate with no interval (the lines the sample touched,\n\
+         scaled, at most each buffer's); the outputs and printf are the sampled work-groups' own.\n",
+        group_digits(sample.sampled_groups),
+        group_digits(sample.interior_groups),
+        percent(sample.sampled_groups, sample.interior_groups),
+        sample.seed,
+        group_digits(sample.boundary_groups),
+        sample.confidence * 100.0,
+        interval(&sample.w),
+        interval(&sample.q),
+    )
 }
 
 /// The buffers the manifest asks to see (`dump`), after the run.
@@ -404,5 +474,6 @@ fn run_options(args: &CountArgs) -> RunOptions {
         // Set by the pipeline where --detect asks for it.
         uninit: false,
         undefined: Vec::new(),
+        sample: None,
     }
 }

@@ -77,6 +77,9 @@ pub struct Partial {
     pub printed: Vec<(u64, crate::Printed)>,
     /// Faults the run went on after, one per instruction and kind of fault.
     pub faults: BTreeMap<(usize, u8), Kept>,
+    /// Where the selection asks (`Selection::tally`), each work-group's
+    /// [W, Q]: in no particular order.
+    pub tallies: Vec<[u64; 2]>,
 }
 
 /// The work-items a fault names after its first.
@@ -145,6 +148,7 @@ impl Partial {
             a.scaled_add(b, 1);
         }
         self.printed.extend(other.printed);
+        self.tallies.extend(other.tallies);
         for (key, other) in other.faults {
             match self.faults.entry(key) {
                 Entry::Vacant(slot) => {
@@ -185,19 +189,60 @@ pub struct Launched<'a> {
     pub undefined: super::GlobalShadow,
 }
 
-/// Runs every work-group of a launch on `threads` threads, each taking the
-/// next group not yet taken and keeping one `Runner` throughout. Where work-
-/// items fault, the fault of the first such work-group is returned. With a
-/// sink, every global access goes to it, work-group by work-group in
-/// order, on the calling thread (see [`crate::trace`]). `done` counts the
-/// work-groups finished.
+/// Which work-groups a run takes, and what it keeps of each.
+#[derive(Default, Clone, Copy)]
+pub struct Selection<'a> {
+    /// The work-groups to run, by linear index, ascending; `None` runs
+    /// them all.
+    pub groups: Option<&'a [u64]>,
+    /// Per block, the [W, Q] one execution of it adds: each work-group's
+    /// sum, with the global and constant bytes its accesses through generic
+    /// pointers and images moved, goes to `Partial::tallies`.
+    pub tally: Option<&'a [[u64; 2]]>,
+}
+
+impl Selection<'_> {
+    fn len(&self, launch: &Launched<'_>) -> u64 {
+        match self.groups {
+            Some(groups) => groups.len() as u64,
+            None => launch.geometry.groups.iter().product(),
+        }
+    }
+
+    /// The linear index of the `n`th work-group run.
+    fn group(&self, n: u64) -> u64 {
+        self.groups.map_or(n, |groups| groups[n as usize])
+    }
+}
+
+/// One work-group's [W, Q]: the blocks it ran (hits now less `before`)
+/// by their weights, and the global bytes moved beyond the blocks' own.
+fn tally(weights: &[[u64; 2]], partial: &Partial, before: &(Vec<u64>, Traffic)) -> [u64; 2] {
+    let (hits, traffic) = before;
+    let mut sum = [0, 0];
+    for ((now, then), weight) in partial.hits.iter().zip(hits).zip(weights) {
+        let ran = now - then;
+        sum[0] += ran * weight[0];
+        sum[1] += ran * weight[1];
+    }
+    sum[1] += partial.traffic.q() - traffic.q();
+    sum
+}
+
+/// Runs the work-groups `selection` names on `threads` threads, each
+/// taking the next group not yet taken and keeping one `Runner`
+/// throughout. Where work-items fault, the fault of the first such
+/// work-group is returned. With a sink, every global access goes to it,
+/// work-group by work-group in order, on the calling thread (see
+/// [`crate::trace`]). `done` counts the work-groups finished.
 pub fn run_groups(
     launch: &Launched<'_>,
+    selection: Selection<'_>,
     threads: usize,
     sink: Option<&mut dyn AccessSink>,
     done: Option<&AtomicU64>,
 ) -> Result<Partial, Fault> {
-    let groups: u64 = launch.geometry.groups.iter().product();
+    let groups = selection.len(launch);
     let next = AtomicU64::new(0);
     // The lowest work-group that faulted so far. Groups above it are not
     // started; groups below it (all taken already: groups are taken in
@@ -226,10 +271,17 @@ pub fn run_groups(
                     return Ok(runner.partial);
                 }
             }
-            runner.run_group(g).map_err(|fault| {
+            let before = selection
+                .tally
+                .map(|_| (runner.partial.hits.clone(), runner.partial.traffic));
+            runner.run_group(selection.group(g)).map_err(|fault| {
                 first_fault.fetch_min(g, Ordering::Relaxed);
                 (g, fault)
             })?;
+            if let (Some(weights), Some(before)) = (selection.tally, before) {
+                let sum = tally(weights, &runner.partial, &before);
+                runner.partial.tallies.push(sum);
+            }
             if let Some(recorder) = &mut runner.trace {
                 recorder.hand_over(true);
             }

@@ -51,7 +51,7 @@ mod queue;
 mod recorder;
 mod shadow;
 
-pub use launch::{run_groups, Fault, Geometry, Launched, Partial};
+pub use launch::{run_groups, Fault, Geometry, Launched, Partial, Selection};
 pub use shadow::{GlobalShadow, Use};
 
 use crate::bytecode::*;
