@@ -184,6 +184,7 @@ pub struct CoalescingAnalyzer {
     /// One dispatch's accesses of one kind, reused.
     scratch: Vec<GlobalAccess>,
     lines: Vec<(u32, u64)>,
+    gaps: Vec<Option<u64>>,
 }
 
 impl CoalescingAnalyzer {
@@ -194,6 +195,7 @@ impl CoalescingAnalyzer {
             sites: HashMap::new(),
             scratch: Vec::new(),
             lines: Vec::new(),
+            gaps: Vec::new(),
         }
     }
 
@@ -207,23 +209,30 @@ impl CoalescingAnalyzer {
                 .unwrap_or(rest.len());
             let (dispatch, after) = rest.split_at(len);
             rest = after;
+            // Most dispatches are one kind, in work-item order: taken as
+            // they are.
+            if dispatch.iter().all(|a| a.kind == first.kind)
+                && dispatch.is_sorted_by_key(|a| a.item)
+            {
+                self.dispatch(first.kind, dispatch);
+                continue;
+            }
             // A copy loads and stores in one dispatch: each kind on its own.
+            let mut scratch = std::mem::take(&mut self.scratch);
             for kind in [AccessKind::Load, AccessKind::Store, AccessKind::Atomic] {
-                self.scratch.clear();
-                self.scratch
-                    .extend(dispatch.iter().filter(|a| a.kind == kind).copied());
-                if !self.scratch.is_empty() {
-                    self.dispatch(kind);
+                scratch.clear();
+                scratch.extend(dispatch.iter().filter(|a| a.kind == kind).copied());
+                if !scratch.is_empty() {
+                    scratch.sort_by_key(|a| a.item);
+                    self.dispatch(kind, &scratch);
                 }
             }
+            self.scratch = scratch;
         }
     }
 
-    fn dispatch(&mut self, kind: AccessKind) {
-        let accesses = &mut self.scratch;
-        if !accesses.is_sorted_by_key(|a| a.item) {
-            accesses.sort_by_key(|a| a.item);
-        }
+    /// One dispatch's accesses of one kind, in work-item order.
+    fn dispatch(&mut self, kind: AccessKind, accesses: &[GlobalAccess]) {
         let site = accesses[0].site;
         let stats = self
             .sites
@@ -241,17 +250,20 @@ impl CoalescingAnalyzer {
                 lines: 0,
             });
         stats.dispatches += 1;
-        let delta = |a: &GlobalAccess, b: &GlobalAccess| {
-            (a.buffer == b.buffer).then(|| a.offset.abs_diff(b.offset))
-        };
-        let first_stride = accesses.get(1).and_then(|b| delta(&accesses[0], b));
-        let regular = first_stride.is_some()
-            && accesses
+        // How far each access is from the next, where in the same buffer.
+        let gaps = &mut self.gaps;
+        gaps.clear();
+        gaps.extend(
+            accesses
                 .windows(2)
-                .all(|w| delta(&w[0], &w[1]) == first_stride);
+                .map(|w| (w[0].buffer == w[1].buffer).then(|| w[0].offset.abs_diff(w[1].offset))),
+        );
+        let regular =
+            gaps.first().is_some_and(Option::is_some) && gaps.iter().all(|gap| *gap == gaps[0]);
+        let mut buffer = None;
         for (k, access) in accesses.iter().enumerate() {
-            let before = k.checked_sub(1).and_then(|b| delta(access, &accesses[b]));
-            let after = accesses.get(k + 1).and_then(|n| delta(access, n));
+            let before = k.checked_sub(1).and_then(|b| gaps[b]);
+            let after = gaps.get(k).copied().flatten();
             let next_to = |d: Option<u64>| d == Some(access.bytes as u64);
             let pattern = if next_to(before) || next_to(after) {
                 Pattern::Contiguous
@@ -262,8 +274,11 @@ impl CoalescingAnalyzer {
             } else {
                 Pattern::Scattered
             };
-            if !stats.buffers.contains(&access.buffer) {
-                stats.buffers.push(access.buffer);
+            if buffer != Some(access.buffer) {
+                buffer = Some(access.buffer);
+                if !stats.buffers.contains(&access.buffer) {
+                    stats.buffers.push(access.buffer);
+                }
             }
             stats.accesses.add(pattern, 1);
             stats.bytes.add(pattern, access.bytes as u64);
@@ -285,17 +300,40 @@ impl CoalescingAnalyzer {
 
 /// The lines a dispatch's accesses touch, each once.
 fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32, u64)>) -> u64 {
+    let spans = || {
+        accesses.iter().filter(|a| a.bytes > 0).map(move |a| {
+            let end = a.offset + a.bytes as u64 - 1;
+            (a.buffer, a.offset >> shift, end >> shift)
+        })
+    };
+    if let Some(count) = lines_in_order(spans()) {
+        return count;
+    }
     scratch.clear();
-    for a in accesses.iter().filter(|a| a.bytes > 0) {
-        let first = a.offset >> shift;
-        let last = (a.offset + a.bytes as u64 - 1) >> shift;
-        scratch.extend((first..=last).map(|line| (a.buffer, line)));
+    for (buffer, first, last) in spans() {
+        scratch.extend((first..=last).map(|line| (buffer, line)));
     }
-    if !scratch.is_sorted() {
-        scratch.sort_unstable();
-    }
+    scratch.sort_unstable();
     scratch.dedup();
     scratch.len() as u64
+}
+
+/// The lines of spans (buffer, first line, last line) that come in address
+/// order, each counted once, with no list to sort; `None` where a span
+/// comes before the last line counted.
+fn lines_in_order(spans: impl Iterator<Item = (u32, u64, u64)>) -> Option<u64> {
+    let mut last: Option<(u32, u64)> = None;
+    let mut count = 0;
+    for (buffer, first, end) in spans {
+        let from = match last {
+            Some((b, line)) if b == buffer && first >= line => first.max(line + 1),
+            Some((b, _)) if b >= buffer => return None,
+            _ => first,
+        };
+        count += (end + 1).saturating_sub(from);
+        last = Some((buffer, end));
+    }
+    Some(count)
 }
 
 /// Every access site's patterns.
@@ -410,5 +448,34 @@ mod tests {
         // Tables align on the kind's padded name.
         assert_eq!(format!("{:<6}|", AccessSiteKind::Atomic), "atomic|");
         assert_eq!(format!("{:<6}|", AccessSiteKind::Load), "load  |");
+    }
+
+    /// Counted in order or sorted, the distinct lines are the same.
+    #[test]
+    fn lines_in_order_are_counted_as_sorted_ones_are() {
+        let sorted = |spans: &[(u32, u64, u64)]| {
+            let mut lines: Vec<(u32, u64)> = spans
+                .iter()
+                .flat_map(|&(b, f, l)| (f..=l).map(move |line| (b, line)))
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            lines.len() as u64
+        };
+        let cases: [&[(u32, u64, u64)]; 5] = [
+            &[(0, 0, 0), (0, 0, 1), (0, 1, 1), (0, 3, 4), (1, 0, 0)],
+            &[(0, 5, 5), (0, 5, 5), (0, 5, 5)],
+            &[(0, 0, 2), (0, 2, 2), (0, 2, 3), (2, 1, 1)],
+            &[(0, 4, 4), (0, 2, 2)],
+            &[(1, 0, 0), (0, 9, 9)],
+        ];
+        for spans in cases {
+            let expected = sorted(spans);
+            match lines_in_order(spans.iter().copied()) {
+                Some(n) => assert_eq!(n, expected, "{spans:?}"),
+                None => assert!(!spans.is_sorted(), "{spans:?} is in order"),
+            }
+        }
+        assert_eq!(lines_in_order([(0, 4, 4), (0, 2, 2)].into_iter()), None);
     }
 }

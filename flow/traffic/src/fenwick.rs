@@ -1,5 +1,6 @@
 //! A Fenwick (binary indexed) tree of counts over positions 1..=n: adds
-//! and prefix sums in O(log n).
+//! and prefix sums in O(log n); and a set of positions counted by one, a
+//! bit each, with the tree over its 64-bit words.
 
 #[derive(Debug, Clone)]
 pub struct Fenwick {
@@ -15,6 +16,7 @@ impl Fenwick {
     }
 
     /// Positions 1..=ones hold 1, the rest 0; built in O(n).
+    #[cfg(test)]
     pub fn with_ones(n: usize, ones: usize) -> Fenwick {
         let tree = (0..=n)
             .map(|i| {
@@ -50,6 +52,68 @@ impl Fenwick {
     }
 }
 
+/// A set of positions 1..=n, one bit each, that counts its members up to
+/// a position: a Fenwick tree over the words, a popcount within one. The
+/// tree is 64 times smaller than one over the positions, so that a stack-
+/// distance pass over millions of lines walks it in cache.
+#[derive(Debug, Clone)]
+pub struct BitCounts {
+    words: Vec<u64>,
+    /// Members per word; word `w` is the tree's position `w + 1`.
+    tree: Fenwick,
+}
+
+impl BitCounts {
+    pub fn new(n: usize) -> BitCounts {
+        Self::with_ones(n, 0)
+    }
+
+    /// Positions 1..=ones are members; built in O(n / 64).
+    pub fn with_ones(n: usize, ones: usize) -> BitCounts {
+        let words = (n + 1).div_ceil(64);
+        let mut bits = vec![0u64; words];
+        for (w, word) in bits.iter_mut().enumerate() {
+            // Members among positions 64w .. 64w + 63 (position 0 never is).
+            let (low, high) = (64 * w, 64 * w + 63);
+            if ones >= low.max(1) {
+                let top = ones.min(high) - low;
+                let mask = if top == 63 {
+                    u64::MAX
+                } else {
+                    (1u64 << (top + 1)) - 1
+                };
+                *word = mask & !u64::from(w == 0);
+            }
+        }
+        let mut tree = Fenwick::new(words);
+        for (w, word) in bits.iter().enumerate() {
+            if *word != 0 {
+                tree.add(w + 1, word.count_ones() as i32);
+            }
+        }
+        BitCounts { words: bits, tree }
+    }
+
+    #[inline]
+    pub fn insert(&mut self, at: usize) {
+        self.words[at / 64] |= 1 << (at % 64);
+        self.tree.add(at / 64 + 1, 1);
+    }
+
+    #[inline]
+    pub fn remove(&mut self, at: usize) {
+        self.words[at / 64] &= !(1 << (at % 64));
+        self.tree.add(at / 64 + 1, -1);
+    }
+
+    /// Members at positions 1..=at.
+    #[inline]
+    pub fn prefix(&self, at: usize) -> u32 {
+        let within = self.words[at / 64] & (u64::MAX >> (63 - at % 64));
+        self.tree.prefix(at / 64) + within.count_ones()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +140,32 @@ mod tests {
                 added.add(i, 1);
             }
             assert_eq!(built.tree, added.tree, "{n} positions, {ones} ones");
+        }
+    }
+
+    #[test]
+    fn bit_counts_count_as_the_tree_does() {
+        for (n, ones) in [(1, 0), (1, 1), (63, 63), (64, 10), (200, 130), (300, 0)] {
+            let mut bits = BitCounts::with_ones(n, ones);
+            let mut tree = Fenwick::with_ones(n, ones);
+            for (at, add) in [
+                (ones.max(1), false),
+                (n, true),
+                (n / 2 + 1, true),
+                (1, true),
+            ] {
+                let member = bits.prefix(at) > bits.prefix(at - 1);
+                if add && !member {
+                    bits.insert(at);
+                    tree.add(at, 1);
+                } else if !add && member {
+                    bits.remove(at);
+                    tree.add(at, -1);
+                }
+                for i in 0..=n {
+                    assert_eq!(bits.prefix(i), tree.prefix(i), "{n}, {ones} at {i}");
+                }
+            }
         }
     }
 }

@@ -4,8 +4,9 @@
 //! An access to a line hits an LRU cache of C lines exactly when fewer than
 //! C other lines were touched since the line's previous access (its *stack
 //! distance*, Mattson et al. 1970). One pass that records each access's
-//! distance therefore answers for every C. Distances come from a Fenwick
-//! tree over access stamps in which only each line's latest stamp is set:
+//! distance therefore answers for every C. Distances come from a set of
+//! access stamps (a bit each, a Fenwick tree over their words) in which
+//! only each line's latest stamp is set:
 //! the distance is the number of set stamps after the line's own. Stamps
 //! are renumbered when they run out, so the tree stays about twice the
 //! number of lines touched, however long the stream.
@@ -22,7 +23,7 @@
 //! instruction the traffic comes from: a load miss belongs to the load's
 //! site, a write-back to the site of the store that last dirtied the line.
 
-use crate::fenwick::Fenwick;
+use crate::fenwick::BitCounts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -47,7 +48,7 @@ pub struct LruSimulator {
     /// Where each buffer's lines start in `lines`.
     first_line: Vec<u64>,
     lines: Vec<LineState>,
-    tree: Fenwick,
+    tree: BitCounts,
     /// The line of each stamp still set (`u32::MAX` where cleared).
     owner: Vec<u32>,
     /// The next stamp to hand out.
@@ -100,7 +101,7 @@ impl LruSimulator {
             line_shift,
             first_line,
             lines: vec![state; total as usize],
-            tree: Fenwick::new(stamps as usize),
+            tree: BitCounts::new(stamps as usize),
             owner: vec![u32::MAX; stamps as usize + 1],
             now: 1,
             touched: 0,
@@ -231,13 +232,13 @@ impl LruSimulator {
         } else {
             // Set stamps after `old`: lines touched since.
             let after = self.touched - self.tree.prefix(old as usize);
-            self.tree.add(old as usize, -1);
+            self.tree.remove(old as usize);
             self.owner[old as usize] = u32::MAX;
             Some(after)
         };
         let stamp = self.now;
         self.now += 1;
-        self.tree.add(stamp as usize, 1);
+        self.tree.insert(stamp as usize);
         self.owner[stamp as usize] = line;
         self.lines[line as usize].stamp = stamp;
         distance
@@ -257,7 +258,7 @@ impl LruSimulator {
         }
         debug_assert_eq!(next - 1, touched);
         self.owner = owner;
-        self.tree = Fenwick::with_ones(capacity, touched);
+        self.tree = BitCounts::with_ones(capacity, touched);
         self.now = next as u32;
     }
 
