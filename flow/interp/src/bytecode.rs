@@ -456,6 +456,38 @@ pub enum Op {
         a: Reg,
         b: Reg,
     },
+    // Scalar 32-bit float forms (`float` add, sub, mul), dispatched directly;
+    // an f32 operation rounds as the f64 one rounded to f32 does.
+    FAdd32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    FSub32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    FMul32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    /// A 32-bit integer widened to 64 bits with zeros (`OpUConvert`), or
+    /// with its sign (`OpSConvert`): the index arithmetic of every access.
+    ZExt32 {
+        dst: Reg,
+        src: Reg,
+    },
+    SExt32 {
+        dst: Reg,
+        src: Reg,
+    },
+    /// A 64-bit integer cut to its low 32 bits (`(uint)get_global_id(0)`).
+    Trunc32 {
+        dst: Reg,
+        src: Reg,
+    },
     /// And, or and xor keep any width's values in range.
     And {
         dst: Reg,
@@ -871,6 +903,58 @@ pub fn int_op(op: IntOp, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) -> Op {
     }
 }
 
+/// A float op, in its direct form where it has one.
+pub fn float_op(op: FloatOp, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) -> Op {
+    match (op, bits, n) {
+        (FloatOp::Add, 32, 1) => Op::FAdd32 { dst, a, b },
+        (FloatOp::Sub, 32, 1) => Op::FSub32 { dst, a, b },
+        (FloatOp::Mul, 32, 1) => Op::FMul32 { dst, a, b },
+        _ => Op::Float {
+            op,
+            bits,
+            n,
+            dst,
+            a,
+            b,
+        },
+    }
+}
+
+/// A conversion, in its direct form where it has one.
+pub fn convert_op(kind: ConvKind, from: u8, to: u8, n: u8, dst: Reg, src: Reg) -> Op {
+    match (kind, from, to, n) {
+        (
+            ConvKind::IntToInt {
+                signed_src,
+                saturate: false,
+                ..
+            },
+            32,
+            64,
+            1,
+        ) => match signed_src {
+            false => Op::ZExt32 { dst, src },
+            true => Op::SExt32 { dst, src },
+        },
+        (
+            ConvKind::IntToInt {
+                saturate: false, ..
+            },
+            64,
+            32,
+            1,
+        ) => Op::Trunc32 { dst, src },
+        _ => Op::Convert {
+            kind,
+            from,
+            to,
+            n,
+            dst,
+            src,
+        },
+    }
+}
+
 /// Makes a one-slot op that writes `from` write `to` instead; false where
 /// the op is not one of those.
 pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
@@ -881,6 +965,12 @@ pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
         | Op::Shl32 { dst, .. }
         | Op::Rotl32 { dst, .. }
         | Op::LShr32 { dst, .. }
+        | Op::FAdd32 { dst, .. }
+        | Op::FSub32 { dst, .. }
+        | Op::FMul32 { dst, .. }
+        | Op::ZExt32 { dst, .. }
+        | Op::SExt32 { dst, .. }
+        | Op::Trunc32 { dst, .. }
         | Op::And { dst, .. }
         | Op::Or { dst, .. }
         | Op::Xor { dst, .. }
@@ -1026,11 +1116,17 @@ pub fn spans(
         | Op::Shl32 { dst, a, b }
         | Op::Rotl32 { dst, a, b }
         | Op::LShr32 { dst, a, b }
+        | Op::FAdd32 { dst, a, b }
+        | Op::FSub32 { dst, a, b }
+        | Op::FMul32 { dst, a, b }
         | Op::And { dst, a, b }
         | Op::Or { dst, a, b }
         | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
         Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
-        Op::CastToSpace { dst, src, .. } => out.extend([s(dst, 1), s(src, 1)]),
+        Op::CastToSpace { dst, src, .. }
+        | Op::ZExt32 { dst, src }
+        | Op::SExt32 { dst, src }
+        | Op::Trunc32 { dst, src } => out.extend([s(dst, 1), s(src, 1)]),
         Op::Collective {
             dst, src, index, ..
         } => out.extend([s(dst, 1), s(src, 1), s(index, 1)]),

@@ -277,9 +277,22 @@ impl<'a> Runner<'a> {
         let [lx, ly, _] = self.group_size;
         let b = &mut self.batch;
         b.len = len;
-        for (lane, id) in b.local_id[..len].iter_mut().enumerate() {
-            let i = (first + lane) as u64;
-            *id = [i % lx, (i / lx) % ly, i / (lx * ly)];
+        // The first lane's id by division, the rest by counting on (a
+        // division per lane and dimension costs more than the lane's run
+        // of a small kernel).
+        let i = first as u64;
+        let mut at = [i % lx, (i / lx) % ly, i / (lx * ly)];
+        for id in &mut b.local_id[..len] {
+            *id = at;
+            at[0] += 1;
+            if at[0] == lx {
+                at[0] = 0;
+                at[1] += 1;
+                if at[1] == ly {
+                    at[1] = 0;
+                    at[2] += 1;
+                }
+            }
         }
         b.state[..len].fill(LaneState::Runnable);
         b.steps[..len].fill(0);
@@ -559,6 +572,18 @@ impl Runner<'_> {
                 Op::Xor { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) ^ r!(l, b)),
                 Op::Rotl32 { dst, a, b } => lanes!(l => r!(l, dst) =
                     (r!(l, a) as u32).rotate_left(r!(l, b) as u32 % 32) as u64),
+                Op::FAdd32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (f32::from_bits(r!(l, a) as u32) + f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
+                Op::FSub32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (f32::from_bits(r!(l, a) as u32) - f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
+                Op::FMul32 { dst, a, b } => lanes!(l => r!(l, dst) =
+                    (f32::from_bits(r!(l, a) as u32) * f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
+                Op::SExt32 { dst, src } => {
+                    lanes!(l => r!(l, dst) = r!(l, src) as u32 as i32 as i64 as u64)
+                }
+                Op::ZExt32 { dst, src } | Op::Trunc32 { dst, src } => {
+                    lanes!(l => r!(l, dst) = r!(l, src) as u32 as u64)
+                }
                 Op::Offset { dst, base, disp } => {
                     lanes!(l => r!(l, dst) = r!(l, base).wrapping_add(disp as u64))
                 }
@@ -1213,6 +1238,21 @@ impl Runner<'_> {
                             .map_err(|kind| (at, l, kind))?;
                         r!(l, dst) = mem.atomic(&mut private[l], loc, op, bits, r!(l, a), r!(l, b));
                     })
+                }
+                Op::Builtin {
+                    which: Builtin::GlobalId,
+                    dst,
+                    lanes,
+                    bits,
+                } => {
+                    // The work-group's origin once, each lane's local id on it.
+                    let origin = launch.geometry.global_id(group, [0; 3]);
+                    lanes!(l => {
+                        for i in 0..lanes.min(3) as u32 {
+                            let d = i as usize;
+                            r!(l, dst + i) = (origin[d] + local_id[l][d]) & math::mask(bits);
+                        }
+                    });
                 }
                 Op::Builtin {
                     which,

@@ -272,6 +272,9 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
         | Op::Shl32 { dst, a, b: c }
         | Op::LShr32 { dst, a, b: c }
         | Op::Rotl32 { dst, a, b: c }
+        | Op::FAdd32 { dst, a, b: c }
+        | Op::FSub32 { dst, a, b: c }
+        | Op::FMul32 { dst, a, b: c }
         | Op::Xor { dst, a, b: c } => {
             let (d, x, y) = (rows(dst), rows(a), rows(c));
             for &lane in b.active {
@@ -280,7 +283,10 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             }
             return;
         }
-        Op::Mov { dst, src, n: 1 } => {
+        Op::Mov { dst, src, n: 1 }
+        | Op::ZExt32 { dst, src }
+        | Op::SExt32 { dst, src }
+        | Op::Trunc32 { dst, src } => {
             let (d, x) = (rows(dst), rows(src));
             for &lane in b.active {
                 let l = lane as usize;
@@ -307,6 +313,12 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             | Op::Shl32 { .. }
             | Op::LShr32 { .. }
             | Op::Rotl32 { .. }
+            | Op::FAdd32 { .. }
+            | Op::FSub32 { .. }
+            | Op::FMul32 { .. }
+            | Op::ZExt32 { .. }
+            | Op::SExt32 { .. }
+            | Op::Trunc32 { .. }
             | Op::Xor { .. } => return,
             Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),
             Op::Moves { start, len }

@@ -171,14 +171,7 @@ impl<'m> Translator<'m> {
             self.operand(id(inst, 1)?, n)?,
         );
         let dst = self.val(rid)?.slot;
-        self.emit(Op::Float {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        });
+        self.emit(float_op(op, bits, n, dst, a, b));
         let lt = lane_type(s, true)?;
         self.count(inst, lt, n as u64);
         Ok(())
@@ -210,14 +203,7 @@ impl<'m> Translator<'m> {
         let a = self.operand(id(inst, 0)?, n)?;
         let b = self.operand(id(inst, 1)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::Float {
-            op: FloatOp::Mul,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        });
+        self.emit(float_op(FloatOp::Mul, bits, n, dst, a, b));
         let lt = lane_type(s, true)?;
         self.count(inst, lt, n as u64);
         Ok(())
@@ -473,14 +459,7 @@ impl<'m> Translator<'m> {
     ) -> R<()> {
         let dst = self.val(result(inst)?.0)?.slot;
         let (from_bits, to_bits) = (from.bits(), to.bits());
-        self.emit(Op::Convert {
-            kind,
-            from: from_bits,
-            to: to_bits,
-            n,
-            dst,
-            src,
-        });
+        self.emit(convert_op(kind, from_bits, to_bits, n, dst, src));
         let lt = lane_type(to, signed)?;
         self.count(inst, lt, n as u64);
         Ok(())

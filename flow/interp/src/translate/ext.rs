@@ -312,14 +312,7 @@ impl<'m> Translator<'m> {
             Ext::FBin(f) => {
                 let bits = self.float_bits(s)?;
                 let (a, b) = (self.operand(arg(0)?, n)?, self.operand(arg(1)?, n)?);
-                self.emit(Op::Float {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                });
+                self.emit(float_op(f, bits, n, dst, a, b));
             }
             Ext::FTer(f) => {
                 let bits = self.float_bits(s)?;
@@ -438,23 +431,9 @@ impl<'m> Translator<'m> {
                 let bits = self.float_bits(s)?;
                 let (a, b) = (self.operand(arg(0)?, n)?, self.operand(arg(1)?, n)?);
                 let tmp = self.alloc(n as u32)?;
-                self.emit(Op::Float {
-                    op: out,
-                    bits,
-                    n,
-                    dst: tmp,
-                    a,
-                    b,
-                });
+                self.emit(float_op(out, bits, n, tmp, a, b));
                 self.store_through(arg(2)?, tmp, n, ext_name)?;
-                self.emit(Op::Float {
-                    op: value,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                });
+                self.emit(float_op(value, bits, n, dst, a, b));
             }
             Ext::FUnToInt(f) => {
                 let x = self.val(arg(0)?)?;

@@ -406,3 +406,65 @@ fn the_rules_name_what_each_instruction_counts() {
     );
     assert_eq!(rules::funnel("fshl"), None);
 }
+
+/// `out[i] = (a[i] + a[j]) * a[i] - a[j]`, `j = (int)(uint)i ^ 1` widened
+/// with its sign and `k` without: scalar float add, sub and mul, 32-to-64
+/// widening and 64-to-32 cutting run as direct forms, with the results and counts of the
+/// general ones.
+#[test]
+fn scalar_float_ops_and_widening_have_direct_forms() {
+    let mut b = opencl_builder();
+    let (uint, float) = (b.type_int(32, 0), b.type_float(32, None));
+    let ulong = b.type_int(64, 0);
+    let one = b.constant_bit32(uint, 1);
+    let gid = global_id_variable(&mut b);
+    let p = begin_kernel(&mut b, "mix", float, 2);
+    let i = global_id(&mut b, gid);
+    let narrow = b.u_convert(uint, None, i).unwrap();
+    let flipped = b.bitwise_xor(uint, None, narrow, one).unwrap();
+    let j = b.s_convert(ulong, None, flipped).unwrap();
+    let k = b.u_convert(ulong, None, narrow).unwrap();
+    let x = element(&mut b, float, p[0], k);
+    let y = element(&mut b, float, p[0], j);
+    let (x, y) = (
+        b.load(float, None, x, None, []).unwrap(),
+        b.load(float, None, y, None, []).unwrap(),
+    );
+    let sum = b.f_add(float, None, x, y).unwrap();
+    let product = b.f_mul(float, None, sum, x).unwrap();
+    let result = b.f_sub(float, None, product, y).unwrap();
+    let out = element(&mut b, float, p[1], i);
+    b.store(out, result, None, []).unwrap();
+    end_kernel(&mut b);
+
+    let module = load(b);
+    let code = kernel_code(&module, "mix");
+    for op in ["FAdd32", "FMul32", "FSub32", "ZExt32", "SExt32", "Trunc32"] {
+        assert!(code.contains(op), "no {op}:\n{code}");
+    }
+    assert!(
+        !code.contains("Float {") && !code.contains("Convert {"),
+        "{code}"
+    );
+    let input = [1.5f32, -2.25, 1e30, 3.0e-39];
+    let r = run(
+        &module,
+        "mix",
+        4,
+        4,
+        vec![bytes_of(&input, f32::to_le_bytes), vec![0; 16]],
+    );
+    let expected: Vec<u32> = (0..4)
+        .map(|i| {
+            let (x, y) = (input[i], input[i ^ 1]);
+            ((x + y) * x - y).to_bits()
+        })
+        .collect();
+    assert_eq!(words(&r.buffers[1].bytes), expected);
+    for op in ["OpFAdd", "OpFMul", "OpFSub"] {
+        assert_eq!(lanes(&r, op, "float"), 4);
+    }
+    assert_eq!(lanes(&r, "OpSConvert", "long"), 4);
+    assert_eq!(lanes(&r, "OpUConvert", "ulong"), 4);
+    assert_eq!(lanes(&r, "OpUConvert", "uint"), 4);
+}
