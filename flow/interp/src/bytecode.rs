@@ -488,6 +488,21 @@ pub enum Op {
         dst: Reg,
         src: Reg,
     },
+    /// Superinstructions (`translate::fuse`): `(a - b) ^ rotl(b, k)` and
+    /// `(a ^ b) - rotl(b, k)` on 32 bits, each in the place of three ops,
+    /// the next two of which it skips.
+    SubXorRotl32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        k: Reg,
+    },
+    XorSubRotl32 {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        k: Reg,
+    },
     /// And, or and xor keep any width's values in range.
     And {
         dst: Reg,
@@ -1123,6 +1138,9 @@ pub fn spans(
         | Op::Or { dst, a, b }
         | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
         Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
+        Op::SubXorRotl32 { dst, a, b, k } | Op::XorSubRotl32 { dst, a, b, k } => {
+            out.extend([s(dst, 1), s(a, 1), s(b, 1), s(k, 1)])
+        }
         Op::CastToSpace { dst, src, .. }
         | Op::ZExt32 { dst, src }
         | Op::SExt32 { dst, src }

@@ -480,12 +480,23 @@ impl Runner<'_> {
                 *unsafe_reg(regs, Reg::index($x) * width + $l)
             };
         }
-        // Runs `$body` once for each active lane, `$l` naming it.
+        // Every lane of the batch active, in order (the common case): lanes
+        // run as a plain count, which the compiler can vectorise.
+        let dense =
+            active.len() == width && active.iter().enumerate().all(|(i, &l)| l as usize == i);
+        // Runs `$body` once for each active lane, `$l` naming it, in the
+        // order of `active`.
         macro_rules! lanes {
             ($l:ident => $body:expr) => {
-                for &lane in active {
-                    let $l = lane as usize;
-                    $body;
+                if dense {
+                    for $l in 0..width {
+                        $body;
+                    }
+                } else {
+                    for &lane in active {
+                        let $l = lane as usize;
+                        $body;
+                    }
                 }
             };
         }
@@ -580,6 +591,20 @@ impl Runner<'_> {
                     (f32::from_bits(r!(l, a) as u32) * f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
                 Op::SExt32 { dst, src } => {
                     lanes!(l => r!(l, dst) = r!(l, src) as u32 as i32 as i64 as u64)
+                }
+                Op::SubXorRotl32 { dst, a, b, k } => {
+                    lanes!(l => {
+                        let (x, y) = (r!(l, a) as u32, r!(l, b) as u32);
+                        r!(l, dst) = (x.wrapping_sub(y) ^ y.rotate_left(r!(l, k) as u32 % 32)) as u64;
+                    });
+                    pc += 2;
+                }
+                Op::XorSubRotl32 { dst, a, b, k } => {
+                    lanes!(l => {
+                        let (x, y) = (r!(l, a) as u32, r!(l, b) as u32);
+                        r!(l, dst) = ((x ^ y).wrapping_sub(y.rotate_left(r!(l, k) as u32 % 32))) as u64;
+                    });
+                    pc += 2;
                 }
                 Op::ZExt32 { dst, src } | Op::Trunc32 { dst, src } => {
                     lanes!(l => r!(l, dst) = r!(l, src) as u32 as u64)

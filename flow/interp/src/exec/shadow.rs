@@ -283,6 +283,14 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             }
             return;
         }
+        Op::SubXorRotl32 { dst, a, b: c, k } | Op::XorSubRotl32 { dst, a, b: c, k } => {
+            let (d, x, y, z) = (rows(dst), rows(a), rows(c), rows(k));
+            for &lane in b.active {
+                let l = lane as usize;
+                sh.regs[d + l] = sh.regs[x + l] | sh.regs[y + l] | sh.regs[z + l];
+            }
+            return;
+        }
         Op::Mov { dst, src, n: 1 }
         | Op::ZExt32 { dst, src }
         | Op::SExt32 { dst, src }
@@ -319,6 +327,8 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
             | Op::ZExt32 { .. }
             | Op::SExt32 { .. }
             | Op::Trunc32 { .. }
+            | Op::SubXorRotl32 { .. }
+            | Op::XorSubRotl32 { .. }
             | Op::Xor { .. } => return,
             Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),
             Op::Moves { start, len }

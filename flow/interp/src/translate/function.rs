@@ -49,6 +49,7 @@ impl<'m> Translator<'m> {
             }
         }
         self.check_code()?;
+        fuse::fuse(&mut self.code, &self.moves, &self.terms, &self.printf_args);
         let mut init_regs = vec![0u64; self.next_reg as usize];
         for (slot, v) in &self.init {
             init_regs[slot.index()] = *v;

@@ -19,6 +19,7 @@ mod composite;
 mod control;
 mod ext;
 mod function;
+mod fuse;
 mod globals;
 mod group;
 mod image;
