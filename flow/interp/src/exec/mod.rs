@@ -500,6 +500,24 @@ impl Runner<'_> {
                 }
             };
         }
+        // `dst = f(a, b)` (`unary!`: `dst = f(a)`) in each active lane; in
+        // a dense batch a few lanes at a time, all read before any is
+        // written, which the compiler runs as vector operations.
+        macro_rules! binary {
+            ($dst:expr, $a:expr, $b:expr, $f:expr) => {
+                if dense {
+                    rows_binary(regs, width, $dst, $a, $b, $f);
+                } else {
+                    let f = $f;
+                    lanes!(l => r!(l, $dst) = f(r!(l, $a), r!(l, $b)));
+                }
+            };
+        }
+        macro_rules! unary {
+            ($dst:expr, $a:expr, $f:expr) => {
+                binary!($dst, $a, $a, |x, _| ($f)(x))
+            };
+        }
         // Every active lane goes to `target`; without the scheduler when
         // it comes before any pc where other lanes wait.
         macro_rules! goto_all {
@@ -568,30 +586,32 @@ impl Runner<'_> {
                         lanes!(l => r!(l, dst + i) = r!(l, src));
                     }
                 }
-                Op::Add32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (r!(l, a) as u32).wrapping_add(r!(l, b) as u32) as u64),
-                Op::Sub32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (r!(l, a) as u32).wrapping_sub(r!(l, b) as u32) as u64),
-                Op::Mul32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (r!(l, a) as u32).wrapping_mul(r!(l, b) as u32) as u64),
-                Op::Shl32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    ((r!(l, a) as u32) << (r!(l, b) % 32)) as u64),
-                Op::LShr32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    ((r!(l, a) as u32) >> (r!(l, b) % 32)) as u64),
-                Op::And { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) & r!(l, b)),
-                Op::Or { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) | r!(l, b)),
-                Op::Xor { dst, a, b } => lanes!(l => r!(l, dst) = r!(l, a) ^ r!(l, b)),
-                Op::Rotl32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (r!(l, a) as u32).rotate_left(r!(l, b) as u32 % 32) as u64),
-                Op::FAdd32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (f32::from_bits(r!(l, a) as u32) + f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
-                Op::FSub32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (f32::from_bits(r!(l, a) as u32) - f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
-                Op::FMul32 { dst, a, b } => lanes!(l => r!(l, dst) =
-                    (f32::from_bits(r!(l, a) as u32) * f32::from_bits(r!(l, b) as u32)).to_bits() as u64),
-                Op::SExt32 { dst, src } => {
-                    lanes!(l => r!(l, dst) = r!(l, src) as u32 as i32 as i64 as u64)
+                Op::Add32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| (x as u32).wrapping_add(y as u32) as u64)
                 }
+                Op::Sub32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| (x as u32).wrapping_sub(y as u32) as u64)
+                }
+                Op::Mul32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| (x as u32).wrapping_mul(y as u32) as u64)
+                }
+                Op::Shl32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| ((x as u32) << (y % 32)) as u64)
+                }
+                Op::LShr32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| ((x as u32) >> (y % 32)) as u64)
+                }
+                Op::And { dst, a, b } => binary!(dst, a, b, |x, y| x & y),
+                Op::Or { dst, a, b } => binary!(dst, a, b, |x, y| x | y),
+                Op::Xor { dst, a, b } => binary!(dst, a, b, |x, y| x ^ y),
+                Op::Rotl32 { dst, a, b } => {
+                    binary!(dst, a, b, |x, y| (x as u32).rotate_left(y as u32 % 32)
+                        as u64)
+                }
+                Op::FAdd32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x + y)),
+                Op::FSub32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x - y)),
+                Op::FMul32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x * y)),
+                Op::SExt32 { dst, src } => unary!(dst, src, |x: u64| x as u32 as i32 as i64 as u64),
                 Op::SubXorRotl32 { dst, a, b, k } => {
                     lanes!(l => {
                         let (x, y) = (r!(l, a) as u32, r!(l, b) as u32);
@@ -607,10 +627,10 @@ impl Runner<'_> {
                     pc += 2;
                 }
                 Op::ZExt32 { dst, src } | Op::Trunc32 { dst, src } => {
-                    lanes!(l => r!(l, dst) = r!(l, src) as u32 as u64)
+                    unary!(dst, src, |x: u64| x as u32 as u64)
                 }
                 Op::Offset { dst, base, disp } => {
-                    lanes!(l => r!(l, dst) = r!(l, base).wrapping_add(disp as u64))
+                    unary!(dst, base, |x: u64| x.wrapping_add(disp as u64))
                 }
                 Op::Index {
                     dst,
@@ -1482,6 +1502,43 @@ fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     // register span reaches past `init_regs.len()`; the file holds that
     // many rows of `width` lanes and every lane index is below `width`.
     unsafe { regs.get_unchecked_mut(index) }
+}
+
+/// A scalar `float` operation on two registers' low 32 bits.
+#[inline(always)]
+fn f32_op(x: u64, y: u64, f: impl Fn(f32, f32) -> f32) -> u64 {
+    f(f32::from_bits(x as u32), f32::from_bits(y as u32)).to_bits() as u64
+}
+
+/// Lanes of a dense batch taken together by [`rows_binary`].
+const CHUNK: usize = 8;
+
+/// `dst = f(a, b)` in lanes `0..width`, [`CHUNK`] lanes at a time, each
+/// chunk's operands read before its results are written (so that `dst`
+/// may be `a` or `b`). The rows were proven inside the file
+/// (`check_code`), as `unsafe_reg` requires.
+#[inline(always)]
+fn rows_binary(
+    regs: &mut [u64],
+    width: usize,
+    dst: Reg,
+    a: Reg,
+    b: Reg,
+    f: impl Fn(u64, u64) -> u64,
+) {
+    let (d, x, y) = (dst.index() * width, a.index() * width, b.index() * width);
+    let mut l = 0;
+    while l + CHUNK <= width {
+        let xs: [u64; CHUNK] = std::array::from_fn(|i| *unsafe_reg(regs, x + l + i));
+        let ys: [u64; CHUNK] = std::array::from_fn(|i| *unsafe_reg(regs, y + l + i));
+        for i in 0..CHUNK {
+            *unsafe_reg(regs, d + l + i) = f(xs[i], ys[i]);
+        }
+        l += CHUNK;
+    }
+    for l in l..width {
+        *unsafe_reg(regs, d + l) = f(*unsafe_reg(regs, x + l), *unsafe_reg(regs, y + l));
+    }
 }
 
 /// Copies registers `src..src+n` to `dst..dst+n` in each of `lanes`, as a
