@@ -374,6 +374,7 @@ mod tests {
             private: none,
             steps: 0,
             lines: Vec::new(),
+            simd: Vec::new(),
         }
     }
 

@@ -174,6 +174,9 @@ pub struct Counts {
     /// `work` and `traffic` per source line, in the order of the lines
     /// (what no line names last); empty where the module has no `OpLine`.
     pub lines: Vec<LineCounts>,
+    /// How work-items would fill vectors of each of [`crate::SIMD_WIDTHS`],
+    /// where the run measured it (`RunOptions::simd`).
+    pub simd: Vec<crate::SimdUse>,
 }
 
 impl Counts {
@@ -292,6 +295,7 @@ impl Counts {
                 .iter()
                 .map(|l| l.report(set, self.q_accessed()))
                 .collect(),
+            simd: self.simd.clone(),
         }
     }
 }
@@ -326,6 +330,9 @@ pub struct CountReport {
     /// module names no lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
+    /// How the work-items fill vectors at each SIMD width, where measured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub simd: Vec<crate::SimdUse>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -79,6 +79,22 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
         group_digits(r.private.load_bytes),
         group_digits(r.private.store_bytes)
     );
+    if !r.simd.is_empty() {
+        let _ = writeln!(
+            out,
+            "SIMD use (work-items S at a time by local id):\n  {:>5}  {:>16}  {:>15}",
+            "S", "issued lanes used", "in full vectors"
+        );
+        for s in &r.simd {
+            let _ = writeln!(
+                out,
+                "  {:>5}  {:>16}  {:>15}",
+                s.width,
+                format!("{:.1}%", 100.0 * s.efficiency()),
+                format!("{:.1}%", 100.0 * s.convergence())
+            );
+        }
+    }
     out
 }
 

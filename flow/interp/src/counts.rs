@@ -106,7 +106,8 @@
 pub use clflow_counts::{
     group_digits, render_lines, render_text, ByRole, CountReport, Counts, HistogramEntry,
     IntensityReport, LaneType, LineCache, LineCounts, LineReport, OpClass, OpSet, ParseOpSetError,
-    Role, SourceLine, Space, SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
+    Role, SimdUse, SourceLine, Space, SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
+    SIMD_WIDTHS,
 };
 
 /// The base operations W counts the OpenCL builtin `name` as (`fma` is

@@ -97,6 +97,9 @@ pub struct RunOptions {
     /// Count a uniform random sample of the work-groups and extrapolate
     /// (see [`sample`]); `None` counts every one. A traced run counts all.
     pub sample: Option<Sample>,
+    /// Measure how the work-items would fill vectors of each of
+    /// [`counts::SIMD_WIDTHS`] (`Counts::simd`): a little slower.
+    pub simd: bool,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -135,6 +138,7 @@ impl Default for RunOptions {
             uninit: false,
             undefined: Vec::new(),
             sample: None,
+            simd: false,
         }
     }
 }
@@ -518,6 +522,7 @@ impl Program {
             max_steps: options.max_steps,
             keep_going: options.keep_going,
             uninit: options.uninit,
+            simd: options.simd,
             undefined: global
                 .buffers
                 .iter()
@@ -696,6 +701,7 @@ impl Program {
             ),
             traffic,
             line_bytes,
+            simd: simd_use(p, partial),
             lines_read: global
                 .buffers
                 .iter()
@@ -709,6 +715,37 @@ impl Program {
             steps,
         }
     }
+}
+
+/// The run's SIMD use at each width, each block's runs weighted by its
+/// instructions; none where the run did not measure it.
+fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUse> {
+    if partial.simd.is_empty() {
+        return Vec::new();
+    }
+    let mut steps = vec![0u64; p.blocks.len()];
+    for op in &p.code {
+        if let bytecode::Op::Block { block, steps: n } = op {
+            steps[*block as usize] = u64::from(*n);
+        }
+    }
+    counts::SIMD_WIDTHS
+        .iter()
+        .enumerate()
+        .map(|(w, &width)| {
+            let mut used = counts::SimdUse {
+                width,
+                ..Default::default()
+            };
+            for ((n, hits), per_width) in steps.iter().zip(&partial.hits).zip(&partial.simd) {
+                let [groups, whole] = per_width[w];
+                used.lane_steps += n * hits;
+                used.issued_steps += n * groups * u64::from(width);
+                used.converged_steps += n * whole;
+            }
+            used
+        })
+        .collect()
 }
 
 fn label_for_local(label: &str) -> String {

@@ -265,6 +265,11 @@ fn scaled(mut partial: Partial, factor: f64) -> Partial {
     for traffic in &mut partial.line_traffic {
         *traffic = traffic.scaled(factor);
     }
+    for per_width in &mut partial.simd {
+        for n in per_width.iter_mut().flatten() {
+            *n = (*n as f64 * factor).round() as u64;
+        }
+    }
     partial
 }
 

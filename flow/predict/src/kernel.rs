@@ -283,6 +283,7 @@ pub(crate) mod tests {
             lines_written: 1024 * 4 / 64,
             steps: 0,
             lines: Vec::new(),
+            simd: Vec::new(),
         }
     }
 

@@ -141,6 +141,12 @@ pub struct CountArgs {
     /// large to count whole; the default counts every work-group.
     #[arg(long, value_name = "FRACTION|N-groups")]
     sample: Option<SampleSize>,
+    /// Also say how the work-items would fill vectors of 8, 16, 32 and 64 lanes (a CPU's
+    /// vector unit, a GPU's warp or wavefront): the share of issued lanes that do work, and
+    /// of the work run in full vectors, where every work-item of the vector is at the same
+    /// instruction (what a vectoriser that needs uniform control flow runs as vectors).
+    #[arg(long)]
+    simd: bool,
     /// The seed that picks --sample's work-groups: the same seed, the same work-groups.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "sample")]
     sample_seed: u64,
@@ -475,5 +481,6 @@ fn run_options(args: &CountArgs) -> RunOptions {
         uninit: false,
         undefined: Vec::new(),
         sample: None,
+        simd: args.simd,
     }
 }

@@ -3,7 +3,7 @@
 //! (each keeping one [`Runner`]) and merges what they counted.
 
 use super::{Outlet, Runner};
-use crate::counts::Traffic;
+use crate::counts::{Traffic, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, GlobalMemory};
 use crate::program::Program;
@@ -80,6 +80,10 @@ pub struct Partial {
     /// Where the selection asks (`Selection::tally`), each work-group's
     /// [W, Q]: in no particular order.
     pub tallies: Vec<[u64; 2]>,
+    /// Where the launch measures SIMD use (`Launched::simd`), per block and
+    /// per width of `SIMD_WIDTHS`: [vector groups issued, work-items in
+    /// full groups], summed over the block's runs.
+    pub simd: Vec<[[u64; 2]; SIMD_WIDTHS.len()]>,
 }
 
 /// The work-items a fault names after its first.
@@ -149,6 +153,15 @@ impl Partial {
         }
         self.printed.extend(other.printed);
         self.tallies.extend(other.tallies);
+        if self.simd.len() < other.simd.len() {
+            self.simd.resize(other.simd.len(), Default::default());
+        }
+        for (mine, theirs) in self.simd.iter_mut().zip(&other.simd) {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                a[0] += b[0];
+                a[1] += b[1];
+            }
+        }
         for (key, other) in other.faults {
             match self.faults.entry(key) {
                 Entry::Vacant(slot) => {
@@ -184,6 +197,8 @@ pub struct Launched<'a> {
     pub keep_going: bool,
     /// Follow undefined values to their uses (`RunOptions::uninit`).
     pub uninit: bool,
+    /// Measure how work-items fill vectors (`RunOptions::simd`).
+    pub simd: bool,
     /// Where they are followed, the global buffers the launch leaves
     /// undefined (`RunOptions::undefined`).
     pub undefined: super::GlobalShadow,

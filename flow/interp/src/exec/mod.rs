@@ -55,7 +55,7 @@ pub use launch::{run_groups, Fault, Geometry, Launched, Partial, Selection};
 pub use shadow::{GlobalShadow, Use};
 
 use crate::bytecode::*;
-use crate::counts::Traffic;
+use crate::counts::{Traffic, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::{self, Arena, SPACE_LOCAL};
 use crate::opencl_std as math;
@@ -184,6 +184,11 @@ impl<'a> Runner<'a> {
             },
             partial: Partial {
                 hits: vec![0; launch.program.blocks.len()],
+                simd: if launch.simd {
+                    vec![Default::default(); launch.program.blocks.len()]
+                } else {
+                    Vec::new()
+                },
                 traffic: Traffic::default(),
                 line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
                 ..Partial::default()
@@ -440,6 +445,7 @@ impl Runner<'_> {
         let max_steps = launch.max_steps;
         let group = self.group;
         let hits = &mut self.partial.hits[..];
+        let simd = &mut self.partial.simd[..];
         let mut mem = Mem {
             global: launch.global,
             local: &mut self.local,
@@ -566,6 +572,9 @@ impl Runner<'_> {
             match code[at] {
                 Op::Block { block, steps: n } => {
                     hits[block as usize] += active.len() as u64;
+                    if let Some(per_block) = simd.get_mut(block as usize) {
+                        simd_use(per_block, active, batch_len);
+                    }
                     run += n as u64;
                     if most + run > max_steps {
                         let lane = active
@@ -1502,6 +1511,48 @@ fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     // register span reaches past `init_regs.len()`; the file holds that
     // many rows of `width` lanes and every lane index is below `width`.
     unsafe { regs.get_unchecked_mut(index) }
+}
+
+/// Adds one run of a block by `active` (lane ids of a batch of `len`, in
+/// any order) to its SIMD use at each of `SIMD_WIDTHS`: the groups of S
+/// lanes with a work-item there, and the work-items in groups that are
+/// whole.
+fn simd_use(per_block: &mut [[u64; 2]; SIMD_WIDTHS.len()], active: &[u32], len: usize) {
+    // The active lanes as bits, 64 a word (every S divides 64); on the
+    // stack for batches of up to 1,024 lanes.
+    let (mut small, mut large);
+    let words: &mut [u64] = match len.div_ceil(64) {
+        n @ 0..=16 => {
+            small = [0u64; 16];
+            &mut small[..n]
+        }
+        n => {
+            large = vec![0u64; n];
+            &mut large
+        }
+    };
+    for &l in active {
+        words[l as usize / 64] |= 1 << (l % 64);
+    }
+    for (width, slot) in SIMD_WIDTHS.iter().zip(per_block.iter_mut()) {
+        let width = *width as usize;
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        for first in (0..len).step_by(width) {
+            let bits = (words[first / 64] >> (first % 64)) & mask;
+            let run = bits.count_ones() as usize;
+            if run == 0 {
+                continue;
+            }
+            slot[0] += 1;
+            if run == width.min(len - first) {
+                slot[1] += run as u64;
+            }
+        }
+    }
 }
 
 /// A scalar `float` operation on two registers' low 32 bits.

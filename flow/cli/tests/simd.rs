@@ -1,0 +1,54 @@
+//! `clflow count --simd`: how work-items would fill vectors of 8 to 64 lanes.
+
+mod common;
+
+use common::{clflow, text, variant};
+use serde_json::Value;
+
+/// A quarter of each 16 work-items (local ids 0-3 of each 16) takes a
+/// branch the rest skip. At S = 8 the branch's block issues one vector of
+/// 8 for 4 work-items; at S = 16, 32 and 64 one vector of S for every 4
+/// of 16. The rest of the kernel runs in full vectors at every S. With T
+/// the branch's instruction steps per work-item that runs it: waste at
+/// S = 8 is 4 lanes a vector (64 T over 256 work-items) and at S >= 16,
+/// 12 of every 16 (192 T); the steps in full vectors are all but the
+/// branch's (64 T).
+#[test]
+fn a_quarter_branch_fills_vectors_as_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "__kernel void quarter(__global uint *out, uint bad) {\n\
+                  \x20   uint i = get_global_id(0);\n\
+                  \x20   if (i % 16 < 4)\n\
+                  \x20       out[i] = i * 3 + bad;\n\
+                  }\n";
+    let args = "[[arg]]\nname = \"out\"\ntype = \"uint\"\ncount = 256\naccess = \"wo\"\n";
+    let manifest = variant(dir.path(), "quarter", source, args, 1);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let simd = report["simd"].as_array().unwrap();
+    let at = |s: usize, key: &str| simd[s][key].as_u64().unwrap();
+    let widths: Vec<u64> = (0..4).map(|s| at(s, "width")).collect();
+    assert_eq!(widths, [8, 16, 32, 64]);
+    let lane = at(0, "lane_steps");
+    let waste8 = at(0, "issued_steps") - lane;
+    assert!(waste8 > 0 && waste8 % 64 == 0, "{simd:?}");
+    for s in 1..4 {
+        assert_eq!(at(s, "lane_steps"), lane);
+        assert_eq!(at(s, "issued_steps") - lane, 3 * waste8, "S = {}", widths[s]);
+    }
+    for s in 0..4 {
+        assert_eq!(at(s, "converged_steps"), lane - waste8, "S = {}", widths[s]);
+    }
+    // In text, the shares.
+    let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
+    let report = text(&out.stdout);
+    assert!(report.contains("SIMD use (work-items S at a time by local id):"), "{report}");
+    // vadd, uniform: every share 100%.
+    let out = clflow(dir.path(), &["count", "kernels/vadd/vadd.toml", "--simd", "--json"]);
+    let vadd: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for s in vadd["simd"].as_array().unwrap() {
+        assert_eq!(s["issued_steps"], s["lane_steps"]);
+        assert_eq!(s["converged_steps"], s["lane_steps"]);
+    }
+}
