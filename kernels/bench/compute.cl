@@ -9,6 +9,11 @@
 //   -DOP_MAD | -DOP_ADD | -DOP_MUL | -DOP_LDST  the operation timed
 //   -DOP_LDST keeps the accumulators in local memory (volatile, so every
 //   update is a real load and store) and requires work-groups of 64
+//   -DDIVERGE      the repetition loop's trip count is, as far as the
+//                  compiler can tell, the work-item's own (it is reps for
+//                  every work-item below 2^32 - 1): a runtime that
+//                  vectorises across work-items only where their control
+//                  flow agrees runs the chains lane by lane
 //   -DUSE_FP64 / -DUSE_FP16  enable the extension the type needs
 //
 // Accumulator k is updated from its neighbour k+1 (a ring), so no update
@@ -64,7 +69,12 @@ __kernel GROUP_ATTRIBUTE void bench_compute(__global VT *restrict out, const ST 
     for (int k = 0; k < CHAINS; k++) {
         x(k) = seed + (VT)(id + (ST)(2 * k)) * STEP_SCALE + LANE_RAMP * STEP_SCALE;
     }
-    for (uint r = 0; r < reps; r++) {
+#ifdef DIVERGE
+    const uint trips = reps + (get_global_id(0) == (size_t)0xFFFFFFFFu);
+#else
+    const uint trips = reps;
+#endif
+    for (uint r = 0; r < trips; r++) {
 #pragma unroll
         for (int u = 0; u < ROUNDS; u++) {
 #pragma unroll

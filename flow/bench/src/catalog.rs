@@ -213,6 +213,12 @@ pub enum ComputeOp {
     Mul,
     /// `x = y` through local memory: one load and one store per update.
     Ldst,
+    /// `Mad` and `Add` with a loop whose trip count the compiler must take
+    /// as the work-item's own (`-DDIVERGE`): a runtime that vectorises
+    /// across work-items only where their control flow agrees runs these
+    /// lane by lane, giving the device's scalar rate.
+    MadDiverged,
+    AddDiverged,
 }
 
 impl ComputeOp {
@@ -222,6 +228,8 @@ impl ComputeOp {
             ComputeOp::Add => "add",
             ComputeOp::Mul => "mul",
             ComputeOp::Ldst => "ldst",
+            ComputeOp::MadDiverged => "mad-diverged",
+            ComputeOp::AddDiverged => "add-diverged",
         }
     }
 
@@ -231,6 +239,8 @@ impl ComputeOp {
             ComputeOp::Add => "-DOP_ADD",
             ComputeOp::Mul => "-DOP_MUL",
             ComputeOp::Ldst => "-DOP_LDST",
+            ComputeOp::MadDiverged => "-DOP_MAD -DDIVERGE",
+            ComputeOp::AddDiverged => "-DOP_ADD -DDIVERGE",
         }
     }
 }
@@ -393,6 +403,19 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
         (ComputeOp::Mad, Lane::Uint),
         (ComputeOp::Ldst, Lane::Float),
     ];
+    // The scalar rates: width 1 only.
+    for (op, lane) in [
+        (ComputeOp::MadDiverged, Lane::Float),
+        (ComputeOp::MadDiverged, Lane::Double),
+        (ComputeOp::AddDiverged, Lane::Uint),
+    ] {
+        if widths.contains(&1) {
+            list.push(Benchmark::Compute {
+                op,
+                data: DataType::new(lane, 1),
+            });
+        }
+    }
     for (op, lane) in compute {
         for &width in widths {
             if op == ComputeOp::Ldst && width > LDST_MAX_WIDTH {
@@ -479,9 +502,11 @@ mod tests {
         let all = all_benchmarks(&WIDTHS);
         // 6 stream kernels x 2 lane types + 6 compute kinds, 5 widths each;
         // one gather; 2 cache-resident reads at 5 widths; the local
-        // load/store at widths 1, 2, 4.
-        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 2 * 5 + 3);
+        // load/store at widths 1, 2, 4; three diverged chains at width 1.
+        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 2 * 5 + 3 + 3);
         assert!(all.iter().any(|b| b.id() == "gather/float"));
+        assert!(all.iter().any(|b| b.id() == "mad-diverged-chain/float"));
+        assert!(!all.iter().any(|b| b.id() == "add-diverged-chain/uint2"));
         let resident = Benchmark::Bandwidth {
             kernel: StreamKernel::Resident256K,
             data: DataType::new(Lane::Float, 4),

@@ -17,6 +17,7 @@ mod data;
 mod error;
 #[cfg(test)]
 mod fake;
+pub mod launch;
 mod profile;
 mod rates;
 mod runner;
@@ -26,7 +27,7 @@ mod work;
 pub use catalog::{Benchmark, ComputeOp, DataType, Lane, StreamKernel, Unroll};
 pub use error::{BenchError, Result};
 pub use profile::{datasheet_notes, render_table};
-pub use rates::device_rates;
+pub use rates::{device_rates, simd_of};
 pub use runner::{rate_statistic, run_benchmarks, BenchResult, Event, Measurement, Skipped};
 pub use sizing::{Mode, Plan};
 pub use work::{Shape, Unit, Work};

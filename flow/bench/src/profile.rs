@@ -71,6 +71,7 @@ impl Measurement {
             profile.power.extend(power_peak(during, &traces));
         }
         profile.energy_samples = self.results.iter().filter_map(energy_sample).collect();
+        profile.launch = self.launch;
         profile.notes = self.notes.clone();
         profile.notes.extend(skipped_notes(self));
         profile
@@ -273,6 +274,14 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
     for line in peak_lines(&rows, profile) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(launch) = &profile.launch {
+        let _ = writeln!(
+            out,
+            "launch  {:.1} µs an empty kernel, +{:.3} µs a work-group",
+            launch.empty_s * 1e6,
+            launch.per_group_s * 1e6
+        );
+    }
     for note in &profile.notes {
         let _ = writeln!(out, "note: {note}");
     }
@@ -413,6 +422,10 @@ mod tests {
                 },
             ],
             notes: vec![],
+            launch: Some(clflow_devices::LaunchOverhead {
+                empty_s: 12e-6,
+                per_group_s: 5e-9,
+            }),
         }
     }
 
@@ -500,6 +513,10 @@ mod tests {
         );
         assert!(
             table.contains("\nF̂ int32           12.00 GIOP/s   (add-chain/uint)\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("\nlaunch  12.0 µs an empty kernel, +0.005 µs a work-group\n"),
             "{table}"
         );
         assert!(!table.contains("fp64"));

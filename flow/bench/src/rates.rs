@@ -4,7 +4,8 @@
 
 use crate::catalog::{ComputeOp, StreamKernel};
 use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
-use clflow_predict::{fit, ClassRates, DeviceRates, Rate};
+use clflow_ocl::{DeviceInfo, DeviceKind};
+use clflow_predict::{fit, ClassRates, DeviceRates, IssueRates, LaunchCost, Rate, Simd, SimdKind};
 
 /// The best rate of the compute benchmark `kernel` on `data_type`.
 fn compute(profile: &MeasuredProfile, data_type: ComputeType, op: ComputeOp) -> Option<Rate> {
@@ -44,6 +45,100 @@ fn bandwidth(profile: &MeasuredProfile, keep: impl Fn(&str) -> bool) -> Option<R
         })
 }
 
+/// The rate of the compute benchmark `op` on `data_type` at `width` lanes
+/// (width 0: the best of every width), as instructions per second: `per`
+/// operations an instruction.
+fn issue(
+    profile: &MeasuredProfile,
+    data_type: ComputeType,
+    op: ComputeOp,
+    width: u32,
+    per: f64,
+) -> Option<Rate> {
+    profile
+        .compute
+        .iter()
+        .filter(|c| c.data_type == data_type && c.kernel == op.name())
+        .filter(|c| width == 0 || c.vector_width == width)
+        .max_by(|a, b| a.ops_per_s.best.total_cmp(&b.ops_per_s.best))
+        .map(|c| {
+            Rate::new(
+                c.ops_per_s.best / per,
+                format!(
+                    "clflow bench {}-chain (width {}) / {per} ops an instruction, {}",
+                    op.name(),
+                    c.vector_width,
+                    profile.measured_at
+                ),
+            )
+        })
+}
+
+/// Instruction rates per class at the best width and lane by lane: integer
+/// adds (one operation each), float mads (two).
+fn issue_rates(profile: &MeasuredProfile) -> IssueRates {
+    IssueRates {
+        vector: ClassRates {
+            int: issue(profile, ComputeType::Int32, ComputeOp::Add, 0, 1.0),
+            fp32: issue(profile, ComputeType::Fp32, ComputeOp::Mad, 0, 2.0),
+            fp64: issue(profile, ComputeType::Fp64, ComputeOp::Mad, 0, 2.0),
+            fp16: issue(profile, ComputeType::Fp16, ComputeOp::Mad, 0, 2.0),
+        },
+        // Lane by lane: the chains whose control flow the compiler cannot
+        // take as uniform (a runtime that vectorises width-1 kernels
+        // across work-items would otherwise give a vector rate here).
+        scalar: ClassRates {
+            int: issue(profile, ComputeType::Int32, ComputeOp::AddDiverged, 1, 1.0),
+            fp32: issue(profile, ComputeType::Fp32, ComputeOp::MadDiverged, 1, 2.0),
+            fp64: issue(profile, ComputeType::Fp64, ComputeOp::MadDiverged, 1, 2.0),
+            fp16: None,
+        },
+    }
+}
+
+/// How much faster a width-1 chain in a uniform loop must run than the same
+/// chain in a loop the compiler cannot prove uniform for the compiler to be
+/// taken as vectorising across work-items inside loops.
+const VECTORISED_LOOPS: f64 = 1.5;
+
+/// Whether the device's compiler vectorises across work-items inside the
+/// kernel's own uniform loops: the width-1 mad chain (a uniform loop) well
+/// above the diverged one.
+fn vectorises_loops(profile: &MeasuredProfile) -> bool {
+    let at = |op| issue(profile, ComputeType::Fp32, op, 1, 2.0).map(|r| r.value);
+    match (at(ComputeOp::Mad), at(ComputeOp::MadDiverged)) {
+        (Some(uniform), Some(diverged)) => uniform > VECTORISED_LOOPS * diverged,
+        _ => false,
+    }
+}
+
+/// How `info`'s device runs work-items together: a CPU's OpenCL compiler
+/// fills its native `float` lanes; a GPU runs warps of 32 (NVIDIA, Intel's
+/// widest SIMD) or wavefronts of 64 (AMD). Other accelerators (FPGAs)
+/// pipeline rather than vectorise: none.
+pub fn simd_of(info: &DeviceInfo) -> Option<Simd> {
+    match info.kind {
+        DeviceKind::Cpu if info.native_float_lanes > 0 => Some(Simd {
+            width: info.native_float_lanes,
+            kind: SimdKind::WorkGroupVectoriser,
+            // Known once measured (see `device_rates`).
+            vectorises_loops: false,
+        }),
+        DeviceKind::Gpu => Some(Simd {
+            width: if info.vendor.to_lowercase().contains("amd")
+                || info.vendor.to_lowercase().contains("advanced micro")
+            {
+                64
+            } else {
+                32
+            },
+            kind: SimdKind::Simt,
+            vectorises_loops: true,
+        }),
+        _ => None,
+    }
+}
+
 fn is_gather(kernel: &str) -> bool {
     kernel.starts_with(&format!("{}/", StreamKernel::Gather.name()))
 }
@@ -57,6 +152,7 @@ pub fn device_rates(
     name: &str,
     measured: Option<&MeasuredProfile>,
     datasheet: Option<&DatasheetProfile>,
+    simd: Option<Simd>,
 ) -> DeviceRates {
     let sheet = |metric: Metric| {
         datasheet.and_then(|d| {
@@ -124,6 +220,15 @@ pub fn device_rates(
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
         host_link: sheet(Metric::HostLink),
         energy,
+        issue: measured.map(issue_rates).unwrap_or_default(),
+        launch: measured.and_then(|m| m.launch).map(|l| LaunchCost {
+            empty_s: l.empty_s,
+            per_group_s: l.per_group_s,
+        }),
+        simd: simd.map(|simd| Simd {
+            vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
+            ..simd
+        }),
         notes,
     }
 }
@@ -191,7 +296,7 @@ mod tests {
 
     #[test]
     fn each_rate_comes_from_its_benchmark_else_the_datasheet() {
-        let rates = device_rates("dev", Some(&profile()), Some(&sheet()));
+        let rates = device_rates("dev", Some(&profile()), Some(&sheet()), None);
         // The fp32 peak is the best mad, never the local copy.
         assert_eq!(rates.peak.fp32.as_ref().unwrap().value, 90e9);
         assert!(rates
@@ -216,7 +321,7 @@ mod tests {
         assert!(rates.energy.is_none());
         assert!(rates.notes[0].contains("no power sensor"));
         // Unmeasured: datasheet figures only.
-        let sheet_only = device_rates("dev", None, Some(&sheet()));
+        let sheet_only = device_rates("dev", None, Some(&sheet()), None);
         assert_eq!(sheet_only.bandwidth.unwrap().value, 900e9);
         assert!(sheet_only.ldst.is_none());
     }
@@ -237,7 +342,7 @@ mod tests {
             sample(5e9, 20e9),
             sample(0.0, 25e9),
         ];
-        let rates = device_rates("dev", Some(&p), None);
+        let rates = device_rates("dev", Some(&p), None, None);
         let e = rates.energy.unwrap();
         assert!((e.op_j - 100e-12).abs() < 1e-18);
         assert!((e.byte_j - 500e-12).abs() < 1e-18);
@@ -245,5 +350,51 @@ mod tests {
         assert!(e
             .source
             .starts_with("least squares over 4 clflow bench runs (rapl)"));
+    }
+
+    /// Issue rates are instructions: adds one operation each, mads two; the
+    /// scalar ones come from the diverged chains. The compiler is taken to
+    /// vectorise inside loops only where the uniform width-1 chain runs
+    /// well above the diverged one.
+    #[test]
+    fn issue_rates_and_loop_vectorising_come_from_the_chains() {
+        let peak = |data_type, kernel: &str, width, best| ComputePeak {
+            data_type,
+            kernel: kernel.into(),
+            vector_width: width,
+            ops_per_s: stat(best),
+        };
+        let mut p = profile();
+        p.compute.extend([
+            peak(ComputeType::Fp32, "mad", 1, 30e9),
+            peak(ComputeType::Fp32, "mad-diverged", 1, 28e9),
+            peak(ComputeType::Int32, "add-diverged", 1, 20e9),
+        ]);
+        let cpu = Some(Simd {
+            width: 16,
+            kind: SimdKind::WorkGroupVectoriser,
+            vectorises_loops: false,
+        });
+        let rates = device_rates("dev", Some(&p), None, cpu);
+        let value = |r: &Option<Rate>| r.as_ref().unwrap().value;
+        assert_eq!(value(&rates.issue.vector.fp32), 45e9);
+        assert_eq!(value(&rates.issue.vector.int), 70e9);
+        assert_eq!(value(&rates.issue.scalar.fp32), 14e9);
+        assert_eq!(value(&rates.issue.scalar.int), 20e9);
+        assert!(rates.issue.scalar.fp64.is_none());
+        assert!(!rates.simd.unwrap().vectorises_loops);
+        // A runtime that vectorises width-1 chains in uniform loops.
+        p.compute.push(peak(ComputeType::Fp32, "mad", 1, 80e9));
+        let rates = device_rates("dev", Some(&p), None, cpu);
+        assert!(rates.simd.unwrap().vectorises_loops);
+        // A CPU's SIMD width is its native float lanes.
+        let mut info = clflow_ocl::DeviceInfo::described(0, "p", "cpu", DeviceKind::Cpu);
+        info.native_float_lanes = 16;
+        assert_eq!(simd_of(&info), cpu);
+        let gpu = clflow_ocl::DeviceInfo::described(0, "p", "gpu", DeviceKind::Gpu);
+        assert_eq!(
+            simd_of(&gpu).map(|s| (s.width, s.kind)),
+            Some((32, SimdKind::Simt))
+        );
     }
 }

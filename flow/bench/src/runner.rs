@@ -51,6 +51,9 @@ pub struct Measurement {
     pub skipped: Vec<Skipped>,
     /// What went wrong with power sampling, if anything (never fatal).
     pub notes: Vec<String>,
+    /// An empty kernel's cost, where measured (`crate::launch`).
+    #[serde(default)]
+    pub launch: Option<clflow_devices::LaunchOverhead>,
 }
 
 /// What a run reports as it goes, for progress displays.
@@ -100,12 +103,17 @@ pub fn run_benchmarks<'s>(
         on_event,
     };
     runner.run_all(&runnable)?;
+    let launch = match only {
+        Some(only) if !crate::launch::ID.contains(only) => None,
+        _ => Some(crate::launch::measure(device, &plan)?),
+    };
     Ok(Measurement {
         device: info.clone(),
         plan,
         results: runner.results,
         skipped,
         notes: runner.notes,
+        launch,
     })
 }
 
@@ -347,11 +355,11 @@ mod tests {
         info.fp64 = false;
         info.fp16 = false;
         let (runnable, skipped) = split_supported(&info, &crate::catalog::WIDTHS);
-        assert_eq!(skipped.len(), 10);
+        assert_eq!(skipped.len(), 11);
         assert!(skipped
             .iter()
             .any(|s| s.id == "mad-chain/double8" && s.reason == "the device lacks cl_khr_fp64"));
         assert!(skipped.iter().any(|s| s.id == "mad-chain/half"));
-        assert_eq!(runnable.len() + skipped.len(), 104);
+        assert_eq!(runnable.len() + skipped.len(), 107);
     }
 }

@@ -141,8 +141,8 @@ fn stream_traffic(kernel: StreamKernel) -> (u64, u64) {
 fn ops_per_update(op: ComputeOp) -> u64 {
     match op {
         // A load and a store.
-        ComputeOp::Mad | ComputeOp::Ldst => 2,
-        ComputeOp::Add | ComputeOp::Mul => 1,
+        ComputeOp::Mad | ComputeOp::MadDiverged | ComputeOp::Ldst => 2,
+        ComputeOp::Add | ComputeOp::AddDiverged | ComputeOp::Mul => 1,
     }
 }
 

@@ -167,3 +167,24 @@ fn resident_reads_measure_the_caches_apart_from_global_memory() {
         [("L1".to_string(), 16 << 10), ("L2".to_string(), 256 << 10)]
     );
 }
+
+/// `launch/empty`: an empty kernel on one work-group and on 1,024, timed
+/// from profiling events; the profile keeps both.
+#[test]
+fn launch_overhead_is_measured_on_one_and_many_work_groups() {
+    let device = pocl();
+    let measurement =
+        run_benchmarks(&device, Mode::Quick, Some("launch"), None, &mut |_| {}).unwrap();
+    assert!(measurement.results.is_empty());
+    let launch = measurement.launch.expect("measured");
+    assert!(launch.empty_s > 0.0 && launch.empty_s < 0.01, "{launch:?}");
+    assert!(
+        launch.per_group_s >= 0.0 && launch.per_group_s < 1e-4,
+        "{launch:?}"
+    );
+    assert_eq!(measurement.to_profile("test").launch, Some(launch));
+    // A run of other benchmarks alone leaves it out.
+    let triad =
+        run_benchmarks(&device, Mode::Quick, Some("triad/float"), None, &mut |_| {}).unwrap();
+    assert!(triad.launch.is_none());
+}

@@ -69,11 +69,16 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
         assert!(*best < 10_000.0, "{name}: {best} GB/s");
     }
     // mad and the local load/store on float (and double where supported),
-    // add/mul/mad on uint.
+    // add/mul/mad on uint, each at widths 1 and 4; the diverged mad on float
+    // and add on uint at width 1.
     let compute = figures(&profile["compute"], "ops_per_s");
     let fp32: Vec<_> = compute.iter().filter(|c| c.0.contains("fp32")).collect();
     let int32: Vec<_> = compute.iter().filter(|c| c.0.contains("int32")).collect();
-    assert_eq!((fp32.len(), int32.len()), (4, 6));
+    assert_eq!((fp32.len(), int32.len()), (5, 7));
+    // The launch's cost, from the empty kernel.
+    let launch = &profile["launch"];
+    assert!(launch["empty_s"].as_f64().unwrap() > 0.0, "{launch}");
+    assert!(launch["per_group_s"].as_f64().unwrap() >= 0.0, "{launch}");
     for (name, best, median) in &compute {
         // Two CPU cores cannot exceed a few hundred G operations per second.
         assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");

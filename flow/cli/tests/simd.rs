@@ -33,22 +33,50 @@ fn a_quarter_branch_fills_vectors_as_counted() {
     let lane = at(0, "lane_steps");
     let waste8 = at(0, "issued_steps") - lane;
     assert!(waste8 > 0 && waste8 % 64 == 0, "{simd:?}");
-    for s in 1..4 {
-        assert_eq!(at(s, "lane_steps"), lane);
-        assert_eq!(at(s, "issued_steps") - lane, 3 * waste8, "S = {}", widths[s]);
-    }
-    for s in 0..4 {
-        assert_eq!(at(s, "converged_steps"), lane - waste8, "S = {}", widths[s]);
+    for (s, width) in widths.iter().enumerate() {
+        if s > 0 {
+            assert_eq!(at(s, "lane_steps"), lane);
+            assert_eq!(at(s, "issued_steps") - lane, 3 * waste8, "S = {width}");
+        }
+        assert_eq!(at(s, "converged_steps"), lane - waste8, "S = {width}");
+        assert_eq!(at(s, "loop_steps"), 0, "no loop");
     }
     // In text, the shares.
     let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
     let report = text(&out.stdout);
-    assert!(report.contains("SIMD use (work-items S at a time by local id):"), "{report}");
+    assert!(
+        report.contains("SIMD use (work-items S at a time by local id):"),
+        "{report}"
+    );
     // vadd, uniform: every share 100%.
-    let out = clflow(dir.path(), &["count", "kernels/vadd/vadd.toml", "--simd", "--json"]);
+    let out = clflow(
+        dir.path(),
+        &["count", "kernels/vadd/vadd.toml", "--simd", "--json"],
+    );
     let vadd: Value = serde_json::from_slice(&out.stdout).unwrap();
     for s in vadd["simd"].as_array().unwrap() {
         assert_eq!(s["issued_steps"], s["lane_steps"]);
         assert_eq!(s["converged_steps"], s["lane_steps"]);
     }
+
+    // A loop every work-item runs the same number of times: its steps are
+    // loop steps, all in full vectors.
+    let source = "__kernel void summed(__global uint *out, uint bad) {\n\
+                  \x20   uint i = get_global_id(0), acc = 0;\n\
+                  \x20   for (uint k = 0; k < bad * 8; k++)\n\
+                  \x20       acc += k ^ i;\n\
+                  \x20   out[i] = acc;\n\
+                  }\n";
+    let manifest = variant(dir.path(), "summed", source, args, 3);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s16 = &report["simd"][1];
+    let (lane, looped) = (
+        s16["lane_steps"].as_u64().unwrap(),
+        s16["loop_steps"].as_u64().unwrap(),
+    );
+    assert!(looped > lane / 2 && looped < lane, "{s16}");
+    assert_eq!(s16["converged_loop_steps"], s16["loop_steps"]);
+    assert_eq!(s16["converged_steps"], s16["lane_steps"]);
 }

@@ -22,6 +22,11 @@ pub struct SimdUse {
     /// The steps run in a full S-group (every work-item of the group there):
     /// what a vectoriser that needs uniform control flow runs as vectors.
     pub converged_steps: u64,
+    /// The steps in blocks inside the kernel's loops, and of those the
+    /// ones run in full S-groups: what a vectoriser that takes work-items
+    /// together only outside loops leaves to run lane by lane.
+    pub loop_steps: u64,
+    pub converged_loop_steps: u64,
 }
 
 impl SimdUse {
@@ -33,6 +38,15 @@ impl SimdUse {
     /// The share of steps run with the whole S-group together.
     pub fn convergence(&self) -> f64 {
         ratio(self.converged_steps, self.lane_steps)
+    }
+
+    /// The share of steps run with the whole S-group together outside
+    /// the kernel's loops.
+    pub fn convergence_outside_loops(&self) -> f64 {
+        ratio(
+            self.converged_steps - self.converged_loop_steps,
+            self.lane_steps,
+        )
     }
 }
 
@@ -55,9 +69,12 @@ mod tests {
             lane_steps: 600,
             issued_steps: 800,
             converged_steps: 480,
+            loop_steps: 500,
+            converged_loop_steps: 420,
         };
         assert_eq!(used.efficiency(), 0.75);
         assert_eq!(used.convergence(), 0.8);
+        assert_eq!(used.convergence_outside_loops(), 0.1);
         assert_eq!(SimdUse::default().efficiency(), 1.0);
     }
 }

@@ -197,8 +197,19 @@ pub struct MeasuredProfile {
     /// Per-benchmark power, where a sensor served the device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub energy_samples: Vec<EnergySample>,
+    /// What a launch costs before any work, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<LaunchOverhead>,
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// An empty kernel's time (one work-group), and what each further
+/// work-group adds, from profiling events (medians).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LaunchOverhead {
+    pub empty_s: f64,
+    pub per_group_s: f64,
 }
 
 impl MeasuredProfile {
@@ -214,6 +225,7 @@ impl MeasuredProfile {
             cache_bandwidth: Vec::new(),
             power: Vec::new(),
             energy_samples: Vec::new(),
+            launch: None,
             notes: Vec::new(),
         }
     }

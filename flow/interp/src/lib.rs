@@ -723,10 +723,12 @@ fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUs
     if partial.simd.is_empty() {
         return Vec::new();
     }
-    let mut steps = vec![0u64; p.blocks.len()];
-    for op in &p.code {
+    let looped = program::in_loops(&p.code, &p.cases);
+    let (mut steps, mut in_loop) = (vec![0u64; p.blocks.len()], vec![false; p.blocks.len()]);
+    for (pc, op) in p.code.iter().enumerate() {
         if let bytecode::Op::Block { block, steps: n } = op {
             steps[*block as usize] = u64::from(*n);
+            in_loop[*block as usize] = looped[pc];
         }
     }
     counts::SIMD_WIDTHS
@@ -737,11 +739,16 @@ fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUs
                 width,
                 ..Default::default()
             };
-            for ((n, hits), per_width) in steps.iter().zip(&partial.hits).zip(&partial.simd) {
+            let blocks = steps.iter().zip(&in_loop).zip(&partial.hits);
+            for (((n, looped), hits), per_width) in blocks.zip(&partial.simd) {
                 let [groups, whole] = per_width[w];
                 used.lane_steps += n * hits;
                 used.issued_steps += n * groups * u64::from(width);
                 used.converged_steps += n * whole;
+                if *looped {
+                    used.loop_steps += n * hits;
+                    used.converged_loop_steps += n * whole;
+                }
             }
             used
         })

@@ -139,32 +139,113 @@ impl Program {
 /// from `entry`: a block comes after every block that branches to it,
 /// except along loops' back edges, and a called function's body before
 /// the code that follows the call.
-pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
-    let successors = |pc: usize, out: &mut Vec<usize>| {
-        out.clear();
-        // Listed in reverse of the order they should run in: a reverse
-        // post-order puts the successor visited last first.
-        match code[pc] {
-            Op::Jump { target } => out.push(target as usize),
-            Op::Branch { then, other, .. } => out.extend([other as usize, then as usize]),
-            Op::Switch {
-                cases_start,
-                cases_len,
-                default,
-                ..
-            } => {
-                out.push(default as usize);
-                let table = cases
-                    .get(cases_start as usize..cases_start as usize + cases_len as usize)
-                    .unwrap_or(&[]);
-                out.extend(table.iter().rev().map(|(_, t)| *t as usize));
-            }
-            Op::Call { target, .. } => out.extend([pc + 1, target as usize]),
-            Op::Ret { .. } | Op::Trap => {}
-            _ => out.push(pc + 1),
+/// The pcs control can go to from `pc` (a call: the callee, then the pc
+/// after the call), in reverse of the order they should run in: a reverse
+/// post-order puts the successor visited last first.
+fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>) {
+    out.clear();
+    match code[pc] {
+        Op::Jump { target } => out.push(target as usize),
+        Op::Branch { then, other, .. } => out.extend([other as usize, then as usize]),
+        Op::Switch {
+            cases_start,
+            cases_len,
+            default,
+            ..
+        } => {
+            out.push(default as usize);
+            let table = cases
+                .get(cases_start as usize..cases_start as usize + cases_len as usize)
+                .unwrap_or(&[]);
+            out.extend(table.iter().rev().map(|(_, t)| *t as usize));
         }
-        out.retain(|s| *s < code.len());
+        Op::Call { target, .. } => out.extend([pc + 1, target as usize]),
+        Op::Ret { .. } | Op::Trap => {}
+        _ => out.push(pc + 1),
+    }
+    out.retain(|s| *s < code.len());
+}
+
+/// For each pc, whether it lies on a cycle of the control flow: inside one
+/// of the kernel's loops. Tarjan's strongly connected components, without
+/// recursion.
+pub fn in_loops(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> {
+    let mut t = Tarjan {
+        index: vec![None; code.len()],
+        low: vec![0; code.len()],
+        on_stack: vec![false; code.len()],
+        stack: Vec::new(),
+        walk: Vec::new(),
+        next: 0,
     };
+    let mut looped = vec![false; code.len()];
+    for root in 0..code.len() {
+        if t.index[root].is_some() {
+            continue;
+        }
+        t.enter(code, cases, root);
+        while let Some((pc, succ, taken)) = t.walk.last_mut() {
+            let pc = *pc;
+            if let Some(&s) = succ.get(*taken) {
+                *taken += 1;
+                looped[pc] |= s == pc;
+                match t.index[s] {
+                    None => t.enter(code, cases, s),
+                    Some(i) if t.on_stack[s] => t.low[pc] = t.low[pc].min(i),
+                    Some(_) => {}
+                }
+                continue;
+            }
+            t.walk.pop();
+            if let Some((parent, _, _)) = t.walk.last() {
+                t.low[*parent] = t.low[*parent].min(t.low[pc]);
+            }
+            if Some(t.low[pc]) == t.index[pc] {
+                let mut component = Vec::new();
+                while let Some(top) = t.stack.pop() {
+                    t.on_stack[top] = false;
+                    component.push(top);
+                    if top == pc {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    for c in component {
+                        looped[c] = true;
+                    }
+                }
+            }
+        }
+    }
+    looped
+}
+
+/// Tarjan's walk: each pc's visit order and lowest reachable order, the
+/// component stack, and the pcs being walked with their successors.
+struct Tarjan {
+    index: Vec<Option<usize>>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    stack: Vec<usize>,
+    walk: Vec<(usize, Vec<usize>, usize)>,
+    next: usize,
+}
+
+impl Tarjan {
+    fn enter(&mut self, code: &[Op], cases: &[(u64, Pc)], pc: usize) {
+        self.index[pc] = Some(self.next);
+        self.low[pc] = self.next;
+        self.next += 1;
+        self.stack.push(pc);
+        self.on_stack[pc] = true;
+        let mut out = Vec::new();
+        successors(code, cases, pc, &mut out);
+        self.walk.push((pc, out, 0));
+    }
+}
+
+pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
+    let successors = |pc: usize, out: &mut Vec<usize>| successors(code, cases, pc, out);
     let mut seen = vec![false; code.len()];
     let mut post = Vec::with_capacity(code.len());
     // (pc, its successors, how many of them were visited)
@@ -267,5 +348,28 @@ mod tests {
             "the callee runs before the code after the call: {rank:?}"
         );
         assert!(rank[1] < rank[2] && rank[2] < rank[3], "{rank:?}");
+    }
+
+    /// A loop's pcs, and none of the straight code around it.
+    #[test]
+    fn pcs_on_a_cycle_are_in_a_loop() {
+        // 0: mov; 1: branch to 2 or 4; 2: mov; 3: jump 1; 4: ret
+        let code = [
+            mov(),
+            Op::Branch {
+                cond: Reg::new(0),
+                then: 2,
+                other: 4,
+            },
+            mov(),
+            Op::Jump { target: 1 },
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
+        ];
+        assert_eq!(in_loops(&code, &[]), [false, true, true, true, false]);
+        let straight = [mov(), mov(), Op::Jump { target: 3 }, mov()];
+        assert_eq!(in_loops(&straight, &[]), [false; 4]);
     }
 }

@@ -66,6 +66,10 @@ pub struct DeviceInfo {
     pub local_mem_bytes: u64,
     pub global_cache_bytes: u64,
     pub global_cacheline_bytes: u32,
+    /// `float` lanes the device's vector unit takes at once
+    /// (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); 0 where a record predates it.
+    #[serde(default)]
+    pub native_float_lanes: u32,
     pub max_work_group_size: usize,
     pub max_work_item_sizes: Vec<usize>,
     pub fp64: bool,
@@ -103,6 +107,7 @@ impl DeviceInfo {
             local_mem_bytes: 1 << 16,
             global_cache_bytes: 1 << 20,
             global_cacheline_bytes: 64,
+            native_float_lanes: 4,
             max_work_group_size: 1024,
             max_work_item_sizes: vec![1024; 3],
             fp64: true,
@@ -345,6 +350,9 @@ fn describe(
         global_cacheline_bytes: device
             .global_mem_cacheline_size()
             .step(|| at("CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE"))?,
+        native_float_lanes: device
+            .native_vector_width_float()
+            .step(|| at("CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT"))?,
         max_work_group_size: device
             .max_work_group_size()
             .step(|| at("CL_DEVICE_MAX_WORK_GROUP_SIZE"))?,

@@ -213,6 +213,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
             &selected.name,
             measured.as_ref(),
             datasheet,
+            clflow_bench::simd_of(&selected.info),
         ));
         set.put_device(device_profile(
             &selected.name,
@@ -582,6 +583,7 @@ fn count_all(
     let ops = &args.ops;
     let options = RunOptions {
         line_bytes: args.line_bytes,
+        simd: true,
         ..RunOptions::default()
     };
     let mut kernels: Vec<Counted> = Vec::new();

@@ -19,14 +19,16 @@ pub enum Model {
     BoatHull,
     Quantitative,
     Energy,
+    Clflow,
 }
 
 impl Model {
-    pub const ALL: [Model; 4] = [
+    pub const ALL: [Model; 5] = [
         Model::Roofline,
         Model::BoatHull,
         Model::Quantitative,
         Model::Energy,
+        Model::Clflow,
     ];
 
     pub fn label(self) -> &'static str {
@@ -35,6 +37,7 @@ impl Model {
             Model::BoatHull => "boat hull",
             Model::Quantitative => "quantitative roofline",
             Model::Energy => "energy roofline",
+            Model::Clflow => "clflow model",
         }
     }
 }
@@ -89,6 +92,16 @@ pub struct Outcome<T> {
 }
 
 impl<T> Outcome<T> {
+    /// A model a record predates.
+    fn not_recorded() -> Self {
+        Outcome {
+            prediction: None,
+            value: None,
+            ape: None,
+            skipped: Some("not in this record".into()),
+        }
+    }
+
     fn of(result: Result<T, String>, value: impl Fn(&T) -> f64, measured: Option<f64>) -> Self {
         match result {
             Ok(prediction) => {
@@ -120,6 +133,9 @@ pub struct Predictions {
     pub boat_hull: Outcome<BoatHull>,
     pub quantitative: Outcome<Quantitative>,
     pub energy: Outcome<Energy>,
+    /// clflow's own model (absent from records written before it).
+    #[serde(default = "Outcome::not_recorded")]
+    pub clflow: Outcome<crate::clflow::Clflow>,
 }
 
 /// One line of a summary: a model's predicted value and its error.
@@ -161,6 +177,11 @@ impl Predictions {
                 self.quantitative.prediction.as_ref().map(|p| p.bound),
             ),
             row(Model::Energy, &self.energy, None),
+            row(
+                Model::Clflow,
+                &self.clflow,
+                self.clflow.prediction.as_ref().map(|p| p.bound),
+            ),
         ]
     }
 }
@@ -257,6 +278,11 @@ pub fn predict_all(facts: &KernelFacts, device: &DeviceRates, measured: Measured
             |q| q.time_s,
             measured.time_s,
         ),
+        clflow: Outcome::of(
+            crate::clflow::predict_kernel(facts, device),
+            |c| c.time_s,
+            measured.time_s,
+        ),
         roofline,
         energy,
         measured,
@@ -285,6 +311,7 @@ mod tests {
             host_link: rate(10e9),
             energy: None,
             notes: Vec::new(),
+            ..DeviceRates::default()
         }
     }
 
@@ -311,8 +338,14 @@ mod tests {
         assert!(p.boat_hull.value.is_some() && p.quantitative.value.is_some());
         assert!(p.energy.skipped.as_ref().unwrap().contains("no energy fit"));
         let rows = p.rows();
-        assert_eq!(rows.len(), 4);
+        assert_eq!(rows.len(), 5);
         assert_eq!(rows[0].bound, Some(Bound::Compute));
+        // clflow's model needs what only a measured device has.
+        assert_eq!(rows[4].model, Model::Clflow);
+        assert_eq!(
+            rows[4].skipped.as_deref(),
+            Some("test device has no SIMD width")
+        );
         // A device without bandwidth: each model names what it lacks.
         let mut blind = device();
         blind.bandwidth = None;
@@ -391,7 +424,11 @@ mod tests {
         // Every model predicted on the first device, none but the boat
         // hull's memory side lacking on the second.
         let first = &predictions[0];
-        assert!(first.rows().iter().all(|r| r.value.is_some()));
+        let paper = first
+            .rows()
+            .into_iter()
+            .filter(|r| r.model != Model::Clflow);
+        assert!(paper.into_iter().all(|r| r.value.is_some()));
         assert!(predictions[1].roofline.skipped.is_some());
         let (text, back) = round_trip(&predictions);
         assert_eq!(back, predictions);
@@ -409,6 +446,14 @@ mod tests {
         );
         assert_eq!(json[0]["energy"]["prediction"]["time_from"], "measured");
         assert!(json[1]["roofline"].get("value").is_none());
+        // A record written before clflow's model reads back without it.
+        let mut old = json.clone();
+        old[0].as_object_mut().unwrap().remove("clflow");
+        let back: Vec<Predictions> = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            back[0].clflow.skipped.as_deref(),
+            Some("not in this record")
+        );
     }
 
     #[test]

@@ -36,6 +36,16 @@ pub struct ClassRates {
 }
 
 impl ClassRates {
+    /// The class's rate, as stored.
+    pub fn slot(&self, class: OpClass) -> &Option<Rate> {
+        match class {
+            OpClass::Int => &self.int,
+            OpClass::Fp32 => &self.fp32,
+            OpClass::Fp64 => &self.fp64,
+            OpClass::Fp16 => &self.fp16,
+        }
+    }
+
     pub fn get(&self, class: OpClass) -> Option<&Rate> {
         match class {
             OpClass::Int => self.int.as_ref(),
@@ -65,8 +75,60 @@ pub struct DeviceRates {
     /// The energy roofline's coefficients, fitted from power sampled
     /// during the microbenchmarks.
     pub energy: Option<EnergyCoefficients>,
+    /// Instructions issued per second per class (lanes/s): at the best
+    /// vector width and at width 1 (clflow's model).
+    #[serde(default)]
+    pub issue: IssueRates,
+    /// What a launch costs before any work.
+    #[serde(default)]
+    pub launch: Option<LaunchCost>,
+    /// How the device runs work-items together.
+    #[serde(default)]
+    pub simd: Option<Simd>,
     /// Why a rate is missing, when it is (no sensor, not measured).
     pub notes: Vec<String>,
+}
+
+/// Instruction issue rates per class, lanes per second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IssueRates {
+    pub vector: ClassRates,
+    pub scalar: ClassRates,
+}
+
+/// An empty kernel's time on one work-group, and each further group's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LaunchCost {
+    pub empty_s: f64,
+    pub per_group_s: f64,
+}
+
+/// How a device runs work-items together: `width` at a time, in a vector
+/// unit its compiler fills (`WorkGroupVectoriser`: a CPU) or in hardware
+/// warps (`Simt`: a GPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Simd {
+    pub width: u32,
+    pub kind: SimdKind,
+    /// Whether the compiler takes work-items together inside the kernel's
+    /// own (uniform) loops too: measured, a width-1 chain in a uniform loop
+    /// running well above the same chain whose loop it cannot prove uniform.
+    #[serde(default)]
+    pub vectorises_loops: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SimdKind {
+    WorkGroupVectoriser,
+    Simt,
+}
+
+impl DeviceRates {
+    /// A class's instruction rates: at the best vector width, at width 1.
+    pub fn instruction_rates(&self, class: OpClass) -> (&Option<Rate>, &Option<Rate>) {
+        (self.issue.vector.slot(class), self.issue.scalar.slot(class))
+    }
 }
 
 /// A model could not predict: it names the input it lacked.

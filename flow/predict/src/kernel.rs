@@ -137,6 +137,7 @@ impl Traffic {
 pub struct KernelFacts {
     pub name: String,
     pub work_items: u64,
+    pub work_groups: u64,
     /// W over the chosen op set.
     pub work: u64,
     /// W of the arithmetic operations of each class (a mad counts 2).
@@ -149,6 +150,10 @@ pub struct KernelFacts {
     pub traffic: Traffic,
     pub coalescing: Option<Coalescing>,
     pub host: HostTransfer,
+    /// How the work-items fill vectors at each SIMD width, where the count
+    /// measured it (`RunOptions::simd`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub simd: Vec<clflow_counts::SimdUse>,
 }
 
 impl KernelFacts {
@@ -171,6 +176,7 @@ impl KernelFacts {
         KernelFacts {
             name: name.to_string(),
             work_items: counts.work_items,
+            work_groups: counts.work_groups,
             work: summary.work,
             work_by_class,
             address_work,
@@ -183,6 +189,7 @@ impl KernelFacts {
             },
             coalescing: None,
             host: summary.host,
+            simd: counts.simd.clone(),
         }
     }
 

@@ -9,6 +9,9 @@
 //!   mix and instruction efficiencies, adjusted peak and predicted time;
 //! - [`energy`]: the energy roofline, its coefficients fitted from power
 //!   sampled during the microbenchmarks;
+//! - [`clflow`]: clflow's own model, from what only the interpreter sees
+//!   (how work-items fill vectors) and the microbenchmarks (scalar and
+//!   vector rates, gather bandwidth, launch cost), its assumptions listed;
 //! - [`ape`]: the absolute percentage error against a measurement.
 //!
 //! The models read a kernel as [`KernelFacts`] (built from the
@@ -21,6 +24,7 @@
 pub mod all;
 pub mod ape;
 pub mod boat_hull;
+pub mod clflow;
 pub mod device;
 pub mod energy;
 mod json;
@@ -29,7 +33,7 @@ pub mod quantitative;
 pub mod roofline;
 
 pub use all::{predict_all, Measured, Model, Outcome, Predictions, Row};
-pub use device::{ClassRates, DeviceRates, Rate};
+pub use device::{ClassRates, DeviceRates, IssueRates, LaunchCost, Rate, Simd, SimdKind};
 pub use energy::{fit, EnergyCoefficients, FitError, PowerSample};
 pub use kernel::{Coalescing, HostTransfer, InstructionMix, KernelFacts, PerClass, Traffic};
 pub use roofline::Bound;

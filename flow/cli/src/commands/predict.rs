@@ -174,7 +174,11 @@ fn predict_one(
         manifest,
         &input.module,
         Cow::Borrowed(&launch),
-        &RunOptions::default(),
+        // clflow's model reads how work-items fill vectors.
+        &RunOptions {
+            simd: true,
+            ..RunOptions::default()
+        },
         TrafficAnalysis::new(&line_sizes(caches)),
         observer,
     );
@@ -208,7 +212,12 @@ fn predict_one(
             .match_name(&device.info.name)
             .map(|m| m.profile);
         let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
-        let rates = device_rates(&name, measured.as_ref(), datasheet);
+        let rates = device_rates(
+            &name,
+            measured.as_ref(),
+            datasheet,
+            clflow_bench::simd_of(&device.info),
+        );
         for note in &rates.notes {
             observer.note(format!("{name}: {note}"));
         }
