@@ -72,8 +72,11 @@ fn the_corpus_sampled_gives_intervals_that_hold() {
         .flat_map(|kernel| std::fs::read_dir(kernel).unwrap())
         .map(|f| f.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        // The paper's 8M keys take a second each to count whole.
-        .filter(|p| !p.to_string_lossy().contains("-paper"))
+        // lookup3's 1M and 8M keys are not in git (ci/demo writes them).
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            !name.contains("-paper") && !name.contains("-1m")
+        })
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
     manifests.sort();
@@ -103,7 +106,7 @@ fn the_corpus_sampled_gives_intervals_that_hold() {
             }
         }
     }
-    assert!(sampled >= 12, "only {sampled} kernels sampled");
+    assert!(sampled >= 10, "only {sampled} kernels sampled");
 }
 
 /// lookup3's work-groups vary (its keys have random lengths): over 200
@@ -136,20 +139,21 @@ fn intervals_hold_the_exact_count_at_the_stated_confidence() {
     }
 }
 
-/// lookup3's work-groups vary (its keys have random lengths): a 5% sample
-/// of 1M keys gives W within a percent, with an interval that says so;
-/// the same seed gives the same report, another seed another sample.
+/// lookup3's work-groups vary (its keys have random lengths): a quarter of
+/// its 16,384 keys' work-groups gives W within a few percent, with an
+/// interval that holds it; the same seed gives the same report, another
+/// seed another sample.
 #[test]
 fn a_sample_of_lookup3_is_close_and_reproducible() {
     let dir = tempfile::tempdir().unwrap();
-    let manifest = "kernels/lookup3/lookup3-1m.toml";
+    let manifest = "kernels/lookup3/lookup3.toml";
     let exact = number(&count(dir.path(), manifest, &[]), &["W", "total"]);
-    let one = count(dir.path(), manifest, &["--sample", "5%"]);
+    let one = count(dir.path(), manifest, &["--sample", "25%"]);
     let sample = &one["sample"];
-    assert_eq!(number(sample, &["work_groups"]), 4096);
+    assert_eq!(number(sample, &["work_groups"]), 64);
     assert_eq!(number(sample, &["boundary_groups"]), 2);
-    assert_eq!(number(sample, &["interior_groups"]), 4094);
-    assert_eq!(number(sample, &["sampled_groups"]), 205);
+    assert_eq!(number(sample, &["interior_groups"]), 62);
+    assert_eq!(number(sample, &["sampled_groups"]), 16);
     let (low, high) = (
         number(sample, &["W", "low"]),
         number(sample, &["W", "high"]),
@@ -158,19 +162,19 @@ fn a_sample_of_lookup3_is_close_and_reproducible() {
         low < high && (low..=high).contains(&exact),
         "{exact} {sample}"
     );
-    assert!(((high - low) as f64) < 0.02 * exact as f64, "{sample}");
-    assert_eq!(one, count(dir.path(), manifest, &["--sample", "5%"]));
+    assert!(((high - low) as f64) < 0.1 * exact as f64, "{sample}");
+    assert_eq!(one, count(dir.path(), manifest, &["--sample", "25%"]));
     let other = count(
         dir.path(),
         manifest,
-        &["--sample", "5%", "--sample-seed", "2"],
+        &["--sample", "25%", "--sample-seed", "2"],
     );
     assert_ne!(one["sample"]["W"], other["sample"]["W"]);
     // In text: what was sampled, and both intervals.
-    let out = clflow(dir.path(), &["count", manifest, "--sample", "205-groups"]);
+    let out = clflow(dir.path(), &["count", manifest, "--sample", "16-groups"]);
     let report = text(&out.stdout);
     assert!(
-        report.contains("Sampled 205 of 4,094 interior work-groups (5.01%, seed 1) and all 2"),
+        report.contains("Sampled 16 of 62 interior work-groups (25.81%, seed 1) and all 2"),
         "{report}"
     );
     assert!(
