@@ -28,7 +28,7 @@ The stages, in the order the main job runs them:
   report    roofline, performance-per-watt and energy plots, CSV, JSON, HTML
   check     compare counts and timings with a baseline, for CI
   history   the trend of a kernel's counts and timings across runs
-  predict   the kernel's time on a device by four models, beside the measured one
+  predict   the kernel's time on a device by five models, beside the measured one
   split     PerDome bounds for splitting the work between two devices (C+G)
   capture   record an unmodified application's kernel launches as manifests
 

@@ -35,7 +35,7 @@ failed build) is noted in the report and the others go on; the exit status is th
     devices not yet measured) and datasheet peaks, time each kernel on each device with power \
     sampling and an output check, derive I, F, R, E, the attainable performance and the bound, \
     simulate each kernel's DRAM traffic through each device's last-level cache, predict its time \
-    with four models, and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
+    with five models, and write the report (rooflines, performance per watt, energy, metrics.csv, results.json, \
     index.html); where the devices include a CPU and another device, the report also bounds the kernels split \
     between the first CPU and the first other device (PerDome, as `clflow split` does).",
     after_help = EXAMPLES

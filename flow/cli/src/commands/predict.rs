@@ -36,15 +36,18 @@ Models: the roofline bound max(W/F̂, Q/B̂); the boat hull (class parameters w,
 from the interpretation; compute and memory equations, no-FMA and scattered floors, host
 transfer d/B_bus); the quantitative roofline (instruction densities, E_mix, E_instr, T'_op);
 the energy roofline (ε_op, ε_mem, π₀ fitted from power sampled during `clflow bench`; skipped
-without a power sensor). Device rates come from the measured profile (benchmarking a device
-that has none) and its datasheet. APE = |predicted − measured| / measured.
+without a power sensor); clflow's own model (the launch cost, every instruction lane issued at
+the vector rate where the interpreter saw work-items run in full vectors of the device's SIMD
+width and at the scalar rate elsewhere, DRAM traffic at the stream bandwidth; see `clflow count
+--simd`). Device rates come from the measured profile (benchmarking a device that has none) and
+its datasheet. APE = |predicted − measured| / measured.
 
 Q is the DRAM traffic through each device's last-level cache (its datasheet profile, else its
 driver, or --cache), simulated as a fully associative LRU cache over the kernel's access
 stream in work-group order; the boat hull's c and u split it by how neighbouring work-items'
 accesses coalesce.";
 
-/// Predict a kernel's time on devices with four models; compare with a run.
+/// Predict a kernel's time on devices with five models; compare with a run.
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct PredictArgs {
