@@ -424,6 +424,25 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     let fp32: u64 = gemm.iter().map(|l| l["W"]["fp32"].as_u64().unwrap()).sum();
     assert_eq!(fp32, 2 * m * n * k + 2 * m * n);
     assert_eq!(counted["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    // Sampled, half of each launch's interior work-groups: the GEMM's tiles
+    // all do the same work, so W comes out exact, its interval without
+    // width; the outputs, partial, are not compared (and fail nothing).
+    let sampled = count_json(data.path(), &out_dir, &["--ops", "fp32", "--sample", "50%"]);
+    assert_eq!(sampled["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    for launch in sampled["launches"].as_array().unwrap() {
+        let sample = &launch["sample"];
+        assert_eq!(sample["W"]["low"], sample["W"]["high"], "{launch}");
+        assert_eq!(launch["outputs_match"], false);
+    }
+    let text_out = clflow(
+        data.path(),
+        &["count", out_dir.to_str().unwrap(), "--sample", "50%"],
+    );
+    assert!(
+        text(&text_out.stdout).contains("sampled "),
+        "{}",
+        text(&text_out.stdout)
+    );
     // A, B and C hold repeating patterns: every buffer file pays to
     // compress, and was (count read them back above).
     let buffers: Vec<String> = std::fs::read_dir(out_dir.join("raw"))

@@ -791,9 +791,14 @@ pub struct LaunchCount {
     pub w: clflow_counts::WorkReport,
     #[serde(rename = "Q")]
     pub q: clflow_counts::TrafficReport,
+    /// Whether the interpreter's outputs equal the device's; false, and
+    /// not compared, where the launch was sampled (`sample`).
     pub outputs_match: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<(usize, u64)>,
+    /// Where `--sample` counted part of the launch: how, and the intervals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<clflow_interp::SampleReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_ns: Option<u64>,
     /// What the kernel printed (printf) as the interpreter ran it.
@@ -810,6 +815,10 @@ pub struct Totals {
     pub launches: u64,
     #[serde(rename = "W")]
     pub w: u64,
+    /// Where launches were sampled, the half-width of the interval on W:
+    /// the launches' own half-widths in quadrature (independent samples).
+    #[serde(rename = "W_half_width", skip_serializing_if = "Option::is_none")]
+    pub w_half_width: Option<f64>,
     #[serde(rename = "Q")]
     pub q: TotalTraffic,
     /// W over Q accessed, from the sums.
@@ -828,6 +837,11 @@ impl Totals {
     fn add(&mut self, launch: &LaunchCount) {
         self.launches += 1;
         self.w += launch.w.total;
+        if let Some(sample) = &launch.sample {
+            let half = sample.w.high.saturating_sub(sample.w.low) as f64 / 2.0;
+            let sum = self.w_half_width.unwrap_or(0.0);
+            self.w_half_width = Some((sum * sum + half * half).sqrt());
+        }
         self.q.load_bytes += launch.q.load_bytes;
         self.q.store_bytes += launch.q.store_bytes;
         self.q.accessed += launch.q.accessed;
@@ -852,7 +866,8 @@ pub struct CaptureCount {
 
 /// Counts every launch of a capture on its captured inputs, with the
 /// checkers `detect` asks for watching, and checks the interpreter's
-/// outputs against the device's.
+/// outputs against the device's (but where `options` samples: a sample's
+/// outputs are partial).
 pub fn count_capture(
     path: &Path,
     ops: &clflow_counts::OpSet,
@@ -875,7 +890,14 @@ pub fn count_capture(
             detect,
             session.observer(),
         )?;
-        let check = compare_outputs(&dir, launch, &result.buffers)?;
+        // A sample's outputs hold only what its work-groups wrote.
+        let check = match result.sample {
+            Some(_) => OutputsCheck {
+                matches: false,
+                first_difference: None,
+            },
+            None => compare_outputs(&dir, launch, &result.buffers)?,
+        };
         let report = result.counts.report(ops);
         let counted = LaunchCount {
             sequence: launch.sequence,
@@ -886,6 +908,7 @@ pub fn count_capture(
             q: report.q,
             outputs_match: check.matches,
             first_difference: check.first_difference,
+            sample: result.sample.clone(),
             device_ns: launch.device_ns,
             printed: result.printed_bytes(),
             faults,

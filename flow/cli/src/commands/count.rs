@@ -138,7 +138,8 @@ pub struct CountArgs {
     /// histogram, with 95% confidence intervals on W and Q: a fraction (0.05), a percentage
     /// (5%) or a number of work-groups (200-groups) of the interior; the work-groups on the
     /// NDRange's boundary (first and last of each dimension) always run. For launches too
-    /// large to count whole; the default counts every work-group.
+    /// large to count whole; the default counts every work-group. On a capture, each launch
+    /// is sampled, and its outputs, then partial, are not compared with the device's.
     #[arg(long, value_name = "FRACTION|N-groups")]
     sample: Option<SampleSize>,
     /// Also say how the work-items would fill vectors of 8, 16, 32 and 64 lanes (a CPU's
@@ -181,7 +182,6 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             (args.cache.is_some(), "--cache"),
             (args.dump.is_some(), "--dump"),
             (args.detect.is_some(), "--detect"),
-            (capture::is_capture(&args.manifest), "a capture"),
         ];
         if let Some((_, what)) = needs_all.iter().find(|(given, _)| *given) {
             return Err(Failure::input(format!(
@@ -198,14 +198,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
         clflow_report::check_writable(dir, "--dump")?;
     }
     let kernel = launch.kernel.clone();
-    let options = RunOptions {
-        sample: args.sample.map(|size| Sample {
-            size,
-            seed: args.sample_seed,
-            ops: ops.clone(),
-        }),
-        ..input.run_options(&run_options(&args))
-    };
+    let options = input.run_options(&run_options(&args, &ops));
     let (result, traffic, faults) = interpret_checked(
         &args.manifest,
         &input.module,
@@ -359,13 +352,14 @@ fn count_capture(
             "--cache and --dump take one manifest; give one of the capture's launch-*.toml",
         ));
     }
-    let options = run_options(args);
+    let options = run_options(args, ops);
     let detect = args.detect.unwrap_or_default();
     let counted = capture::count_capture(&args.manifest, ops, &options, detect, session)?;
+    // A sampled launch's outputs are partial: not compared.
     let wrong: Vec<&capture::LaunchCount> = counted
         .launches
         .iter()
-        .filter(|l| !l.outputs_match)
+        .filter(|l| !l.outputs_match && l.sample.is_none())
         .collect();
     for launch in &wrong {
         if let Some((arg, byte)) = launch.first_difference {
@@ -435,14 +429,22 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
     out.push_str("  launch  kernel (#)                   W               Q         I  outputs\n");
     for l in &counted.launches {
         let i = (l.q.accessed > 0).then(|| l.w.total as f64 / l.q.accessed as f64);
+        let outputs = match (&l.sample, l.outputs_match) {
+            (Some(s), _) => format!(
+                "sampled {} of {} groups",
+                s.sampled_groups + s.boundary_groups,
+                s.work_groups
+            ),
+            (None, true) => "match".into(),
+            (None, false) => "DIFFER".into(),
+        };
         out.push_str(&format!(
-            "  {:>6}  {:<24} {:>12} {:>15} {:>9}  {}\n",
+            "  {:>6}  {:<24} {:>12} {:>15} {:>9}  {outputs}\n",
             l.sequence,
             format!("{} (#{})", l.kernel, l.index),
             group_digits(l.w.total),
             group_digits(l.q.accessed),
             intensity(i),
-            if l.outputs_match { "match" } else { "DIFFER" }
         ));
     }
     out.push_str("\nPer kernel:\n");
@@ -456,8 +458,12 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
         ));
     }
     let all = &counted.totals.all;
+    // Sampled launches make W an estimate: its 95% interval's half-width.
+    let interval = all.w_half_width.map_or(String::new(), |half| {
+        format!(" (±{:.2}% at 95%)", 100.0 * half / all.w.max(1) as f64)
+    });
     out.push_str(&format!(
-        "\nApplication: {} launches, W {}, Q {} bytes, I {}\n",
+        "\nApplication: {} launches, W {}{interval}, Q {} bytes, I {}\n",
         all.launches,
         group_digits(all.w),
         group_digits(all.q.accessed),
@@ -466,8 +472,9 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
     out
 }
 
-/// How the interpreter runs, as the flags say.
-fn run_options(args: &CountArgs) -> RunOptions {
+/// How the interpreter runs, as the flags say; a sample's interval is on
+/// W over `ops`.
+fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
     RunOptions {
         max_steps: args.max_steps,
         line_bytes: args.line_bytes,
@@ -480,7 +487,11 @@ fn run_options(args: &CountArgs) -> RunOptions {
         // Set by the pipeline where --detect asks for it.
         uninit: false,
         undefined: Vec::new(),
-        sample: None,
+        sample: args.sample.map(|size| Sample {
+            size,
+            seed: args.sample_seed,
+            ops: ops.clone(),
+        }),
         simd: args.simd,
     }
 }
