@@ -41,6 +41,9 @@ Examples:
       size, and how each load and store coalesces
   clflow count kernels/spmv/spmv.toml --cache nvidia-h100-sxm
       the same through an H100's L2 (its datasheet profile: 50 MiB, 32-byte sectors)
+  clflow count kernels/lookup3/lookup3.toml --simd
+      also how the work-items fill vectors of 8 to 64 lanes: lookup3's keys of random
+      lengths leave about half of each 16-lane vector idle
   clflow count kernels/lookup3/lookup3-paper.toml --sample 2%
       2% of 8M keys' work-groups, chosen at random: W and Q extrapolated, each with its
       95% confidence interval (a count that will take long suggests this)
