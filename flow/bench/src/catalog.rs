@@ -15,7 +15,7 @@ pub const KERNELS_ENV: &str = "CLFLOW_BENCH_KERNELS";
 
 /// The text of one of the benchmark sources and where it came from: the
 /// built-in copy, or the file in `$CLFLOW_BENCH_KERNELS`.
-fn source(file: &str, built_in: &str) -> Result<(String, String)> {
+pub(crate) fn source(file: &str, built_in: &str) -> Result<(String, String)> {
     match std::env::var_os(KERNELS_ENV).filter(|dir| !dir.is_empty()) {
         None => Ok((format!("kernels/bench/{file}"), built_in.to_string())),
         Some(dir) => {

@@ -2,7 +2,7 @@
 //! launch.cl`) timed on one work-group and on [`MANY_GROUPS`], each time
 //! from its profiling events, median of the plan's repetitions.
 
-use crate::catalog::KERNELS_ENV;
+use crate::catalog::source;
 use crate::error::{BenchError, Result};
 use crate::sizing::Plan;
 use clflow_core::{Launch, NdRange};
@@ -22,17 +22,8 @@ pub const ID: &str = "launch/empty";
 /// the two launches over the extra groups (0 where the larger was no
 /// slower).
 pub fn measure(device: &OclDevice, plan: &Plan) -> Result<LaunchOverhead> {
-    let text = match std::env::var_os(KERNELS_ENV).filter(|d| !d.is_empty()) {
-        Some(dir) => {
-            let path = std::path::Path::new(&dir).join("launch.cl");
-            std::fs::read_to_string(&path).map_err(|e| BenchError::KernelSource {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?
-        }
-        None => SOURCE.to_string(),
-    };
-    let program = ProgramSource::from_text("kernels/bench/launch.cl", &text, "");
+    let (origin, text) = source("launch.cl", SOURCE)?;
+    let program = ProgramSource::from_text(&origin, &text, "");
     let median_s = |groups: u64| -> Result<f64> {
         let launch = Launch {
             kernel: "bench_empty".into(),

@@ -7,24 +7,9 @@ use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{fit, ClassRates, DeviceRates, IssueRates, LaunchCost, Rate, Simd, SimdKind};
 
-/// The best rate of the compute benchmark `kernel` on `data_type`.
+/// The best rate of the compute benchmark `op` on `data_type`.
 fn compute(profile: &MeasuredProfile, data_type: ComputeType, op: ComputeOp) -> Option<Rate> {
-    profile
-        .compute
-        .iter()
-        .filter(|c| c.data_type == data_type && c.kernel == op.name())
-        .max_by(|a, b| a.ops_per_s.best.total_cmp(&b.ops_per_s.best))
-        .map(|c| {
-            Rate::new(
-                c.ops_per_s.best,
-                format!(
-                    "clflow bench {}-chain (width {}), {}",
-                    op.name(),
-                    c.vector_width,
-                    profile.measured_at
-                ),
-            )
-        })
+    issue(profile, data_type, op, 0, 1.0)
 }
 
 /// The best rate of the bandwidth benchmarks `keep` accepts.
@@ -46,8 +31,8 @@ fn bandwidth(profile: &MeasuredProfile, keep: impl Fn(&str) -> bool) -> Option<R
 }
 
 /// The rate of the compute benchmark `op` on `data_type` at `width` lanes
-/// (width 0: the best of every width), as instructions per second: `per`
-/// operations an instruction.
+/// (width 0: the best of every width), per `per` operations: instructions
+/// per second where an instruction does `per` of them.
 fn issue(
     profile: &MeasuredProfile,
     data_type: ComputeType,
@@ -62,10 +47,15 @@ fn issue(
         .filter(|c| width == 0 || c.vector_width == width)
         .max_by(|a, b| a.ops_per_s.best.total_cmp(&b.ops_per_s.best))
         .map(|c| {
+            let per_instruction = if per == 1.0 {
+                String::new()
+            } else {
+                format!(" / {per} ops an instruction")
+            };
             Rate::new(
                 c.ops_per_s.best / per,
                 format!(
-                    "clflow bench {}-chain (width {}) / {per} ops an instruction, {}",
+                    "clflow bench {}-chain (width {}){per_instruction}, {}",
                     op.name(),
                     c.vector_width,
                     profile.measured_at

@@ -645,7 +645,6 @@ impl Program {
         let mut traffic = partial.traffic;
         let mut line_traffic = partial.line_traffic.clone();
         line_traffic.resize(p.source_lines.len() + 1, Default::default());
-        let mut steps = 0;
         for (block, hits) in p.blocks.iter().zip(&partial.hits) {
             for (k, n) in &block.hist {
                 hist[*k as usize] += n * hits;
@@ -658,12 +657,12 @@ impl Program {
                 line_traffic[*line as usize].scaled_add(t, *hits);
             }
         }
-        for (i, op) in p.code.iter().enumerate() {
-            if let bytecode::Op::Block { block, steps: n } = op {
-                let _ = i;
-                steps += *n as u64 * partial.hits.get(*block as usize).copied().unwrap_or(0);
-            }
-        }
+        let (block_steps, in_loop) = block_steps(p);
+        let steps = block_steps
+            .iter()
+            .zip(&partial.hits)
+            .map(|(n, hits)| n * hits)
+            .sum();
         // One entry per opcode and type, its lanes split by role.
         let mut entries: BTreeMap<(&str, LaneType), counts::ByRole> = BTreeMap::new();
         for ((op, ty, role), lanes) in p.hist_keys.iter().zip(hist) {
@@ -701,7 +700,7 @@ impl Program {
             ),
             traffic,
             line_bytes,
-            simd: simd_use(p, partial),
+            simd: simd_use(&block_steps, &in_loop, partial),
             lines_read: global
                 .buffers
                 .iter()
@@ -717,12 +716,9 @@ impl Program {
     }
 }
 
-/// The run's SIMD use at each width, each block's runs weighted by its
-/// instructions; none where the run did not measure it.
-fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUse> {
-    if partial.simd.is_empty() {
-        return Vec::new();
-    }
+/// Each block's bytecode instructions, and whether it lies in one of the
+/// kernel's loops.
+fn block_steps(p: &program::Program) -> (Vec<u64>, Vec<bool>) {
     let looped = program::in_loops(&p.code, &p.cases);
     let (mut steps, mut in_loop) = (vec![0u64; p.blocks.len()], vec![false; p.blocks.len()]);
     for (pc, op) in p.code.iter().enumerate() {
@@ -730,6 +726,15 @@ fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUs
             steps[*block as usize] = u64::from(*n);
             in_loop[*block as usize] = looped[pc];
         }
+    }
+    (steps, in_loop)
+}
+
+/// The run's SIMD use at each width, each block's runs weighted by its
+/// instructions (`steps`); none where the run did not measure it.
+fn simd_use(steps: &[u64], in_loop: &[bool], partial: &exec::Partial) -> Vec<counts::SimdUse> {
+    if partial.simd.is_empty() {
+        return Vec::new();
     }
     counts::SIMD_WIDTHS
         .iter()
@@ -739,7 +744,7 @@ fn simd_use(p: &program::Program, partial: &exec::Partial) -> Vec<counts::SimdUs
                 width,
                 ..Default::default()
             };
-            let blocks = steps.iter().zip(&in_loop).zip(&partial.hits);
+            let blocks = steps.iter().zip(in_loop).zip(&partial.hits);
             for (((n, looped), hits), per_width) in blocks.zip(&partial.simd) {
                 let [groups, whole] = per_width[w];
                 used.lane_steps += n * hits;

@@ -47,12 +47,7 @@ impl ClassRates {
     }
 
     pub fn get(&self, class: OpClass) -> Option<&Rate> {
-        match class {
-            OpClass::Int => self.int.as_ref(),
-            OpClass::Fp32 => self.fp32.as_ref(),
-            OpClass::Fp64 => self.fp64.as_ref(),
-            OpClass::Fp16 => self.fp16.as_ref(),
-        }
+        self.slot(class).as_ref()
     }
 }
 
