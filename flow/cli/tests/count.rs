@@ -771,3 +771,70 @@ fn the_default_w_is_the_corpus_tables_hand_derived_w() {
         assert_eq!(v["W_by_role"]["work"], w, "{manifest}");
     }
 }
+
+/// Every corpus kernel counted by default (the compiled tier where it runs
+/// the kernel) and with --interpret: the same report, byte for byte, and
+/// the same output buffers; most kernels run compiled, and -v says which.
+#[test]
+fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
+    let mut manifests: Vec<String> = std::fs::read_dir(repo().join("kernels"))
+        .unwrap()
+        .filter_map(|dir| {
+            let name = dir.unwrap().file_name().to_str()?.to_string();
+            let manifest = format!("kernels/{name}/{name}.toml");
+            repo().join(&manifest).exists().then_some(manifest)
+        })
+        .collect();
+    manifests.sort();
+    let mut compiled = 0;
+    for manifest in &manifests {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let dump = |dir: &tempfile::TempDir| dir.path().to_str().unwrap().to_string();
+        let default = clflow(&["count", manifest, "--json", "-v", "--dump", &dump(&a)]);
+        let interpreted = clflow(&[
+            "count",
+            manifest,
+            "--json",
+            "--interpret",
+            "--dump",
+            &dump(&b),
+        ]);
+        assert!(
+            default.status.success(),
+            "{manifest}: {}",
+            String::from_utf8_lossy(&default.stderr)
+        );
+        assert_eq!(
+            default.stdout, interpreted.stdout,
+            "{manifest}: the reports differ"
+        );
+        let said = String::from_utf8_lossy(&default.stderr);
+        compiled += said.contains("ran compiled:") as usize;
+        assert!(
+            said.contains("ran compiled:") || said.contains("interpreted ("),
+            "{said}"
+        );
+        let files = |dir: &tempfile::TempDir| {
+            let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|f| {
+                    let f = f.unwrap();
+                    (
+                        f.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(f.path()).unwrap(),
+                    )
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        let outputs = files(&a);
+        assert!(!outputs.is_empty(), "{manifest}: no output buffer dumped");
+        assert_eq!(outputs, files(&b), "{manifest}: the outputs differ");
+    }
+    assert!(
+        compiled >= 8,
+        "{compiled} of {} corpus kernels ran compiled",
+        manifests.len()
+    );
+}

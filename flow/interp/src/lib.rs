@@ -100,6 +100,9 @@ pub struct RunOptions {
     /// Measure how the work-items would fill vectors of each of
     /// [`counts::SIMD_WIDTHS`] (`Counts::simd`): a little slower.
     pub simd: bool,
+    /// Run every instruction in the interpreter, never in the compiled
+    /// tier (`exec::native`), which otherwise runs the kernels it can.
+    pub interpret: bool,
 }
 
 /// The sub-group size a run takes unless told another.
@@ -139,6 +142,7 @@ impl Default for RunOptions {
             undefined: Vec::new(),
             sample: None,
             simd: false,
+            interpret: false,
         }
     }
 }
@@ -178,6 +182,17 @@ pub struct RunResult {
     /// Where `RunOptions::sample` asked for one, how the counts were
     /// extrapolated, and the intervals on W and Q.
     pub sample: Option<SampleReport>,
+    /// What ran the kernel's instructions.
+    pub engine: Engine,
+}
+
+/// What runs a launch's instructions (`RunResult::engine`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Engine {
+    /// The compiled tier: the kernel as native code.
+    Compiled,
+    /// The interpreter, and why the compiled tier did not run the launch.
+    Interpreted(String),
 }
 
 /// A fault the run went on after (`RunResult::faults`).
@@ -512,7 +527,7 @@ impl Program {
             images,
             wide_atomics: Mutex::new(()),
         };
-        let launched = exec::Launched {
+        let mut launched = exec::Launched {
             program: p,
             global: &global,
             geometry,
@@ -532,6 +547,17 @@ impl Program {
                         .then(|| (0..b.len).map(|_| AtomicU8::new(1)).collect())
                 })
                 .collect(),
+            native: None,
+        };
+        let engine = match self.interpreter_because(options, sink.is_some()) {
+            Some(why) => Engine::Interpreted(why),
+            None => match exec::native::Native::compile(&launched) {
+                Ok(native) => {
+                    launched.native = Some(native);
+                    Engine::Compiled
+                }
+                Err(why) => Engine::Interpreted(why),
+            },
         };
         let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
         if threads == 0 {
@@ -627,7 +653,26 @@ impl Program {
             buffers: outputs,
             printed: partial.printed.into_iter().map(|(_, p)| p).collect(),
             faults,
+            engine,
         })
+    }
+
+    /// Why a run with `options` (and a trace, where `traced`) needs the
+    /// interpreter whatever the kernel: what it watches or measures is
+    /// done there alone.
+    fn interpreter_because(&self, options: &RunOptions, traced: bool) -> Option<String> {
+        let why = if options.interpret {
+            "asked to interpret"
+        } else if traced {
+            "the run traces its accesses"
+        } else if options.uninit {
+            "the run follows undefined values"
+        } else if options.simd {
+            "the run measures SIMD use"
+        } else {
+            return None;
+        };
+        Some(why.to_string())
     }
 
     /// Block hits × each block's static counts.

@@ -96,6 +96,23 @@ pub struct SharedBuffer {
     pub written_lines: LineSet,
 }
 
+/// A global buffer as compiled code sees it (`exec::native`): its bytes,
+/// their count, and its line sets' words, valid as long as the buffer.
+#[repr(C)]
+pub struct BufferView {
+    pub base: *mut u8,
+    pub len: u64,
+    pub read_bits: *const AtomicU64,
+    pub written_bits: *const AtomicU64,
+    pub line_shift: u64,
+}
+
+// SAFETY: a view is only read, and what it points to is made of atomics
+// (`SharedBuffer` is `Sync` for the same reason), written by compiled code
+// as the interpreter's threads write them.
+unsafe impl Send for BufferView {}
+unsafe impl Sync for BufferView {}
+
 /// Who frees a buffer's words.
 enum Owner {
     /// Words copied in.
@@ -194,6 +211,17 @@ impl SharedBuffer {
             line_shift: line_bytes.trailing_zeros(),
             read_lines: LineSet::new(lines),
             written_lines: LineSet::new(lines),
+        }
+    }
+
+    /// What compiled code needs of the buffer to read, write and mark it.
+    pub fn view(&self) -> BufferView {
+        BufferView {
+            base: self.words as *mut u8,
+            len: self.len,
+            read_bits: self.read_lines.bits.as_ptr(),
+            written_bits: self.written_lines.bits.as_ptr(),
+            line_shift: self.line_shift as u64,
         }
     }
 

@@ -108,7 +108,29 @@ fn allocate(total: usize) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     out.try_reserve_exact(total)
         .map_err(|_| format!("{total} bytes cannot be allocated"))?;
+    huge_pages(&mut out);
     Ok(out)
+}
+
+/// Asks the kernel to back a large buffer with huge pages where it allows
+/// them on request: filling hundreds of megabytes then takes a page fault
+/// per 2 MiB, not per 4 KiB (a count of lookup3's 330 MB of keys spent
+/// more time faulting in its inputs than running the kernel). Only a hint:
+/// where it is refused, nothing changes.
+fn huge_pages(buffer: &mut Vec<u8>) {
+    const HUGE: usize = 2 << 20;
+    #[cfg(target_os = "linux")]
+    if buffer.capacity() >= 4 * HUGE {
+        let start = buffer.as_mut_ptr() as usize;
+        let first = start.next_multiple_of(HUGE);
+        let end = (start + buffer.capacity()) / HUGE * HUGE;
+        // SAFETY: [first, end) lies inside the vector's allocation, which
+        // this process owns; MADV_HUGEPAGE changes how it is backed, never
+        // its contents.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        }
+    }
 }
 
 /// Appends `count` elements, asking `next` for each value lane in turn.

@@ -7,7 +7,7 @@ use crate::Observer;
 use clflow_core::Launch;
 use clflow_counts::AccessSink;
 use clflow_counts::{CountReport, OpClass, OpSet, Summary};
-use clflow_interp::{InterpError, Program, Progress, RunOptions, RunResult};
+use clflow_interp::{Engine, InterpError, Program, Progress, RunOptions, RunResult};
 use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
 use clflow_spirv::Module;
 use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport, TrafficSummary};
@@ -248,8 +248,12 @@ fn interpret_with(
         }));
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let how = match &result.engine {
+        Engine::Compiled => "ran compiled".to_string(),
+        Engine::Interpreted(why) => format!("interpreted ({why})"),
+    };
     observer.detail(format!(
-        "interpreted {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
+        "{how}: {} work-items in {elapsed:.3} s ({:.0} M instructions/s)",
         result.counts.work_items,
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
     ));

@@ -151,6 +151,11 @@ pub struct CountArgs {
     /// instruction (what a vectoriser that needs uniform control flow runs as vectors).
     #[arg(long)]
     simd: bool,
+    /// Run every instruction in the interpreter. By default a kernel the compiled tier can run
+    /// (no barriers, atomics, local or private memory, printf or images) runs as native code,
+    /// with the same counts and outputs, several times faster; -v says which ran and why.
+    #[arg(long)]
+    interpret: bool,
     /// The seed that picks --sample's work-groups: the same seed, the same work-groups.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "sample")]
     sample_seed: u64,
@@ -496,5 +501,6 @@ fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
             ops: ops.clone(),
         }),
         simd: args.simd,
+        interpret: args.interpret,
     }
 }

@@ -202,6 +202,8 @@ pub struct Launched<'a> {
     /// Where they are followed, the global buffers the launch leaves
     /// undefined (`RunOptions::undefined`).
     pub undefined: super::GlobalShadow,
+    /// The kernel compiled, where the compiled tier runs the launch.
+    pub native: Option<super::native::Native>,
 }
 
 /// Which work-groups a run takes, and what it keeps of each.

@@ -46,6 +46,7 @@ mod events;
 mod image;
 mod launch;
 mod mem;
+pub mod native;
 mod printf;
 mod queue;
 mod recorder;
@@ -219,6 +220,9 @@ impl<'a> Runner<'a> {
     pub fn run_group(&mut self, index: u64) -> Result<(), Fault> {
         let g = self.launch.geometry;
         let group = g.group_of(index);
+        if let Some(native) = &self.launch.native {
+            return native.run_group(self.launch, index, &mut self.partial);
+        }
         self.group = group;
         self.index = index;
         if let Some(recorder) = &mut self.trace {

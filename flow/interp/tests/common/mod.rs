@@ -90,7 +90,7 @@ pub fn run(
     program(source, kernel).run(&launch(kernel, global, local, args), &RunOptions::default())
 }
 
-fn buffer(ty: &str, bytes: Vec<u8>) -> LaunchArg {
+pub fn buffer(ty: &str, bytes: Vec<u8>) -> LaunchArg {
     let ty: ElementType = ty.parse().unwrap();
     LaunchArg {
         name: None,

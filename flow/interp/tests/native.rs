@@ -1,0 +1,226 @@
+//! The compiled tier against the interpreter: the same launch run both ways
+//! gives the same counts, the same output bytes and the same faults, on
+//! kernels that reach every kind of op the tier compiles.
+
+mod common;
+use clflow_core::LaunchArg;
+use clflow_interp::{Engine, InterpError, RunOptions, RunResult};
+use common::*;
+
+/// Runs `kernel` compiled and interpreted; asserts which ran and that the
+/// two agree on everything a run reports, and returns the compiled run.
+fn both(
+    source: &str,
+    kernel: &str,
+    global: &[u64],
+    local: Option<&[u64]>,
+    args: Vec<LaunchArg>,
+    options: RunOptions,
+) -> Result<RunResult, InterpError> {
+    let program = program(source, kernel);
+    let launch = launch(kernel, global, local, args);
+    let compiled = program.run(&launch, &options);
+    let interpreted = program.run(
+        &launch,
+        &RunOptions {
+            interpret: true,
+            ..options
+        },
+    );
+    match (&compiled, &interpreted) {
+        (Ok(c), Ok(i)) => {
+            assert_eq!(
+                c.engine,
+                Engine::Compiled,
+                "the compiled tier runs {kernel}"
+            );
+            assert!(matches!(i.engine, Engine::Interpreted(_)));
+            assert_eq!(c.counts, i.counts, "counts of {kernel}");
+            assert_eq!(c.buffers, i.buffers, "outputs of {kernel}");
+            assert_eq!(c.faults, i.faults, "faults {kernel} went on after");
+        }
+        (Err(c), Err(i)) => assert_eq!(c.to_string(), i.to_string(), "the fault of {kernel}"),
+        _ => panic!("{kernel}: compiled {compiled:?}, interpreted {interpreted:?}"),
+    }
+    compiled
+}
+
+fn i64s(values: &[i64]) -> LaunchArg {
+    buffer(
+        "long",
+        values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    )
+}
+
+fn f64s(values: &[f64]) -> LaunchArg {
+    buffer(
+        "double",
+        values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    )
+}
+
+const MIXED: &str = r#"
+__attribute__((noinline)) int weigh(int x, int k) {
+  switch (x & 255) {
+    case 0: return x * k;
+    case 1: return x - k;
+    case 3: return x / (k | 1);
+    case 6: return x % 5;
+    default: return x ^ k;
+  }
+}
+__kernel void mixed(__global uchar *bytes, __global short *shorts, __global long *longs,
+                    __global double *doubles, __global float4 *vectors, __global int *out,
+                    int k) {
+  size_t i = get_global_id(0);
+  int x = (int)bytes[i] - 100;
+  long l = longs[i] * (long)x + (long)get_local_id(0) * get_group_id(0);
+  double d = fma(doubles[i], (double)x, 0.5) / 3.0;
+  float4 v = vectors[i];
+  v = v * (float)x + (float4)(1.0f, -2.0f, 3.5f, (float)get_local_size(0));
+  int w = weigh(x, k) + (x < -50 ? 7 : -3) + (int)(get_num_groups(0) * 11);
+  for (int j = 0; j < (x & 3); j++) w = (w << 1) ^ (int)(l >> j);
+  bytes[i] = (uchar)(w + 1);
+  shorts[i] = (short)(shorts[i] + w);
+  longs[i] = l ^ (long)w;
+  doubles[i] = d + (double)v.w;
+  vectors[i] = v;
+  out[i] = w + (int)(d > 0.0) + (int)isnan(d) + (int)convert_int_sat(v.x);
+}"#;
+
+/// Every kind of load and store, a call, a switch, a data-dependent loop,
+/// integer, long, float, double and vector arithmetic, conversions and
+/// the work-item builtins, on a launch whose last work-group is partial.
+#[test]
+fn a_kernel_of_every_kind_of_op_runs_the_same_compiled() {
+    let n = 50;
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+    let shorts: Vec<u8> = (0..n)
+        .flat_map(|i| ((i * 1009 - 20000) as i16).to_le_bytes())
+        .collect();
+    let longs: Vec<i64> = (0..n as i64).map(|i| i * 0x1_0000_0001 - 77).collect();
+    let doubles: Vec<f64> = (0..n).map(|i| i as f64 * 0.75 - 10.0).collect();
+    let vectors: Vec<f32> = (0..4 * n).map(|i| i as f32 * 0.125 - 3.0).collect();
+    let r = both(
+        MIXED,
+        "mixed",
+        &[n as u64],
+        Some(&[16]),
+        vec![
+            u8s(&bytes),
+            buffer("short", shorts),
+            i64s(&longs),
+            f64s(&doubles),
+            buffer(
+                "float4",
+                vectors.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            u32s(&[0; 50]),
+            scalar(5i32.to_le_bytes()),
+        ],
+        RunOptions::default(),
+    )
+    .unwrap();
+    // Work-item 0, by hand: x = -100; weigh takes its default case
+    // (-100 & 255 = 156): -100 ^ 5 = -103; x < -50 adds 7 and 4 work-groups add
+    // 44: w = -52, and the loop runs -100 & 3 = 0 times. d = (1000.5) / 3 > 0;
+    // v.x = -3 * -100 + 1 = 301.
+    let out = as_u32(&r.buffers[5].bytes);
+    assert_eq!(out[0] as i32, -52 + 1 + 301);
+    assert_eq!(r.buffers[0].bytes[0], (-51i32) as u8);
+    let doubles = r.buffers[3].bytes[..8].try_into().unwrap();
+    // d + v.w, v.w = -2.625 * -100 + 16 (the local size).
+    assert_eq!(f64::from_le_bytes(doubles), 1000.5 / 3.0 + 278.5);
+}
+
+const FAULTY: &str = r#"
+__kernel void faulty(__global int *data, int bad, int divisor) {
+  size_t i = get_global_id(0);
+  int v = data[i];
+  if (i == (size_t)bad) v += data[i + 1000];
+  data[i] = v / (i == 7 ? divisor : 1);
+}"#;
+
+fn faulty(bad: i32, divisor: i32, keep_going: bool) -> Result<RunResult, InterpError> {
+    both(
+        FAULTY,
+        "faulty",
+        &[16],
+        Some(&[4]),
+        vec![
+            u32s(&(0..16).collect::<Vec<_>>()),
+            scalar(bad.to_le_bytes()),
+            scalar(divisor.to_le_bytes()),
+        ],
+        RunOptions {
+            keep_going,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// An access out of bounds and a division by zero stop the same
+/// work-item at the same instruction, with the same report, whether the
+/// run ends there or goes on after.
+#[test]
+fn faults_stop_the_same_work_item_at_the_same_instruction() {
+    let err = faulty(5, 1, false).unwrap_err().to_string();
+    assert!(
+        err.contains("(5,0,0)") && err.contains("out-of-bounds"),
+        "{err}"
+    );
+    let err = faulty(-1, 0, false).unwrap_err().to_string();
+    assert!(
+        err.contains("(7,0,0)") && err.contains("division by zero"),
+        "{err}"
+    );
+    let r = faulty(5, 0, true).unwrap();
+    assert_eq!(r.faults.len(), 2, "{:?}", r.faults);
+    // The work-items that did not fault wrote their values.
+    assert_eq!(as_u32(&r.buffers[0].bytes)[3], 3);
+}
+
+/// A work-item that never ends is stopped after the same number of steps.
+#[test]
+fn the_step_limit_stops_a_compiled_loop() {
+    let source = r#"
+__kernel void spin(__global int *out, int step) {
+  int i = 0;
+  while (out[0] >= 0) { i += step; out[1] = i; }
+}"#;
+    let err = both(
+        source,
+        "spin",
+        &[1],
+        None,
+        vec![u32s(&[0, 0]), scalar(1i32.to_le_bytes())],
+        RunOptions {
+            max_steps: 10_000,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("10000"), "{err}");
+}
+
+/// A kernel the tier does not run says why, and is interpreted.
+#[test]
+fn a_kernel_with_barriers_is_interpreted_and_says_why() {
+    let source = r#"
+__kernel void swap(__global int *data, __local int *tmp) {
+  size_t l = get_local_id(0);
+  tmp[l] = data[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  data[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
+}"#;
+    let r = run(
+        source,
+        "swap",
+        &[8],
+        Some(&[4]),
+        vec![u32s(&[1, 2, 3, 4, 5, 6, 7, 8]), local(16)],
+    )
+    .unwrap();
+    assert_eq!(r.engine, Engine::Interpreted("it has barriers".into()));
+    assert_eq!(as_u32(&r.buffers[0].bytes), [4, 3, 2, 1, 8, 7, 6, 5]);
+}
