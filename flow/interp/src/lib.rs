@@ -100,10 +100,28 @@ pub struct RunOptions {
     /// Measure how the work-items would fill vectors of each of
     /// [`counts::SIMD_WIDTHS`] (`Counts::simd`): a little slower.
     pub simd: bool,
-    /// Run every instruction in the interpreter, never in the compiled
-    /// tier (`exec::native`), which otherwise runs the kernels it can.
-    pub interpret: bool,
+    /// What runs the kernel's instructions: the interpreter, or the
+    /// compiled tier (`exec::native`) for the kernels it can run.
+    pub tier: Tier,
 }
+
+/// What runs a launch (`RunOptions::tier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tier {
+    /// The interpreter, and the compiled tier once the launch has run for
+    /// [`TIER_UP_AFTER`]: a short launch does not pay for compiling.
+    #[default]
+    Auto,
+    /// The interpreter alone.
+    Interpret,
+    /// The compiled tier from the start, where it can run the kernel.
+    Compile,
+}
+
+/// How long a launch runs in the interpreter before the compiled tier
+/// takes it over (`Tier::Auto`): compiling a kernel takes a few
+/// milliseconds.
+pub const TIER_UP_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The sub-group size a run takes unless told another.
 pub const DEFAULT_SUB_GROUP_SIZE: u32 = 32;
@@ -142,7 +160,7 @@ impl Default for RunOptions {
             undefined: Vec::new(),
             sample: None,
             simd: false,
-            interpret: false,
+            tier: Tier::Auto,
         }
     }
 }
@@ -189,7 +207,8 @@ pub struct RunResult {
 /// What runs a launch's instructions (`RunResult::engine`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Engine {
-    /// The compiled tier: the kernel as native code.
+    /// The compiled tier: the kernel as native code (with `Tier::Auto`,
+    /// after the interpreter ran the first work-groups).
     Compiled,
     /// The interpreter, and why the compiled tier did not run the launch.
     Interpreted(String),
@@ -547,17 +566,17 @@ impl Program {
                         .then(|| (0..b.len).map(|_| AtomicU8::new(1)).collect())
                 })
                 .collect(),
-            native: None,
+            native: exec::native::Tiering::never(),
         };
-        let engine = match self.interpreter_because(options, sink.is_some()) {
-            Some(why) => Engine::Interpreted(why),
-            None => match exec::native::Native::compile(&launched) {
-                Ok(native) => {
-                    launched.native = Some(native);
-                    Engine::Compiled
-                }
-                Err(why) => Engine::Interpreted(why),
-            },
+        let never = self
+            .interpreter_because(options, sink.is_some())
+            .or_else(|| exec::native::ineligible(&launched));
+        launched.native = match (&never, options.tier) {
+            (Some(_), _) | (None, Tier::Interpret) => exec::native::Tiering::never(),
+            (None, Tier::Auto) => exec::native::Tiering::after(TIER_UP_AFTER),
+            (None, Tier::Compile) => {
+                exec::native::Tiering::done(exec::native::Native::compile(&launched))
+            }
         };
         let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
         if threads == 0 {
@@ -610,6 +629,15 @@ impl Program {
                 ))
             }
         };
+        let engine = match (never, launched.native.outcome()) {
+            (Some(why), _) => Engine::Interpreted(why),
+            (None, Some(Ok(_))) => Engine::Compiled,
+            (None, Some(Err(why))) => Engine::Interpreted(why.clone()),
+            (None, None) => Engine::Interpreted(format!(
+                "it ran in under {} ms, too short to pay for compiling",
+                TIER_UP_AFTER.as_millis()
+            )),
+        };
         let trap = |f: exec::Fault| Trap {
             kernel: p.kernel.clone(),
             item: f.item,
@@ -661,7 +689,7 @@ impl Program {
     /// interpreter whatever the kernel: what it watches or measures is
     /// done there alone.
     fn interpreter_because(&self, options: &RunOptions, traced: bool) -> Option<String> {
-        let why = if options.interpret {
+        let why = if options.tier == Tier::Interpret {
             "asked to interpret"
         } else if traced {
             "the run traces its accesses"

@@ -55,7 +55,7 @@ pub struct ProgramBuffer {
     pub space: &'static str,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Program {
     pub kernel: String,
     pub code: Vec<Op>,

@@ -4,7 +4,7 @@
 
 mod common;
 use clflow_core::LaunchArg;
-use clflow_interp::{Engine, InterpError, RunOptions, RunResult};
+use clflow_interp::{Engine, InterpError, RunOptions, RunResult, Tier};
 use common::*;
 
 /// Runs `kernel` compiled and interpreted; asserts which ran and that the
@@ -19,11 +19,17 @@ fn both(
 ) -> Result<RunResult, InterpError> {
     let program = program(source, kernel);
     let launch = launch(kernel, global, local, args);
-    let compiled = program.run(&launch, &options);
+    let compiled = program.run(
+        &launch,
+        &RunOptions {
+            tier: Tier::Compile,
+            ..options.clone()
+        },
+    );
     let interpreted = program.run(
         &launch,
         &RunOptions {
-            interpret: true,
+            tier: Tier::Interpret,
             ..options
         },
     );
@@ -203,24 +209,126 @@ __kernel void spin(__global int *out, int step) {
     assert!(err.to_string().contains("10000"), "{err}");
 }
 
+/// A private array indexed at run time: each work-item's own, fresh.
+#[test]
+fn private_arrays_are_each_work_items_own() {
+    let source = r#"
+__kernel void table(__global int *out, int k) {
+  int t[16];
+  size_t i = get_global_id(0);
+  for (int j = 0; j < 16; j++) t[j] = j * (int)i + k;
+  int sum = 0;
+  for (int j = 0; j < 16; j += 1 + (int)(i % 3)) sum += t[(j * 7 + (int)i) % 16];
+  out[i] = sum;
+}"#;
+    let r = both(
+        source,
+        "table",
+        &[24],
+        Some(&[8]),
+        vec![u32s(&[0; 24]), scalar(3i32.to_le_bytes())],
+        RunOptions::default(),
+    )
+    .unwrap();
+    // Work-item 0 sums t[0], t[7], t[14], ... = 16 entries of k = 3.
+    assert_eq!(as_u32(&r.buffers[0].bytes)[0], 48);
+}
+
+const TREE: &str = r#"
+__kernel void tree(__global const int *in, __global int *out, __local int *part) {
+  size_t l = get_local_id(0), n = get_local_size(0);
+  part[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (size_t s = n / 2; s > 0; s /= 2) {
+    if (l < s) part[l] += part[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) out[get_group_id(0)] = part[0];
+}"#;
+
+/// A reduction through local memory with barriers in a loop: every
+/// work-item of a group stops at each barrier and goes on with its own
+/// registers.
+#[test]
+fn a_reduction_with_barriers_in_a_loop_runs_compiled() {
+    let input: Vec<u32> = (1..=256).collect();
+    let r = both(
+        TREE,
+        "tree",
+        &[256],
+        Some(&[64]),
+        vec![u32s(&input), u32s(&[0; 4]), local(256)],
+        RunOptions::default(),
+    )
+    .unwrap();
+    let sums: Vec<u32> = (0..4).map(|g| (64 * g + 1..=64 * g + 64).sum()).collect();
+    assert_eq!(as_u32(&r.buffers[1].bytes), sums);
+}
+
+/// Work-items that miss a barrier the others wait at, or wait at
+/// different ones, fail as they fail in the interpreter.
+#[test]
+fn barrier_divergence_fails_the_same_way() {
+    let returns = r#"
+__kernel void early(__global int *data, __local int *tmp) {
+  size_t l = get_local_id(0);
+  if (l == 3) return;
+  tmp[l] = data[l];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  data[l] = tmp[(l + 1) % 4];
+}"#;
+    let err = both(
+        returns,
+        "early",
+        &[4],
+        Some(&[4]),
+        vec![u32s(&[1, 2, 3, 4]), local(16)],
+        RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("never reached"), "{err}");
+    let differs = r#"
+__kernel void apart(__global int *data) {
+  size_t l = get_local_id(0);
+  if (l < 2) {
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    data[l] += 1;
+  } else {
+    data[l] *= 3;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    data[l] += 2;
+  }
+}"#;
+    let err = both(
+        differs,
+        "apart",
+        &[4],
+        Some(&[4]),
+        vec![u32s(&[1, 2, 3, 4])],
+        RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("different barrier"), "{err}");
+}
+
 /// A kernel the tier does not run says why, and is interpreted.
 #[test]
-fn a_kernel_with_barriers_is_interpreted_and_says_why() {
+fn a_kernel_with_atomics_is_interpreted_and_says_why() {
     let source = r#"
-__kernel void swap(__global int *data, __local int *tmp) {
-  size_t l = get_local_id(0);
-  tmp[l] = data[get_global_id(0)];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  data[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];
+__kernel void count(__global const int *data, __global int *bins) {
+  atomic_inc(&bins[data[get_global_id(0)]]);
 }"#;
     let r = run(
         source,
-        "swap",
+        "count",
         &[8],
         Some(&[4]),
-        vec![u32s(&[1, 2, 3, 4, 5, 6, 7, 8]), local(16)],
+        vec![u32s(&[0, 1, 1, 2, 2, 2, 3, 0]), u32s(&[0; 4])],
     )
     .unwrap();
-    assert_eq!(r.engine, Engine::Interpreted("it has barriers".into()));
-    assert_eq!(as_u32(&r.buffers[0].bytes), [4, 3, 2, 1, 8, 7, 6, 5]);
+    assert_eq!(
+        r.engine,
+        Engine::Interpreted("the compiled tier does not run Atomic".into())
+    );
+    assert_eq!(as_u32(&r.buffers[1].bytes), [2, 2, 3, 1]);
 }

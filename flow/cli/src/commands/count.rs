@@ -5,7 +5,7 @@ use crate::failure::Failure;
 use crate::output::{print_json, print_kernel_output, Verbosity};
 use clap::Args;
 use clflow_interp::counts::render_lines;
-use clflow_interp::{OpSet, RunOptions, Sample, SampleReport, SampleSize};
+use clflow_interp::{OpSet, RunOptions, Sample, SampleReport, SampleSize, Tier};
 use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_checked;
 use clflow_pipeline::detect::{self, Detect, Fault};
@@ -151,11 +151,16 @@ pub struct CountArgs {
     /// instruction (what a vectoriser that needs uniform control flow runs as vectors).
     #[arg(long)]
     simd: bool,
-    /// Run every instruction in the interpreter. By default a kernel the compiled tier can run
-    /// (no barriers, atomics, local or private memory, printf or images) runs as native code,
-    /// with the same counts and outputs, several times faster; -v says which ran and why.
-    #[arg(long)]
+    /// Run every instruction in the interpreter. By default a launch of a kernel the compiled
+    /// tier can run (no atomics, work-group functions, printf, images or async copies) is
+    /// compiled to native code once it has run 10 ms, and goes on several times faster with
+    /// the same counts and outputs; -v says which ran and why.
+    #[arg(long, conflicts_with = "compile")]
     interpret: bool,
+    /// Compile the kernel before the launch starts, however short it is (to compare with
+    /// --interpret).
+    #[arg(long)]
+    compile: bool,
     /// The seed that picks --sample's work-groups: the same seed, the same work-groups.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "sample")]
     sample_seed: u64,
@@ -501,6 +506,12 @@ fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
             ops: ops.clone(),
         }),
         simd: args.simd,
-        interpret: args.interpret,
+        tier: if args.interpret {
+            Tier::Interpret
+        } else if args.compile {
+            Tier::Compile
+        } else {
+            Tier::Auto
+        },
     }
 }

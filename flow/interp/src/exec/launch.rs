@@ -202,8 +202,8 @@ pub struct Launched<'a> {
     /// Where they are followed, the global buffers the launch leaves
     /// undefined (`RunOptions::undefined`).
     pub undefined: super::GlobalShadow,
-    /// The kernel compiled, where the compiled tier runs the launch.
-    pub native: Option<super::native::Native>,
+    /// Whether and when the compiled tier takes the launch over.
+    pub native: super::native::Tiering,
 }
 
 /// Which work-groups a run takes, and what it keeps of each.
@@ -295,6 +295,7 @@ pub fn run_groups(
                 first_fault.fetch_min(g, Ordering::Relaxed);
                 (g, fault)
             })?;
+            launch.native.check(launch);
             if let (Some(weights), Some(before)) = (selection.tally, before) {
                 let sum = tally(weights, &runner.partial, &before);
                 runner.partial.tallies.push(sum);

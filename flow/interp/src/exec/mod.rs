@@ -220,7 +220,7 @@ impl<'a> Runner<'a> {
     pub fn run_group(&mut self, index: u64) -> Result<(), Fault> {
         let g = self.launch.geometry;
         let group = g.group_of(index);
-        if let Some(native) = &self.launch.native {
+        if let Some(native) = self.launch.native.native() {
             return native.run_group(self.launch, index, &mut self.partial);
         }
         self.group = group;

@@ -10,15 +10,17 @@
 //! knows where its `Ret` goes. Kernels cannot recurse, so this ends.
 
 use super::helpers;
+use super::live::Live;
 use crate::bytecode::{Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use crate::exec::Launched;
-use crate::memory::BufferView;
+use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::opencl_std as math;
 use crate::program::Program;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32, F64, I32, I64, I8};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, AtomicRmwOp, Block, Function, InstBuilder, MemFlags, SigRef, Signature, Type, Value,
+    AbiParam, AtomicRmwOp, Block, BlockArg, Function, InstBuilder, MemFlags, SigRef, Signature,
+    Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -51,6 +53,7 @@ pub(super) fn compiles(op: &Op) -> bool {
         | Op::XorSubRotl32 { .. }
         | Op::Offset { .. }
         | Op::Index { .. }
+        | Op::Ptr { .. }
         | Op::Cmp { .. }
         | Op::Select { .. }
         | Op::Logic { .. }
@@ -69,21 +72,26 @@ pub(super) fn compiles(op: &Op) -> bool {
         | Op::Branch { .. }
         | Op::Switch { .. }
         | Op::Call { .. }
-        | Op::Ret { .. } => true,
+        | Op::Ret { .. }
+        | Op::Barrier => true,
         _ => false,
     }
 }
 
 /// Builds into `func` the function that runs one work-item of `launch`
-/// (see `KernelFn`); `views` are its global buffers.
+/// to its end or its next barrier (see `KernelFn`), and returns the pc of
+/// each barrier it may stop at; `views` are its global buffers, `arenas` its local
+/// and private memory.
 pub(super) fn kernel(
     func: &mut Function,
     (pointer, call_conv): (Type, CallConv),
     launch: &Launched<'_>,
     views: &[BufferView],
-) -> Result<(), String> {
+    arenas: [Arena; 2],
+) -> Result<Vec<u32>, String> {
     let mut signature = Signature::new(call_conv);
-    signature.params.extend([AbiParam::new(pointer); 3]);
+    signature.params.extend([AbiParam::new(pointer); 4]);
+    signature.params.push(AbiParam::new(I64));
     signature.returns.push(AbiParam::new(I64));
     func.signature = signature;
     let mut context = FunctionBuilderContext::new();
@@ -109,7 +117,7 @@ pub(super) fn kernel(
     let mut targets = vec![false; program.code.len() + 1];
     targets[program.entry as usize] = true;
     for (pc, op) in program.code.iter().enumerate() {
-        for t in successors(program, op) {
+        for t in jumps(program, op) {
             targets[t as usize] = true;
         }
         if let Op::Call { .. } = op {
@@ -125,10 +133,13 @@ pub(super) fn kernel(
         env: params[0],
         ids: params[1],
         hits: params[2],
+        state: params[3],
         pointer,
         views: views.as_ptr() as i64,
         nviews: views.len() as u64,
         line_shift: views.first().map_or(6, |v| v.line_shift),
+        local: arenas[0],
+        private: arenas[1],
         eval_sig,
         fault_sig,
         fail,
@@ -142,20 +153,60 @@ pub(super) fn kernel(
             ret_n: 0,
         }],
         context_of: HashMap::new(),
+        barriers: Vec::new(),
+        written: vec![false; launch.regs.len()],
     };
-    let start = e.block(0, program.entry);
-    e.b.ins().jump(start, &[]);
-    while let Some((ctx, pc)) = e.work.pop() {
-        let block = e.blocks[&(ctx, pc)];
-        e.b.switch_to_block(block);
-        e.translate(ctx, pc)?;
+    // `resume` 0 starts the work-item; k + 1 goes on after barrier k.
+    let (start, resume) = (e.block(0, program.entry), e.b.create_block());
+    e.b.ins().brif(params[4], resume, &[], start, &[]);
+    // Translate what the start reaches; then what each barrier met goes
+    // on to, which may meet more.
+    let mut entries = Vec::new();
+    loop {
+        while let Some((ctx, pc)) = e.work.pop() {
+            let block = e.blocks[&(ctx, pc)];
+            e.b.switch_to_block(block);
+            e.translate(ctx, pc)?;
+        }
+        if entries.len() == e.barriers.len() {
+            break;
+        }
+        for k in entries.len()..e.barriers.len() {
+            let (ctx, pc) = e.barriers[k].0;
+            entries.push((e.b.create_block(), e.block(ctx, pc + 1)));
+        }
     }
+    let live = (!entries.is_empty()).then(|| Live::of(program, launch.regs.len()));
+    for (k, &(stop, go_on)) in entries.iter().enumerate() {
+        let ((_, pc), save) = e.barriers[k];
+        let kept = e.kept(|r| live.as_ref().is_some_and(|l| l.at(pc as usize + 1, r)));
+        e.b.switch_to_block(save);
+        for &(var, at) in &kept {
+            let v = e.b.use_var(var);
+            e.b.ins().store(MemFlags::trusted(), v, e.state, at);
+        }
+        let stopped = e.b.ins().iconst(I64, k as i64 + 2);
+        e.b.ins().return_(&[stopped]);
+        e.b.switch_to_block(stop);
+        for &(var, at) in &kept {
+            let v = e.b.ins().load(I64, MemFlags::trusted(), e.state, at);
+            e.b.def_var(var, v);
+        }
+        e.b.ins().jump(go_on, &[]);
+    }
+    let mut switch = Switch::new();
+    for (k, (block, _)) in entries.into_iter().enumerate() {
+        switch.set_entry(k as u128 + 1, block);
+    }
+    e.b.switch_to_block(resume);
+    switch.emit(&mut e.b, params[4], fail);
     e.b.switch_to_block(fail);
     let one = e.b.ins().iconst(I64, 1);
     e.b.ins().return_(&[one]);
     e.b.seal_all_blocks();
+    let barriers = e.barriers.iter().map(|b| b.0 .1).collect();
     e.b.finalize();
-    Ok(())
+    Ok(barriers)
 }
 
 fn helper_signature(call_conv: CallConv, pointer: Type, params: usize, returns: bool) -> Signature {
@@ -173,8 +224,8 @@ fn helper_signature(call_conv: CallConv, pointer: Type, params: usize, returns: 
     s
 }
 
-/// The pcs control may go to from `op`.
-fn successors(program: &Program, op: &Op) -> Vec<u32> {
+/// The pcs `op` sends control to other than the next one.
+pub(super) fn jumps(program: &Program, op: &Op) -> Vec<u32> {
     match *op {
         Op::Jump { target } | Op::Call { target, .. } => vec![target],
         Op::Branch { then, other, .. } => vec![then, other],
@@ -189,6 +240,29 @@ fn successors(program: &Program, op: &Op) -> Vec<u32> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A local or private arena as compiled code finds it.
+#[derive(Clone, Copy)]
+pub(super) struct Arena {
+    /// Its buffers.
+    pub buffers: u64,
+    /// The address of its layout: (base, size) of each buffer, as `u64`s.
+    pub layout: i64,
+    /// Where `Env` holds the arena's address.
+    pub env_field: i32,
+}
+
+/// An access being compiled: its pointer taken apart, and where it goes.
+struct Access {
+    buffer: Value,
+    offset: Value,
+    bytes: i64,
+    align: u16,
+    /// Calls `fault` and fails.
+    fault: Block,
+    /// Takes the address of the data.
+    done: Block,
 }
 
 /// Where a function's code runs: the call it was inlined at.
@@ -213,6 +287,8 @@ struct Emitter<'a, 'f> {
     views: i64,
     nviews: u64,
     line_shift: u64,
+    local: Arena,
+    private: Arena,
     eval_sig: SigRef,
     fault_sig: SigRef,
     /// Returns 1: a fault was kept.
@@ -223,7 +299,20 @@ struct Emitter<'a, 'f> {
     work: Vec<(u32, u32)>,
     contexts: Vec<Context>,
     context_of: HashMap<(u32, u32), u32>,
+    /// Where the work-item keeps its registers and steps while it waits at
+    /// a barrier (one `u64` each, the steps last).
+    state: Value,
+    /// The barriers met, by (context, pc), and the block that keeps the
+    /// work-item's registers there: a work-item stops at barrier k
+    /// returning k + 2, and goes on after it called with `resume` k + 1.
+    barriers: Vec<((u32, u32), Block)>,
+    /// The registers some op writes.
+    written: Vec<bool>,
 }
+
+/// Loads of what does not change while the kernel runs (views, layouts,
+/// the arenas' addresses): the code generator may move and merge them.
+const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_move();
 
 /// `BufferView`'s fields, by offset.
 const VIEW_BYTES: i64 = std::mem::size_of::<BufferView>() as i64;
@@ -249,6 +338,7 @@ impl Emitter<'_, '_> {
     }
 
     fn set(&mut self, r: Reg, v: Value) {
+        self.written[r.index()] = true;
         self.b.def_var(self.vars[r.index()], v);
     }
 
@@ -429,6 +519,20 @@ impl Emitter<'_, '_> {
                     self.b.ins().jump(t, &[]);
                     return Ok(());
                 }
+                Op::Barrier => {
+                    let at = (ctx, pc as u32);
+                    let stop = match self.barriers.iter().find(|b| b.0 == at) {
+                        Some(b) => b.1,
+                        None => {
+                            let stop = self.b.create_block();
+                            self.barriers.push((at, stop));
+                            stop
+                        }
+                    };
+                    // Filled once every register written is known.
+                    self.b.ins().jump(stop, &[]);
+                    return Ok(());
+                }
                 Op::Ret { src, n } => {
                     let c = &self.contexts[ctx as usize];
                     let (parent, ret_pc, ret, n) = (c.parent, c.ret_pc, c.ret, n.min(c.ret_n));
@@ -445,6 +549,18 @@ impl Emitter<'_, '_> {
                 _ => pc += self.op(pc, op),
             }
         }
+    }
+
+    /// The variables a work-item keeps across a barrier, and their places
+    /// in its state: the registers some op writes that are `live` after
+    /// it (the rest hold their constant from the entry on), and the steps
+    /// last.
+    fn kept(&self, live: impl Fn(usize) -> bool) -> Vec<(Variable, i32)> {
+        let registers = self.vars.iter().zip(&self.written).enumerate();
+        let kept = registers.filter(|(r, (_, w))| **w && live(*r));
+        let kept = kept.map(|(r, (v, _))| (*v, 8 * r as i32));
+        kept.chain([(self.steps, 8 * self.vars.len() as i32)])
+            .collect()
     }
 
     fn moves(&mut self, start: u32, len: u32) {
@@ -538,6 +654,26 @@ impl Emitter<'_, '_> {
                 let v = self.b.ins().iadd_imm(v, disp as i64);
                 let v = self.b.ins().iadd(v, scaled);
                 self.set(dst, v);
+            }
+            Op::Ptr {
+                dst,
+                base,
+                disp,
+                terms_start,
+                terms_len,
+            } => {
+                let program = self.program;
+                let terms =
+                    &program.terms[terms_start as usize..terms_start as usize + terms_len as usize];
+                let v = self.get(base);
+                let mut p = self.b.ins().iadd_imm(v, disp);
+                for t in terms {
+                    let i = self.get(t.reg);
+                    let i = self.sext(i, t.bits);
+                    let scaled = self.b.ins().imul_imm(i, t.stride);
+                    p = self.b.ins().iadd(p, scaled);
+                }
+                self.set(dst, p);
             }
             Op::Cmp {
                 op,
@@ -679,10 +815,9 @@ impl Emitter<'_, '_> {
                 n,
                 align,
             } => {
-                let (view, offset, address) = self.access(pc, ptr, size, n, align);
+                let address = self.access(pc, ptr, size, n, align, false);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
-                    self.mark(view, VIEW_READ, offset, at, size, align);
                     let flags = MemFlags::trusted();
                     let at = at as i32;
                     let v = match size {
@@ -701,10 +836,9 @@ impl Emitter<'_, '_> {
                 n,
                 align,
             } => {
-                let (view, offset, address) = self.access(pc, ptr, size, n, align);
+                let address = self.access(pc, ptr, size, n, align, true);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
-                    self.mark(view, VIEW_WRITTEN, offset, at, size, align);
                     let v = self.get(src + i);
                     let flags = MemFlags::trusted();
                     let at = at as i32;
@@ -759,75 +893,152 @@ impl Emitter<'_, '_> {
     }
 
     /// Checks the access of `n` elements of `size` bytes at register `ptr`
-    /// as the interpreter does (a global buffer, in bounds, aligned) and
-    /// returns (the buffer's view, the offset, the address of the data).
-    fn access(
-        &mut self,
-        pc: usize,
-        ptr: Reg,
-        size: u8,
-        n: u8,
-        align: u16,
-    ) -> (Value, Value, Value) {
+    /// as the interpreter does (a buffer of its space, in bounds, aligned),
+    /// marks the global lines it touches (read or `written`), and returns
+    /// the address of its data.
+    fn access(&mut self, pc: usize, ptr: Reg, size: u8, n: u8, align: u16, written: bool) -> Value {
         let bytes = size as i64 * n as i64;
         let p = self.get(ptr);
         let space = self.b.ins().ushr_imm(p, 62);
         let buffer = self.b.ins().ushr_imm(p, 40);
         let buffer = self.b.ins().band_imm(buffer, (1 << 22) - 1);
-        let global = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::Equal, space, crate::memory::SPACE_GLOBAL as i64);
-        let known = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::UnsignedLessThan, buffer, self.nviews as i64);
-        let zero = self.b.ins().iconst(I64, 0);
-        // Read buffer 0's view for a pointer into no buffer: the access
-        // fails its check all the same. With no buffer at all, none passes.
-        let index = self.b.ins().select(known, buffer, zero);
-        let scaled = self.b.ins().imul_imm(index, VIEW_BYTES);
-        let view = self.b.ins().iadd_imm(scaled, self.views);
-        let flags = MemFlags::trusted();
         let offset = self.b.ins().ishl_imm(p, 24);
         let offset = self.b.ins().sshr_imm(offset, 24);
-        let ok = if self.nviews == 0 {
-            self.b.ins().iconst(I8, 0)
-        } else {
-            let len = self.b.ins().load(I64, flags, view, VIEW_LEN);
-            // A negative offset reads as a huge one and fails the bound.
-            let inside = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedLessThanOrEqual, offset, len);
-            let left = self.b.ins().isub(len, offset);
-            let fits = self
-                .b
-                .ins()
-                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, left, bytes);
-            let misaligned = self.b.ins().band_imm(offset, align as i64 - 1);
-            let aligned = self.b.ins().icmp_imm(IntCC::Equal, misaligned, 0);
-            let ok = self.b.ins().band(global, known);
-            let ok = self.b.ins().band(ok, inside);
-            let ok = self.b.ins().band(ok, fits);
-            self.b.ins().band(ok, aligned)
+        let fault = self.b.create_block();
+        self.b.set_cold_block(fault);
+        let done = self.b.create_block();
+        self.b.append_block_param(done, self.pointer);
+        let at = Access {
+            buffer,
+            offset,
+            bytes,
+            align,
+            fault,
+            done,
         };
-        let bad = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+        let mut next = self.b.create_block();
+        let is = |e: &mut Self, s: u64| e.b.ins().icmp_imm(IntCC::Equal, space, s as i64);
+        let global = is(self, SPACE_GLOBAL);
+        let global_block = self.b.create_block();
+        self.b.ins().brif(global, global_block, &[], next, &[]);
+        self.b.switch_to_block(global_block);
+        self.global_access(&at, size, n, written);
+        for (space_id, arena) in [(SPACE_LOCAL, self.local), (SPACE_PRIVATE, self.private)] {
+            if arena.buffers == 0 {
+                continue;
+            }
+            self.b.switch_to_block(next);
+            next = self.b.create_block();
+            let here = is(self, space_id);
+            let block = self.b.create_block();
+            self.b.ins().brif(here, block, &[], next, &[]);
+            self.b.switch_to_block(block);
+            self.arena_access(&at, arena);
+        }
+        self.b.switch_to_block(next);
+        self.b.ins().jump(fault, &[]);
+
+        self.b.switch_to_block(fault);
+        let pc = self.b.ins().iconst(I32, pc as i64);
+        let callee = self.b.ins().iconst(
+            self.pointer,
+            helpers::fault as helpers::Fault as usize as i64,
+        );
         let (bytes, align) = (
             self.b.ins().iconst(I64, bytes),
             self.b.ins().iconst(I64, align as i64),
         );
-        self.check(bad, pc, [p, bytes, align]);
-        let base = self.b.ins().load(self.pointer, flags, view, VIEW_BASE);
-        let address = self.b.ins().iadd(base, offset);
-        (view, offset, address)
+        let env = self.env;
+        self.b
+            .ins()
+            .call_indirect(self.fault_sig, callee, &[env, pc, p, bytes, align]);
+        self.b.ins().jump(self.fail, &[]);
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
+    }
+
+    /// Whether `at` lies inside `len` bytes and is aligned: an `I8`.
+    fn fits(&mut self, at: &Access, len: Value) -> Value {
+        // A negative offset reads as a huge one and fails the bound.
+        let inside = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, at.offset, len);
+        let left = self.b.ins().isub(len, at.offset);
+        let fits = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, left, at.bytes);
+        let misaligned = self.b.ins().band_imm(at.offset, at.align as i64 - 1);
+        let aligned = self.b.ins().icmp_imm(IntCC::Equal, misaligned, 0);
+        let ok = self.b.ins().band(inside, fits);
+        self.b.ins().band(ok, aligned)
+    }
+
+    /// `at` into a global buffer: checked against its view, its lines
+    /// marked, on to `at.done` with its address.
+    fn global_access(&mut self, at: &Access, size: u8, n: u8, written: bool) {
+        if self.nviews == 0 {
+            self.b.ins().jump(at.fault, &[]);
+            return;
+        }
+        let known = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThan, at.buffer, self.nviews as i64);
+        let zero = self.b.ins().iconst(I64, 0);
+        // Read buffer 0's view for a pointer into no buffer: the access
+        // fails its check all the same.
+        let index = self.b.ins().select(known, at.buffer, zero);
+        let scaled = self.b.ins().imul_imm(index, VIEW_BYTES);
+        let view = self.b.ins().iadd_imm(scaled, self.views);
+        let len = self.b.ins().load(I64, FIXED, view, VIEW_LEN);
+        let fits = self.fits(at, len);
+        let ok = self.b.ins().band(fits, known);
+        let pass = self.b.create_block();
+        self.b.ins().brif(ok, pass, &[], at.fault, &[]);
+        self.b.switch_to_block(pass);
+        let field = if written { VIEW_WRITTEN } else { VIEW_READ };
+        for i in 0..n as i64 {
+            self.mark(view, field, at.offset, i * size as i64, size, at.align);
+        }
+        let base = self.b.ins().load(self.pointer, FIXED, view, VIEW_BASE);
+        let address = self.b.ins().iadd(base, at.offset);
+        self.b.ins().jump(at.done, &[BlockArg::Value(address)]);
+    }
+
+    /// `at` into a local or private buffer: checked against the arena's
+    /// layout, on to `at.done` with its address.
+    fn arena_access(&mut self, at: &Access, arena: Arena) {
+        let known = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThan, at.buffer, arena.buffers as i64);
+        let zero = self.b.ins().iconst(I64, 0);
+        let index = self.b.ins().select(known, at.buffer, zero);
+        // (base, size) of each buffer, 16 bytes a buffer.
+        let scaled = self.b.ins().imul_imm(index, 16);
+        let entry = self.b.ins().iadd_imm(scaled, arena.layout);
+        let len = self.b.ins().load(I64, FIXED, entry, 8);
+        let fits = self.fits(at, len);
+        let ok = self.b.ins().band(fits, known);
+        let pass = self.b.create_block();
+        self.b.ins().brif(ok, pass, &[], at.fault, &[]);
+        self.b.switch_to_block(pass);
+        let base = self.b.ins().load(I64, FIXED, entry, 0);
+        let memory = self
+            .b
+            .ins()
+            .load(self.pointer, FIXED, self.env, arena.env_field);
+        let address = self.b.ins().iadd(memory, base);
+        let address = self.b.ins().iadd(address, at.offset);
+        self.b.ins().jump(at.done, &[BlockArg::Value(address)]);
     }
 
     /// Marks the lines that `size` bytes at `offset + at` touch in the
     /// view's line set at `field` (read or written).
     fn mark(&mut self, view: Value, field: i32, offset: Value, at: i64, size: u8, align: u16) {
-        let flags = MemFlags::trusted();
-        let bits = self.b.ins().load(self.pointer, flags, view, field);
+        let bits = self.b.ins().load(self.pointer, FIXED, view, field);
         let first = self.b.ins().iadd_imm(offset, at);
         let first_line = self.b.ins().ushr_imm(first, self.line_shift as i64);
         self.mark_line(bits, first_line);

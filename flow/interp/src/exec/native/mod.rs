@@ -6,9 +6,13 @@
 //! (from which W and the fixed-size traffic follow, `counts`), each
 //! buffer's lines touched, each work-item's steps against the step limit.
 //! It runs a kernel only where running work-items one after the other
-//! cannot differ from running them together (`eligible`): no barriers,
-//! work-group functions, atomics, local or private memory, printf, images
-//! or async copies, and only ops it compiles. Where a run needs more than
+//! cannot differ from running them together (`ineligible`): no work-group
+//! functions, atomics, printf, images or async copies, and only ops it
+//! compiles. At a barrier a work-item saves its registers and returns;
+//! once every work-item of the group waits there, each goes on from where
+//! it stopped (as the OpenCL CPU runtimes run kernels with barriers). Local memory is the work-group's (fresh for each
+//! group), private memory the work-item's (fresh for each item, with the
+//! by-value arguments copied in), as in the interpreter. Where a run needs more than
 //! counts and outputs (a trace, `--detect`, SIMD use, going on after a
 //! fault), the interpreter runs it. The interpreter stays the reference:
 //! tests run every corpus kernel both ways and compare every count and
@@ -20,19 +24,25 @@
 
 mod emit;
 mod helpers;
+mod live;
 
 use super::{Fault, Launched, Partial};
 use crate::bytecode::Op;
 use crate::error::TrapKind;
-use crate::memory::BufferView;
+use crate::memory::{ArenaLayout, BufferView};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-/// The compiled kernel: `(env, ids, hits)` runs one work-item; `ids` holds
-/// its global id, local id and group id (3 each), `hits` is the thread's
-/// per-block count. Returns 0, or 1 after a fault kept in `env`.
-type KernelFn = unsafe extern "C" fn(*mut Env, *const u64, *mut u64) -> u64;
+/// The compiled kernel: `(env, ids, hits, registers, resume)` runs one
+/// work-item to its end or its next barrier; `ids` holds its global id,
+/// local id and group id (3 each), `hits` is the thread's per-block count,
+/// `registers` where it keeps its registers across a barrier. `resume` 0
+/// starts it, k + 1 goes on after barrier site k. Returns 0 at its end, 1
+/// after a fault kept in `env`, k + 2 at barrier site k.
+type KernelFn = unsafe extern "C" fn(*mut Env, *const u64, *mut u64, *mut u64, u64) -> u64;
 
 /// What compiled code and its helpers share for one work-item.
 #[repr(C)]
@@ -40,6 +50,9 @@ pub(crate) struct Env<'a> {
     /// Nonzero once a fault is kept: compiled code reads it (at offset 0)
     /// after each call that may fault.
     faulted: u64,
+    /// The work-group's local memory and the work-item's private memory.
+    local: *mut u8,
+    private: *mut u8,
     fault: Option<(usize, TrapKind)>,
     launch: &'a Launched<'a>,
     group: [u64; 3],
@@ -56,8 +69,12 @@ impl Env<'_> {
 /// A launch's kernel, compiled.
 pub struct Native {
     run: KernelFn,
-    /// What compiled code reads of each global buffer; it points here.
+    /// What compiled code reads of each global buffer and of the local
+    /// and private arenas' layouts; it points here.
     _views: Box<[BufferView]>,
+    _layouts: [Box<[u64]>; 2],
+    /// The pc of each barrier the code may stop at, by site.
+    barriers: Vec<u32>,
     _memory: Memory,
 }
 
@@ -71,15 +88,6 @@ impl std::fmt::Debug for Native {
 /// does not run, or `None` where it runs the launch.
 pub fn ineligible(launch: &Launched<'_>) -> Option<String> {
     let program = launch.program;
-    if program.uses_barrier {
-        return Some("it has barriers".into());
-    }
-    if program.private.total() > 0 || launch.local_layout.total() > 0 {
-        return Some("it has private or local memory".into());
-    }
-    if !launch.private_init.is_empty() {
-        return Some("it takes arguments by value in private memory".into());
-    }
     program
         .code
         .iter()
@@ -103,6 +111,26 @@ impl Native {
             return Err(why);
         }
         let views: Box<[BufferView]> = launch.global.buffers.iter().map(|b| b.view()).collect();
+        let layout = |l: &ArenaLayout| -> Box<[u64]> {
+            l.base
+                .iter()
+                .zip(&l.size)
+                .flat_map(|(b, s)| [*b, *s])
+                .collect()
+        };
+        let layouts = [
+            layout(&launch.local_layout),
+            layout(&launch.program.private),
+        ];
+        let arena = |i: usize, env_field: usize| emit::Arena {
+            buffers: layouts[i].len() as u64 / 2,
+            layout: layouts[i].as_ptr() as i64,
+            env_field: env_field as i32,
+        };
+        let arenas = [
+            arena(0, std::mem::offset_of!(Env, local)),
+            arena(1, std::mem::offset_of!(Env, private)),
+        ];
         let isa = cranelift_native::builder()
             .map_err(|e| format!("no native code generator for this CPU: {e}"))?;
         let mut flags = settings::builder();
@@ -122,7 +150,7 @@ impl Native {
             module.target_config().pointer_type(),
             module.isa().default_call_conv(),
         );
-        emit::kernel(&mut context.func, target, launch, &views)?;
+        let barriers = emit::kernel(&mut context.func, target, launch, &views, arenas)?;
         let id = module
             .declare_function("kernel", Linkage::Local, &context.func.signature)
             .map_err(|e| e.to_string())?;
@@ -137,13 +165,17 @@ impl Native {
         Ok(Native {
             run,
             _views: views,
+            _layouts: layouts,
+            barriers,
             _memory: Memory(Some(module)),
         })
     }
 
     /// Runs work-group `index`, its work-items in the interpreter's lane
     /// order, adding to `partial` its block hits and, with
-    /// `Launched::keep_going`, the faults that stop one work-item.
+    /// `Launched::keep_going`, the faults that stop one work-item. With
+    /// barriers, each runs to the next barrier in turn, and the group goes
+    /// on once all wait at the same one (or have been stopped).
     pub(super) fn run_group(
         &self,
         launch: &Launched<'_>,
@@ -153,53 +185,211 @@ impl Native {
         let g = &launch.geometry;
         let group = g.group_of(index);
         let size = g.local_size_of(group);
+        let items = size.iter().product::<u64>() as usize;
+        let origin = g.global_id(group, [0; 3]);
+        // Each work-item's ids once: global, local, group (as `KernelFn`
+        // takes them), local ids counted on in the interpreter's order.
+        let mut ids = Vec::with_capacity(items);
+        for z in 0..size[2] {
+            for y in 0..size[1] {
+                for x in 0..size[0] {
+                    let [ox, oy, oz] = origin;
+                    let [gx, gy, gz] = group;
+                    ids.push([ox + x, oy + y, oz + z, x, y, z, gx, gy, gz]);
+                }
+            }
+        }
+        let global_id = |item: usize| [ids[item][0], ids[item][1], ids[item][2]];
+        // Fresh for each work-group and each work-item, as the
+        // interpreter's arenas are; where work-items wait at barriers, each
+        // keeps its own private memory and registers.
+        let slots = if self.barriers.is_empty() { 1 } else { items };
+        let private_bytes = launch.program.private.total() as usize;
+        let state_words = launch.regs.len() + 1;
+        let mut local = vec![0u8; launch.local_layout.total() as usize];
+        let mut private = vec![0u8; private_bytes * slots];
+        let mut state = vec![0u64; state_words * slots];
         let mut env = Env {
             faulted: 0,
+            local: local.as_mut_ptr(),
+            private: private.as_mut_ptr(),
             fault: None,
             launch,
             group,
             local_id: [0; 3],
         };
-        let origin = g.global_id(group, [0; 3]);
-        for z in 0..size[2] {
-            for y in 0..size[1] {
-                for x in 0..size[0] {
-                    let lid = [x, y, z];
-                    env.local_id = lid;
-                    let ids = [
-                        origin[0] + x,
-                        origin[1] + y,
-                        origin[2] + z,
-                        x,
-                        y,
-                        z,
-                        group[0],
-                        group[1],
-                        group[2],
-                    ];
-                    // SAFETY: `run` was compiled for this launch, whose
-                    // buffers (`_views`) outlive the call; `ids` holds the
-                    // nine ids it reads and `hits` one count per block of
-                    // the program (every block index it adds to).
-                    let hits = partial.hits.as_mut_ptr();
-                    let status = unsafe { (self.run)(&mut env, ids.as_ptr(), hits) };
-                    if status != 0 {
+        let mut at = vec![Item::Start; items];
+        loop {
+            for (item, at) in at.iter_mut().enumerate() {
+                let resume = match *at {
+                    Item::Start => 0,
+                    Item::After(site) => site as u64 + 1,
+                    _ => continue,
+                };
+                let slot = item % slots;
+                let these = &ids[item];
+                env.local_id = [these[3], these[4], these[5]];
+                let mine = &mut private[slot * private_bytes..(slot + 1) * private_bytes];
+                if resume == 0 && !mine.is_empty() {
+                    mine.fill(0);
+                    for (at, bytes) in &launch.private_init {
+                        mine[*at..*at + bytes.len()].copy_from_slice(bytes);
+                    }
+                }
+                env.private = mine.as_mut_ptr();
+                let hits = partial.hits.as_mut_ptr();
+                let registers = state[slot * state_words..].as_mut_ptr();
+                // SAFETY: `run` was compiled for this launch, whose
+                // buffers (`_views`) outlive the call; `env` points at
+                // arenas of the sizes its layouts (`_layouts`) give and
+                // `registers` at the `regs.len() + 1` words it saves and
+                // restores; `ids` holds the nine ids it reads and `hits`
+                // one count per block of the program (every block index
+                // it adds to).
+                let status =
+                    unsafe { (self.run)(&mut env, these.as_ptr(), hits, registers, resume) };
+                *at = match status {
+                    0 => Item::Done,
+                    1 => {
                         let (pc, kind) = env.fault.take().unwrap_or((0, TrapKind::Unreachable));
                         env.faulted = 0;
                         let fault = Fault {
                             pc,
-                            item: [ids[0], ids[1], ids[2]],
+                            item: global_id(item),
                             kind,
                         };
                         if !(launch.keep_going && fault.kind.stops_one()) {
                             return Err(fault);
                         }
                         partial.keep_fault(index, fault, 1, &[]);
+                        Item::Stopped
                     }
-                }
+                    k => Item::Waiting(k as usize - 2),
+                };
+            }
+            if !self.release_barrier(launch, &mut at, global_id)? {
+                return Ok(());
             }
         }
-        Ok(())
+    }
+
+    /// With every work-item waiting, stopped or done: lets the ones
+    /// waiting go on if all wait at the same barrier, as the interpreter
+    /// does (and fails as it does where they do not); false if none waits.
+    fn release_barrier(
+        &self,
+        launch: &Launched<'_>,
+        at: &mut [Item],
+        global_id: impl Fn(usize) -> [u64; 3],
+    ) -> Result<bool, Fault> {
+        let waiting = |item: &Item| match item {
+            Item::Waiting(site) => Some(self.barriers[*site] as usize),
+            _ => None,
+        };
+        let Some(first) = at.iter().position(|i| waiting(i).is_some()) else {
+            return Ok(false);
+        };
+        let barrier = waiting(&at[first]).unwrap_or_default();
+        let name = |item: usize| {
+            let [x, y, z] = global_id(item);
+            format!("({x},{y},{z})")
+        };
+        for (item, state) in at.iter().enumerate() {
+            let kind = match (state, waiting(state)) {
+                (_, Some(pc)) if pc != barrier => (pc, item, format!(
+                    "this work-item waits at a different barrier than work-item {} ({})",
+                    name(first),
+                    launch.program.site(barrier)
+                )),
+                (Item::Done, _) => (barrier, first, format!(
+                    "this work-item waits at a barrier that work-item {} never reached (it returned)",
+                    name(item)
+                )),
+                _ => continue,
+            };
+            let (pc, item, why) = kind;
+            return Err(Fault {
+                pc,
+                item: global_id(item),
+                kind: TrapKind::BarrierDivergence(why),
+            });
+        }
+        for state in at.iter_mut() {
+            if let Item::Waiting(site) = *state {
+                *state = Item::After(site);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Where a work-item of the group being run is.
+#[derive(Clone, Copy)]
+enum Item {
+    Start,
+    /// Stopped at barrier site k (`Native::barriers`).
+    Waiting(usize),
+    /// To go on after barrier site k.
+    After(usize),
+    Done,
+    /// Stopped by a fault the run goes on after.
+    Stopped,
+}
+
+/// Whether, and when, the compiled tier takes over a launch from the
+/// interpreter. Work-groups are independent, so a launch may switch
+/// between them: the interpreter starts, and once it has run for a while
+/// the kernel is compiled and the groups left run compiled. A launch over
+/// sooner never pays for compiling.
+pub struct Tiering {
+    /// Compile once the launch has run this long; `None`: never (or
+    /// already done).
+    after: Option<Duration>,
+    started: Instant,
+    compiled: OnceLock<Result<Native, String>>,
+}
+
+impl Tiering {
+    pub fn never() -> Tiering {
+        Tiering {
+            after: None,
+            started: Instant::now(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Compiled already (or failed to be).
+    pub fn done(compiled: Result<Native, String>) -> Tiering {
+        let tiering = Tiering::never();
+        let _ = tiering.compiled.set(compiled);
+        tiering
+    }
+
+    pub fn after(after: Duration) -> Tiering {
+        Tiering {
+            after: Some(after),
+            ..Tiering::never()
+        }
+    }
+
+    /// The compiled kernel, once there is one.
+    pub(super) fn native(&self) -> Option<&Native> {
+        self.compiled.get().and_then(|c| c.as_ref().ok())
+    }
+
+    /// Compiles `launch`'s kernel if it is time (one thread compiles, the
+    /// others wait for it).
+    pub(super) fn check(&self, launch: &Launched<'_>) {
+        if let Some(after) = self.after {
+            if self.compiled.get().is_none() && self.started.elapsed() >= after {
+                self.compiled.get_or_init(|| Native::compile(launch));
+            }
+        }
+    }
+
+    /// What compiling came to, if the launch got that far.
+    pub fn outcome(&self) -> Option<&Result<Native, String>> {
+        self.compiled.get()
     }
 }
 
