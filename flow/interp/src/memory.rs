@@ -68,6 +68,21 @@ impl LineSet {
         }
     }
 
+    /// The set's 64-line words.
+    pub fn words(&self) -> usize {
+        self.bits.len()
+    }
+
+    /// Marks the lines set in `words`, 64 a word, as [`LineSet::words`]
+    /// lays them out.
+    pub fn add_words(&self, words: &[u64]) {
+        for (mine, theirs) in self.bits.iter().zip(words) {
+            if *theirs != 0 {
+                mine.fetch_or(*theirs, Relaxed);
+            }
+        }
+    }
+
     /// [`LineSet::count`] times `factor`, at most every line of the set.
     pub fn scaled(&self, factor: f64) -> u64 {
         ((self.count() as f64 * factor).round() as u64).min(self.lines)
@@ -96,14 +111,12 @@ pub struct SharedBuffer {
     pub written_lines: LineSet,
 }
 
-/// A global buffer as compiled code sees it (`exec::native`): its bytes,
-/// their count, and its line sets' words, valid as long as the buffer.
+/// A global buffer as compiled code sees it (`exec::native`): its bytes
+/// and their count, valid as long as the buffer.
 #[repr(C)]
 pub struct BufferView {
     pub base: *mut u8,
     pub len: u64,
-    pub read_bits: *const AtomicU64,
-    pub written_bits: *const AtomicU64,
     pub line_shift: u64,
 }
 
@@ -219,8 +232,6 @@ impl SharedBuffer {
         BufferView {
             base: self.words as *mut u8,
             len: self.len,
-            read_bits: self.read_lines.bits.as_ptr(),
-            written_bits: self.written_lines.bits.as_ptr(),
             line_shift: self.line_shift as u64,
         }
     }

@@ -75,6 +75,12 @@ pub struct Partial {
     /// work-item order within a group, and groups in the order this thread
     /// ran them (ascending).
     pub printed: Vec<(u64, crate::Printed)>,
+    /// The lines the compiled tier marked on this thread, as bits: for
+    /// each global buffer its lines read, then its lines written. Added to
+    /// the buffers' own line sets when the thread is done (`flush_lines`):
+    /// threads setting bits in shared words would take turns at every
+    /// cache line of them.
+    pub lines: Vec<Vec<u64>>,
     /// Faults the run went on after, one per instruction and kind of fault.
     pub faults: BTreeMap<(usize, u8), Kept>,
     /// Where the selection asks (`Selection::tally`), each work-group's
@@ -252,6 +258,20 @@ fn tally(weights: &[[u64; 2]], partial: &Partial, before: &(Vec<u64>, Traffic)) 
 /// work-group is returned. With a sink, every global access goes to it,
 /// work-group by work-group in order, on the calling thread (see
 /// [`crate::trace`]). `done` counts the work-groups finished.
+/// Adds the lines a thread marked on its own (`Partial::lines`) to the
+/// buffers' line sets.
+fn flush_lines(mut partial: Partial, launch: &Launched<'_>) -> Partial {
+    let sets = launch
+        .global
+        .buffers
+        .iter()
+        .flat_map(|b| [&b.read_lines, &b.written_lines]);
+    for (set, lines) in sets.zip(std::mem::take(&mut partial.lines)) {
+        set.add_words(&lines);
+    }
+    partial
+}
+
 pub fn run_groups(
     launch: &Launched<'_>,
     selection: Selection<'_>,
@@ -280,12 +300,12 @@ pub fn run_groups(
             let g = next.fetch_add(1, Ordering::Relaxed);
             let after_fault = || g > first_fault.load(Ordering::Relaxed);
             if g >= groups || after_fault() {
-                return Ok(runner.partial);
+                return Ok(flush_lines(runner.partial, launch));
             }
             if tracing {
                 delivery.wait_turn(g, &after_fault);
                 if after_fault() {
-                    return Ok(runner.partial);
+                    return Ok(flush_lines(runner.partial, launch));
                 }
             }
             let before = selection

@@ -19,8 +19,7 @@ use crate::program::Program;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, AtomicRmwOp, Block, BlockArg, Function, InstBuilder, MemFlags, SigRef, Signature,
-    Type, Value,
+    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlags, SigRef, Signature, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -88,6 +87,7 @@ pub(super) fn kernel(
     launch: &Launched<'_>,
     views: &[BufferView],
     arenas: [Arena; 2],
+    lines_field: i32,
 ) -> Result<Vec<u32>, String> {
     let mut signature = Signature::new(call_conv);
     signature.params.extend([AbiParam::new(pointer); 4]);
@@ -140,6 +140,7 @@ pub(super) fn kernel(
         line_shift: views.first().map_or(6, |v| v.line_shift),
         local: arenas[0],
         private: arenas[1],
+        lines_field,
         eval_sig,
         fault_sig,
         fail,
@@ -289,6 +290,8 @@ struct Emitter<'a, 'f> {
     line_shift: u64,
     local: Arena,
     private: Arena,
+    /// Where `Env` holds the thread's line sets.
+    lines_field: i32,
     eval_sig: SigRef,
     fault_sig: SigRef,
     /// Returns 1: a fault was kept.
@@ -318,8 +321,6 @@ const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_move();
 const VIEW_BYTES: i64 = std::mem::size_of::<BufferView>() as i64;
 const VIEW_BASE: i32 = std::mem::offset_of!(BufferView, base) as i32;
 const VIEW_LEN: i32 = std::mem::offset_of!(BufferView, len) as i32;
-const VIEW_READ: i32 = std::mem::offset_of!(BufferView, read_bits) as i32;
-const VIEW_WRITTEN: i32 = std::mem::offset_of!(BufferView, written_bits) as i32;
 
 impl Emitter<'_, '_> {
     /// The block that runs `pc` in context `ctx`, queued to be translated.
@@ -998,9 +999,15 @@ impl Emitter<'_, '_> {
         let pass = self.b.create_block();
         self.b.ins().brif(ok, pass, &[], at.fault, &[]);
         self.b.switch_to_block(pass);
-        let field = if written { VIEW_WRITTEN } else { VIEW_READ };
         for i in 0..n as i64 {
-            self.mark(view, field, at.offset, i * size as i64, size, at.align);
+            self.mark(
+                at.buffer,
+                written,
+                at.offset,
+                i * size as i64,
+                size,
+                at.align,
+            );
         }
         let base = self.b.ins().load(self.pointer, FIXED, view, VIEW_BASE);
         let address = self.b.ins().iadd(base, at.offset);
@@ -1037,8 +1044,19 @@ impl Emitter<'_, '_> {
 
     /// Marks the lines that `size` bytes at `offset + at` touch in the
     /// view's line set at `field` (read or written).
-    fn mark(&mut self, view: Value, field: i32, offset: Value, at: i64, size: u8, align: u16) {
-        let bits = self.b.ins().load(self.pointer, FIXED, view, field);
+    fn mark(&mut self, buffer: Value, written: bool, offset: Value, at: i64, size: u8, align: u16) {
+        // The thread's own line sets (`Env::lines`): two a buffer, read
+        // then written.
+        let table = self
+            .b
+            .ins()
+            .load(self.pointer, FIXED, self.env, self.lines_field);
+        let entry = self.b.ins().imul_imm(buffer, 16);
+        let entry = self.b.ins().iadd(table, entry);
+        let bits = self
+            .b
+            .ins()
+            .load(self.pointer, FIXED, entry, if written { 8 } else { 0 });
         let first = self.b.ins().iadd_imm(offset, at);
         let first_line = self.b.ins().ushr_imm(first, self.line_shift as i64);
         self.mark_line(bits, first_line);
@@ -1052,8 +1070,8 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// Sets `line`'s bit in the line set at `bits`: tested first, as most
-    /// lines are marked already, and set with an atomic or.
+    /// Sets `line`'s bit in the line set at `bits`, which this thread
+    /// alone writes.
     fn mark_line(&mut self, bits: Value, line: Value) {
         let flags = MemFlags::trusted();
         let word = self.b.ins().ushr_imm(line, 6);
@@ -1062,15 +1080,8 @@ impl Emitter<'_, '_> {
         let one = self.b.ins().iconst(I64, 1);
         let bit = self.b.ins().ishl(one, line);
         let old = self.b.ins().load(I64, flags, word, 0);
-        let set = self.b.ins().band(old, bit);
-        let (unset, done) = (self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(set, done, &[], unset, &[]);
-        self.b.switch_to_block(unset);
-        self.b
-            .ins()
-            .atomic_rmw(I64, flags, AtomicRmwOp::Or, word, bit);
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
+        let new = self.b.ins().bor(old, bit);
+        self.b.ins().store(flags, new, word, 0);
     }
 }
 

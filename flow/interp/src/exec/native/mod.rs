@@ -53,6 +53,9 @@ pub(crate) struct Env<'a> {
     /// The work-group's local memory and the work-item's private memory.
     local: *mut u8,
     private: *mut u8,
+    /// The thread's line sets (`Partial::lines`), read then written for
+    /// each global buffer.
+    lines: *const *mut u64,
     fault: Option<(usize, TrapKind)>,
     launch: &'a Launched<'a>,
     group: [u64; 3],
@@ -150,7 +153,8 @@ impl Native {
             module.target_config().pointer_type(),
             module.isa().default_call_conv(),
         );
-        let barriers = emit::kernel(&mut context.func, target, launch, &views, arenas)?;
+        let lines = std::mem::offset_of!(Env, lines) as i32;
+        let barriers = emit::kernel(&mut context.func, target, launch, &views, arenas, lines)?;
         let id = module
             .declare_function("kernel", Linkage::Local, &context.func.signature)
             .map_err(|e| e.to_string())?;
@@ -209,10 +213,25 @@ impl Native {
         let mut local = vec![0u8; launch.local_layout.total() as usize];
         let mut private = vec![0u8; private_bytes * slots];
         let mut state = vec![0u64; state_words * slots];
+        if partial.lines.is_empty() {
+            partial.lines = launch
+                .global
+                .buffers
+                .iter()
+                .flat_map(|b| {
+                    [
+                        vec![0; b.read_lines.words()],
+                        vec![0; b.written_lines.words()],
+                    ]
+                })
+                .collect();
+        }
+        let lines: Vec<*mut u64> = partial.lines.iter_mut().map(|l| l.as_mut_ptr()).collect();
         let mut env = Env {
             faulted: 0,
             local: local.as_mut_ptr(),
             private: private.as_mut_ptr(),
+            lines: lines.as_ptr(),
             fault: None,
             launch,
             group,
