@@ -424,6 +424,25 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     let fp32: u64 = gemm.iter().map(|l| l["W"]["fp32"].as_u64().unwrap()).sum();
     assert_eq!(fp32, 2 * m * n * k + 2 * m * n);
     assert_eq!(counted["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    // CLBlast's kernels through the compiled tier (compiled before each
+    // launch starts): the same counts, and C reproduced again.
+    let dir = out_dir.to_str().unwrap();
+    let out = clflow(
+        data.path(),
+        &["count", dir, "--json", "--ops", "fp32", "--compile", "-v"],
+    );
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let compiled: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(compiled["launches"], counted["launches"]);
+    let ran: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains(" work-items in "))
+        .collect();
+    assert!(
+        !ran.is_empty() && ran.iter().all(|l| l.starts_with("ran compiled:")),
+        "{said}"
+    );
     // Sampled, half of each launch's interior work-groups: the GEMM's tiles
     // all do the same work, so W comes out exact, its interval without
     // width; the outputs, partial, are not compared (and fail nothing).
