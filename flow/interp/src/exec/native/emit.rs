@@ -11,7 +11,7 @@
 
 use super::helpers;
 use super::live::Live;
-use crate::bytecode::{Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
+use crate::bytecode::{AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use crate::exec::Launched;
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::opencl_std as math;
@@ -19,7 +19,8 @@ use crate::program::Program;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlags, SigRef, Signature, Type, Value,
+    AbiParam, AtomicRmwOp, Block, BlockArg, Function, InstBuilder, MemFlags, SigRef, Signature,
+    Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
@@ -29,6 +30,11 @@ use std::collections::HashMap;
 pub(super) fn compiles(op: &Op) -> bool {
     match op {
         Op::Load { size, .. } | Op::Store { size, .. } => matches!(size, 1 | 2 | 4 | 8),
+        // 32-bit read-modify-writes whose old value nobody reads (see
+        // `ineligible`): memory ends the same in whatever order work-items
+        // make them. (64-bit ones take a lock in the interpreter, which a
+        // launch switching tiers would race against.)
+        Op::Atomic { op, bits: 32, .. } => rmw(*op).is_some(),
         Op::Block { .. }
         | Op::Mov { .. }
         | Op::Moves { .. }
@@ -252,6 +258,14 @@ pub(super) struct Arena {
     pub layout: i64,
     /// Where `Env` holds the arena's address.
     pub env_field: i32,
+}
+
+/// The lines an access touches: read, written, or both (an atomic).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    Read,
+    Write,
+    Both,
 }
 
 /// An access being compiled: its pointer taken apart, and where it goes.
@@ -816,7 +830,7 @@ impl Emitter<'_, '_> {
                 n,
                 align,
             } => {
-                let address = self.access(pc, ptr, size, n, align, false);
+                let address = self.access(pc, ptr, size, n, align, Touch::Read);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
                     let flags = MemFlags::trusted();
@@ -837,7 +851,7 @@ impl Emitter<'_, '_> {
                 n,
                 align,
             } => {
-                let address = self.access(pc, ptr, size, n, align, true);
+                let address = self.access(pc, ptr, size, n, align, Touch::Write);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
                     let v = self.get(src + i);
@@ -850,6 +864,19 @@ impl Emitter<'_, '_> {
                         _ => self.b.ins().store(flags, v, address, at),
                     };
                 }
+            }
+            Op::Atomic { op, ptr, a, .. } => {
+                let Some((rmw, operand)) = rmw(op) else {
+                    unreachable!("`compiles` admits only read-modify-writes")
+                };
+                let address = self.access(pc, ptr, 4, 1, 4, Touch::Both);
+                let v = match operand {
+                    Some(k) => self.b.ins().iconst(I32, k),
+                    None => self.get32(a),
+                };
+                self.b
+                    .ins()
+                    .atomic_rmw(I32, MemFlags::trusted(), rmw, address, v);
             }
             other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
         }
@@ -895,9 +922,9 @@ impl Emitter<'_, '_> {
 
     /// Checks the access of `n` elements of `size` bytes at register `ptr`
     /// as the interpreter does (a buffer of its space, in bounds, aligned),
-    /// marks the global lines it touches (read or `written`), and returns
-    /// the address of its data.
-    fn access(&mut self, pc: usize, ptr: Reg, size: u8, n: u8, align: u16, written: bool) -> Value {
+    /// marks the global lines it touches, and returns the address of its
+    /// data.
+    fn access(&mut self, pc: usize, ptr: Reg, size: u8, n: u8, align: u16, touch: Touch) -> Value {
         let bytes = size as i64 * n as i64;
         let p = self.get(ptr);
         let space = self.b.ins().ushr_imm(p, 62);
@@ -923,7 +950,7 @@ impl Emitter<'_, '_> {
         let global_block = self.b.create_block();
         self.b.ins().brif(global, global_block, &[], next, &[]);
         self.b.switch_to_block(global_block);
-        self.global_access(&at, size, n, written);
+        self.global_access(&at, size, n, touch);
         for (space_id, arena) in [(SPACE_LOCAL, self.local), (SPACE_PRIVATE, self.private)] {
             if arena.buffers == 0 {
                 continue;
@@ -978,7 +1005,7 @@ impl Emitter<'_, '_> {
 
     /// `at` into a global buffer: checked against its view, its lines
     /// marked, on to `at.done` with its address.
-    fn global_access(&mut self, at: &Access, size: u8, n: u8, written: bool) {
+    fn global_access(&mut self, at: &Access, size: u8, n: u8, touch: Touch) {
         if self.nviews == 0 {
             self.b.ins().jump(at.fault, &[]);
             return;
@@ -1000,14 +1027,12 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(ok, pass, &[], at.fault, &[]);
         self.b.switch_to_block(pass);
         for i in 0..n as i64 {
-            self.mark(
-                at.buffer,
-                written,
-                at.offset,
-                i * size as i64,
-                size,
-                at.align,
-            );
+            for written in [false, true] {
+                if touch == Touch::Both || (touch == Touch::Write) == written {
+                    let at_element = i * size as i64;
+                    self.mark(at.buffer, written, at.offset, at_element, size, at.align);
+                }
+            }
         }
         let base = self.b.ins().load(self.pointer, FIXED, view, VIEW_BASE);
         let address = self.b.ins().iadd(base, at.offset);
@@ -1083,6 +1108,27 @@ impl Emitter<'_, '_> {
         let new = self.b.ins().bor(old, bit);
         self.b.ins().store(flags, new, word, 0);
     }
+}
+
+/// The read-modify-write an atomic function makes, and the operand it
+/// takes in place of its argument (`Inc` and `Dec` take none).
+pub(super) fn rmw(op: AtomicOp) -> Option<(AtomicRmwOp, Option<i64>)> {
+    Some(match op {
+        AtomicOp::Inc => (AtomicRmwOp::Add, Some(1)),
+        AtomicOp::Dec => (AtomicRmwOp::Sub, Some(1)),
+        AtomicOp::Add => (AtomicRmwOp::Add, None),
+        AtomicOp::Sub => (AtomicRmwOp::Sub, None),
+        AtomicOp::SMin => (AtomicRmwOp::Smin, None),
+        AtomicOp::UMin => (AtomicRmwOp::Umin, None),
+        AtomicOp::SMax => (AtomicRmwOp::Smax, None),
+        AtomicOp::UMax => (AtomicRmwOp::Umax, None),
+        AtomicOp::And => (AtomicRmwOp::And, None),
+        AtomicOp::Or => (AtomicRmwOp::Or, None),
+        AtomicOp::Xor => (AtomicRmwOp::Xor, None),
+        AtomicOp::Load | AtomicOp::Store | AtomicOp::Exchange | AtomicOp::CompareExchange => {
+            return None
+        }
+    })
 }
 
 fn int_cc(op: CmpOp) -> IntCC {

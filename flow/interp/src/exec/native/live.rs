@@ -92,9 +92,9 @@ fn successors(program: &Program, pc: usize, returns: &[usize]) -> Vec<usize> {
 }
 
 /// The register spans an op of the compiled tier reads and writes.
-type Spans = Vec<(Reg, u32)>;
+pub(super) type Spans = Vec<(Reg, u32)>;
 
-fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
+pub(super) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
     let one = |r: Reg| (r, 1);
     let moves = |start: u32, len: u32| {
         let moves = &program.moves[start as usize..(start + len) as usize];
@@ -183,6 +183,7 @@ fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
         Op::Builtin { dst, lanes, .. } => (Vec::new(), vec![(dst, lanes.min(3) as u32)]),
         Op::Load { dst, ptr, n, .. } => (vec![one(ptr)], vec![(dst, n as u32)]),
         Op::Store { src, ptr, n, .. } => (vec![one(ptr), (src, n as u32)], Vec::new()),
+        Op::Atomic { dst, ptr, a, b, .. } => (vec![one(ptr), one(a), one(b)], vec![one(dst)]),
         Op::Branch { cond, .. } => (vec![one(cond)], Vec::new()),
         Op::Switch { sel, .. } => (vec![one(sel)], Vec::new()),
         Op::Ret { src, n } => (vec![(src, n)], Vec::new()),

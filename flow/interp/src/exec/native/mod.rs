@@ -7,8 +7,8 @@
 //! buffer's lines touched, each work-item's steps against the step limit.
 //! It runs a kernel only where running work-items one after the other
 //! cannot differ from running them together (`ineligible`): no work-group
-//! functions, atomics, printf, images or async copies, and only ops it
-//! compiles. At a barrier a work-item saves its registers and returns;
+//! functions, printf, images or async copies, no atomic function whose old
+//! value is used, and only ops it compiles. At a barrier a work-item saves its registers and returns;
 //! once every work-item of the group waits there, each goes on from where
 //! it stopped (as the OpenCL CPU runtimes run kernels with barriers). Local memory is the work-group's (fresh for each
 //! group), private memory the work-item's (fresh for each item, with the
@@ -27,7 +27,7 @@ mod helpers;
 mod live;
 
 use super::{Fault, Launched, Partial};
-use crate::bytecode::Op;
+use crate::bytecode::{Op, Reg};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, BufferView};
 use cranelift_codegen::settings::{self, Configurable};
@@ -91,11 +91,25 @@ impl std::fmt::Debug for Native {
 /// does not run, or `None` where it runs the launch.
 pub fn ineligible(launch: &Launched<'_>) -> Option<String> {
     let program = launch.program;
-    program
+    if let Some(op) = program.code.iter().find(|op| !emit::compiles(op)) {
+        return Some(format!("the compiled tier does not run {}", op_name(op)));
+    }
+    // An atomic's old value depends on the order work-items run in: the
+    // tier runs atomics whose old value no op reads.
+    let read = |r: Reg| {
+        let reads = program
+            .code
+            .iter()
+            .map(|op| live::reads_writes(op, program).0);
+        reads
+            .flatten()
+            .any(|(first, n)| (first.index()..first.index() + n as usize).contains(&r.index()))
+    };
+    let used = program
         .code
         .iter()
-        .find(|op| !emit::compiles(op))
-        .map(|op| format!("the compiled tier does not run {}", op_name(op)))
+        .any(|op| matches!(*op, Op::Atomic { dst, .. } if read(dst)));
+    used.then(|| "an atomic function's old value is used".to_string())
 }
 
 fn op_name(op: &Op) -> String {
