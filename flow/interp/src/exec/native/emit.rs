@@ -11,6 +11,7 @@
 
 use super::helpers;
 use super::live::Live;
+use super::provenance;
 use crate::bytecode::{AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use crate::exec::Launched;
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
@@ -147,6 +148,8 @@ pub(super) fn kernel(
         local: arenas[0],
         private: arenas[1],
         lines_field,
+        known: provenance::global_buffers(program, &launch.regs),
+        known_views: views.iter().map(|v| (v.base as u64, v.len)).collect(),
         eval_sig,
         fault_sig,
         fail,
@@ -306,6 +309,11 @@ struct Emitter<'a, 'f> {
     private: Arena,
     /// Where `Env` holds the thread's line sets.
     lines_field: i32,
+    /// For each register, the global buffer all its values point into,
+    /// where one is known (`provenance`); and each buffer's (address,
+    /// length).
+    known: Vec<Option<u32>>,
+    known_views: Vec<(u64, u64)>,
     eval_sig: SigRef,
     fault_sig: SigRef,
     /// Returns 1: a fault was kept.
@@ -927,15 +935,18 @@ impl Emitter<'_, '_> {
     fn access(&mut self, pc: usize, ptr: Reg, size: u8, n: u8, align: u16, touch: Touch) -> Value {
         let bytes = size as i64 * n as i64;
         let p = self.get(ptr);
+        let fault = self.b.create_block();
+        self.b.set_cold_block(fault);
+        let done = self.b.create_block();
+        self.b.append_block_param(done, self.pointer);
+        if let Some(buffer) = self.known.get(ptr.index()).copied().flatten() {
+            self.known_access(p, buffer, (size, n, align, touch), done);
+        }
         let space = self.b.ins().ushr_imm(p, 62);
         let buffer = self.b.ins().ushr_imm(p, 40);
         let buffer = self.b.ins().band_imm(buffer, (1 << 22) - 1);
         let offset = self.b.ins().ishl_imm(p, 24);
         let offset = self.b.ins().sshr_imm(offset, 24);
-        let fault = self.b.create_block();
-        self.b.set_cold_block(fault);
-        let done = self.b.create_block();
-        self.b.append_block_param(done, self.pointer);
         let at = Access {
             buffer,
             offset,
@@ -983,6 +994,53 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(self.fail, &[]);
         self.b.switch_to_block(done);
         self.b.block_params(done)[0]
+    }
+
+    /// The access at pointer value `p` into global buffer `buffer`, where
+    /// every value of its register points into that buffer
+    /// (`provenance`): in bounds and aligned, its offset is `p` less the
+    /// buffer's own pointer, which decoding would give too; it goes on to
+    /// `done` with its address. Otherwise it leaves for the general way
+    /// (the block it leaves the builder in), which says what is wrong.
+    fn known_access(
+        &mut self,
+        p: Value,
+        buffer: u32,
+        (size, n, align, touch): (u8, u8, u16, Touch),
+        done: Block,
+    ) {
+        let (address, len) = self.known_views[buffer as usize];
+        let bytes = size as u64 * n as u64;
+        let general = self.b.create_block();
+        if len < bytes {
+            self.b.ins().jump(general, &[]);
+            self.b.switch_to_block(general);
+            return;
+        }
+        let start = crate::memory::encode(SPACE_GLOBAL, buffer as usize, 0);
+        let offset = self.b.ins().iadd_imm(p, (start as i64).wrapping_neg());
+        let inside =
+            self.b
+                .ins()
+                .icmp_imm(IntCC::UnsignedLessThanOrEqual, offset, (len - bytes) as i64);
+        let misaligned = self.b.ins().band_imm(offset, align as i64 - 1);
+        let aligned = self.b.ins().icmp_imm(IntCC::Equal, misaligned, 0);
+        let ok = self.b.ins().band(inside, aligned);
+        let pass = self.b.create_block();
+        self.b.ins().brif(ok, pass, &[], general, &[]);
+        self.b.switch_to_block(pass);
+        let index = self.b.ins().iconst(I64, buffer as i64);
+        for i in 0..n as i64 {
+            for written in [false, true] {
+                if touch == Touch::Both || (touch == Touch::Write) == written {
+                    self.mark(index, written, offset, i * size as i64, size, align);
+                }
+            }
+        }
+        let address = self.b.ins().iadd_imm(offset, address as i64);
+        self.b.ins().jump(done, &[BlockArg::Value(address)]);
+        self.b.set_cold_block(general);
+        self.b.switch_to_block(general);
     }
 
     /// Whether `at` lies inside `len` bytes and is aligned: an `I8`.

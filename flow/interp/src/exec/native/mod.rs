@@ -25,6 +25,7 @@
 mod emit;
 mod helpers;
 mod live;
+mod provenance;
 
 use super::{Fault, Launched, Partial};
 use crate::bytecode::{Op, Reg};
