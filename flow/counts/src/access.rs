@@ -4,6 +4,8 @@
 //! accesses come. A listener that asks for them ([`AccessSink::wants_local`])
 //! gets `__local` accesses too, in buffers after the global ones.
 
+use std::sync::{Arc, Mutex};
+
 /// What an access does to memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AccessKind {
@@ -82,5 +84,97 @@ pub trait AccessSink {
     /// overrides it and saves a copy.
     fn take_work_group(&mut self, group: u64, accesses: Vec<GlobalAccess>) {
         self.work_group(group, &accesses);
+    }
+
+    /// Where the run takes its access lists from, if the sink gives them
+    /// back there once done with them (see [`AccessPool`]).
+    fn pool(&self) -> Option<Arc<AccessPool>> {
+        None
+    }
+}
+
+/// Emptied access lists, kept for reuse. A traced run hands over a list a
+/// work-group, hundreds of thousands of them: allocating each afresh costs
+/// the system more in zeroed pages than filling it costs the run.
+#[derive(Debug, Default)]
+pub struct AccessPool(Mutex<Vec<Vec<GlobalAccess>>>);
+
+/// Lists an [`AccessPool`] keeps at most: about what the sink's queues
+/// hold at once.
+const POOL_LISTS: usize = 64;
+
+impl AccessPool {
+    /// An empty list with room for `capacity` accesses.
+    pub fn take(&self, capacity: usize) -> Vec<GlobalAccess> {
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut list = kept.unwrap_or_default();
+        list.reserve(capacity);
+        list
+    }
+
+    /// Keeps `list`, emptied, for [`AccessPool::take`].
+    pub fn give(&self, mut list: Vec<GlobalAccess>) {
+        list.clear();
+        let mut lists = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if lists.len() < POOL_LISTS {
+            lists.push(list);
+        }
+    }
+}
+
+/// A list of accesses that goes back to its pool when dropped.
+#[derive(Debug)]
+pub struct Pooled {
+    list: Vec<GlobalAccess>,
+    pool: Arc<AccessPool>,
+}
+
+impl Pooled {
+    pub fn new(list: Vec<GlobalAccess>, pool: Arc<AccessPool>) -> Pooled {
+        Pooled { list, pool }
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = [GlobalAccess];
+
+    fn deref(&self) -> &[GlobalAccess] {
+        &self.list
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        self.pool.give(std::mem::take(&mut self.list));
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::*;
+
+    #[test]
+    fn a_pooled_list_goes_back_emptied_and_is_taken_again() {
+        let pool = Arc::new(AccessPool::default());
+        let mut list = pool.take(100);
+        assert!(list.capacity() >= 100);
+        list.push(GlobalAccess {
+            offset: 0,
+            buffer: 0,
+            bytes: 4,
+            site: 0,
+            dispatch: 0,
+            item: 0,
+            kind: AccessKind::Load,
+            atomic: false,
+            phase: 0,
+        });
+        let at = list.as_ptr();
+        let pooled = Pooled::new(list, Arc::clone(&pool));
+        assert_eq!(pooled.len(), 1);
+        drop(pooled);
+        let again = pool.take(10);
+        assert!(again.is_empty());
+        assert_eq!(again.as_ptr(), at, "the same allocation, reused");
     }
 }

@@ -26,6 +26,7 @@ pub use coalescing::{
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 
+use clflow_counts::access::{AccessPool, Pooled};
 use clflow_counts::{AccessSink, GlobalAccess, SourceLine, TraceBuffer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -134,7 +135,7 @@ const STAGE_QUEUE: usize = 16;
 /// work-group in order.
 #[derive(Debug)]
 struct Stage<R> {
-    queue: SyncSender<Arc<Vec<GlobalAccess>>>,
+    queue: SyncSender<Arc<Pooled>>,
     worker: JoinHandle<R>,
 }
 
@@ -144,7 +145,7 @@ impl<R: Send + 'static> Stage<R> {
         feed: fn(&mut S, &[GlobalAccess]),
         done: fn(S) -> R,
     ) -> Stage<R> {
-        let (queue, groups) = sync_channel::<Arc<Vec<GlobalAccess>>>(STAGE_QUEUE);
+        let (queue, groups) = sync_channel::<Arc<Pooled>>(STAGE_QUEUE);
         let worker = std::thread::spawn(move || {
             for accesses in groups {
                 feed(&mut state, &accesses);
@@ -154,7 +155,7 @@ impl<R: Send + 'static> Stage<R> {
         Stage { queue, worker }
     }
 
-    fn send(&self, accesses: &Arc<Vec<GlobalAccess>>) {
+    fn send(&self, accesses: &Arc<Pooled>) {
         // A stage stops early only by panicking, which `finish` passes on.
         let _ = self.queue.send(Arc::clone(accesses));
     }
@@ -186,6 +187,8 @@ pub struct TrafficAnalysis {
     coalescing: Option<Stage<CoalescingReport>>,
     buffers: Vec<TraceBuffer>,
     accessed_bytes: u64,
+    /// Where the run takes its access lists, and the stages give them back.
+    pool: Arc<AccessPool>,
 }
 
 impl TrafficAnalysis {
@@ -208,6 +211,7 @@ impl TrafficAnalysis {
             coalescing: None,
             buffers: Vec::new(),
             accessed_bytes: 0,
+            pool: Arc::default(),
         }
     }
 
@@ -274,13 +278,18 @@ impl AccessSink for TrafficAnalysis {
             };
             self.accessed_bytes += a.bytes as u64 * times;
         }
-        let accesses = Arc::new(accesses);
+        // The last stage done with the list gives it back to the pool.
+        let accesses = Arc::new(Pooled::new(accesses, Arc::clone(&self.pool)));
         for stage in &self.simulations {
             stage.send(&accesses);
         }
         if let Some(stage) = &self.coalescing {
             stage.send(&accesses);
         }
+    }
+
+    fn pool(&self) -> Option<Arc<AccessPool>> {
+        Some(Arc::clone(&self.pool))
     }
 }
 

@@ -288,12 +288,14 @@ pub fn run_groups(
     let first_fault = AtomicU64::new(u64::MAX);
     let delivery = Delivery::new(threads);
     let locals = sink.as_ref().is_some_and(|s| s.wants_local());
+    let pool = sink.as_ref().and_then(|s| s.pool());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
         let tracing = arrivals.is_some();
         let outlet = arrivals.map(|arrivals| Outlet {
             delivery: &delivery,
             arrivals,
             first_fault: &first_fault,
+            pool: pool.clone(),
         });
         let mut runner = Runner::new(launch, outlet, locals);
         loop {

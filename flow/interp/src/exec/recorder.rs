@@ -2,7 +2,9 @@
 //! over to the sink (see `crate::trace`).
 
 use crate::trace::{AccessKind, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES};
+use clflow_counts::access::AccessPool;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Where a tracing worker hands its accesses over.
 pub(super) struct Outlet<'a> {
@@ -10,6 +12,8 @@ pub(super) struct Outlet<'a> {
     pub(super) arrivals: Arrivals,
     /// The lowest work-group that faulted (see `run_groups`).
     pub(super) first_fault: &'a AtomicU64,
+    /// Where new access lists come from, where the sink gives them back.
+    pub(super) pool: Option<Arc<AccessPool>>,
 }
 
 /// Collects a work-group's global accesses as they are made.
@@ -50,7 +54,11 @@ impl Recorder<'_> {
     /// comes (an earlier group faulted) is dropped: the run fails anyway.
     pub(super) fn hand_over(&mut self, complete: bool) {
         let capacity = self.accesses.len().min(CHUNK_ACCESSES);
-        let accesses = std::mem::replace(&mut self.accesses, Vec::with_capacity(capacity));
+        let fresh = match &self.outlet.pool {
+            Some(pool) => pool.take(capacity),
+            None => Vec::with_capacity(capacity),
+        };
+        let accesses = std::mem::replace(&mut self.accesses, fresh);
         let out = &self.outlet;
         let group = self.group;
         let stop = || group > out.first_fault.load(Ordering::Relaxed);
