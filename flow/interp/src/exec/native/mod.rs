@@ -28,7 +28,7 @@ mod live;
 mod provenance;
 
 use super::{Fault, Launched, Partial};
-use crate::bytecode::{Op, Reg};
+use crate::bytecode::Op;
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, BufferView};
 use cranelift_codegen::settings::{self, Configurable};
@@ -97,19 +97,19 @@ pub fn ineligible(launch: &Launched<'_>) -> Option<String> {
     }
     // An atomic's old value depends on the order work-items run in: the
     // tier runs atomics whose old value no op reads.
-    let read = |r: Reg| {
-        let reads = program
-            .code
-            .iter()
-            .map(|op| live::reads_writes(op, program).0);
-        reads
-            .flatten()
-            .any(|(first, n)| (first.index()..first.index() + n as usize).contains(&r.index()))
-    };
-    let used = program
-        .code
-        .iter()
-        .any(|op| matches!(*op, Op::Atomic { dst, .. } if read(dst)));
+    let mut read = vec![false; launch.regs.len()];
+    for op in &program.code {
+        for (first, n) in live::reads_writes(op, program).0 {
+            let span = first.index()..(first.index() + n as usize).min(read.len());
+            read.get_mut(span)
+                .into_iter()
+                .flatten()
+                .for_each(|r| *r = true);
+        }
+    }
+    let used = program.code.iter().any(|op| {
+        matches!(*op, Op::Atomic { dst, .. } if read.get(dst.index()).copied().unwrap_or(true))
+    });
     used.then(|| "an atomic function's old value is used".to_string())
 }
 
