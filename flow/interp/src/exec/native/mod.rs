@@ -140,7 +140,7 @@ impl Native {
             layout(&launch.local_layout),
             layout(&launch.program.private),
         ];
-        let arena = |i: usize, env_field: usize| emit::Arena {
+        let arena = |i: usize, env_field: usize| emit::ArenaView {
             buffers: layouts[i].len() as u64 / 2,
             layout: layouts[i].as_ptr() as i64,
             env_field: env_field as i32,

@@ -2,12 +2,11 @@
 //! space, buffer, bounds and alignment), the global lines it touches
 //! marked, and the address of its data.
 
-use super::super::helpers;
-use super::{Arena, Emitter};
+use super::{ArenaView, Emitter};
 use crate::bytecode::Reg;
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlags, Value};
 
 /// The lines an access touches: read, written, or both (an atomic).
@@ -98,20 +97,11 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(fault, &[]);
 
         self.b.switch_to_block(fault);
-        let pc = self.b.ins().iconst(I32, pc as i64);
-        let callee = self.b.ins().iconst(
-            self.pointer,
-            helpers::fault as helpers::Fault as usize as i64,
-        );
         let (bytes, align) = (
             self.b.ins().iconst(I64, bytes),
             self.b.ins().iconst(I64, align as i64),
         );
-        let env = self.env;
-        self.b
-            .ins()
-            .call_indirect(self.fault_sig, callee, &[env, pc, p, bytes, align]);
-        self.b.ins().jump(self.fail, &[]);
+        self.report_fault(pc, [p, bytes, align]);
         self.b.switch_to_block(done);
         self.b.block_params(done)[0]
     }
@@ -219,7 +209,7 @@ impl Emitter<'_, '_> {
 
     /// `at` into a local or private buffer: checked against the arena's
     /// layout, on to `at.done` with its address.
-    fn arena_access(&mut self, at: &Access, arena: Arena) {
+    fn arena_access(&mut self, at: &Access, arena: ArenaView) {
         let known = self
             .b
             .ins()

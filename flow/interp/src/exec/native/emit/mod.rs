@@ -98,7 +98,7 @@ pub(super) fn kernel(
     (pointer, call_conv): (Type, CallConv),
     launch: &Launched<'_>,
     views: &[BufferView],
-    arenas: [Arena; 2],
+    arenas: [ArenaView; 2],
     lines_field: i32,
 ) -> Result<Vec<u32>, String> {
     let mut signature = Signature::new(call_conv);
@@ -259,7 +259,7 @@ pub(super) fn jumps(program: &Program, op: &Op) -> Vec<u32> {
 
 /// A local or private arena as compiled code finds it.
 #[derive(Clone, Copy)]
-pub(super) struct Arena {
+pub(super) struct ArenaView {
     /// Its buffers.
     pub buffers: u64,
     /// The address of its layout: (base, size) of each buffer, as `u64`s.
@@ -290,8 +290,8 @@ struct Emitter<'a, 'f> {
     views: i64,
     nviews: u64,
     line_shift: u64,
-    local: Arena,
-    private: Arena,
+    local: ArenaView,
+    private: ArenaView,
     /// Where `Env` holds the thread's line sets.
     lines_field: i32,
     /// For each register, the global buffer all its values point into,
@@ -384,13 +384,13 @@ impl Emitter<'_, '_> {
         b: Reg,
         f: impl Fn(&mut FunctionBuilder, Value, Value) -> Value,
     ) {
-        let (x, y) = (self.get32(a), self.get32(b));
-        let flags = MemFlags::new();
-        let x = self.b.ins().bitcast(F32, flags, x);
-        let y = self.b.ins().bitcast(F32, flags, y);
-        let v = f(&mut self.b, x, y);
-        let v = self.b.ins().bitcast(I32, flags, v);
-        self.set32(dst, v);
+        self.int32(dst, a, b, |b, x, y| {
+            let flags = MemFlags::new();
+            let x = b.ins().bitcast(F32, flags, x);
+            let y = b.ins().bitcast(F32, flags, y);
+            let v = f(b, x, y);
+            b.ins().bitcast(I32, flags, v)
+        });
     }
 
     /// Goes on in a new block when `bad` is false; when true, calls
@@ -400,6 +400,13 @@ impl Emitter<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(bad, cold, &[], ok, &[]);
         self.b.switch_to_block(cold);
+        self.report_fault(pc, args);
+        self.b.switch_to_block(ok);
+    }
+
+    /// Ends the current block: calls `fault` with `args` (after `env` and
+    /// `pc`) and fails.
+    fn report_fault(&mut self, pc: usize, args: [Value; 3]) {
         let pc = self.b.ins().iconst(I32, pc as i64);
         let callee = self.b.ins().iconst(
             self.pointer,
@@ -412,7 +419,6 @@ impl Emitter<'_, '_> {
             &[env, pc, args[0], args[1], args[2]],
         );
         self.b.ins().jump(self.fail, &[]);
-        self.b.switch_to_block(ok);
     }
 
     /// Lane `lane` of the op at `pc`, by `helpers::eval`.
