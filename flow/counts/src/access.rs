@@ -100,8 +100,8 @@ pub trait AccessSink {
 pub struct AccessPool(Mutex<Vec<Vec<GlobalAccess>>>);
 
 /// Lists an [`AccessPool`] keeps at most: about what the sink's queues
-/// hold at once.
-const POOL_LISTS: usize = 64;
+/// hold at once, where they batch small work-groups' lists by the score.
+const POOL_LISTS: usize = 256;
 
 impl AccessPool {
     /// An empty list with room for `capacity` accesses.
