@@ -13,6 +13,7 @@
 
 mod args;
 pub mod catalog;
+pub mod costs;
 mod data;
 mod error;
 #[cfg(test)]

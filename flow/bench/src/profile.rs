@@ -72,6 +72,7 @@ impl Measurement {
         }
         profile.energy_samples = self.results.iter().filter_map(energy_sample).collect();
         profile.launch = self.launch;
+        profile.costs = self.costs;
         profile.notes = self.notes.clone();
         profile.notes.extend(skipped_notes(self));
         profile
@@ -282,6 +283,18 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
             launch.per_group_s * 1e6
         );
     }
+    if let Some(costs) = &profile.costs {
+        let _ = writeln!(
+            out,
+            "costs   {:.2} G dependent ops/s, {:.2} G local atomics/s, {:.2} G barrier passes/s, {}",
+            costs.chain_ops_per_s / 1e9,
+            costs.local_atomics_per_s / 1e9,
+            costs.barriers_per_s / 1e9,
+            costs.mispredicts_per_s.map_or("mispredicted branches cost nothing".into(), |r| {
+                format!("{:.2} G mispredicted branches/s", r / 1e9)
+            })
+        );
+    }
     for note in &profile.notes {
         let _ = writeln!(out, "note: {note}");
     }
@@ -426,6 +439,12 @@ mod tests {
                 empty_s: 12e-6,
                 per_group_s: 5e-9,
             }),
+            costs: Some(clflow_devices::OpCosts {
+                chain_ops_per_s: 8e9,
+                local_atomics_per_s: 0.4e9,
+                barriers_per_s: 6e9,
+                mispredicts_per_s: Some(0.25e9),
+            }),
         }
     }
 
@@ -517,6 +536,13 @@ mod tests {
         );
         assert!(
             table.contains("\nlaunch  12.0 µs an empty kernel, +0.005 µs a work-group\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "\ncosts   8.00 G dependent ops/s, 0.40 G local atomics/s, \
+                 6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n"
+            ),
             "{table}"
         );
         assert!(!table.contains("fp64"));

@@ -5,7 +5,9 @@
 use crate::catalog::{ComputeOp, StreamKernel};
 use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
 use clflow_ocl::{DeviceInfo, DeviceKind};
-use clflow_predict::{fit, ClassRates, DeviceRates, IssueRates, LaunchCost, Rate, Simd, SimdKind};
+use clflow_predict::{
+    fit, ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
+};
 
 /// The best rate of the compute benchmark `op` on `data_type`.
 fn compute(profile: &MeasuredProfile, data_type: ComputeType, op: ComputeOp) -> Option<Rate> {
@@ -129,6 +131,30 @@ pub fn simd_of(info: &DeviceInfo) -> Option<Simd> {
     }
 }
 
+/// The best bandwidth of the stream benchmarks at each share of written
+/// bytes: `read` none, `add` and `triad` a third, `copy` and `scale` half,
+/// `write` all.
+fn bandwidth_by_writes(profile: &MeasuredProfile) -> Vec<(f64, Rate)> {
+    use StreamKernel::{Add, Copy, Read, Scale, Triad, Write};
+    let shares: [(f64, &[StreamKernel]); 4] = [
+        (0.0, &[Read]),
+        (1.0 / 3.0, &[Add, Triad]),
+        (0.5, &[Copy, Scale]),
+        (1.0, &[Write]),
+    ];
+    shares
+        .into_iter()
+        .filter_map(|(share, kernels)| {
+            let of = |k: &str| {
+                kernels
+                    .iter()
+                    .any(|s| k.starts_with(&format!("{}/", s.name())))
+            };
+            bandwidth(profile, of).map(|rate| (share, rate))
+        })
+        .collect()
+}
+
 fn is_gather(kernel: &str) -> bool {
     kernel.starts_with(&format!("{}/", StreamKernel::Gather.name()))
 }
@@ -207,6 +233,7 @@ pub fn device_rates(
         bandwidth: measured
             .and_then(|m| bandwidth(m, |k| !is_gather(k)))
             .or_else(|| sheet(Metric::MemoryBandwidth)),
+        bandwidth_by_writes: measured.map(bandwidth_by_writes).unwrap_or_default(),
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
         host_link: sheet(Metric::HostLink),
         energy,
@@ -214,6 +241,12 @@ pub fn device_rates(
         launch: measured.and_then(|m| m.launch).map(|l| LaunchCost {
             empty_s: l.empty_s,
             per_group_s: l.per_group_s,
+        }),
+        costs: measured.and_then(|m| m.costs).map(|c| OpCostRates {
+            chain_ops_per_s: c.chain_ops_per_s,
+            atomics_per_s: c.local_atomics_per_s,
+            barriers_per_s: c.barriers_per_s,
+            mispredicts_per_s: c.mispredicts_per_s,
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),

@@ -54,6 +54,9 @@ pub struct Measurement {
     /// An empty kernel's cost, where measured (`crate::launch`).
     #[serde(default)]
     pub launch: Option<clflow_devices::LaunchOverhead>,
+    /// What work-items pay beyond throughput, where measured (`crate::costs`).
+    #[serde(default)]
+    pub costs: Option<clflow_devices::OpCosts>,
 }
 
 /// What a run reports as it goes, for progress displays.
@@ -107,6 +110,10 @@ pub fn run_benchmarks<'s>(
         Some(only) if !crate::launch::ID.contains(only) => None,
         _ => Some(crate::launch::measure(device, &plan)?),
     };
+    let costs = match only {
+        Some(only) if !crate::costs::ID.contains(only) => None,
+        _ => Some(crate::costs::measure(device, &plan)?),
+    };
     Ok(Measurement {
         device: info.clone(),
         plan,
@@ -114,6 +121,7 @@ pub fn run_benchmarks<'s>(
         skipped,
         notes: runner.notes,
         launch,
+        costs,
     })
 }
 

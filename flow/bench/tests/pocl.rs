@@ -187,4 +187,32 @@ fn launch_overhead_is_measured_on_one_and_many_work_groups() {
     let triad =
         run_benchmarks(&device, Mode::Quick, Some("triad/float"), None, &mut |_| {}).unwrap();
     assert!(triad.launch.is_none());
+    assert!(triad.costs.is_none());
+}
+
+/// `costs/...`: a dependent chain runs no faster than one operation a
+/// cycle on each core (no core reaches 6 GHz), so the chain kernel was
+/// neither vectorised nor overlapped; atomics, barriers and mispredicted
+/// branches all cost time on a CPU; the profile keeps them.
+#[test]
+fn costs_are_measured_as_a_core_can_run_them() {
+    let device = pocl();
+    let measurement =
+        run_benchmarks(&device, Mode::Quick, Some("costs"), None, &mut |_| {}).unwrap();
+    assert!(measurement.results.is_empty() && measurement.launch.is_none());
+    let costs = measurement.costs.expect("measured");
+    let cores = std::thread::available_parallelism().unwrap().get() as f64;
+    assert!(
+        costs.chain_ops_per_s > 1e8 && costs.chain_ops_per_s < cores * 6e9,
+        "{costs:?}"
+    );
+    // An atomic or a barrier costs more than a dependent add.
+    assert!(costs.local_atomics_per_s > 0.0 && costs.local_atomics_per_s < costs.chain_ops_per_s);
+    assert!(costs.barriers_per_s > 0.0, "{costs:?}");
+    let mispredicts = costs.mispredicts_per_s.expect("a CPU pays for them");
+    assert!(
+        mispredicts > 0.0 && mispredicts < costs.chain_ops_per_s,
+        "{costs:?}"
+    );
+    assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

@@ -375,6 +375,8 @@ mod tests {
             steps: 0,
             lines: Vec::new(),
             simd: Vec::new(),
+            chains: None,
+            branches: None,
         }
     }
 

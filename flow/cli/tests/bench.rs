@@ -79,6 +79,11 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
     let launch = &profile["launch"];
     assert!(launch["empty_s"].as_f64().unwrap() > 0.0, "{launch}");
     assert!(launch["per_group_s"].as_f64().unwrap() >= 0.0, "{launch}");
+    // What work-items pay beyond throughput, from the cost kernels.
+    let costs = &profile["costs"];
+    for key in ["chain_ops_per_s", "local_atomics_per_s", "barriers_per_s"] {
+        assert!(costs[key].as_f64().unwrap() > 0.0, "{key}: {costs}");
+    }
     for (name, best, median) in &compute {
         // Two CPU cores cannot exceed a few hundred G operations per second.
         assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");

@@ -80,3 +80,58 @@ fn a_quarter_branch_fills_vectors_as_counted() {
     assert_eq!(s16["converged_loop_steps"], s16["loop_steps"]);
     assert_eq!(s16["converged_steps"], s16["lane_steps"]);
 }
+
+/// sgemm's loop carries its sum: one fused multiply-add (4 cycles) per
+/// iteration, n iterations for each of the n² work-items; its loads and
+/// counter do not wait on the sum. A store every third work-item makes (by
+/// global id, i % 3 == 0) is a branch a 2-bit counter that starts at "not
+/// taken" mispredicts each time it is taken, and never otherwise.
+#[test]
+fn loops_carry_chains_and_branches_mispredict_as_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = clflow(
+        dir.path(),
+        &["count", "kernels/sgemm/sgemm.toml", "--simd", "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sgemm: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = 32u64;
+    assert_eq!(
+        sgemm["chains"]["cycles"],
+        4 * n * n * n,
+        "{}",
+        sgemm["chains"]
+    );
+    let steps = sgemm["chains"]["steps"].as_u64().unwrap();
+    assert_eq!(steps % (n * n * n), 0, "whole iterations: {steps}");
+
+    let source = "__kernel void thirds(__global uint *out, uint bad) {\n\
+                  \x20   uint i = get_global_id(0);\n\
+                  \x20   if (i % 3 == 0)\n\
+                  \x20       out[i] = i + bad;\n\
+                  }\n";
+    let args = "[[arg]]\nname = \"out\"\ntype = \"uint\"\ncount = 256\naccess = \"wo\"\n";
+    let manifest = variant(dir.path(), "thirds", source, args, 1);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["branches"]["executed"], 256,
+        "{}",
+        report["branches"]
+    );
+    assert_eq!(report["branches"]["mispredicted"], 86, "0, 3, ... 255");
+    assert!(report.get("chains").is_some_and(|c| c["cycles"] == 0));
+    // The text says both; a count without --simd measures neither.
+    let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "Branches: 256 passes, 86 mispredicted (33.6%) by a 2-bit counter per branch"
+        ),
+        "{shown}"
+    );
+    let out = clflow(dir.path(), &["count", &manifest, "--json"]);
+    let plain: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(plain.get("branches").is_none() && plain.get("chains").is_none());
+}

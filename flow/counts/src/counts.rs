@@ -177,6 +177,10 @@ pub struct Counts {
     /// How work-items would fill vectors of each of [`crate::SIMD_WIDTHS`],
     /// where the run measured it (`RunOptions::simd`).
     pub simd: Vec<crate::SimdUse>,
+    /// The chains the kernel's loops carry, measured with `simd`.
+    pub chains: Option<crate::LoopChains>,
+    /// How its branches would be predicted, measured with `simd`.
+    pub branches: Option<crate::Branches>,
 }
 
 impl Counts {
@@ -296,6 +300,8 @@ impl Counts {
                 .map(|l| l.report(set, self.q_accessed()))
                 .collect(),
             simd: self.simd.clone(),
+            chains: self.chains,
+            branches: self.branches,
         }
     }
 }
@@ -333,6 +339,12 @@ pub struct CountReport {
     /// How the work-items fill vectors at each SIMD width, where measured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub simd: Vec<crate::SimdUse>,
+    /// The chains the kernel's loops carry, where measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chains: Option<crate::LoopChains>,
+    /// How its branches would be predicted, where measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches: Option<crate::Branches>,
 }
 
 #[derive(Debug, Clone, Serialize)]

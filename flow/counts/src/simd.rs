@@ -50,6 +50,35 @@ impl SimdUse {
     }
 }
 
+/// The dependence chains the kernel's loops carry from one iteration to the
+/// next, over a launch: each run of a block inside a loop charged its
+/// longest carried chain, in nominal cycles (see `clflow_interp`'s
+/// `chains`). An out-of-order core runs such a block no faster than its
+/// chain, however few instructions it has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LoopChains {
+    /// Σ over work-items' runs of blocks that carry a chain, of the chain.
+    pub cycles: u64,
+    /// The instruction steps of those runs.
+    pub steps: u64,
+}
+
+/// The kernel's conditional branches and switches as a core would predict
+/// them: a 2-bit saturating counter per branch, the last target per
+/// switch, over the outcomes in the order the interpreter meets them (each
+/// pass's work-items by local id; a loop's pass for all of a batch, then
+/// its next), started afresh at each work-group so that the count is the
+/// same on any number of threads. A short loop every work-item runs alike
+/// mispredicts once a batch, as a core's history predictor would not at
+/// all; a loop whose trip count varies, once at each exit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Branches {
+    /// Work-items' passes through a branch or switch.
+    pub executed: u64,
+    /// Of those, the outcomes the predictor got wrong.
+    pub mispredicted: u64,
+}
+
 fn ratio(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         1.0

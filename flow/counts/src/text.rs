@@ -95,6 +95,24 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
             );
         }
     }
+    if let Some(b) = r.branches.filter(|b| b.executed > 0) {
+        let _ = writeln!(
+            out,
+            "Branches: {} passes, {} mispredicted ({:.1}%) by a 2-bit counter per branch",
+            group_digits(b.executed),
+            group_digits(b.mispredicted),
+            100.0 * b.mispredicted as f64 / b.executed as f64
+        );
+    }
+    if let Some(chains) = r.chains.filter(|c| c.cycles > 0) {
+        let _ = writeln!(
+            out,
+            "Loop-carried chains: {} cycles of dependent operations over {} steps ({:.2} per step)",
+            group_digits(chains.cycles),
+            group_digits(chains.steps),
+            chains.cycles as f64 / chains.steps.max(1) as f64
+        );
+    }
     out
 }
 

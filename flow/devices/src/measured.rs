@@ -200,6 +200,9 @@ pub struct MeasuredProfile {
     /// What a launch costs before any work, where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch: Option<LaunchOverhead>,
+    /// What a work-item pays beyond throughput, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<OpCosts>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -210,6 +213,20 @@ pub struct MeasuredProfile {
 pub struct LaunchOverhead {
     pub empty_s: f64,
     pub per_group_s: f64,
+}
+
+/// What work-items pay beyond throughput, as rates over all of them
+/// (`kernels/bench/costs.cl`): operations of chains of dependent integer
+/// operations (one chain per work-item), atomic increments of local
+/// memory, each work-item's passes through a work-group barrier, and
+/// mispredicted branches (none where random outcomes cost no time).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpCosts {
+    pub chain_ops_per_s: f64,
+    pub local_atomics_per_s: f64,
+    pub barriers_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mispredicts_per_s: Option<f64>,
 }
 
 impl MeasuredProfile {
@@ -226,6 +243,7 @@ impl MeasuredProfile {
             power: Vec::new(),
             energy_samples: Vec::new(),
             launch: None,
+            costs: None,
             notes: Vec::new(),
         }
     }

@@ -27,6 +27,7 @@
 //! ```
 
 mod bytecode;
+mod chains;
 pub mod counts;
 mod error;
 mod exec;
@@ -774,6 +775,11 @@ impl Program {
             traffic,
             line_bytes,
             simd: simd_use(&block_steps, &in_loop, partial),
+            chains: (!partial.simd.is_empty()).then(|| loop_chains(p, &block_steps, partial)),
+            branches: (!partial.branches.is_empty()).then(|| counts::Branches {
+                executed: partial.branches.iter().map(|b| b.executed).sum(),
+                mispredicted: partial.branches.iter().map(|b| b.mispredicted).sum(),
+            }),
             lines_read: global
                 .buffers
                 .iter()
@@ -831,6 +837,19 @@ fn simd_use(steps: &[u64], in_loop: &[bool], partial: &exec::Partial) -> Vec<cou
             used
         })
         .collect()
+}
+
+/// Each block's carried chain times its runs, and those runs' steps.
+fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> counts::LoopChains {
+    let mut total = counts::LoopChains::default();
+    let chains = chains::block_chains(p);
+    for ((chain, n), hits) in chains.iter().zip(steps).zip(&partial.hits) {
+        if *chain > 0 {
+            total.cycles += u64::from(*chain) * hits;
+            total.steps += n * hits;
+        }
+    }
+    total
 }
 
 fn label_for_local(label: &str) -> String {

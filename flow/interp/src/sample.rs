@@ -265,6 +265,10 @@ fn scaled(mut partial: Partial, factor: f64) -> Partial {
     for traffic in &mut partial.line_traffic {
         *traffic = traffic.scaled(factor);
     }
+    for predictor in &mut partial.branches {
+        predictor.executed = (predictor.executed as f64 * factor).round() as u64;
+        predictor.mispredicted = (predictor.mispredicted as f64 * factor).round() as u64;
+    }
     for per_width in &mut partial.simd {
         for n in per_width.iter_mut().flatten() {
             *n = (*n as f64 * factor).round() as u64;

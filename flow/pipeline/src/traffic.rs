@@ -151,6 +151,7 @@ fn cache_of(
 pub fn facts_at(facts: &KernelFacts, summary: &TrafficSummary, kind: DeviceKind) -> KernelFacts {
     let mut facts = facts.clone();
     facts.traffic.simulated = Some(summary.dram.total());
+    facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.coalescing = Some(Coalescing {
         coalesced_bytes: summary.coalescing.bytes.coalesced(),
         uncoalesced_bytes: summary.coalescing.bytes.uncoalesced(),

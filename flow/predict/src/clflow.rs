@@ -24,11 +24,31 @@
 //!    at the best width times the warp's efficiency (the share of its lanes
 //!    that work).
 //! 4. **Memory.** DRAM traffic (simulated at the device's cache, else
-//!    compulsory) moves at the stream bandwidth. On a GPU, the share the
-//!    coalescing analysis found uncoalesced moves at the gather bandwidth
-//!    (a CPU's caches make whole lines of scattered accesses, which the
-//!    cache simulation charged already).
-//! 5. **Overlap.** Issue and memory overlap: the kernel takes the launch
+//!    compulsory) moves at the stream bandwidth of its share of written
+//!    bytes: the microbenchmarks' `read` (none written), `add`/`triad` (a
+//!    third), `copy`/`scale` (half) and `write` (all), time per byte
+//!    interpolated between them (a CPU's store first reads its line). On a
+//!    GPU, the share the coalescing analysis found uncoalesced moves at
+//!    the gather bandwidth (a CPU's caches make whole lines of scattered
+//!    accesses, which the cache simulation charged already).
+//! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
+//!    chain of dependent operations it carries from one iteration to the
+//!    next (the count's `chains`, in nominal cycles of latency), at the
+//!    device's measured rate of dependent operations (`clflow bench`'s
+//!    `costs`, one chain per work-item); per vector of work-items where the
+//!    compiler vectorises loops. Those blocks take the longer of their
+//!    issue and their chains. A GPU hides a warp's chains behind the other
+//!    warps' work, so none is charged there.
+//! 6. **Atomics, barriers, branches.** Each lane of an atomic function,
+//!    each work-item's pass through a barrier and, on a CPU, each branch
+//!    the count's predictor mispredicted (in the work-items that run
+//!    scalar) costs what the microbenchmarks measured (local-memory atomic
+//!    increments spread over 256 counters; a barrier with a few operations
+//!    between; a random branch against one that always goes one way), on
+//!    top of the issue time: an atomic waits for its cache line, a barrier
+//!    for the whole group, a mispredicted branch for the pipeline to
+//!    refill.
+//! 7. **Overlap.** Issue and memory overlap: the kernel takes the launch
 //!    plus the longer of the two.
 
 use crate::device::{missing, DeviceRates, Rate, SimdKind};
@@ -42,7 +62,19 @@ use serde::{Deserialize, Serialize};
 pub struct Clflow {
     pub time_s: f64,
     pub launch_s: f64,
+    /// Issue, chains, atomics and barriers together.
     pub issue_s: f64,
+    /// The loops' carried chains alone, where charged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_s: Option<f64>,
+    /// Atomics and barriers, where the device's costs are measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomics_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barriers_s: Option<f64>,
+    /// Mispredicted branches, on a CPU where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branches_s: Option<f64>,
     pub memory_s: f64,
     /// The share of instruction steps issued as vectors (CPU), or the
     /// warp efficiency (GPU).
@@ -107,11 +139,38 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         };
     }
 
+    // Blocks that carry a chain take the longer of their issue and it.
+    let costs = device.costs;
+    let chain_s = match (simd.kind, facts.chains, costs) {
+        (SimdKind::WorkGroupVectoriser, Some(chains), Some(costs)) if chains.cycles > 0 => {
+            let per_vector = if simd.vectorises_loops {
+                f64::from(simd.width.max(1))
+            } else {
+                1.0
+            };
+            let share = (chains.steps as f64 / used.lane_steps.max(1) as f64).min(1.0);
+            let chain_s = chains.cycles as f64 / per_vector / costs.chain_ops_per_s;
+            issue_s = issue_s * (1.0 - share) + (issue_s * share).max(chain_s);
+            Some(chain_s)
+        }
+        _ => None,
+    };
+    // A CPU throws away the work it began on the wrong way; a GPU's warp
+    // runs both ways, which its issue efficiency already charged.
+    let branches_s = match (simd.kind, facts.branches, costs) {
+        (SimdKind::WorkGroupVectoriser, Some(b), Some(c)) => c
+            .mispredicts_per_s
+            .map(|rate| b.mispredicted as f64 * scalar_share / rate),
+        _ => None,
+    };
+    issue_s += branches_s.unwrap_or(0.0);
+    let atomics_s = costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
+    let barriers_s = costs.map(|c| facts.barriers as f64 / c.barriers_per_s);
+    issue_s += atomics_s.unwrap_or(0.0) + barriers_s.unwrap_or(0.0);
+
     let stream = device
-        .bandwidth
-        .as_ref()
-        .ok_or_else(|| missing("memory bandwidth", device))?
-        .value;
+        .bandwidth_at(facts.traffic.dram_write_share())
+        .ok_or_else(|| missing("memory bandwidth", device))?;
     let gather = device
         .uncoalesced_bandwidth
         .as_ref()
@@ -134,6 +193,10 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         time_s: launch_s + issue_s.max(memory_s),
         launch_s,
         issue_s,
+        chain_s,
+        atomics_s,
+        barriers_s,
+        branches_s,
         memory_s,
         vector_share,
         simd_width: simd.width,
@@ -144,7 +207,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{ClassRates, IssueRates, LaunchCost, Simd};
+    use crate::device::{ClassRates, IssueRates, LaunchCost, OpCostRates, Simd};
     use crate::kernel::tests::sgemm_facts;
     use clflow_counts::SimdUse;
 
@@ -217,5 +280,64 @@ mod tests {
         facts.simd.clear();
         let why = predict_kernel(&facts, &device(cpu)).unwrap_err();
         assert!(why.contains("no SIMD use"), "{why}");
+    }
+
+    /// The same loop, now carrying a chain over 90% of its steps, with
+    /// atomics, barriers and mispredicted branches, and a third of its
+    /// traffic written, on a device that measured what each costs.
+    #[test]
+    fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
+        let mut facts = sgemm_facts();
+        facts.simd = vec![SimdUse {
+            width: 16,
+            lane_steps: 1000,
+            issued_steps: 1000,
+            converged_steps: 1000,
+            loop_steps: 900,
+            converged_loop_steps: 900,
+        }];
+        facts.chains = Some(clflow_counts::LoopChains {
+            cycles: 1_000_000,
+            steps: 900,
+        });
+        facts.atomics = 1000;
+        facts.barriers = 2000;
+        facts.branches = Some(clflow_counts::Branches {
+            executed: 5000,
+            mispredicted: 500,
+        });
+        let cpu = Simd {
+            width: 16,
+            kind: SimdKind::WorkGroupVectoriser,
+            vectorises_loops: false,
+        };
+        let mut rates = device(cpu);
+        rates.costs = Some(OpCostRates {
+            chain_ops_per_s: 1e9,
+            atomics_per_s: 1e8,
+            barriers_per_s: 1e9,
+            mispredicts_per_s: Some(1e8),
+        });
+        let rate = |v: f64| Rate::new(v, "test");
+        rates.bandwidth_by_writes = vec![
+            (0.0, rate(10e9)),
+            (1.0 / 3.0, rate(9e9)),
+            (0.5, rate(8e9)),
+            (1.0, rate(5e9)),
+        ];
+        let p = predict_kernel(&facts, &rates).unwrap();
+        let issue = 300_032.0 * (0.1 / 100e9 + 0.9 / 10e9) + 32_768.0 * (0.1 / 200e9 + 0.9 / 20e9);
+        // The chain (1 ms) outlasts the 90% of issue it overlaps.
+        assert_eq!(p.chain_s, Some(1e-3));
+        assert!(close(p.branches_s.unwrap(), 500.0 * 0.9 / 1e8), "{p:?}");
+        assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 2e-6));
+        let total = issue * 0.1 + 1e-3 + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
+        assert!(close(p.issue_s, total), "{p:?}");
+        // A third of the 12,288 bytes written: the add and triad kernels' rate.
+        assert!(close(p.memory_s, 12_288.0 / 9e9), "{p:?}");
+        // Between two measured shares, the time per byte is interpolated.
+        let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
+        assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));
+        assert_eq!(rates.bandwidth_at(1.0), Some(5e9));
     }
 }

@@ -63,6 +63,11 @@ pub struct DeviceRates {
     pub ldst: Option<Rate>,
     /// Global-memory bandwidth of neighbouring accesses (B̂, P_coalesced).
     pub bandwidth: Option<Rate>,
+    /// Global-memory bandwidth of neighbouring accesses by the share of
+    /// the bytes that are written (reads only, a copy's half, pure
+    /// writes ...), in increasing share: a CPU's store first reads its line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bandwidth_by_writes: Vec<(f64, Rate)>,
     /// Global-memory bandwidth of scattered accesses (P_uncoalesced).
     pub uncoalesced_bandwidth: Option<Rate>,
     /// Host-to-device link bandwidth (B_bus).
@@ -77,6 +82,9 @@ pub struct DeviceRates {
     /// What a launch costs before any work.
     #[serde(default)]
     pub launch: Option<LaunchCost>,
+    /// What work-items pay beyond throughput.
+    #[serde(default)]
+    pub costs: Option<OpCostRates>,
     /// How the device runs work-items together.
     #[serde(default)]
     pub simd: Option<Simd>,
@@ -96,6 +104,21 @@ pub struct IssueRates {
 pub struct LaunchCost {
     pub empty_s: f64,
     pub per_group_s: f64,
+}
+
+/// Rates over all work-items of what throughput does not cover: operations
+/// of dependent chains (one chain per work-item, one operation a cycle of
+/// latency), atomic updates of local memory, passes through a barrier,
+/// mispredicted branches.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpCostRates {
+    pub chain_ops_per_s: f64,
+    pub atomics_per_s: f64,
+    pub barriers_per_s: f64,
+    /// Mispredicted branches' extra time, as a rate; none where they
+    /// cost nothing measurable.
+    #[serde(default)]
+    pub mispredicts_per_s: Option<f64>,
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector
@@ -120,6 +143,29 @@ pub enum SimdKind {
 }
 
 impl DeviceRates {
+    /// The bandwidth of traffic of which `write_share` is written: the
+    /// time per byte interpolated between the stream benchmarks of the
+    /// nearest shares; the coalesced bandwidth where none was measured.
+    pub fn bandwidth_at(&self, write_share: f64) -> Option<f64> {
+        let points = &self.bandwidth_by_writes;
+        let Some(first) = points.first() else {
+            return self.bandwidth.as_ref().map(|r| r.value);
+        };
+        let mut below = first;
+        for point in points {
+            if point.0 >= write_share {
+                if point.0 <= below.0 {
+                    return Some(point.1.value);
+                }
+                let t = (write_share - below.0) / (point.0 - below.0);
+                let per_byte = (1.0 - t) / below.1.value + t / point.1.value;
+                return Some(1.0 / per_byte);
+            }
+            below = point;
+        }
+        Some(below.1.value)
+    }
+
     /// A class's instruction rates: at the best vector width, at width 1.
     pub fn instruction_rates(&self, class: OpClass) -> (&Option<Rate>, &Option<Rate>) {
         (self.issue.vector.slot(class), self.issue.scalar.slot(class))

@@ -116,9 +116,29 @@ pub struct Traffic {
     pub compulsory: u64,
     /// DRAM traffic at the device's cache size, from a cache simulation.
     pub simulated: Option<u64>,
+    /// Of the compulsory traffic, the bytes written.
+    #[serde(default)]
+    pub compulsory_written: u64,
+    /// Of the simulated traffic, the bytes written back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_written: Option<u64>,
 }
 
 impl Traffic {
+    /// Of [`Traffic::dram`]'s bytes, the share written: 0 for none.
+    pub fn dram_write_share(&self) -> f64 {
+        let (total, _) = self.dram();
+        let written = match self.simulated {
+            Some(_) => self.simulated_written.unwrap_or(0),
+            None => self.compulsory_written,
+        };
+        if total == 0 {
+            0.0
+        } else {
+            (written as f64 / total as f64).min(1.0)
+        }
+    }
+
     /// The bytes the models charge to memory: the simulated DRAM traffic
     /// where a simulation ran, else the compulsory traffic; and which.
     pub fn dram(&self) -> (u64, &'static str) {
@@ -130,6 +150,16 @@ impl Traffic {
             ),
         }
     }
+}
+
+/// The lanes of the histogram's opcodes that `which` takes.
+fn lanes_of(counts: &Counts, which: impl Fn(&str) -> bool) -> u64 {
+    counts
+        .histogram
+        .iter()
+        .filter(|e| which(&e.op))
+        .map(|e| e.lanes)
+        .sum()
 }
 
 /// Everything the models read about one kernel launch.
@@ -154,6 +184,17 @@ pub struct KernelFacts {
     /// measured it (`RunOptions::simd`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub simd: Vec<clflow_counts::SimdUse>,
+    /// The chains the kernel's loops carry, measured with `simd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chains: Option<clflow_counts::LoopChains>,
+    /// Lanes of atomic functions (each a read-modify-write of memory).
+    pub atomics: u64,
+    /// Work-items' passes through work-group barriers.
+    pub barriers: u64,
+    /// How a core running the work-items one by one would predict the
+    /// kernel's branches, measured with `simd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches: Option<clflow_counts::Branches>,
 }
 
 impl KernelFacts {
@@ -186,10 +227,16 @@ impl KernelFacts {
                 accessed: summary.accessed,
                 compulsory: summary.compulsory,
                 simulated: None,
+                compulsory_written: counts.lines_written * counts.line_bytes,
+                simulated_written: None,
             },
             coalescing: None,
             host: summary.host,
             simd: counts.simd.clone(),
+            chains: counts.chains,
+            atomics: lanes_of(counts, |op| op.starts_with("OpAtomic")),
+            barriers: lanes_of(counts, |op| op == "OpControlBarrier"),
+            branches: counts.branches,
         }
     }
 
@@ -291,6 +338,8 @@ pub(crate) mod tests {
             steps: 0,
             lines: Vec::new(),
             simd: Vec::new(),
+            chains: None,
+            branches: None,
         }
     }
 
@@ -362,12 +411,18 @@ pub(crate) mod tests {
 
     #[test]
     fn a_simulated_traffic_replaces_the_compulsory_one() {
-        let traffic = Traffic {
+        let mut traffic = Traffic {
             accessed: 100,
             compulsory: 10,
             simulated: Some(40),
+            compulsory_written: 5,
+            simulated_written: Some(10),
         };
         assert_eq!(traffic.dram().0, 40);
+        // The written share follows the traffic the models charge.
+        assert_eq!(traffic.dram_write_share(), 0.25);
+        traffic.simulated = None;
+        assert_eq!(traffic.dram_write_share(), 0.5);
         let share = Coalescing {
             coalesced_bytes: 30,
             uncoalesced_bytes: 10,

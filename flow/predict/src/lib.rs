@@ -33,7 +33,9 @@ pub mod quantitative;
 pub mod roofline;
 
 pub use all::{predict_all, Measured, Model, Outcome, Predictions, Row};
-pub use device::{ClassRates, DeviceRates, IssueRates, LaunchCost, Rate, Simd, SimdKind};
+pub use device::{
+    ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
+};
 pub use energy::{fit, EnergyCoefficients, FitError, PowerSample};
 pub use kernel::{Coalescing, HostTransfer, InstructionMix, KernelFacts, PerClass, Traffic};
 pub use roofline::Bound;

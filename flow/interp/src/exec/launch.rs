@@ -90,6 +90,42 @@ pub struct Partial {
     /// per width of `SIMD_WIDTHS`: [vector groups issued, work-items in
     /// full groups], summed over the block's runs.
     pub simd: Vec<[[u64; 2]; SIMD_WIDTHS.len()]>,
+    /// Where the launch measures SIMD use, per pc: each branch's
+    /// predictor, fed each pass's work-items in local-id order and started
+    /// afresh at each work-group.
+    pub branches: Vec<Predictor>,
+}
+
+/// One branch's predictor: a conditional branch's 2-bit saturating counter
+/// (taken at 2 and 3, from 0), a switch's last target; and the work-items'
+/// passes through it and the outcomes it did not predict.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Predictor {
+    pub state: u32,
+    pub executed: u64,
+    pub mispredicted: u64,
+}
+
+impl Predictor {
+    /// A conditional branch went `taken`.
+    #[inline]
+    pub fn branch(&mut self, taken: bool) {
+        self.executed += 1;
+        self.mispredicted += u64::from((self.state >= 2) != taken);
+        self.state = if taken {
+            (self.state + 1).min(3)
+        } else {
+            self.state.saturating_sub(1)
+        };
+    }
+
+    /// A switch went to `target`.
+    #[inline]
+    pub fn switch(&mut self, target: u32) {
+        self.executed += 1;
+        self.mispredicted += u64::from(self.state != target);
+        self.state = target;
+    }
 }
 
 /// The work-items a fault names after its first.
@@ -167,6 +203,14 @@ impl Partial {
                 a[0] += b[0];
                 a[1] += b[1];
             }
+        }
+        if self.branches.len() < other.branches.len() {
+            self.branches
+                .resize(other.branches.len(), Predictor::default());
+        }
+        for (a, b) in self.branches.iter_mut().zip(&other.branches) {
+            a.executed += b.executed;
+            a.mispredicted += b.mispredicted;
         }
         for (key, other) in other.faults {
             match self.faults.entry(key) {
@@ -370,5 +414,28 @@ pub fn run_groups(
     match first_fault {
         Some((_, fault)) => Err(fault),
         None => Ok(total),
+    }
+}
+
+#[cfg(test)]
+mod predictor_tests {
+    use super::Predictor;
+
+    /// A loop of four trips run twice: the counter learns "taken" after two
+    /// and mispredicts each exit; a switch mispredicts each change of target.
+    #[test]
+    fn a_counter_learns_a_loop_and_a_switch_its_last_target() {
+        let mut p = Predictor::default();
+        for taken in [true, true, true, false, true, true, true, false] {
+            p.branch(taken);
+        }
+        // From 0: T, T mispredicted (0 -> 1 -> 2), T right (3), F wrong
+        // (2), T right (3), T, T right, F wrong.
+        assert_eq!((p.executed, p.mispredicted), (8, 4));
+        let mut s = Predictor::default();
+        for target in [5, 5, 7, 7, 7, 5] {
+            s.switch(target);
+        }
+        assert_eq!((s.executed, s.mispredicted), (6, 3));
     }
 }

@@ -190,6 +190,11 @@ impl<'a> Runner<'a> {
                 } else {
                     Vec::new()
                 },
+                branches: if launch.simd {
+                    vec![Default::default(); launch.program.code.len()]
+                } else {
+                    Vec::new()
+                },
                 traffic: Traffic::default(),
                 line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
                 ..Partial::default()
@@ -229,6 +234,11 @@ impl<'a> Runner<'a> {
             recorder.group = index;
         }
         reset_arena(&mut self.local);
+        // Each work-group starts its predictors afresh, so that what they
+        // count does not hang on which thread ran the group before.
+        for predictor in &mut self.partial.branches {
+            predictor.state = 0;
+        }
         if let Some(shadow) = &mut self.shadow {
             shadow.start_group();
         }
@@ -450,6 +460,7 @@ impl Runner<'_> {
         let group = self.group;
         let hits = &mut self.partial.hits[..];
         let simd = &mut self.partial.simd[..];
+        let branches = &mut self.partial.branches[..];
         let mut mem = Mem {
             global: launch.global,
             local: &mut self.local,
@@ -1328,6 +1339,9 @@ impl Runner<'_> {
                 }
                 Op::Jump { target } => goto_all!(pc, target),
                 Op::Branch { cond, then, other } => {
+                    if let Some(predictor) = branches.get_mut(at) {
+                        lanes!(l => predictor.branch(r!(l, cond) != 0));
+                    }
                     let mut taken = 0;
                     lanes!(l => taken += (r!(l, cond) != 0) as usize);
                     if taken == 0 || taken == active.len() {
@@ -1358,6 +1372,9 @@ impl Runner<'_> {
                             .find(|(c, _)| *c == v)
                             .map_or(default, |(_, t)| *t)
                     };
+                    if let Some(predictor) = branches.get_mut(at) {
+                        lanes!(l => predictor.switch(target_of(r!(l, sel))));
+                    }
                     let first = target_of(r!(active[0] as usize, sel));
                     let mut uniform = true;
                     lanes!(l => uniform &= target_of(r!(l, sel)) == first);

@@ -92,9 +92,9 @@ fn successors(program: &Program, pc: usize, returns: &[usize]) -> Vec<usize> {
 }
 
 /// The register spans an op of the compiled tier reads and writes.
-pub(super) type Spans = Vec<(Reg, u32)>;
+pub(crate) type Spans = Vec<(Reg, u32)>;
 
-pub(super) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
+pub(crate) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
     let one = |r: Reg| (r, 1);
     let moves = |start: u32, len: u32| {
         let moves = &program.moves[start as usize..(start + len) as usize];

@@ -25,6 +25,7 @@
 mod emit;
 mod helpers;
 mod live;
+pub(crate) use live::reads_writes;
 mod provenance;
 
 use super::{Fault, Launched, Partial};

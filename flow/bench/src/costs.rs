@@ -1,0 +1,124 @@
+//! What a work-item pays beyond throughput (`kernels/bench/costs.cl`): an
+//! operation of a chain of dependent ones, an atomic update of local
+//! memory, a work-group barrier, a mispredicted branch. Each kernel is
+//! calibrated to run about as long as a compute benchmark, then timed from
+//! its profiling events, median of the plan's repetitions; the rate is
+//! operations of all work-items per second. A mispredicted branch's is
+//! the branch kernel's extra time with random outcomes (half of them
+//! mispredicted) over the same kernel whose branches always go one way.
+
+use crate::catalog::source;
+use crate::error::{BenchError, Result};
+use crate::sizing::Plan;
+use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
+use clflow_devices::OpCosts;
+use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
+
+const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
+
+/// Operations unrolled per trip of each timed loop.
+pub const ROUNDS: u64 = 16;
+
+/// Work-items per work-group (the kernels' local arrays hold 256).
+const GROUP: u64 = 64;
+
+/// The trips a calibration launch runs.
+const CALIBRATION_TRIPS: u32 = 16;
+
+/// The id that progress and errors name, and `--only` matches.
+pub const ID: &str = "costs/chain,local-atomic,barrier,branch";
+
+/// The kernels, with the operations each runs per work-item and trip.
+const KERNELS: [(&str, u64); 3] = [
+    ("bench_chain", 2 * ROUNDS),
+    ("bench_local_atomic", ROUNDS),
+    ("bench_barrier", 2),
+];
+
+/// Times every cost kernel on the plan's compute work-items.
+pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
+    let (origin, text) = source("costs.cl", SOURCE)?;
+    let program = ProgramSource::from_text(&origin, &text, &format!("-DROUNDS={ROUNDS}"));
+    let work_items = plan.compute_work_items.next_multiple_of(GROUP);
+    // The median time of `kernel` at `trips` trips (its pattern, if it
+    // takes one), over `launches` launches.
+    let median_ns = |kernel: &str, pattern: Option<u32>, trips: u32, launches: usize| {
+        let ocl = |source| BenchError::Ocl {
+            benchmark: format!("costs/{kernel}"),
+            source,
+        };
+        let launch = cost_launch(kernel, work_items, trips, pattern);
+        let mut prepared = PreparedLaunch::new(device, &program, &launch).map_err(ocl)?;
+        prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
+        let mut times = prepared.time_repeated(launches).map_err(ocl)?;
+        times.sort_unstable();
+        Ok::<u64, BenchError>(times[times.len() / 2].max(1))
+    };
+    // Trips that make `kernel` last about a compute benchmark's time.
+    let calibrated = |kernel: &str, pattern: Option<u32>| -> Result<u32> {
+        let ns = median_ns(kernel, pattern, CALIBRATION_TRIPS, 1)?;
+        Ok((u64::from(CALIBRATION_TRIPS) * plan.compute_target_ns)
+            .div_ceil(ns)
+            .clamp(1, u64::from(u32::MAX / 2)) as u32)
+    };
+    let launches = plan.repetitions.max(3);
+    let mut rates = [0.0; 3];
+    for ((kernel, per_trip), rate) in KERNELS.iter().zip(&mut rates) {
+        let trips = calibrated(kernel, None)?;
+        let ns = median_ns(kernel, None, trips, launches)?;
+        *rate = (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9);
+    }
+    let trips = calibrated("bench_branch", Some(1))?;
+    let random = median_ns("bench_branch", Some(1), trips, launches)?;
+    let steady = median_ns("bench_branch", Some(0), trips, launches)?;
+    let mispredicted = (work_items * u64::from(trips) * ROUNDS) as f64 / 2.0;
+    Ok(OpCosts {
+        chain_ops_per_s: rates[0],
+        local_atomics_per_s: rates[1],
+        barriers_per_s: rates[2],
+        // None where random outcomes cost nothing (a device that runs
+        // both ways, as a GPU's diverged warp does, pays in issue instead).
+        mispredicts_per_s: (random > steady)
+            .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
+    })
+}
+
+/// `kernel` over `work_items` in groups of [`GROUP`], `trips` trips each,
+/// with the branch kernel's `pattern`.
+fn cost_launch(kernel: &str, work_items: u64, trips: u32, pattern: Option<u32>) -> Launch {
+    let out_items = work_items.max(256);
+    let mut launch = Launch {
+        kernel: kernel.into(),
+        range: NdRange {
+            dims: 1,
+            global: [work_items, 1, 1],
+            local: Some([GROUP, 1, 1]),
+            offset: [0; 3],
+        },
+        args: vec![
+            LaunchArg {
+                name: Some("out".into()),
+                value: ArgValue::Buffer {
+                    ty: ElementType::scalar(ScalarType::UInt),
+                    access: Access::ReadWrite,
+                    bytes: vec![0; (out_items * 4) as usize],
+                },
+            },
+            LaunchArg {
+                name: Some("reps".into()),
+                value: ArgValue::Scalar {
+                    bytes: trips.to_le_bytes().to_vec(),
+                },
+            },
+        ],
+    };
+    if let Some(pattern) = pattern {
+        launch.args.push(LaunchArg {
+            name: Some("pattern".into()),
+            value: ArgValue::Scalar {
+                bytes: pattern.to_le_bytes().to_vec(),
+            },
+        });
+    }
+    launch
+}

@@ -1,0 +1,373 @@
+//! The dependence chains a kernel's loops carry from one iteration to the
+//! next: for each basic block inside a loop, the longest chain of dependent
+//! operations from a register the block reads on entry to the value it
+//! leaves in that same register for its next run (an accumulator, a hash
+//! state), in nominal cycles.
+//!
+//! An out-of-order core overlaps whatever does not wait on the iteration
+//! before (address arithmetic, the next iteration's loads, independent
+//! work), but an iteration cannot start its chain before the last one
+//! finished it: a loop runs no faster than one chain per iteration, however
+//! wide the core. A dot product's loop is bound by its additions' latency,
+//! not by its loads.
+//!
+//! Latencies are a current x86 core's, in cycles (an integer add 1, a
+//! multiply 3, a float add or multiply 3, a fused multiply-add 4, a load
+//! from the first-level cache 5, a square root 15, a division 11 to 14, a
+//! transcendental about 40); a device's measured rate of dependent integer
+//! adds turns them into seconds (`clflow_predict`). A value kept in memory
+//! at an address the loop does not change (a variable whose address a call
+//! takes) carries its chain through the store and the next load. The
+//! analysis is per block: a chain carried through several blocks (a loop
+//! body with a branch in it) is not seen. A kernel with a barrier inside a
+//! loop carries no chain: between a work-item's iterations every other
+//! work-item of its group runs its own, so none waits on its last.
+
+use crate::bytecode::*;
+use crate::exec::native::reads_writes;
+use crate::program::{in_loops, Program};
+
+/// No dependence on the register followed.
+const NONE: i64 = i64::MIN;
+
+/// Each block's longest carried chain in cycles: 0 outside loops, and in
+/// blocks that carry nothing.
+pub fn block_chains(p: &Program) -> Vec<u32> {
+    let looped = in_loops(&p.code, &p.cases);
+    let mut chains = vec![0u32; p.blocks.len()];
+    // A register's slot, then the memory each pointer register points at.
+    let mut ready = vec![NONE; 2 * p.init_regs.len()];
+    let barrier_in_loop = p
+        .code
+        .iter()
+        .zip(&looped)
+        .any(|(op, looped)| *looped && matches!(op, Op::Barrier));
+    if barrier_in_loop {
+        return chains;
+    }
+    let mut pc = 0;
+    while pc < p.code.len() {
+        let Op::Block { block, .. } = p.code[pc] else {
+            pc += 1;
+            continue;
+        };
+        let end = (pc + 1..p.code.len())
+            .find(|&at| matches!(p.code[at], Op::Block { .. }))
+            .unwrap_or(p.code.len());
+        if looped[pc] {
+            // The phis' copies may sit on the edge out of the block, in
+            // code of their own: each way out is a chain's possible end.
+            let body = &p.code[pc + 1..end];
+            let mut longest = carried(p, body, &mut ready);
+            for edge in edges(p, body.last()) {
+                let ops: Vec<Op> = body.iter().chain(edge).copied().collect();
+                longest = longest.max(carried(p, &ops, &mut ready));
+            }
+            chains[block as usize] = longest;
+        }
+        pc = end;
+    }
+    chains
+}
+
+/// The code on the edges a block's last op takes that are not blocks of
+/// their own (the copies into the phis of the block it goes to), each up
+/// to its jump.
+fn edges<'p>(p: &'p Program, last: Option<&Op>) -> Vec<&'p [Op]> {
+    let targets = match last {
+        Some(&Op::Jump { target }) => vec![target],
+        Some(&Op::Branch { then, other, .. }) => vec![then, other],
+        _ => Vec::new(),
+    };
+    targets
+        .into_iter()
+        .map(|t| t as usize)
+        .filter(|&t| t < p.code.len() && !matches!(p.code[t], Op::Block { .. }))
+        .map(|t| {
+            let end = (t..p.code.len())
+                .find(|&at| matches!(p.code[at], Op::Jump { .. } | Op::Block { .. }))
+                .unwrap_or(p.code.len());
+            &p.code[t..end]
+        })
+        .collect()
+}
+
+/// The longest chain in `ops` from a register read before it is written
+/// to that register's last value. `ready` is all `NONE`, and is left so.
+fn carried(p: &Program, ops: &[Op], ready: &mut [i64]) -> u32 {
+    let mut effects: Vec<_> = ops.iter().map(|op| reads_writes(op, p)).collect();
+    // Memory through a pointer the block never changes is the same memory
+    // on every run: a slot of its own after the registers.
+    let changed: std::collections::HashSet<usize> = effects
+        .iter()
+        .flat_map(|(_, writes)| writes.iter())
+        .flat_map(|&(r, n)| r.index()..r.index() + n as usize)
+        .collect();
+    let cell = |ptr: Reg| Reg::new((p.init_regs.len() + ptr.index()) as u32);
+    for (op, (reads, writes)) in ops.iter().zip(&mut effects) {
+        match *op {
+            Op::Load { ptr, .. } if !changed.contains(&ptr.index()) => {
+                reads.push((cell(ptr), 1));
+            }
+            Op::Store { ptr, .. } if !changed.contains(&ptr.index()) => {
+                writes.push((cell(ptr), 1));
+            }
+            _ => {}
+        }
+    }
+    // Registers read on entry that the block writes again: candidates.
+    let mut written = std::collections::HashSet::new();
+    let mut candidates = Vec::new();
+    for (reads, writes) in &effects {
+        for &(r, n) in reads {
+            for slot in r.index()..r.index() + n as usize {
+                if !written.contains(&slot) && !candidates.contains(&slot) {
+                    candidates.push(slot);
+                }
+            }
+        }
+        for &(r, n) in writes {
+            written.extend(r.index()..r.index() + n as usize);
+        }
+    }
+    candidates.retain(|slot| written.contains(slot) && *slot < ready.len());
+    let mut longest = 0i64;
+    let mut touched = Vec::new();
+    for &start in &candidates {
+        ready[start] = 0;
+        touched.push(start);
+        for (op, (reads, writes)) in ops.iter().zip(&effects) {
+            let from = reads
+                .iter()
+                .flat_map(|&(r, n)| r.index()..r.index() + n as usize)
+                .filter_map(|slot| ready.get(slot).copied())
+                .max()
+                .unwrap_or(NONE);
+            if let Op::Moves { start: at, len } = *op {
+                // Parallel copies: each destination takes its source's time.
+                let moves = &p.moves[at as usize..(at + len) as usize];
+                let times: Vec<Vec<i64>> = moves
+                    .iter()
+                    .map(|m| (0..m.n).map(|k| slot_time(ready, m.src + k)).collect())
+                    .collect();
+                for (m, times) in moves.iter().zip(times) {
+                    for (k, t) in times.into_iter().enumerate() {
+                        set(ready, &mut touched, (m.dst + k as u32).index(), t);
+                    }
+                }
+                continue;
+            }
+            let t = if from == NONE {
+                NONE
+            } else {
+                from + i64::from(latency(op))
+            };
+            for &(r, n) in writes {
+                for slot in r.index()..r.index() + n as usize {
+                    set(ready, &mut touched, slot, t);
+                }
+            }
+        }
+        longest = longest.max(ready[start]);
+        for slot in touched.drain(..) {
+            ready[slot] = NONE;
+        }
+    }
+    longest.clamp(0, i64::from(u32::MAX)) as u32
+}
+
+fn slot_time(ready: &[i64], r: Reg) -> i64 {
+    ready.get(r.index()).copied().unwrap_or(NONE)
+}
+
+fn set(ready: &mut [i64], touched: &mut Vec<usize>, slot: usize, t: i64) {
+    if let Some(at) = ready.get_mut(slot) {
+        if *at == NONE && t != NONE {
+            touched.push(slot);
+        }
+        *at = t;
+    }
+}
+
+/// An op's latency in cycles, from its inputs to its result.
+pub fn latency(op: &Op) -> u32 {
+    match *op {
+        Op::Block { .. }
+        | Op::Mov { .. }
+        | Op::Moves { .. }
+        | Op::Splat { .. }
+        | Op::Bitcast { .. }
+        | Op::CastToSpace { .. }
+        | Op::ZExt32 { .. }
+        | Op::Trunc32 { .. }
+        | Op::Builtin { .. } => 0,
+        Op::Mul32 { .. } => 3,
+        Op::SubXorRotl32 { .. } | Op::XorSubRotl32 { .. } => 2,
+        Op::Int { op, .. } => match op {
+            IntOp::Mul | IntOp::SMul24 | IntOp::UMul24 => 3,
+            IntOp::SMulHi | IntOp::UMulHi => 4,
+            IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod => 14,
+            _ => 1,
+        },
+        Op::IntTer { op, .. } => match op {
+            IntTerOp::SClamp | IntTerOp::UClamp | IntTerOp::Bitselect => 2,
+            _ => 4,
+        },
+        Op::FAdd32 { .. } | Op::FSub32 { .. } | Op::FMul32 { .. } | Op::FCmp { .. } => 3,
+        Op::Float { op, .. } => match op {
+            FloatOp::Add
+            | FloatOp::Sub
+            | FloatOp::Mul
+            | FloatOp::Fmax
+            | FloatOp::Fmin
+            | FloatOp::Fdim
+            | FloatOp::Maxmag
+            | FloatOp::Minmag => 3,
+            FloatOp::Copysign | FloatOp::Step => 1,
+            FloatOp::Div => 11,
+            _ => 40,
+        },
+        Op::FloatUn { op, .. } => match op {
+            FloatUnOp::Neg | FloatUnOp::Fabs => 1,
+            FloatUnOp::Ceil
+            | FloatUnOp::Floor
+            | FloatUnOp::Rint
+            | FloatUnOp::Round
+            | FloatUnOp::Trunc
+            | FloatUnOp::Degrees
+            | FloatUnOp::Radians => 3,
+            FloatUnOp::Recip => 11,
+            FloatUnOp::Sqrt => 15,
+            FloatUnOp::Rsqrt => 20,
+            _ => 40,
+        },
+        Op::FloatTer { op, .. } => match op {
+            FloatTerOp::Fma => 4,
+            FloatTerOp::Clamp => 2,
+            FloatTerOp::Mix => 7,
+            FloatTerOp::Smoothstep => 15,
+        },
+        Op::Convert { kind, .. } => match kind {
+            ConvKind::IntToInt { .. } => 1,
+            _ => 4,
+        },
+        Op::Geometric { .. } => 10,
+        Op::Load { .. } | Op::LoadAgg { .. } | Op::LoadHalf { .. } => 5,
+        Op::Atomic { .. } => 20,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytecode::Op;
+    use crate::program::BlockCounts;
+
+    fn r(slot: u32) -> Reg {
+        Reg::new(slot)
+    }
+
+    /// A dot product's loop: the sum's add waits on the add before; the
+    /// loads, the multiply and the counter do not wait on the sum.
+    #[test]
+    fn a_dot_products_loop_carries_its_additions_and_not_its_loads() {
+        // r1 counter, r2 sum (carried); r3, r4 loaded; r5 product; r6 new
+        // sum; r7 new counter; r8 the loop's test.
+        let code = vec![
+            Op::Block { block: 0, steps: 0 },
+            Op::Jump { target: 2 },
+            Op::Block { block: 1, steps: 7 },
+            Op::Load {
+                dst: r(3),
+                ptr: r(1),
+                size: 4,
+                n: 1,
+                align: 4,
+            },
+            Op::Load {
+                dst: r(4),
+                ptr: r(1),
+                size: 4,
+                n: 1,
+                align: 4,
+            },
+            Op::FMul32 {
+                dst: r(5),
+                a: r(3),
+                b: r(4),
+            },
+            Op::FAdd32 {
+                dst: r(6),
+                a: r(2),
+                b: r(5),
+            },
+            Op::Add32 {
+                dst: r(7),
+                a: r(1),
+                b: r(0),
+            },
+            Op::Moves { start: 0, len: 2 },
+            Op::Branch {
+                cond: r(8),
+                then: 2,
+                other: 10,
+            },
+            Op::Block { block: 2, steps: 1 },
+            Op::Ret { src: r(2), n: 1 },
+        ];
+        let program = Program {
+            code,
+            init_regs: vec![0; 9],
+            moves: vec![
+                Move {
+                    dst: r(2),
+                    src: r(6),
+                    n: 1,
+                },
+                Move {
+                    dst: r(1),
+                    src: r(7),
+                    n: 1,
+                },
+            ],
+            blocks: vec![BlockCounts::default(); 3],
+            ..Program::default()
+        };
+        // The sum: one float add (3); the counter: one add (1). The path
+        // counter -> load -> multiply -> add ends in the sum, not in the
+        // counter, so it is no chain.
+        assert_eq!(block_chains(&program), [0, 3, 0]);
+    }
+
+    #[test]
+    fn a_chain_through_a_hash_state_adds_its_steps() {
+        // r1 = (r1 ^ r2) + r3, twice: four dependent 1-cycle ops.
+        let mut code = vec![Op::Block { block: 0, steps: 4 }];
+        for _ in 0..2 {
+            code.push(Op::Xor {
+                dst: r(4),
+                a: r(1),
+                b: r(2),
+            });
+            code.push(Op::Add32 {
+                dst: r(1),
+                a: r(4),
+                b: r(3),
+            });
+        }
+        code.push(Op::Branch {
+            cond: r(5),
+            then: 0,
+            other: 6,
+        });
+        code.push(Op::Ret { src: r(1), n: 1 });
+        let program = Program {
+            code,
+            init_regs: vec![0; 6],
+            blocks: vec![BlockCounts::default()],
+            ..Program::default()
+        };
+        assert_eq!(block_chains(&program), [4]);
+    }
+}

@@ -1,0 +1,95 @@
+// clflow's costs beyond throughput: what one operation of a chain of
+// dependent ones, an atomic update of local memory, and a work-group
+// barrier each cost a work-item.
+//
+// Options (set by clflow-bench):
+//   -DROUNDS=<r>   operations unrolled per trip of the timed loop
+//
+// Every timed loop runs `reps` trips for every work-item below 2^32 - 1,
+// but the compiler cannot prove it: a runtime that vectorises across
+// work-items only where their control flow agrees runs these loops lane by
+// lane, as it runs a kernel whose loops depend on its data. Each result is
+// stored, so nothing can be dropped.
+
+#define TRIPS (reps + (get_global_id(0) == (size_t)0xFFFFFFFFu))
+
+// 2 * ROUNDS dependent integer operations per trip, each needing the one
+// before: x = (x ^ a) + b, with an a and b of their own in every round so
+// that no two rounds fold into one.
+__kernel void bench_chain(__global uint *out, const uint reps)
+{
+    uint x = (uint)get_global_id(0);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+#pragma unroll
+        for (uint u = 0; u < ROUNDS; u++)
+            x = (x ^ (0x9e3779b9u * (u + 1u))) + (0x7f4a7c15u + u);
+    }
+    out[get_global_id(0)] = x;
+}
+
+// ROUNDS atomic increments of a work-group's 256 local counters per trip,
+// spread over them as a histogram's are; the counters are added to the
+// output at the end.
+__kernel void bench_local_atomic(__global uint *out, const uint reps)
+{
+    __local uint counts[256];
+    const uint lid = get_local_id(0);
+    for (uint i = lid; i < 256; i += get_local_size(0))
+        counts[i] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+#pragma unroll
+        for (uint u = 0; u < ROUNDS; u++)
+            atomic_inc(&counts[(lid * 7u + r * 13u + u * 31u) & 255u]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < 256; i += get_local_size(0))
+        atomic_add(&out[i], counts[i]);
+}
+
+// Two barriers per trip, with a neighbour's value read between them (the
+// work-group size is a power of two).
+__kernel void bench_barrier(__global uint *out, const uint reps)
+{
+    __local uint slots[256];
+    const uint lid = get_local_id(0);
+    const uint mask = (uint)get_local_size(0) - 1u;
+    uint x = lid;
+    slots[lid] = x;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        x += slots[(lid + 1u) & mask];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        slots[lid] = x;
+    }
+    out[get_global_id(0)] = x;
+}
+
+// ROUNDS branches per trip, each taken where a bit of the work-item's
+// xorshift sequence and `pattern` agree: with pattern 0 never (every
+// branch predicted), with pattern 1 half the time at random (about half
+// mispredicted). The difference between the two is what a mispredicted
+// branch costs. The taken way loads (which the compiler may not hoist
+// above the branch), the other does not.
+__kernel void bench_branch(__global uint *out, const uint reps, const uint pattern)
+{
+    uint x = (uint)get_global_id(0) * 0x9e3779b9u + 1u;
+    uint acc = 0;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+#pragma unroll
+        for (uint u = 0; u < ROUNDS; u++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if ((x >> 7) & pattern)
+                acc += out[x & 255u];
+            else
+                acc ^= x;
+        }
+    }
+    out[get_global_id(0)] = acc;
+}
