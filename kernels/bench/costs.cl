@@ -93,3 +93,22 @@ __kernel void bench_branch(__global uint *out, const uint reps, const uint patte
     }
     out[get_global_id(0)] = acc;
 }
+
+// ROUNDS loads per trip from a table of mask + 1 uints, each at a place a
+// hash of the work-item, the trip and the round picks (none waits on the
+// load before, as a sparse matrix's gathers do not): with the table held
+// by the last-level cache and not by the caches above it, the rate of
+// scattered loads that the last level serves.
+__kernel void bench_cache_gather(__global uint *out, const uint reps,
+                                 __global const uint *table, const uint mask)
+{
+    const uint g = (uint)get_global_id(0) * 0x85ebca6bu;
+    uint acc = 0;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+#pragma unroll
+        for (uint u = 0; u < ROUNDS; u++)
+            acc += table[(((r * ROUNDS + u) * 0x9e3779b9u) ^ g) & mask];
+    }
+    out[get_global_id(0)] = acc;
+}

@@ -6,6 +6,9 @@
 //! operations of all work-items per second. A mispredicted branch's is
 //! the branch kernel's extra time with random outcomes (half of them
 //! mispredicted) over the same kernel whose branches always go one way.
+//! Scattered loads from the last-level cache read a table of a quarter of
+//! it (the cache the driver reports), where the caches above it hold
+//! little.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
@@ -26,7 +29,7 @@ const GROUP: u64 = 64;
 const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
-pub const ID: &str = "costs/chain,local-atomic,barrier,branch";
+pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather";
 
 /// The kernels, with the operations each runs per work-item and trip.
 const KERNELS: [(&str, u64); 3] = [
@@ -40,14 +43,15 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let (origin, text) = source("costs.cl", SOURCE)?;
     let program = ProgramSource::from_text(&origin, &text, &format!("-DROUNDS={ROUNDS}"));
     let work_items = plan.compute_work_items.next_multiple_of(GROUP);
-    // The median time of `kernel` at `trips` trips (its pattern, if it
-    // takes one), over `launches` launches.
-    let median_ns = |kernel: &str, pattern: Option<u32>, trips: u32, launches: usize| {
+    // The median time of `kernel` at `trips` trips (with its own arguments
+    // after those), over `launches` launches.
+    let median_ns = |kernel: &str, extra: &[LaunchArg], trips: u32, launches: usize| {
         let ocl = |source| BenchError::Ocl {
             benchmark: format!("costs/{kernel}"),
             source,
         };
-        let launch = cost_launch(kernel, work_items, trips, pattern);
+        let mut launch = cost_launch(kernel, work_items, trips);
+        launch.args.extend_from_slice(extra);
         let mut prepared = PreparedLaunch::new(device, &program, &launch).map_err(ocl)?;
         prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
         let mut times = prepared.time_repeated(launches).map_err(ocl)?;
@@ -55,23 +59,45 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         Ok::<u64, BenchError>(times[times.len() / 2].max(1))
     };
     // Trips that make `kernel` last about a compute benchmark's time.
-    let calibrated = |kernel: &str, pattern: Option<u32>| -> Result<u32> {
-        let ns = median_ns(kernel, pattern, CALIBRATION_TRIPS, 1)?;
+    let calibrated = |kernel: &str, extra: &[LaunchArg]| -> Result<u32> {
+        let ns = median_ns(kernel, extra, CALIBRATION_TRIPS, 1)?;
         Ok((u64::from(CALIBRATION_TRIPS) * plan.compute_target_ns)
             .div_ceil(ns)
             .clamp(1, u64::from(u32::MAX / 2)) as u32)
     };
     let launches = plan.repetitions.max(3);
+    // Operations of all work-items per second, `per_trip` a trip.
+    let per_s = |trips: u32, per_trip: u64, ns: u64| {
+        (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9)
+    };
     let mut rates = [0.0; 3];
     for ((kernel, per_trip), rate) in KERNELS.iter().zip(&mut rates) {
-        let trips = calibrated(kernel, None)?;
-        let ns = median_ns(kernel, None, trips, launches)?;
-        *rate = (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9);
+        let trips = calibrated(kernel, &[])?;
+        let ns = median_ns(kernel, &[], trips, launches)?;
+        *rate = per_s(trips, *per_trip, ns);
     }
-    let trips = calibrated("bench_branch", Some(1))?;
-    let random = median_ns("bench_branch", Some(1), trips, launches)?;
-    let steady = median_ns("bench_branch", Some(0), trips, launches)?;
+    let pattern = |p: u32| [uint_arg("pattern", p)];
+    let trips = calibrated("bench_branch", &pattern(1))?;
+    let random = median_ns("bench_branch", &pattern(1), trips, launches)?;
+    let steady = median_ns("bench_branch", &pattern(0), trips, launches)?;
     let mispredicted = (work_items * u64::from(trips) * ROUNDS) as f64 / 2.0;
+    // A table of a quarter of the last-level cache, in a power of two.
+    let table_bytes = (device.info.global_cache_bytes / 4).max(4096);
+    let table_items = 1u64 << (table_bytes / 4).ilog2();
+    let table = [
+        LaunchArg {
+            name: Some("table".into()),
+            value: ArgValue::Buffer {
+                ty: ElementType::scalar(ScalarType::UInt),
+                access: Access::ReadOnly,
+                bytes: (0..table_items as u32).flat_map(u32::to_le_bytes).collect(),
+            },
+        },
+        uint_arg("mask", (table_items - 1) as u32),
+    ];
+    let trips = calibrated("bench_cache_gather", &table)?;
+    let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
+    let cache_gathers_per_s = per_s(trips, ROUNDS, ns);
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -80,14 +106,24 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         // both ways, as a GPU's diverged warp does, pays in issue instead).
         mispredicts_per_s: (random > steady)
             .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
+        cache_gathers_per_s: Some(cache_gathers_per_s),
     })
 }
 
-/// `kernel` over `work_items` in groups of [`GROUP`], `trips` trips each,
-/// with the branch kernel's `pattern`.
-fn cost_launch(kernel: &str, work_items: u64, trips: u32, pattern: Option<u32>) -> Launch {
+/// A `uint` argument.
+fn uint_arg(name: &str, value: u32) -> LaunchArg {
+    LaunchArg {
+        name: Some(name.into()),
+        value: ArgValue::Scalar {
+            bytes: value.to_le_bytes().to_vec(),
+        },
+    }
+}
+
+/// `kernel` over `work_items` in groups of [`GROUP`], `trips` trips each.
+fn cost_launch(kernel: &str, work_items: u64, trips: u32) -> Launch {
     let out_items = work_items.max(256);
-    let mut launch = Launch {
+    Launch {
         kernel: kernel.into(),
         range: NdRange {
             dims: 1,
@@ -104,21 +140,7 @@ fn cost_launch(kernel: &str, work_items: u64, trips: u32, pattern: Option<u32>) 
                     bytes: vec![0; (out_items * 4) as usize],
                 },
             },
-            LaunchArg {
-                name: Some("reps".into()),
-                value: ArgValue::Scalar {
-                    bytes: trips.to_le_bytes().to_vec(),
-                },
-            },
+            uint_arg("reps", trips),
         ],
-    };
-    if let Some(pattern) = pattern {
-        launch.args.push(LaunchArg {
-            name: Some("pattern".into()),
-            value: ArgValue::Scalar {
-                bytes: pattern.to_le_bytes().to_vec(),
-            },
-        });
     }
-    launch
 }

@@ -294,6 +294,13 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 format!("{:.2} G mispredicted branches/s", r / 1e9)
             })
         );
+        if let Some(rate) = costs.cache_gathers_per_s {
+            let _ = writeln!(
+                out,
+                "        {:.2} G scattered loads/s from the last-level cache",
+                rate / 1e9
+            );
+        }
     }
     for note in &profile.notes {
         let _ = writeln!(out, "note: {note}");
@@ -444,6 +451,7 @@ mod tests {
                 local_atomics_per_s: 0.4e9,
                 barriers_per_s: 6e9,
                 mispredicts_per_s: Some(0.25e9),
+                cache_gathers_per_s: Some(1.5e9),
             }),
         }
     }
@@ -541,7 +549,8 @@ mod tests {
         assert!(
             table.contains(
                 "\ncosts   8.00 G dependent ops/s, 0.40 G local atomics/s, \
-                 6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n"
+                 6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n        \
+                 1.50 G scattered loads/s from the last-level cache\n"
             ),
             "{table}"
         );

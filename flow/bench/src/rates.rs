@@ -247,6 +247,7 @@ pub fn device_rates(
             atomics_per_s: c.local_atomics_per_s,
             barriers_per_s: c.barriers_per_s,
             mispredicts_per_s: c.mispredicts_per_s,
+            cache_gathers_per_s: c.cache_gathers_per_s,
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),

@@ -218,8 +218,9 @@ pub struct LaunchOverhead {
 /// What work-items pay beyond throughput, as rates over all of them
 /// (`kernels/bench/costs.cl`): operations of chains of dependent integer
 /// operations (one chain per work-item), atomic increments of local
-/// memory, each work-item's passes through a work-group barrier, and
-/// mispredicted branches (none where random outcomes cost no time).
+/// memory, each work-item's passes through a work-group barrier,
+/// mispredicted branches (none where random outcomes cost no time), and
+/// scattered loads served by the last-level cache.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OpCosts {
     pub chain_ops_per_s: f64,
@@ -227,6 +228,10 @@ pub struct OpCosts {
     pub barriers_per_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mispredicts_per_s: Option<f64>,
+    /// Scattered loads the last-level cache serves (a table of a quarter
+    /// of it, read at hashed places).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gathers_per_s: Option<f64>,
 }
 
 impl MeasuredProfile {

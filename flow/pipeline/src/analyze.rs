@@ -11,7 +11,8 @@ use crate::input::{prepare_manifest, unique_name, KernelInput};
 use crate::profile::{device_profile, measured_or_datasheet};
 use crate::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option,
+    probed_caches, DeviceCache,
 };
 use crate::{Error, Observer, Session};
 use clflow_bench::Mode;
@@ -297,7 +298,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
             };
             let kind = devices.iter().find(|d| &d.name == device)?.info.kind;
             let facts = match kernel.traffic.iter().find(|t| &t.device == device) {
-                Some(traffic) => facts_at(&kernel.facts, &traffic.summary, kind),
+                Some(traffic) => facts_at(&kernel.facts, traffic, kind),
                 None => kernel.facts.clone(),
             };
             Some(clflow_predict::predict_all(&facts, device_rates, measured))
@@ -589,10 +590,7 @@ fn count_all(
     let mut kernels: Vec<Counted> = Vec::new();
     for (manifest, (input, launch)) in manifests.iter().zip(prepared) {
         let caches = devices.iter().map(|d| &d.cache);
-        let specs: Vec<_> = devices
-            .iter()
-            .filter_map(|d| Some(d.cache.as_ref()?.spec))
-            .collect();
+        let specs = probed_caches(devices.iter().map(|d| &d.cache));
         let result = interpret_traced_checked(
             manifest,
             &input.module,

@@ -148,8 +148,10 @@ fn cache_of(
 /// The facts the models read, with the simulated DRAM traffic at a
 /// device's cache and the coalescing analysis filled in; `kind` says
 /// whether the device pays for uncoalesced accesses (all but CPUs).
-pub fn facts_at(facts: &KernelFacts, summary: &TrafficSummary, kind: DeviceKind) -> KernelFacts {
+pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) -> KernelFacts {
+    let summary = &traffic.summary;
     let mut facts = facts.clone();
+    facts.cache_gathers = traffic.cache_gathers;
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.coalescing = Some(Coalescing {
@@ -292,7 +294,30 @@ pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport)
         cache_source: cache.source.clone(),
         summary: report.summary(cache.spec),
         levels: report.levels(cache.spec, &cache.upper),
+        cache_gathers: cache
+            .upper
+            .last()
+            .and_then(|(_, above)| report.cache_gathers(cache.spec, *above)),
     }
+}
+
+/// The cache sizes a simulation keeps each site's traffic at: each
+/// device's cache, and the level just above it where known (for
+/// [`clflow_traffic::TrafficReport::cache_gathers`]).
+pub fn probed_caches<'a>(
+    caches: impl IntoIterator<Item = &'a Option<DeviceCache>>,
+) -> Vec<CacheSpec> {
+    caches
+        .into_iter()
+        .flatten()
+        .flat_map(|c| {
+            let above = c.upper.last().map(|(_, bytes)| CacheSpec {
+                bytes: *bytes,
+                line_bytes: c.spec.line_bytes,
+            });
+            std::iter::once(c.spec).chain(above)
+        })
+        .collect()
 }
 
 /// What `count --lines` shows of the cache simulation per source line: how

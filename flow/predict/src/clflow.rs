@@ -75,6 +75,10 @@ pub struct Clflow {
     /// Mispredicted branches, on a CPU where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branches_s: Option<f64>,
+    /// Memory: DRAM traffic, and scattered loads the last-level cache
+    /// serves (on a CPU where measured, also apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gathers_s: Option<f64>,
     pub memory_s: f64,
     /// The share of instruction steps issued as vectors (CPU), or the
     /// warp efficiency (GPU).
@@ -182,7 +186,15 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         (SimdKind::Simt, Some(c)) => c.coalesced_share(),
         _ => 1.0,
     };
-    let memory_s = dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather);
+    let mut memory_s = dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather);
+    // On a CPU, scattered loads the last level serves wait on it each.
+    let cache_gathers_s = match (simd.kind, facts.cache_gathers, costs) {
+        (SimdKind::WorkGroupVectoriser, Some(lines), Some(c)) => {
+            c.cache_gathers_per_s.map(|rate| lines as f64 / rate)
+        }
+        _ => None,
+    };
+    memory_s += cache_gathers_s.unwrap_or(0.0);
 
     let bound = if issue_s >= memory_s {
         Bound::Compute
@@ -197,6 +209,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         atomics_s,
         barriers_s,
         branches_s,
+        cache_gathers_s,
         memory_s,
         vector_share,
         simd_width: simd.width,
@@ -283,8 +296,9 @@ mod tests {
     }
 
     /// The same loop, now carrying a chain over 90% of its steps, with
-    /// atomics, barriers and mispredicted branches, and a third of its
-    /// traffic written, on a device that measured what each costs.
+    /// atomics, barriers, mispredicted branches and gathers from the last
+    /// cache, and a third of its traffic written, on a device that
+    /// measured what each costs.
     #[test]
     fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
         let mut facts = sgemm_facts();
@@ -302,6 +316,7 @@ mod tests {
         });
         facts.atomics = 1000;
         facts.barriers = 2000;
+        facts.cache_gathers = Some(1000);
         facts.branches = Some(clflow_counts::Branches {
             executed: 5000,
             mispredicted: 500,
@@ -317,6 +332,7 @@ mod tests {
             atomics_per_s: 1e8,
             barriers_per_s: 1e9,
             mispredicts_per_s: Some(1e8),
+            cache_gathers_per_s: Some(1e8),
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -333,8 +349,10 @@ mod tests {
         assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 2e-6));
         let total = issue * 0.1 + 1e-3 + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
         assert!(close(p.issue_s, total), "{p:?}");
-        // A third of the 12,288 bytes written: the add and triad kernels' rate.
-        assert!(close(p.memory_s, 12_288.0 / 9e9), "{p:?}");
+        // A third of the 12,288 bytes written: the add and triad kernels'
+        // rate; and 1,000 lines gathered from the last-level cache.
+        assert_eq!(p.cache_gathers_s, Some(1e-5));
+        assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5), "{p:?}");
         // Between two measured shares, the time per byte is interpolated.
         let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
         assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));

@@ -119,6 +119,9 @@ pub struct OpCostRates {
     /// cost nothing measurable.
     #[serde(default)]
     pub mispredicts_per_s: Option<f64>,
+    /// Scattered loads the last-level cache serves.
+    #[serde(default)]
+    pub cache_gathers_per_s: Option<f64>,
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector

@@ -195,6 +195,10 @@ pub struct KernelFacts {
     /// kernel's branches, measured with `simd`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<clflow_counts::Branches>,
+    /// Lines scattered loads miss in the level above the device's last
+    /// cache and find in it, from a cache simulation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_gathers: Option<u64>,
 }
 
 impl KernelFacts {
@@ -237,6 +241,7 @@ impl KernelFacts {
             atomics: lanes_of(counts, |op| op.starts_with("OpAtomic")),
             barriers: lanes_of(counts, |op| op == "OpControlBarrier"),
             branches: counts.branches,
+            cache_gathers: None,
         }
     }
 

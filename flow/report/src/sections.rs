@@ -232,6 +232,7 @@ mod tests {
                 },
             },
             levels: Vec::new(),
+            cache_gathers: None,
         }
     }
 

@@ -288,6 +288,7 @@ mod tests {
                     line_bytes: 64,
                 }),
                 levels: Vec::new(),
+                cache_gathers: None,
             })
             .collect()
     }

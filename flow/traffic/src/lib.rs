@@ -372,6 +372,10 @@ pub struct DeviceTraffic {
     /// the core first (see [`TrafficReport::levels`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<LevelBytes>,
+    /// Lines that scattered loads miss in the level above this cache and
+    /// find in it (see [`TrafficReport::cache_gathers`]), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gathers: Option<u64>,
 }
 
 /// The bytes that cross into one memory level (`L1`, `L2` ... `DRAM`).
@@ -523,6 +527,30 @@ impl TrafficReport {
             bytes: at(cache.bytes),
         });
         levels
+    }
+
+    /// Lines that scattered loads (of sites whose bytes are mostly
+    /// scattered) miss in a cache of `above` bytes and find in `cache`:
+    /// loads that each wait on the last level, as a sparse matrix's
+    /// gathers from a vector that only it holds do. None unless the
+    /// simulation probed both sizes.
+    pub fn cache_gathers(&self, cache: CacheSpec, above: u64) -> Option<u64> {
+        let curve = self.curve(cache.line_bytes)?;
+        let (upper, last) = (curve.by_site(above)?, curve.by_site(cache.bytes)?);
+        let read = |sites: &[(u32, DramTraffic)], site: u32| {
+            sites
+                .iter()
+                .find(|(s, _)| *s == site)
+                .map_or(0, |(_, t)| t.read_bytes)
+        };
+        let bytes: u64 = self
+            .coalescing
+            .sites
+            .iter()
+            .filter(|s| 2 * s.bytes.scattered > s.bytes.total())
+            .map(|s| read(upper, s.site).saturating_sub(read(last, s.site)))
+            .sum();
+        Some(bytes / cache.line_bytes)
     }
 
     /// Q at `cache`, whose line size must be one the analysis ran with.
@@ -687,6 +715,7 @@ mod tests {
             cache_source: "--cache".into(),
             summary: report.summary("16KiB/128".parse().unwrap()),
             levels: Vec::new(),
+            cache_gathers: None,
         };
         let json = serde_json::to_value(&traffic).unwrap();
         // The summary is flattened into the device's object, the cache is
@@ -719,5 +748,44 @@ mod tests {
         assert_eq!(format_size(40 << 20), "40MiB");
         assert_eq!(format_size(3 << 19), "1.50MiB");
         assert_eq!(format_size(100), "100B");
+    }
+
+    /// A scattered load reads 256 lines twice, in a permutation each time,
+    /// and a contiguous one reads 256 others twice in order: at 4 KiB (64
+    /// lines) each second pass misses again, at 32 KiB it hits. The last
+    /// level serves the scattered site's second pass, 256 lines; the
+    /// contiguous site's do not count.
+    #[test]
+    fn cache_gathers_count_the_scattered_loads_the_last_level_serves() {
+        let access = |site: u32, item: u64, line: u64, dispatch: u32| GlobalAccess {
+            offset: 64 * line,
+            buffer: 0,
+            bytes: 4,
+            site,
+            dispatch,
+            item: item as u32,
+            kind: clflow_counts::AccessKind::Load,
+            atomic: false,
+            phase: 0,
+        };
+        let mut group = Vec::new();
+        for pass in 0..2 {
+            group.extend((0..256).map(|i| access(0, i, (i * 97) % 256, pass)));
+            group.extend((0..256).map(|i| access(1, i, 256 + i, 2 + pass)));
+        }
+        let (small, large): (CacheSpec, CacheSpec) =
+            ("4KiB/64".parse().unwrap(), "32KiB/64".parse().unwrap());
+        let mut analysis = TrafficAnalysis::new(&[64]).probing(&[small, large]);
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: 64 * 512,
+            read_only: true,
+        }]);
+        analysis.work_group(0, &group);
+        let report = analysis.finish();
+        assert_eq!(report.cache_gathers(large, small.bytes), Some(256));
+        // Without a probe at the level above, no answer.
+        assert_eq!(report.cache_gathers(large, 8192), None);
     }
 }

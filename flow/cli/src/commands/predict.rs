@@ -14,7 +14,8 @@ use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::profile::measured_or_datasheet;
 use clflow_pipeline::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option, DeviceCache,
+    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option,
+    probed_caches, DeviceCache,
 };
 use clflow_pipeline::Session;
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
@@ -118,6 +119,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
                 .match_name(&d.info.name)
                 .map(|m| m.profile);
             device_cache(chosen_cache.as_ref(), &d.info, datasheet)
+                .map(|c| c.with_host_levels(d.info.kind))
         })
         .collect();
     let mut launches = Vec::new();
@@ -182,7 +184,7 @@ fn predict_one(
             simd: true,
             ..RunOptions::default()
         },
-        TrafficAnalysis::new(&line_sizes(caches)),
+        TrafficAnalysis::new(&line_sizes(caches)).probing(&probed_caches(caches)),
         observer,
     );
     let (counted, traffic_report) = counted?;
@@ -198,7 +200,7 @@ fn predict_one(
         let facts = match cache {
             Some(cache) => {
                 let at = device_traffic(&name, cache, &traffic_report);
-                let facts = facts_at(&facts, &at.summary, device.info.kind);
+                let facts = facts_at(&facts, &at, device.info.kind);
                 traffic.push(at);
                 facts
             }
