@@ -234,6 +234,17 @@ pub fn device_rates(
             .and_then(|m| bandwidth(m, |k| !is_gather(k)))
             .or_else(|| sheet(Metric::MemoryBandwidth)),
         bandwidth_by_writes: measured.map(bandwidth_by_writes).unwrap_or_default(),
+        cache_bandwidth: measured.and_then(|m| {
+            let (level, window, rate) = m.cache_peaks().pop()?;
+            Some(Rate::new(
+                rate,
+                format!(
+                    "clflow bench resident reads of {} KiB ({level}), {}",
+                    window >> 10,
+                    m.measured_at
+                ),
+            ))
+        }),
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
         host_link: sheet(Metric::HostLink),
         energy,

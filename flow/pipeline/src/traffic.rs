@@ -154,6 +154,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.cache_gathers = traffic.cache_gathers;
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
+    facts.traffic.cache_bytes = Some(summary.cache.bytes);
     facts.coalescing = Some(Coalescing {
         coalesced_bytes: summary.coalescing.bytes.coalesced(),
         uncoalesced_bytes: summary.coalescing.bytes.uncoalesced(),

@@ -68,6 +68,9 @@ pub struct DeviceRates {
     /// writes ...), in increasing share: a CPU's store first reads its line.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bandwidth_by_writes: Vec<(f64, Rate)>,
+    /// Reads within a window the device's largest measured cache holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bandwidth: Option<Rate>,
     /// Global-memory bandwidth of scattered accesses (P_uncoalesced).
     pub uncoalesced_bandwidth: Option<Rate>,
     /// Host-to-device link bandwidth (B_bus).

@@ -122,6 +122,9 @@ pub struct Traffic {
     /// Of the simulated traffic, the bytes written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_written: Option<u64>,
+    /// The size of the cache the simulation ran at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
 }
 
 impl Traffic {
@@ -233,6 +236,7 @@ impl KernelFacts {
                 simulated: None,
                 compulsory_written: counts.lines_written * counts.line_bytes,
                 simulated_written: None,
+                cache_bytes: None,
             },
             coalescing: None,
             host: summary.host,
@@ -422,6 +426,7 @@ pub(crate) mod tests {
             simulated: Some(40),
             compulsory_written: 5,
             simulated_written: Some(10),
+            cache_bytes: Some(1 << 20),
         };
         assert_eq!(traffic.dram().0, 40);
         // The written share follows the traffic the models charge.
