@@ -269,11 +269,8 @@ mod tests {
         (a - b).abs() <= 1e-9 * b.abs()
     }
 
-    /// sgemm's 300,032 integer and load/store lanes and 32,768 fp32 lanes,
-    /// 90% of its steps inside its loop, all converged: on a CPU that does
-    /// not vectorise inside loops, 10% issue as vectors.
-    #[test]
-    fn issue_follows_how_the_work_items_fill_vectors() {
+    /// sgemm's facts with 90% of its steps inside its loop, all converged.
+    fn looped_sgemm() -> KernelFacts {
         let mut facts = sgemm_facts();
         facts.simd = vec![SimdUse {
             width: 16,
@@ -283,12 +280,23 @@ mod tests {
             loop_steps: 900,
             converged_loop_steps: 900,
         }];
-        let cpu = Simd {
-            width: 16,
-            kind: SimdKind::WorkGroupVectoriser,
-            vectorises_loops: false,
-        };
-        let p = predict_kernel(&facts, &device(cpu)).unwrap();
+        facts
+    }
+
+    /// A CPU of 16 lanes whose compiler does not vectorise inside loops.
+    const CPU: Simd = Simd {
+        width: 16,
+        kind: SimdKind::WorkGroupVectoriser,
+        vectorises_loops: false,
+    };
+
+    /// sgemm's 300,032 integer and load/store lanes and 32,768 fp32 lanes,
+    /// 90% of its steps inside its loop, all converged: on a CPU that does
+    /// not vectorise inside loops, 10% issue as vectors.
+    #[test]
+    fn issue_follows_how_the_work_items_fill_vectors() {
+        let mut facts = looped_sgemm();
+        let p = predict_kernel(&facts, &device(CPU)).unwrap();
         assert!(close(p.vector_share, 0.1));
         assert!(close(p.launch_s, 1e-6 + 3.0 * 1e-8));
         let issue = 300_032.0 * (0.1 / 100e9 + 0.9 / 10e9) + 32_768.0 * (0.1 / 200e9 + 0.9 / 20e9);
@@ -299,13 +307,13 @@ mod tests {
         // Vectorising inside loops too: every step as vectors.
         let loops = Simd {
             vectorises_loops: true,
-            ..cpu
+            ..CPU
         };
         let p = predict_kernel(&facts, &device(loops)).unwrap();
         assert!(close(p.issue_s, 300_032.0 / 100e9 + 32_768.0 / 200e9));
         // No SIMD use measured, or no launch cost: no prediction, and why.
         facts.simd.clear();
-        let why = predict_kernel(&facts, &device(cpu)).unwrap_err();
+        let why = predict_kernel(&facts, &device(CPU)).unwrap_err();
         assert!(why.contains("no SIMD use"), "{why}");
     }
 
@@ -315,15 +323,7 @@ mod tests {
     /// measured what each costs.
     #[test]
     fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
-        let mut facts = sgemm_facts();
-        facts.simd = vec![SimdUse {
-            width: 16,
-            lane_steps: 1000,
-            issued_steps: 1000,
-            converged_steps: 1000,
-            loop_steps: 900,
-            converged_loop_steps: 900,
-        }];
+        let mut facts = looped_sgemm();
         facts.chains = Some(clflow_counts::LoopChains {
             cycles: 1_000_000,
             steps: 900,
@@ -335,12 +335,7 @@ mod tests {
             executed: 5000,
             mispredicted: 500,
         });
-        let cpu = Simd {
-            width: 16,
-            kind: SimdKind::WorkGroupVectoriser,
-            vectorises_loops: false,
-        };
-        let mut rates = device(cpu);
+        let mut rates = device(CPU);
         rates.costs = Some(OpCostRates {
             chain_ops_per_s: 1e9,
             atomics_per_s: 1e8,
