@@ -19,13 +19,13 @@
 //! at an address the loop does not change (a variable whose address a call
 //! takes) carries its chain through the store and the next load. The
 //! analysis is per block: a chain carried through several blocks (a loop
-//! body with a branch in it) is not seen. A kernel with a barrier inside a
-//! loop carries no chain: between a work-item's iterations every other
+//! body with a branch in it) is not seen. A loop with a barrier in it
+//! carries no chain: between a work-item's iterations every other
 //! work-item of its group runs its own, so none waits on its last.
 
 use crate::bytecode::*;
 use crate::exec::native::reads_writes;
-use crate::program::{in_loops, Program};
+use crate::program::{in_loops_between_barriers, Program};
 
 /// No dependence on the register followed.
 const NONE: i64 = i64::MIN;
@@ -33,18 +33,10 @@ const NONE: i64 = i64::MIN;
 /// Each block's longest carried chain in cycles: 0 outside loops, and in
 /// blocks that carry nothing.
 pub fn block_chains(p: &Program) -> Vec<u32> {
-    let looped = in_loops(&p.code, &p.cases);
+    let looped = in_loops_between_barriers(&p.code, &p.cases);
     let mut chains = vec![0u32; p.blocks.len()];
     // A register's slot, then the memory each pointer register points at.
     let mut ready = vec![NONE; 2 * p.init_regs.len()];
-    let barrier_in_loop = p
-        .code
-        .iter()
-        .zip(&looped)
-        .any(|(op, looped)| *looped && matches!(op, Op::Barrier));
-    if barrier_in_loop {
-        return chains;
-    }
     let mut pc = 0;
     while pc < p.code.len() {
         let Op::Block { block, .. } = p.code[pc] else {

@@ -167,10 +167,26 @@ fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>)
 }
 
 /// For each pc, whether it lies on a cycle of the control flow: inside one
-/// of the kernel's loops. Tarjan's strongly connected components, without
-/// recursion.
+/// of the kernel's loops.
 pub fn in_loops(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> {
+    cycles(code, cases, false)
+}
+
+/// For each pc, whether it lies inside one of the kernel's loops between
+/// barriers: on a cycle of the control flow that passes through no
+/// barrier. A compiler that runs a work-group's work-items in a loop of its
+/// own between barriers (a CPU's) puts that loop inside a kernel loop with
+/// a barrier in it: no work-item's iteration waits on its last.
+pub fn in_loops_between_barriers(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> {
+    cycles(code, cases, true)
+}
+
+/// For each pc, whether it lies on a cycle of the control flow (through a
+/// barrier too, unless `cut_at_barriers`). Tarjan's strongly connected
+/// components, without recursion.
+fn cycles(code: &[Op], cases: &[(u64, Pc)], cut_at_barriers: bool) -> Vec<bool> {
     let mut t = Tarjan {
+        cut_at_barriers,
         index: vec![None; code.len()],
         low: vec![0; code.len()],
         on_stack: vec![false; code.len()],
@@ -229,6 +245,8 @@ struct Tarjan {
     stack: Vec<usize>,
     walk: Vec<(usize, Vec<usize>, usize)>,
     next: usize,
+    /// A barrier leads nowhere: cycles through one are not loops.
+    cut_at_barriers: bool,
 }
 
 impl Tarjan {
@@ -239,7 +257,9 @@ impl Tarjan {
         self.stack.push(pc);
         self.on_stack[pc] = true;
         let mut out = Vec::new();
-        successors(code, cases, pc, &mut out);
+        if !(self.cut_at_barriers && matches!(code[pc], Op::Barrier)) {
+            successors(code, cases, pc, &mut out);
+        }
         self.walk.push((pc, out, 0));
     }
 }
@@ -369,7 +389,17 @@ mod tests {
             },
         ];
         assert_eq!(in_loops(&code, &[]), [false, true, true, true, false]);
+        assert_eq!(
+            in_loops_between_barriers(&code, &[]),
+            [false, true, true, true, false]
+        );
         let straight = [mov(), mov(), Op::Jump { target: 3 }, mov()];
-        assert_eq!(in_loops(&straight, &[]), [false; 4]);
+        assert_eq!(in_loops_between_barriers(&straight, &[]), [false; 4]);
+        // The same loop with a barrier in its body: a loop, but none
+        // between barriers.
+        let mut barrier = code;
+        barrier[2] = Op::Barrier;
+        assert_eq!(in_loops(&barrier, &[]), [false, true, true, true, false]);
+        assert_eq!(in_loops_between_barriers(&barrier, &[]), [false; 5]);
     }
 }

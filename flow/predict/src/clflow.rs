@@ -10,7 +10,12 @@
 //! 2. **Issue.** Every instruction the kernel executes takes an issue slot:
 //!    its arithmetic in its class, loads and stores in the integer class;
 //!    phis, moves and branches, which compiled code mostly folds away, take
-//!    none. A class issues at its instruction rate: the add chain's for
+//!    none, nor do loads and stores of private memory, which the device's
+//!    compiler keeps in registers once it has unrolled their loops (a
+//!    library's register tile). Vector instructions of every class share
+//!    the vector pipes and add up; on a CPU, scalar integer and float
+//!    instructions issue on pipes of their own, side by side, and take the
+//!    longest class's time. A class issues at its instruction rate: the add chain's for
 //!    integers (one operation an instruction), half the mad chain's for
 //!    floats (two).
 //! 3. **Vectors.** On a CPU, whose OpenCL compiler vectorises a work-group's
@@ -109,7 +114,10 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
 
     let a = &facts.instructions.arithmetic;
     let lanes = [
-        (OpClass::Int, a.int + facts.instructions.ldst),
+        (
+            OpClass::Int,
+            a.int + facts.instructions.ldst - facts.instructions.private_ldst,
+        ),
         (OpClass::Fp32, a.fp32),
         (OpClass::Fp64, a.fp64),
         (OpClass::Fp16, a.fp16),
@@ -125,7 +133,10 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         }
         SimdKind::Simt => (used.efficiency(), 0.0),
     };
-    let mut issue_s = 0.0;
+    // Vector instructions of every class share the vector pipes; scalar
+    // integer and float instructions issue on pipes of their own, side by
+    // side, so the scalar part takes its longest class.
+    let (mut vector_s, mut scalar_s) = (0.0f64, 0.0f64);
     for (class, n) in lanes.into_iter().filter(|(_, n)| *n > 0) {
         let rate = |rates: &Option<Rate>, what: &str| {
             rates
@@ -137,14 +148,16 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         let (vector, scalar) = device.instruction_rates(class);
         let vector = rate(vector, "vector instruction rate")?;
         let n = n as f64;
-        issue_s += match simd.kind {
+        match simd.kind {
             SimdKind::WorkGroupVectoriser => {
                 let scalar = rate(scalar, "scalar instruction rate")?;
-                n * (vector_share / vector + scalar_share / scalar)
+                vector_s += n * vector_share / vector;
+                scalar_s = scalar_s.max(n * scalar_share / scalar);
             }
-            SimdKind::Simt => n / (vector * vector_share.max(1e-9)),
-        };
+            SimdKind::Simt => vector_s += n / (vector * vector_share.max(1e-9)),
+        }
     }
+    let mut issue_s = vector_s + scalar_s;
 
     // Blocks that carry a chain take the longer of their issue and it.
     let costs = device.costs;
@@ -299,7 +312,11 @@ mod tests {
         let p = predict_kernel(&facts, &device(CPU)).unwrap();
         assert!(close(p.vector_share, 0.1));
         assert!(close(p.launch_s, 1e-6 + 3.0 * 1e-8));
-        let issue = 300_032.0 * (0.1 / 100e9 + 0.9 / 10e9) + 32_768.0 * (0.1 / 200e9 + 0.9 / 20e9);
+        // Vectors of both classes add up; the scalar integer and float
+        // instructions run side by side, the integers the longer.
+        let issue = 300_032.0 * 0.1 / 100e9
+            + 32_768.0 * 0.1 / 200e9
+            + (300_032.0f64 * 0.9 / 10e9).max(32_768.0 * 0.9 / 20e9);
         assert!(close(p.issue_s, issue), "{p:?}");
         assert!(close(p.memory_s, 12_288.0 / 10e9));
         assert!(close(p.time_s, p.launch_s + issue));
@@ -351,7 +368,9 @@ mod tests {
             (1.0, rate(5e9)),
         ];
         let p = predict_kernel(&facts, &rates).unwrap();
-        let issue = 300_032.0 * (0.1 / 100e9 + 0.9 / 10e9) + 32_768.0 * (0.1 / 200e9 + 0.9 / 20e9);
+        let issue = 300_032.0 * 0.1 / 100e9
+            + 32_768.0 * 0.1 / 200e9
+            + (300_032.0f64 * 0.9 / 10e9).max(32_768.0 * 0.9 / 20e9);
         // The chain (1 ms) outlasts the 90% of issue it overlaps.
         assert_eq!(p.chain_s, Some(1e-3));
         assert!(close(p.branches_s.unwrap(), 500.0 * 0.9 / 1e8), "{p:?}");

@@ -24,6 +24,9 @@ use serde::Serialize;
 pub struct InstructionMix {
     pub arithmetic: PerClass,
     pub ldst: u64,
+    /// Of `ldst`, the loads and stores of private memory, which a device
+    /// compiler that unrolls their loops mostly keeps in registers.
+    pub private_ldst: u64,
     pub other: u64,
 }
 
@@ -70,6 +73,9 @@ impl InstructionMix {
                 .any(|(key, _)| key.op == op && !key.arith);
             if is_memory_op(op) {
                 mix.ldst += entry.lanes;
+                if op.ends_with(" private") {
+                    mix.private_ldst += entry.lanes;
+                }
             } else if CONTROL.contains(&op) || not_arithmetic {
                 mix.other += entry.lanes;
             } else {

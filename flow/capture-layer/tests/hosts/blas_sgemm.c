@@ -1,16 +1,26 @@
 /*
  * A client of a real BLAS library: one single-precision GEMM through
- * CLBlast's C API, C = A B with m = 256, n = 192, k = 128 (row-major), on the
- * first OpenCL device. The library builds and launches its own kernels;
- * this program never sees them. Prints a checksum of C.
+ * CLBlast's C API, C = A B with m = 256, n = 192, k = 128 (row-major; or the
+ * m n k given as arguments), on the first OpenCL device. The library builds
+ * and launches its own kernels; this program never sees them. Prints a
+ * checksum of C.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <clblast_c.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(void) {
-    const size_t m = 256, n = 192, k = 128;
+int main(int argc, char **argv) {
+    size_t m = 256, n = 192, k = 128;
+    if (argc == 4) {
+        m = strtoul(argv[1], NULL, 10);
+        n = strtoul(argv[2], NULL, 10);
+        k = strtoul(argv[3], NULL, 10);
+    }
+    if (argc != 1 && (argc != 4 || m == 0 || n == 0 || k == 0)) {
+        fprintf(stderr, "usage: blas_sgemm [M N K]\n");
+        return 2;
+    }
     cl_platform_id platform;
     cl_device_id device;
     cl_int status;
