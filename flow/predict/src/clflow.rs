@@ -348,6 +348,9 @@ mod tests {
         facts.atomics = 1000;
         facts.barriers = 2000;
         facts.cache_gathers = Some(1000);
+        // A register tile's private loads and stores: no issue slot.
+        facts.instructions.ldst += 50_000;
+        facts.instructions.private_ldst = 50_000;
         facts.branches = Some(clflow_counts::Branches {
             executed: 5000,
             mispredicted: 500,

@@ -402,6 +402,7 @@ pub(crate) mod tests {
         // add, access chain, mul, less-than, equal.
         assert_eq!(mix.arithmetic.int, 99328 + 66560 + 33792 + 32768 + 1024);
         assert_eq!(mix.ldst, 65536 + 1024);
+        assert_eq!(mix.private_ldst, 0, "all global");
         // convert, two phis, branches, returns, call.
         assert_eq!(mix.other, 66560 + 2 * 33792 + 33792 + 2048 + 1024 + 1024);
         assert_eq!(mix.total(), 504_832);
