@@ -403,6 +403,15 @@ pub(crate) mod tests {
         assert_eq!(mix.arithmetic.int, 99328 + 66560 + 33792 + 32768 + 1024);
         assert_eq!(mix.ldst, 65536 + 1024);
         assert_eq!(mix.private_ldst, 0, "all global");
+        // A private array's loads and stores are ldst, and counted apart.
+        let mut counts = sgemm_counts();
+        counts.histogram.push(entry("OpLoad private", "float", 500));
+        counts
+            .histogram
+            .push(entry("OpStore private", "float", 300));
+        let private = InstructionMix::of(&counts);
+        assert_eq!(private.ldst, 65536 + 1024 + 800);
+        assert_eq!(private.private_ldst, 800);
         // convert, two phis, branches, returns, call.
         assert_eq!(mix.other, 66560 + 2 * 33792 + 33792 + 2048 + 1024 + 1024);
         assert_eq!(mix.total(), 504_832);
