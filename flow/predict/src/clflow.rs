@@ -12,12 +12,12 @@
 //!    phis, moves and branches, which compiled code mostly folds away, take
 //!    none, nor do loads and stores of private memory, which the device's
 //!    compiler keeps in registers once it has unrolled their loops (a
-//!    library's register tile). Vector instructions of every class share
+//!    library's register tile). A class issues at its instruction rate:
+//!    the add chain's for integers (one operation an instruction), half the
+//!    mad chain's for floats (two). Vector instructions of every class share
 //!    the vector pipes and add up; on a CPU, scalar integer and float
 //!    instructions issue on pipes of their own, side by side, and take the
-//!    longest class's time. A class issues at its instruction rate: the add chain's for
-//!    integers (one operation an instruction), half the mad chain's for
-//!    floats (two).
+//!    longest class's time.
 //! 3. **Vectors.** On a CPU, whose OpenCL compiler vectorises a work-group's
 //!    work-items where their control flow agrees, the steps the interpreter
 //!    saw run in full vectors of the device's SIMD width (its native `float`
@@ -70,7 +70,7 @@ use serde::{Deserialize, Serialize};
 pub struct Clflow {
     pub time_s: f64,
     pub launch_s: f64,
-    /// Issue, chains, atomics and barriers together.
+    /// Issue, chains, branches, atomics and barriers together.
     pub issue_s: f64,
     /// The loops' carried chains alone, where charged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,10 +83,12 @@ pub struct Clflow {
     /// Mispredicted branches, on a CPU where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branches_s: Option<f64>,
-    /// Memory: DRAM traffic, and scattered loads the last-level cache
-    /// serves (on a CPU where measured, also apart).
+    /// Scattered loads the last-level cache serves, on a CPU where
+    /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers_s: Option<f64>,
+    /// The DRAM traffic (the cache's, where every line fits it) and the
+    /// cache gathers together.
     pub memory_s: f64,
     /// The share of instruction steps issued as vectors (CPU), or the
     /// warp efficiency (GPU).
@@ -112,16 +114,6 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     let groups = facts.work_groups.max(1) as f64;
     let launch_s = launch.empty_s + launch.per_group_s * (groups - 1.0);
 
-    let a = &facts.instructions.arithmetic;
-    let lanes = [
-        (
-            OpClass::Int,
-            a.int + facts.instructions.ldst - facts.instructions.private_ldst,
-        ),
-        (OpClass::Fp32, a.fp32),
-        (OpClass::Fp64, a.fp64),
-        (OpClass::Fp16, a.fp16),
-    ];
     let (vector_share, scalar_share) = match simd.kind {
         SimdKind::WorkGroupVectoriser => {
             let share = if simd.vectorises_loops {
@@ -133,36 +125,15 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         }
         SimdKind::Simt => (used.efficiency(), 0.0),
     };
-    // Vector instructions of every class share the vector pipes; scalar
-    // integer and float instructions issue on pipes of their own, side by
-    // side, so the scalar part takes its longest class.
-    let (mut vector_s, mut scalar_s) = (0.0f64, 0.0f64);
-    for (class, n) in lanes.into_iter().filter(|(_, n)| *n > 0) {
-        let rate = |rates: &Option<Rate>, what: &str| {
-            rates
-                .as_ref()
-                .map(|r| r.value)
-                .filter(|v| *v > 0.0)
-                .ok_or_else(|| missing(&format!("{} {what}", class.name()), device))
-        };
-        let (vector, scalar) = device.instruction_rates(class);
-        let vector = rate(vector, "vector instruction rate")?;
-        let n = n as f64;
-        match simd.kind {
-            SimdKind::WorkGroupVectoriser => {
-                let scalar = rate(scalar, "scalar instruction rate")?;
-                vector_s += n * vector_share / vector;
-                scalar_s = scalar_s.max(n * scalar_share / scalar);
-            }
-            SimdKind::Simt => vector_s += n / (vector * vector_share.max(1e-9)),
-        }
-    }
-    let mut issue_s = vector_s + scalar_s;
+    let mut issue_s = issue_time(facts, device, simd.kind, (vector_share, scalar_share))?;
 
+    // The CPU's own costs, where the device's are measured.
+    let costs = device
+        .costs
+        .filter(|_| simd.kind == SimdKind::WorkGroupVectoriser);
     // Blocks that carry a chain take the longer of their issue and it.
-    let costs = device.costs;
-    let chain_s = match (simd.kind, facts.chains, costs) {
-        (SimdKind::WorkGroupVectoriser, Some(chains), Some(costs)) if chains.cycles > 0 => {
+    let chain_s = match (facts.chains, costs) {
+        (Some(chains), Some(costs)) if chains.cycles > 0 => {
             let per_vector = if simd.vectorises_loops {
                 f64::from(simd.width.max(1))
             } else {
@@ -177,48 +148,25 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     };
     // A CPU throws away the work it began on the wrong way; a GPU's warp
     // runs both ways, which its issue efficiency already charged.
-    let branches_s = match (simd.kind, facts.branches, costs) {
-        (SimdKind::WorkGroupVectoriser, Some(b), Some(c)) => c
+    let branches_s = match (facts.branches, costs) {
+        (Some(b), Some(c)) => c
             .mispredicts_per_s
             .map(|rate| b.mispredicted as f64 * scalar_share / rate),
         _ => None,
     };
-    issue_s += branches_s.unwrap_or(0.0);
-    let atomics_s = costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
-    let barriers_s = costs.map(|c| facts.barriers as f64 / c.barriers_per_s);
-    issue_s += atomics_s.unwrap_or(0.0) + barriers_s.unwrap_or(0.0);
+    let atomics_s = device.costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
+    let barriers_s = device
+        .costs
+        .map(|c| facts.barriers as f64 / c.barriers_per_s);
+    issue_s += [branches_s, atomics_s, barriers_s]
+        .iter()
+        .flatten()
+        .sum::<f64>();
 
-    let stream = device
-        .bandwidth_at(facts.traffic.dram_write_share())
-        .ok_or_else(|| missing("memory bandwidth", device))?;
-    let gather = device
-        .uncoalesced_bandwidth
-        .as_ref()
-        .map_or(stream, |r| r.value);
-    let (dram, _) = facts.traffic.dram();
-    // A CPU's caches turn scattered accesses into whole lines, which the
-    // cache simulation already charged: only a GPU pays per transaction.
-    let coalesced = match (simd.kind, facts.coalescing) {
-        (SimdKind::Simt, Some(c)) => c.coalesced_share(),
-        _ => 1.0,
-    };
-    let mut memory_s = dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather);
-    // Launched again and again, as the timing does, a kernel whose lines
-    // all fit the cache finds them there.
-    let warm = match (facts.traffic.cache_bytes, &device.cache_bandwidth) {
-        (Some(cache), Some(rate)) if facts.traffic.compulsory <= cache && rate.value > 0.0 => {
-            Some(facts.traffic.compulsory as f64 / rate.value)
-        }
-        _ => None,
-    };
-    if let Some(warm) = warm {
-        memory_s = warm;
-    }
+    let mut memory_s = memory_time(facts, device, simd.kind)?;
     // On a CPU, scattered loads the last level serves wait on it each.
-    let cache_gathers_s = match (simd.kind, facts.cache_gathers, costs) {
-        (SimdKind::WorkGroupVectoriser, Some(lines), Some(c)) => {
-            c.cache_gathers_per_s.map(|rate| lines as f64 / rate)
-        }
+    let cache_gathers_s = match (facts.cache_gathers, costs) {
+        (Some(lines), Some(c)) => c.cache_gathers_per_s.map(|rate| lines as f64 / rate),
         _ => None,
     };
     memory_s += cache_gathers_s.unwrap_or(0.0);
@@ -242,6 +190,79 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         simd_width: simd.width,
         bound,
     })
+}
+
+/// Every class's instructions at its vector and scalar rates, the
+/// `(vector, scalar)` shares of the steps each way (assumptions 2 and 3).
+fn issue_time(
+    facts: &KernelFacts,
+    device: &DeviceRates,
+    kind: SimdKind,
+    (vector_share, scalar_share): (f64, f64),
+) -> Result<f64, String> {
+    let a = &facts.instructions.arithmetic;
+    let lanes = [
+        (
+            OpClass::Int,
+            a.int + facts.instructions.ldst - facts.instructions.private_ldst,
+        ),
+        (OpClass::Fp32, a.fp32),
+        (OpClass::Fp64, a.fp64),
+        (OpClass::Fp16, a.fp16),
+    ];
+    // Vector instructions of every class share the vector pipes; scalar
+    // integer and float instructions issue on pipes of their own, side by
+    // side, so the scalar part takes its longest class.
+    let (mut vector_s, mut scalar_s) = (0.0f64, 0.0f64);
+    for (class, n) in lanes.into_iter().filter(|(_, n)| *n > 0) {
+        let rate = |rates: &Option<Rate>, what: &str| {
+            rates
+                .as_ref()
+                .map(|r| r.value)
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| missing(&format!("{} {what}", class.name()), device))
+        };
+        let (vector, scalar) = device.instruction_rates(class);
+        let vector = rate(vector, "vector instruction rate")?;
+        let n = n as f64;
+        match kind {
+            SimdKind::WorkGroupVectoriser => {
+                let scalar = rate(scalar, "scalar instruction rate")?;
+                vector_s += n * vector_share / vector;
+                scalar_s = scalar_s.max(n * scalar_share / scalar);
+            }
+            SimdKind::Simt => vector_s += n / (vector * vector_share.max(1e-9)),
+        }
+    }
+    Ok(vector_s + scalar_s)
+}
+
+/// The DRAM traffic's time (assumption 4), or the cache's where every line
+/// fits it.
+fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Result<f64, String> {
+    let traffic = &facts.traffic;
+    // Launched again and again, as the timing does, a kernel whose lines
+    // all fit the cache finds them there.
+    if let (Some(cache), Some(rate)) = (traffic.cache_bytes, &device.cache_bandwidth) {
+        if traffic.compulsory <= cache && rate.value > 0.0 {
+            return Ok(traffic.compulsory as f64 / rate.value);
+        }
+    }
+    let stream = device
+        .bandwidth_at(traffic.dram_write_share())
+        .ok_or_else(|| missing("memory bandwidth", device))?;
+    let gather = device
+        .uncoalesced_bandwidth
+        .as_ref()
+        .map_or(stream, |r| r.value);
+    let (dram, _) = traffic.dram();
+    // A CPU's caches turn scattered accesses into whole lines, which the
+    // cache simulation already charged: only a GPU pays per transaction.
+    let coalesced = match (kind, facts.coalescing) {
+        (SimdKind::Simt, Some(c)) => c.coalesced_share(),
+        _ => 1.0,
+    };
+    Ok(dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather))
 }
 
 #[cfg(test)]
