@@ -148,7 +148,10 @@ pub struct CountArgs {
     /// Also say how the work-items would fill vectors of 8, 16, 32 and 64 lanes (a CPU's
     /// vector unit, a GPU's warp or wavefront): the share of issued lanes that do work, and
     /// of the work run in full vectors, where every work-item of the vector is at the same
-    /// instruction (what a vectoriser that needs uniform control flow runs as vectors).
+    /// instruction (what a vectoriser that needs uniform control flow runs as vectors). With
+    /// it, what a CPU core running the work-items one by one would meet: the chains of
+    /// dependent operations the kernel's loops carry (nominal cycles), and the branches a
+    /// 2-bit counter per branch mispredicts.
     #[arg(long)]
     simd: bool,
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled
