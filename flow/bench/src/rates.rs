@@ -220,6 +220,14 @@ pub fn device_rates(
             }
         }
     };
+    if measured.is_some_and(|m| m.costs.is_none()) {
+        notes.push(
+            "the profile predates the cost benchmarks (clflow bench --refresh measures them): \
+             clflow's model leaves out chains, branches, atomics, barriers and gathers from the \
+             last cache"
+                .to_string(),
+        );
+    }
     DeviceRates {
         name: name.to_string(),
         peak: ClassRates {
@@ -352,9 +360,39 @@ mod tests {
         assert_eq!(rates.ldst.as_ref().unwrap().value, 120e9);
         assert_eq!(rates.bandwidth.as_ref().unwrap().value, 25e9);
         assert_eq!(rates.uncoalesced_bandwidth.as_ref().unwrap().value, 3e9);
+        // By written share: read none, triad a third; the gather is neither.
+        let shares: Vec<(f64, f64)> = rates
+            .bandwidth_by_writes
+            .iter()
+            .map(|(share, rate)| (*share, rate.value))
+            .collect();
+        assert_eq!(shares, [(0.0, 25e9), (1.0 / 3.0, 20e9)]);
         assert_eq!(rates.host_link.as_ref().unwrap().value, 16e9);
         assert!(rates.energy.is_none());
         assert!(rates.notes[0].contains("no power sensor"));
+        // A profile from before the cost benchmarks: the model is told.
+        assert!(rates.costs.is_none());
+        assert!(
+            rates.notes[1].contains("predates the cost benchmarks"),
+            "{:?}",
+            rates.notes
+        );
+        let mut costly = profile();
+        costly.costs = Some(clflow_devices::OpCosts {
+            chain_ops_per_s: 8e9,
+            local_atomics_per_s: 4e8,
+            barriers_per_s: 6e9,
+            mispredicts_per_s: None,
+            cache_gathers_per_s: Some(3e9),
+        });
+        let with_costs = device_rates("dev", Some(&costly), None, None);
+        let costs = with_costs.costs.unwrap();
+        assert_eq!((costs.chain_ops_per_s, costs.atomics_per_s), (8e9, 4e8));
+        assert_eq!(costs.cache_gathers_per_s, Some(3e9));
+        assert!(!with_costs
+            .notes
+            .iter()
+            .any(|n| n.contains("cost benchmarks")));
         // Unmeasured: datasheet figures only.
         let sheet_only = device_rates("dev", None, Some(&sheet()), None);
         assert_eq!(sheet_only.bandwidth.unwrap().value, 900e9);
