@@ -103,6 +103,32 @@ fn triad_is_predicted_by_every_model_beside_its_run() {
     }
     let page = std::fs::read_to_string(charts.join("index.html")).unwrap();
     assert!(page.contains("id=\"predictions\""));
+    // In text, clflow's model term by term.
+    let out = clflow(
+        data.path(),
+        &[
+            "predict",
+            "kernels/triad/triad.toml",
+            "--device",
+            "0",
+            "--quick-bench",
+            "--no-run",
+        ],
+    );
+    let shown = text(&out.stdout);
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("  clflow: launch "))
+        .unwrap_or_else(|| panic!("no clflow terms in {shown}"));
+    assert!(
+        line.contains(", issue ") && line.contains(", memory "),
+        "{line}"
+    );
+    // No work-item of triad diverges: every step in full vectors.
+    assert!(
+        line.contains("; 100% of steps in ") && line.ends_with("-lane vectors"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -316,6 +316,42 @@ fn render(facts: &KernelFacts, predictions: &[Predictions], traffic: &[DeviceTra
                 q.kernel.d_ldst * 100.0
             ));
         }
+        if let Some(c) = &p.clflow.prediction {
+            out.push_str(&clflow_terms(c, &s));
+        }
     }
     out
+}
+
+/// clflow's model term by term: what its prediction is made of.
+fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -> String {
+    let part = |name: &str, value: Option<f64>| {
+        value
+            .filter(|v| *v > 0.0)
+            .map(|v| format!("{name} {}", s(v)))
+    };
+    // The terms inside a total, in brackets after it.
+    let within = |parts: Vec<Option<String>>| {
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    };
+    let issue = within(vec![
+        part("chains", c.chain_s),
+        part("mispredicted branches", c.branches_s),
+        part("atomics", c.atomics_s),
+        part("barriers", c.barriers_s),
+    ]);
+    let memory = within(vec![part("last-cache gathers", c.cache_gathers_s)]);
+    format!(
+        "  clflow: launch {}, issue {}{issue}, memory {}{memory}; {:.0}% of steps in {}-lane vectors\n",
+        s(c.launch_s),
+        s(c.issue_s),
+        s(c.memory_s),
+        c.vector_share * 100.0,
+        c.simd_width
+    )
 }
