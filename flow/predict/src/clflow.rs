@@ -127,7 +127,8 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     };
     let mut issue_s = issue_time(facts, device, simd.kind, (vector_share, scalar_share))?;
 
-    // The CPU's own costs, where the device's are measured.
+    // The costs only a CPU pays (chains, branches, last-cache gathers),
+    // where the device's are measured; atomics and barriers cost any device.
     let costs = device
         .costs
         .filter(|_| simd.kind == SimdKind::WorkGroupVectoriser);
