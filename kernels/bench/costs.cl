@@ -112,3 +112,23 @@ __kernel void bench_cache_gather(__global uint *out, const uint reps,
     }
     out[get_global_id(0)] = acc;
 }
+
+// A float sum carried across a call the compiler keeps (`noinline`), one
+// call a trip, as a loop that sums a helper's results: a CPU's calling
+// convention keeps no float register across a call, so the sum goes to
+// the stack and back every trip. The helper's work does not wait on the
+// sum; the sum's add is the loop's only chain besides that round trip.
+__attribute__((noinline)) float bench_call_step(const float x)
+{
+    return x * 0.5f;
+}
+
+__kernel void bench_call_chain(__global uint *out, const uint reps)
+{
+    float sum = 0.0f;
+    const float x = (float)get_global_id(0);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++)
+        sum += bench_call_step(x + (float)r);
+    out[get_global_id(0)] = as_uint(sum);
+}

@@ -8,7 +8,8 @@
 //! mispredicted) over the same kernel whose branches always go one way.
 //! Scattered loads from the last-level cache read a table of a quarter of
 //! it (the cache the driver reports), where the caches above it hold
-//! little.
+//! little. A loop whose float sum is carried across a kept call gives the
+//! rate of such trips.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
@@ -29,13 +30,14 @@ const GROUP: u64 = 64;
 const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
-pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather";
+pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain";
 
 /// The kernels, with the operations each runs per work-item and trip.
-const KERNELS: [(&str, u64); 3] = [
+const KERNELS: [(&str, u64); 4] = [
     ("bench_chain", 2 * ROUNDS),
     ("bench_local_atomic", ROUNDS),
     ("bench_barrier", 2),
+    ("bench_call_chain", 1),
 ];
 
 /// Times every cost kernel on the plan's compute work-items.
@@ -70,7 +72,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let per_s = |trips: u32, per_trip: u64, ns: u64| {
         (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9)
     };
-    let mut rates = [0.0; 3];
+    let mut rates = [0.0; KERNELS.len()];
     for ((kernel, per_trip), rate) in KERNELS.iter().zip(&mut rates) {
         let trips = calibrated(kernel, &[])?;
         let ns = median_ns(kernel, &[], trips, launches)?;
@@ -107,6 +109,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         mispredicts_per_s: (random > steady)
             .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
         cache_gathers_per_s: Some(cache_gathers_per_s),
+        carried_calls_per_s: Some(rates[3]),
     })
 }
 

@@ -294,12 +294,25 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 format!("{:.2} G mispredicted branches/s", r / 1e9)
             })
         );
-        if let Some(rate) = costs.cache_gathers_per_s {
-            let _ = writeln!(
-                out,
-                "        {:.2} G scattered loads/s from the last-level cache",
-                rate / 1e9
-            );
+        let more: Vec<String> = [
+            costs.cache_gathers_per_s.map(|rate| {
+                format!(
+                    "{:.2} G scattered loads/s from the last-level cache",
+                    rate / 1e9
+                )
+            }),
+            costs.carried_calls_per_s.map(|rate| {
+                format!(
+                    "{:.2} G trips/s of a float sum carried across a call",
+                    rate / 1e9
+                )
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !more.is_empty() {
+            let _ = writeln!(out, "        {}", more.join(", "));
         }
     }
     for note in &profile.notes {
@@ -452,6 +465,7 @@ mod tests {
                 barriers_per_s: 6e9,
                 mispredicts_per_s: Some(0.25e9),
                 cache_gathers_per_s: Some(1.5e9),
+                carried_calls_per_s: Some(2.5e8),
             }),
         }
     }
@@ -550,7 +564,8 @@ mod tests {
             table.contains(
                 "\ncosts   8.00 G dependent ops/s, 0.40 G local atomics/s, \
                  6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n        \
-                 1.50 G scattered loads/s from the last-level cache\n"
+                 1.50 G scattered loads/s from the last-level cache, \
+                 0.25 G trips/s of a float sum carried across a call\n"
             ),
             "{table}"
         );

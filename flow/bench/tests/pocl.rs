@@ -193,8 +193,9 @@ fn launch_overhead_is_measured_on_one_and_many_work_groups() {
 /// `costs/...`: a dependent chain runs no faster than one operation a
 /// cycle on each core (no core reaches 6 GHz), so the chain kernel was
 /// neither vectorised nor overlapped; atomics, barriers and mispredicted
-/// branches all cost time on a CPU, and scattered loads from the last
-/// cache come at a rate; the profile keeps them.
+/// branches all cost time on a CPU, scattered loads from the last cache
+/// come at a rate, and so do trips of a float sum through a call; the
+/// profile keeps them.
 #[test]
 fn costs_are_measured_as_a_core_can_run_them() {
     let device = pocl();
@@ -218,6 +219,13 @@ fn costs_are_measured_as_a_core_can_run_them() {
     let gathers = costs.cache_gathers_per_s.expect("measured");
     assert!(
         gathers > 0.0 && gathers < costs.chain_ops_per_s * 4.0,
+        "{costs:?}"
+    );
+    // A trip whose float sum goes through a call and the stack takes
+    // longer than the sum's add alone (3 cycles of dependent work).
+    let calls = costs.carried_calls_per_s.expect("measured");
+    assert!(
+        calls > 0.0 && calls < costs.chain_ops_per_s / 3.0,
         "{costs:?}"
     );
     assert_eq!(measurement.to_profile("test").costs, Some(costs));

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{clflow, text, variant};
+use common::{clflow, repo, text, variant};
 use serde_json::Value;
 
 /// A quarter of each 16 work-items (local ids 0-3 of each 16) takes a
@@ -104,6 +104,36 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     );
     let steps = sgemm["chains"]["steps"].as_u64().unwrap();
     assert_eq!(steps % (n * n * n), 0, "whole iterations: {steps}");
+    assert_eq!(sgemm["chains"]["spilled"], 0, "sgemm calls nothing");
+
+    // n-body's sum of accelerations is read after every call of its
+    // `noinline` force function: each of the n² interactions holds a float
+    // value across a kept call. Made inlinable, the same kernel holds none.
+    let out = clflow(
+        dir.path(),
+        &["count", "kernels/nbody/nbody.toml", "--simd", "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let nbody: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(nbody["chains"]["spilled"], 128 * 128, "{}", nbody["chains"]);
+    let inlined = std::fs::read_to_string(repo().join("kernels/nbody/nbody.cl"))
+        .unwrap()
+        .replace("__attribute__((noinline)) ", "");
+    std::fs::write(dir.path().join("inlined.cl"), inlined).unwrap();
+    let manifest = dir.path().join("inlined.toml");
+    std::fs::write(
+        &manifest,
+        std::fs::read_to_string(repo().join("kernels/nbody/nbody.toml"))
+            .unwrap()
+            .replace("source = \"nbody.cl\"", "source = \"inlined.cl\""),
+    )
+    .unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let out = clflow(dir.path(), &["count", manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["chains"]["spilled"], 0, "{}", report["chains"]);
+    assert!(report["chains"]["cycles"].as_u64().unwrap() > 0);
 
     let source = "__kernel void thirds(__global uint *out, uint bad) {\n\
                   \x20   uint i = get_global_id(0);\n\

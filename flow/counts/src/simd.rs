@@ -61,6 +61,9 @@ pub struct LoopChains {
     pub cycles: u64,
     /// The instruction steps of those runs.
     pub steps: u64,
+    /// Of those runs, the ones whose chain holds a float value across a
+    /// call, which a CPU keeps on the stack meanwhile.
+    pub spilled: u64,
 }
 
 /// The kernel's conditional branches and switches as a core would predict

@@ -112,6 +112,13 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
             group_digits(chains.steps),
             chains.cycles as f64 / chains.steps.max(1) as f64
         );
+        if chains.spilled > 0 {
+            let _ = writeln!(
+                out,
+                "  of which {} runs carry a float value across a call (a CPU keeps it on the stack meanwhile)",
+                group_digits(chains.spilled)
+            );
+        }
     }
     out
 }

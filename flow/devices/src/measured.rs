@@ -219,8 +219,9 @@ pub struct LaunchOverhead {
 /// (`kernels/bench/costs.cl`): operations of chains of dependent integer
 /// operations (one chain per work-item), atomic increments of local
 /// memory, each work-item's passes through a work-group barrier,
-/// mispredicted branches (none where random outcomes cost no time), and
-/// scattered loads served by the last-level cache.
+/// mispredicted branches (none where random outcomes cost no time),
+/// scattered loads served by the last-level cache, and trips of a loop
+/// whose float sum is carried across a call the compiler keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OpCosts {
     pub chain_ops_per_s: f64,
@@ -232,6 +233,10 @@ pub struct OpCosts {
     /// of it, read at hashed places).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers_per_s: Option<f64>,
+    /// Trips of a loop that adds a `noinline` helper's result to a float
+    /// sum, one call a trip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_calls_per_s: Option<f64>,
 }
 
 impl MeasuredProfile {

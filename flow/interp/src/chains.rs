@@ -15,7 +15,12 @@
 //! multiply 3, a float add or multiply 3, a fused multiply-add 4, a load
 //! from the first-level cache 5, a square root 15, a division 11 to 14, a
 //! transcendental about 40); a device's measured rate of dependent integer
-//! adds turns them into seconds (`clflow_predict`). A value kept in memory
+//! adds turns them into seconds (`clflow_predict`). A chain that carries a
+//! float value across a call is marked *spilled*: a CPU's calling
+//! convention keeps no float or vector register across a call (x86-64's
+//! keeps a few integer ones), so the value goes to the stack and back, a
+//! round trip whose time the device's benchmark of such a loop measures
+//! (`clflow bench`'s `costs`). A value kept in memory
 //! at an address the loop does not change (a variable whose address a call
 //! takes) carries its chain through the store and the next load. The
 //! analysis is per block: a chain carried through several blocks (a loop
@@ -26,15 +31,34 @@
 use crate::bytecode::*;
 use crate::exec::native::reads_writes;
 use crate::program::{in_loops_between_barriers, Program};
+use std::collections::HashSet;
 
 /// No dependence on the register followed.
 const NONE: i64 = i64::MIN;
 
-/// Each block's longest carried chain in cycles: 0 outside loops, and in
-/// blocks that carry nothing.
-pub fn block_chains(p: &Program) -> Vec<u32> {
+/// A block's carried chain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Chain {
+    /// The longest chain's nominal cycles.
+    pub cycles: u32,
+    /// Whether a chain carries a float value across a call.
+    pub spilled: bool,
+}
+
+impl Chain {
+    fn max(self, other: Chain) -> Chain {
+        Chain {
+            cycles: self.cycles.max(other.cycles),
+            spilled: self.spilled || other.spilled,
+        }
+    }
+}
+
+/// Each block's carried chain: none outside loops, and in blocks that
+/// carry nothing.
+pub fn block_chains(p: &Program) -> Vec<Chain> {
     let looped = in_loops_between_barriers(&p.code, &p.cases);
-    let mut chains = vec![0u32; p.blocks.len()];
+    let mut chains = vec![Chain::default(); p.blocks.len()];
     // A register's slot, then the memory each pointer register points at.
     let mut ready = vec![NONE; 2 * p.init_regs.len()];
     let mut pc = 0;
@@ -50,10 +74,14 @@ pub fn block_chains(p: &Program) -> Vec<u32> {
             // The phis' copies may sit on the edge out of the block, in
             // code of their own: each way out is a chain's possible end.
             let body = &p.code[pc + 1..end];
-            let mut longest = carried(p, body, &mut ready);
+            let calls = p
+                .kept_calls
+                .iter()
+                .any(|&(start, stop)| pc < start as usize && stop as usize <= end);
+            let mut longest = carried(p, body, calls, &mut ready);
             for edge in edges(p, body.last()) {
                 let ops: Vec<Op> = body.iter().chain(edge).copied().collect();
-                longest = longest.max(carried(p, &ops, &mut ready));
+                longest = longest.max(carried(p, &ops, calls, &mut ready));
             }
             chains[block as usize] = longest;
         }
@@ -85,12 +113,15 @@ fn edges<'p>(p: &'p Program, last: Option<&Op>) -> Vec<&'p [Op]> {
 }
 
 /// The longest chain in `ops` from a register read before it is written
-/// to that register's last value. `ready` is all `NONE`, and is left so.
-fn carried(p: &Program, ops: &[Op], ready: &mut [i64]) -> u32 {
+/// to that register's last value, and whether any such chain carries a
+/// float value through a block with kept `calls` in it: from one run to
+/// the next, the value lives across them. `ready` is all `NONE`, and is
+/// left so.
+fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
     let mut effects: Vec<_> = ops.iter().map(|op| reads_writes(op, p)).collect();
     // Memory through a pointer the block never changes is the same memory
     // on every run: a slot of its own after the registers.
-    let changed: std::collections::HashSet<usize> = effects
+    let changed: HashSet<usize> = effects
         .iter()
         .flat_map(|(_, writes)| writes.iter())
         .flat_map(|&(r, n)| r.index()..r.index() + n as usize)
@@ -108,7 +139,7 @@ fn carried(p: &Program, ops: &[Op], ready: &mut [i64]) -> u32 {
         }
     }
     // Registers read on entry that the block writes again: candidates.
-    let mut written = std::collections::HashSet::new();
+    let mut written = HashSet::new();
     let mut candidates = Vec::new();
     for (reads, writes) in &effects {
         for &(r, n) in reads {
@@ -123,7 +154,9 @@ fn carried(p: &Program, ops: &[Op], ready: &mut [i64]) -> u32 {
         }
     }
     candidates.retain(|slot| written.contains(slot) && *slot < ready.len());
+    let floats = float_slots(p, ops, &effects);
     let mut longest = 0i64;
+    let mut spilled = false;
     let mut touched = Vec::new();
     for &start in &candidates {
         ready[start] = 0;
@@ -161,11 +194,75 @@ fn carried(p: &Program, ops: &[Op], ready: &mut [i64]) -> u32 {
             }
         }
         longest = longest.max(ready[start]);
+        // A float value the loop carries lives across any call in it.
+        spilled |= calls && ready[start] != NONE && floats.contains(&start);
         for slot in touched.drain(..) {
             ready[slot] = NONE;
         }
     }
-    longest.clamp(0, i64::from(u32::MAX)) as u32
+    Chain {
+        cycles: longest.clamp(0, i64::from(u32::MAX)) as u32,
+        spilled,
+    }
+}
+
+type Spans = Vec<(Reg, u32)>;
+
+/// The slots that hold float values in `ops`: those float arithmetic reads
+/// or writes, and the copies of them either way.
+fn float_slots(p: &Program, ops: &[Op], effects: &[(Spans, Spans)]) -> HashSet<usize> {
+    let mut floats = HashSet::new();
+    for (op, (reads, writes)) in ops.iter().zip(effects) {
+        let (reads_float, writes_float) = match op {
+            Op::FAdd32 { .. }
+            | Op::FSub32 { .. }
+            | Op::FMul32 { .. }
+            | Op::Float { .. }
+            | Op::FloatUn { .. }
+            | Op::FloatTer { .. }
+            | Op::Geometric { .. } => (true, true),
+            Op::FCmp { .. } => (true, false),
+            Op::Convert { kind, .. } => match kind {
+                ConvKind::IntToInt { .. } => (false, false),
+                ConvKind::FloatToInt { .. } => (true, false),
+                ConvKind::IntToFloat { .. } => (false, true),
+                ConvKind::FloatToFloat { .. } => (true, true),
+            },
+            _ => (false, false),
+        };
+        let spans = [(reads_float, reads), (writes_float, writes)];
+        for (_, spans) in spans.iter().filter(|(yes, _)| *yes) {
+            floats.extend(
+                spans
+                    .iter()
+                    .flat_map(|&(r, n)| r.index()..r.index() + n as usize),
+            );
+        }
+    }
+    // A phi's value reaches its float use through copies.
+    let copies: Vec<(usize, usize)> = ops
+        .iter()
+        .flat_map(|op| match *op {
+            Op::Mov { dst, src, n } => vec![(dst, src, n)],
+            Op::Moves { start, len } => p.moves[start as usize..(start + len) as usize]
+                .iter()
+                .map(|m| (m.dst, m.src, m.n))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .flat_map(|(dst, src, n)| (0..n as usize).map(move |k| (dst.index() + k, src.index() + k)))
+        .collect();
+    loop {
+        let before = floats.len();
+        for &(dst, src) in &copies {
+            if floats.contains(&dst) || floats.contains(&src) {
+                floats.extend([dst, src]);
+            }
+        }
+        if floats.len() == before {
+            return floats;
+        }
+    }
 }
 
 fn slot_time(ready: &[i64], r: Reg) -> i64 {
@@ -329,7 +426,13 @@ mod tests {
         // The sum: one float add (3); the counter: one add (1). The path
         // counter -> load -> multiply -> add ends in the sum, not in the
         // counter, so it is no chain.
-        assert_eq!(block_chains(&program), [0, 3, 0]);
+        assert_eq!(
+            block_chains(&program)
+                .iter()
+                .map(|c| c.cycles)
+                .collect::<Vec<_>>(),
+            [0, 3, 0]
+        );
     }
 
     #[test]
@@ -360,6 +463,68 @@ mod tests {
             blocks: vec![BlockCounts::default()],
             ..Program::default()
         };
-        assert_eq!(block_chains(&program), [4]);
+        assert_eq!(
+            block_chains(&program),
+            [Chain {
+                cycles: 4,
+                spilled: false
+            }]
+        );
+    }
+
+    /// A loop that adds a kept call's result to a sum: `acc = acc + f(x)`.
+    /// A float sum lives across the call from one iteration to the next,
+    /// whether the call comes before or after the add; an integer one does
+    /// too, but a CPU keeps integers in registers a call preserves. The
+    /// same code inlined (no kept call) holds nothing across a call.
+    #[test]
+    fn a_float_sum_carried_through_a_kept_call_is_spilled() {
+        let program = |call: Op, add: Op, call_first: bool| {
+            let (first, second) = if call_first { (call, add) } else { (add, call) };
+            Program {
+                code: vec![
+                    Op::Block { block: 0, steps: 3 },
+                    first,
+                    second,
+                    Op::Branch {
+                        cond: r(5),
+                        then: 0,
+                        other: 4,
+                    },
+                    Op::Ret { src: r(2), n: 1 },
+                ],
+                init_regs: vec![0; 6],
+                blocks: vec![BlockCounts::default()],
+                kept_calls: vec![if call_first { (1, 2) } else { (2, 3) }],
+                ..Program::default()
+            }
+        };
+        let fcall = Op::FMul32 {
+            dst: r(3),
+            a: r(1),
+            b: r(1),
+        };
+        let fadd = Op::FAdd32 {
+            dst: r(2),
+            a: r(2),
+            b: r(3),
+        };
+        let chain = |cycles, spilled| vec![Chain { cycles, spilled }];
+        assert_eq!(block_chains(&program(fcall, fadd, true)), chain(3, true));
+        assert_eq!(block_chains(&program(fcall, fadd, false)), chain(3, true));
+        let mut inlined = program(fcall, fadd, true);
+        inlined.kept_calls.clear();
+        assert_eq!(block_chains(&inlined), chain(3, false));
+        let icall = Op::Mul32 {
+            dst: r(3),
+            a: r(1),
+            b: r(1),
+        };
+        let iadd = Op::Add32 {
+            dst: r(2),
+            a: r(2),
+            b: r(3),
+        };
+        assert_eq!(block_chains(&program(icall, iadd, true)), chain(1, false));
     }
 }

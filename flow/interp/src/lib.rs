@@ -844,9 +844,12 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
     let mut total = counts::LoopChains::default();
     let chains = chains::block_chains(p);
     for ((chain, n), hits) in chains.iter().zip(steps).zip(&partial.hits) {
-        if *chain > 0 {
-            total.cycles += u64::from(*chain) * hits;
+        if chain.cycles > 0 {
+            total.cycles += u64::from(chain.cycles) * hits;
             total.steps += n * hits;
+        }
+        if chain.spilled {
+            total.spilled += hits;
         }
     }
     total

@@ -77,6 +77,11 @@ pub struct Program {
     /// The arguments of every printf call (`Op::Printf`).
     pub printf_args: Vec<PrintfArg>,
     pub cases: Vec<(u64, Pc)>,
+    /// The calls the device's compiler keeps (the callee is marked
+    /// `DontInline`), each as the code that stands for it: an inlined
+    /// body's pcs, or the `Op::Call` alone. A value live across one lives
+    /// across a real call on the device.
+    pub kept_calls: Vec<(Pc, Pc)>,
     pub layouts: Vec<Vec<Leaf>>,
     /// What each `Op::CheckIndex` checks: `an array of 4 elements in
     /// \`k\``.

@@ -45,8 +45,13 @@
 //!    device's measured rate of dependent operations (`clflow bench`'s
 //!    `costs`, one chain per work-item); per vector of work-items where the
 //!    compiler vectorises loops. Those blocks take the longer of their
-//!    issue and their chains. A GPU hides a warp's chains behind the other
-//!    warps' work, so none is charged there.
+//!    issue and their chains. A chain that holds a float value across a
+//!    call the compiler keeps (the count's `spilled` runs; a CPU's calling
+//!    convention keeps no float register across a call) makes a round trip
+//!    through the stack on each run: it costs what a benchmark loop whose
+//!    float sum is carried across such a call takes a trip beyond its own
+//!    add. A GPU hides a warp's chains behind the other warps' work, so
+//!    none is charged there.
 //! 6. **Atomics, barriers, branches.** Each lane of an atomic function,
 //!    each work-item's pass through a barrier and, on a CPU, each branch
 //!    the count's predictor mispredicted (in the work-items that run
@@ -65,6 +70,10 @@ use crate::roofline::Bound;
 use clflow_counts::OpClass;
 use serde::{Deserialize, Serialize};
 
+/// The nominal cycles of the call benchmark's own chain: its float add
+/// (`clflow_interp`'s latency table), which the round trip comes on top of.
+const CALL_BENCH_ADD_CYCLES: f64 = 3.0;
+
 /// clflow's prediction, with every term.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Clflow {
@@ -75,6 +84,10 @@ pub struct Clflow {
     /// The loops' carried chains alone, where charged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain_s: Option<f64>,
+    /// Of the chains, the round trips through the stack of float values
+    /// held across calls, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips_s: Option<f64>,
     /// Atomics and barriers, where the device's costs are measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomics_s: Option<f64>,
@@ -133,6 +146,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         .costs
         .filter(|_| simd.kind == SimdKind::WorkGroupVectoriser);
     // Blocks that carry a chain take the longer of their issue and it.
+    let mut round_trips_s = None;
     let chain_s = match (facts.chains, costs) {
         (Some(chains), Some(costs)) if chains.cycles > 0 => {
             let per_vector = if simd.vectorises_loops {
@@ -141,7 +155,12 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
                 1.0
             };
             let share = (chains.steps as f64 / used.lane_steps.max(1) as f64).min(1.0);
-            let chain_s = chains.cycles as f64 / per_vector / costs.chain_ops_per_s;
+            let round_trip_s = costs.carried_calls_per_s.map_or(0.0, |rate| {
+                (1.0 / rate - CALL_BENCH_ADD_CYCLES / costs.chain_ops_per_s).max(0.0)
+            });
+            let trips_s = chains.spilled as f64 * round_trip_s / per_vector;
+            round_trips_s = Some(trips_s).filter(|s| *s > 0.0);
+            let chain_s = chains.cycles as f64 / costs.chain_ops_per_s / per_vector + trips_s;
             issue_s = issue_s * (1.0 - share) + (issue_s * share).max(chain_s);
             Some(chain_s)
         }
@@ -182,6 +201,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         launch_s,
         issue_s,
         chain_s,
+        round_trips_s,
         atomics_s,
         barriers_s,
         branches_s,
@@ -357,15 +377,17 @@ mod tests {
     }
 
     /// The same loop, now carrying a chain over 90% of its steps, with
-    /// atomics, barriers, mispredicted branches and gathers from the last
-    /// cache, and a third of its traffic written, on a device that
-    /// measured what each costs.
+    /// a float value held across a call on 100 of its runs, atomics,
+    /// barriers, mispredicted branches and gathers from the last cache,
+    /// and a third of its traffic written, on a device that measured what
+    /// each costs.
     #[test]
     fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
         let mut facts = looped_sgemm();
         facts.chains = Some(clflow_counts::LoopChains {
             cycles: 1_000_000,
             steps: 900,
+            spilled: 100,
         });
         facts.atomics = 1000;
         facts.barriers = 2000;
@@ -384,6 +406,8 @@ mod tests {
             barriers_per_s: 1e9,
             mispredicts_per_s: Some(1e8),
             cache_gathers_per_s: Some(1e8),
+            // 100 ns a trip, of which the add's 3 cycles take 3 ns.
+            carried_calls_per_s: Some(1e7),
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -396,11 +420,14 @@ mod tests {
         let issue = 300_032.0 * 0.1 / 100e9
             + 32_768.0 * 0.1 / 200e9
             + (300_032.0f64 * 0.9 / 10e9).max(32_768.0 * 0.9 / 20e9);
-        // The chain (1 ms) outlasts the 90% of issue it overlaps.
-        assert_eq!(p.chain_s, Some(1e-3));
+        // The chain (1 ms, and 97 ns for each round trip through the
+        // stack) outlasts the 90% of issue it overlaps.
+        let chain = 1e-3 + 100.0 * 97e-9;
+        assert!(close(p.chain_s.unwrap(), chain), "{p:?}");
+        assert!(close(p.round_trips_s.unwrap(), 100.0 * 97e-9), "{p:?}");
         assert!(close(p.branches_s.unwrap(), 500.0 * 0.9 / 1e8), "{p:?}");
         assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 2e-6));
-        let total = issue * 0.1 + 1e-3 + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
+        let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
         assert!(close(p.issue_s, total), "{p:?}");
         // A third of the 12,288 bytes written: the add and triad kernels'
         // rate; and 1,000 lines gathered from the last-level cache.

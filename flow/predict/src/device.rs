@@ -125,6 +125,9 @@ pub struct OpCostRates {
     /// Scattered loads the last-level cache serves.
     #[serde(default)]
     pub cache_gathers_per_s: Option<f64>,
+    /// Trips of a loop whose float sum is carried across a kept call.
+    #[serde(default)]
+    pub carried_calls_per_s: Option<f64>,
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector

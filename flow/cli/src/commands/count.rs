@@ -150,8 +150,9 @@ pub struct CountArgs {
     /// of the work run in full vectors, where every work-item of the vector is at the same
     /// instruction (what a vectoriser that needs uniform control flow runs as vectors). With
     /// it, what a CPU core running the work-items one by one would meet: the chains of
-    /// dependent operations the kernel's loops carry (nominal cycles), and the branches a
-    /// 2-bit counter per branch mispredicts.
+    /// dependent operations the kernel's loops carry (nominal cycles; those that hold a float
+    /// value across a `noinline` call, which a CPU keeps on the stack meanwhile), and the
+    /// branches a 2-bit counter per branch mispredicts.
     #[arg(long)]
     simd: bool,
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled

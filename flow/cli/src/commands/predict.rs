@@ -341,6 +341,10 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
     };
     let issue = within(vec![
         part("chains", c.chain_s),
+        part(
+            "of which floats held on the stack across calls",
+            c.round_trips_s,
+        ),
         part("mispredicted branches", c.branches_s),
         part("atomics", c.atomics_s),
         part("barriers", c.barriers_s),

@@ -243,8 +243,18 @@ impl<'m> Translator<'m> {
                 func.blocks[0].instructions.last().map(|i| i.class.opcode),
                 Some(S::Return | S::ReturnValue)
             );
+        let kept = kept_call(func);
         if one_block {
-            return self.inline_call(inst, callee, func);
+            let body_start = self.code.len() as Pc;
+            self.inline_call(inst, callee, func)?;
+            if kept {
+                self.kept_calls.push((body_start, self.code.len() as Pc));
+            }
+            return Ok(());
+        }
+        if kept {
+            let at = self.code.len() as Pc;
+            self.kept_calls.push((at, at + 1));
         }
         let start = self.moves.len();
         for (k, p) in func.parameters.iter().enumerate() {
@@ -379,4 +389,16 @@ impl<'m> Translator<'m> {
         self.overrides = saved;
         Ok(())
     }
+}
+
+/// Whether the device's compiler keeps calls to `func` as calls: the
+/// module marks it `DontInline` (OpenCL C's `noinline`).
+fn kept_call(func: &Function) -> bool {
+    func.def
+        .as_ref()
+        .and_then(|def| def.operands.first())
+        .is_some_and(|operand| {
+            matches!(operand, rspirv::dr::Operand::FunctionControl(control)
+                if control.contains(spirv::FunctionControl::DONT_INLINE))
+        })
 }

@@ -69,6 +69,7 @@ impl<'m> Translator<'m> {
             terms: self.terms,
             printf_args: self.printf_args,
             cases: self.cases,
+            kept_calls: self.kept_calls,
             layouts: self.layouts,
             arrays: self.arrays,
             blocks: self.blocks,

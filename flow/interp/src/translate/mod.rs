@@ -125,6 +125,8 @@ struct Translator<'m> {
     functions: HashMap<Word, &'m Function>,
     func_pc: HashMap<Word, Pc>,
     call_fixups: Vec<(usize, Word)>,
+    /// See `Program::kept_calls`.
+    kept_calls: Vec<(Pc, Pc)>,
     code: Vec<Op>,
     site_of: Vec<u32>,
     sites: Vec<String>,
@@ -346,6 +348,7 @@ impl<'m> Translator<'m> {
             functions,
             func_pc: HashMap::new(),
             call_fixups: Vec::new(),
+            kept_calls: Vec::new(),
             code: Vec::new(),
             site_of: Vec::new(),
             sites: Vec::new(),
