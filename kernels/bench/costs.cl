@@ -132,3 +132,22 @@ __kernel void bench_call_chain(__global uint *out, const uint reps)
         sum += bench_call_step(x + (float)r);
     out[get_global_id(0)] = as_uint(sum);
 }
+
+// A work-item's loads a page or more apart, as a loop that strides by the
+// global size walks an array in GPU code: each work-item sums every
+// step-th element of a table of four times the last-level cache, from its
+// own id on. A CPU runs the loop one work-item after another, so each
+// load lands on another page and another line, which the next work-items
+// find in the caches near the core, but no prefetcher brings.
+__kernel void bench_page_stride(__global uint *out, const uint reps,
+                                __global const uint *table, const uint n,
+                                const uint step)
+{
+    uint acc = 0;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint i = (uint)get_global_id(0); i < n; i += step)
+            acc += table[i];
+    }
+    out[get_global_id(0)] = acc;
+}

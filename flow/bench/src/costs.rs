@@ -9,7 +9,8 @@
 //! Scattered loads from the last-level cache read a table of a quarter of
 //! it (the cache the driver reports), where the caches above it hold
 //! little. A loop whose float sum is carried across a kept call gives the
-//! rate of such trips.
+//! rate of such trips. Loads a page apart in each work-item's own walk
+//! stride over a table of four times the last-level cache.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
@@ -30,7 +31,11 @@ const GROUP: u64 = 64;
 const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
-pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain";
+pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride";
+
+/// Elements between a work-item's loads in the page-stride kernel: 32 KiB,
+/// a page and more.
+const PAGE_STRIDE_ELEMENTS: u32 = 8192;
 
 /// The kernels, with the operations each runs per work-item and trip.
 const KERNELS: [(&str, u64); 4] = [
@@ -87,19 +92,29 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let table_bytes = (device.info.global_cache_bytes / 4).max(4096);
     let table_items = 1u64 << (table_bytes / 4).ilog2();
     let table = [
-        LaunchArg {
-            name: Some("table".into()),
-            value: ArgValue::Buffer {
-                ty: ElementType::scalar(ScalarType::UInt),
-                access: Access::ReadOnly,
-                bytes: (0..table_items as u32).flat_map(u32::to_le_bytes).collect(),
-            },
-        },
+        uint_table("table", table_items),
         uint_arg("mask", (table_items - 1) as u32),
     ];
     let trips = calibrated("bench_cache_gather", &table)?;
     let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
     let cache_gathers_per_s = per_s(trips, ROUNDS, ns);
+    // Each work-item walks a table of four last-level caches from its id.
+    let walked_items = (device.info.global_cache_bytes.saturating_mul(4) / 4)
+        .max(u64::from(PAGE_STRIDE_ELEMENTS) * 64)
+        .min(u64::from(u32::MAX / 2));
+    let walked_items = 1u64 << walked_items.ilog2();
+    let walk = [
+        uint_table("table", walked_items),
+        uint_arg("n", walked_items as u32),
+        uint_arg("step", PAGE_STRIDE_ELEMENTS),
+    ];
+    let trips = calibrated("bench_page_stride", &walk)?;
+    let ns = median_ns("bench_page_stride", &walk, trips, launches)?;
+    let step = u64::from(PAGE_STRIDE_ELEMENTS);
+    let loads_per_trip: u64 = (0..work_items.min(walked_items))
+        .map(|g| (walked_items - g).div_ceil(step))
+        .sum();
+    let page_strides_per_s = (u64::from(trips) * loads_per_trip) as f64 / (ns as f64 * 1e-9);
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -110,7 +125,20 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
             .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
         cache_gathers_per_s: Some(cache_gathers_per_s),
         carried_calls_per_s: Some(rates[3]),
+        page_strides_per_s: Some(page_strides_per_s),
     })
+}
+
+/// A read-only `uint` buffer holding 0, 1, 2 ... `items - 1`.
+fn uint_table(name: &str, items: u64) -> LaunchArg {
+    LaunchArg {
+        name: Some(name.into()),
+        value: ArgValue::Buffer {
+            ty: ElementType::scalar(ScalarType::UInt),
+            access: Access::ReadOnly,
+            bytes: (0..items as u32).flat_map(u32::to_le_bytes).collect(),
+        },
+    }
 }
 
 /// A `uint` argument.

@@ -307,12 +307,18 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                     rate / 1e9
                 )
             }),
+            costs.page_strides_per_s.map(|rate| {
+                format!(
+                    "{:.2} G loads/s a page apart in a work-item's walk",
+                    rate / 1e9
+                )
+            }),
         ]
         .into_iter()
         .flatten()
         .collect();
-        if !more.is_empty() {
-            let _ = writeln!(out, "        {}", more.join(", "));
+        for pair in more.chunks(2) {
+            let _ = writeln!(out, "        {}", pair.join(", "));
         }
     }
     for note in &profile.notes {
@@ -466,6 +472,7 @@ mod tests {
                 mispredicts_per_s: Some(0.25e9),
                 cache_gathers_per_s: Some(1.5e9),
                 carried_calls_per_s: Some(2.5e8),
+                page_strides_per_s: Some(3.5e8),
             }),
         }
     }
@@ -565,7 +572,8 @@ mod tests {
                 "\ncosts   8.00 G dependent ops/s, 0.40 G local atomics/s, \
                  6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n        \
                  1.50 G scattered loads/s from the last-level cache, \
-                 0.25 G trips/s of a float sum carried across a call\n"
+                 0.25 G trips/s of a float sum carried across a call\n        \
+                 0.35 G loads/s a page apart in a work-item's walk\n"
             ),
             "{table}"
         );

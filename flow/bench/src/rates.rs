@@ -268,6 +268,7 @@ pub fn device_rates(
             mispredicts_per_s: c.mispredicts_per_s,
             cache_gathers_per_s: c.cache_gathers_per_s,
             carried_calls_per_s: c.carried_calls_per_s,
+            page_strides_per_s: c.page_strides_per_s,
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
@@ -386,12 +387,14 @@ mod tests {
             mispredicts_per_s: None,
             cache_gathers_per_s: Some(3e9),
             carried_calls_per_s: Some(2e8),
+            page_strides_per_s: Some(3e8),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();
         assert_eq!((costs.chain_ops_per_s, costs.atomics_per_s), (8e9, 4e8));
         assert_eq!(costs.cache_gathers_per_s, Some(3e9));
         assert_eq!(costs.carried_calls_per_s, Some(2e8));
+        assert_eq!(costs.page_strides_per_s, Some(3e8));
         assert!(!with_costs
             .notes
             .iter()

@@ -194,8 +194,8 @@ fn launch_overhead_is_measured_on_one_and_many_work_groups() {
 /// cycle on each core (no core reaches 6 GHz), so the chain kernel was
 /// neither vectorised nor overlapped; atomics, barriers and mispredicted
 /// branches all cost time on a CPU, scattered loads from the last cache
-/// come at a rate, and so do trips of a float sum through a call; the
-/// profile keeps them.
+/// come at a rate, and so do trips of a float sum through a call and loads
+/// a page apart in a work-item's walk; the profile keeps them.
 #[test]
 fn costs_are_measured_as_a_core_can_run_them() {
     let device = pocl();
@@ -228,5 +228,9 @@ fn costs_are_measured_as_a_core_can_run_them() {
         calls > 0.0 && calls < costs.chain_ops_per_s / 3.0,
         "{costs:?}"
     );
+    // A load a page away from the work-item's last waits longer than a
+    // scattered load the last cache serves alongside others.
+    let walks = costs.page_strides_per_s.expect("measured");
+    assert!(walks > 0.0 && walks < gathers, "{costs:?}");
     assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

@@ -289,12 +289,54 @@ fn csr_rows_one_per_work_item_are_strided_and_the_gather_scattered() {
         "{x}"
     );
     assert_eq!(site("y")["bytes"]["contiguous"].as_u64(), Some(1024 * 4));
+    // Each work-item's own walk: its row, 4 bytes a step, and x anywhere;
+    // no constant stride of a page.
+    assert!(sites.iter().all(|s| s["page_strides"] == 0), "{sites:?}");
     let bytes = &t["coalescing"]["bytes"];
     let total: u64 = ["contiguous", "uniform", "strided", "scattered"]
         .iter()
         .map(|k| bytes[k].as_u64().unwrap())
         .sum();
     assert_eq!(total, accessed);
+}
+
+/// A grid-stride loop, as GPU code sums an array: 1,024 work-items, each
+/// reading every 1,024th float of 8,192 from its id on, 4 KiB a step. Of
+/// each work-item's 8 loads, the 6 after its first step keep the stride.
+#[test]
+fn a_loop_striding_by_the_global_size_makes_page_strides() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("walk.cl"),
+        "__kernel void walk(__global const float *in, __global float *out, uint n) {\n\
+         \x20   float sum = 0.0f;\n\
+         \x20   for (uint i = get_global_id(0); i < n; i += get_global_size(0))\n\
+         \x20       sum += in[i];\n\
+         \x20   out[get_global_id(0)] = sum;\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("walk.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"walk.cl\"\nkernel = \"walk\"\nglobal_size = [1024]\nlocal_size = [64]\n\
+         [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 8192\nfill = 1.0\n\
+         [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 1024\naccess = \"wo\"\n\
+         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 8192\n",
+    )
+    .unwrap();
+    let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
+    let sites = t["coalescing"]["sites"].as_array().unwrap();
+    let strides: Vec<u64> = sites
+        .iter()
+        .map(|s| s["page_strides"].as_u64().unwrap())
+        .collect();
+    assert_eq!(strides.iter().sum::<u64>(), 1024 * 6, "{sites:?}");
+    let text = stdout_of(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
+    assert!(
+        text.contains("Page strides: 6,144 accesses a page or more past their work-item's last"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -220,8 +220,9 @@ pub struct LaunchOverhead {
 /// operations (one chain per work-item), atomic increments of local
 /// memory, each work-item's passes through a work-group barrier,
 /// mispredicted branches (none where random outcomes cost no time),
-/// scattered loads served by the last-level cache, and trips of a loop
-/// whose float sum is carried across a call the compiler keeps.
+/// scattered loads served by the last-level cache, trips of a loop whose
+/// float sum is carried across a call the compiler keeps, and loads a page
+/// apart in a work-item's own walk.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OpCosts {
     pub chain_ops_per_s: f64,
@@ -237,6 +238,10 @@ pub struct OpCosts {
     /// sum, one call a trip.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried_calls_per_s: Option<f64>,
+    /// Loads a page or more apart in each work-item's own walk, as a loop
+    /// striding by the global size makes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_strides_per_s: Option<f64>,
 }
 
 impl MeasuredProfile {

@@ -152,6 +152,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     let summary = &traffic.summary;
     let mut facts = facts.clone();
     facts.cache_gathers = traffic.cache_gathers;
+    facts.page_strides = Some(summary.coalescing.page_strides());
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.cache_bytes = Some(summary.cache.bytes);
@@ -269,6 +270,26 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
             "  ... and {} more sites (--json lists all)",
             c.sites.len() - SITES_SHOWN
         );
+    }
+    // The other axis: a work-item's own walk, which a CPU runs alone.
+    let mut walkers: Vec<_> = c.sites.iter().filter(|s| s.page_strides > 0).collect();
+    walkers.sort_by_key(|s| std::cmp::Reverse(s.page_strides));
+    if !walkers.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nPage strides: {} accesses a page or more past their work-item's last at the site\n  \
+             (a loop striding by the global size; a CPU runs each work-item's walk alone)",
+            group_digits(c.page_strides())
+        );
+        for site in walkers.iter().take(SITES_SHOWN) {
+            let _ = writeln!(
+                out,
+                "  {:<6} {:>16}  {}",
+                site.kind,
+                group_digits(site.page_strides),
+                site.description
+            );
+        }
     }
     out
 }

@@ -38,7 +38,12 @@
 //!    accesses, which the cache simulation charged already). Launched
 //!    again and again, as the timing does, a kernel whose lines all fit the
 //!    device's cache finds them there: each line it touches moves once at
-//!    the largest measured cache's bandwidth instead.
+//!    the largest measured cache's bandwidth instead. On a CPU, which runs
+//!    a loop one work-item after another, each access that continues its
+//!    work-item's constant stride of a page or more (the coalescing
+//!    analysis's page strides: a loop striding by the global size, as GPU
+//!    code walks an array) costs what such loads cost in the benchmark
+//!    whose work-items walk a table that way.
 //! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
 //!    chain of dependent operations it carries from one iteration to the
 //!    next (the count's `chains`, in nominal cycles of latency), at the
@@ -100,6 +105,10 @@ pub struct Clflow {
     /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers_s: Option<f64>,
+    /// Accesses a page apart in each work-item's own walk, on a CPU where
+    /// measured (part of `memory_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_strides_s: Option<f64>,
     /// The DRAM traffic (the cache's, where every line fits it) and the
     /// cache gathers together.
     pub memory_s: f64,
@@ -189,7 +198,14 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         (Some(lines), Some(c)) => c.cache_gathers_per_s.map(|rate| lines as f64 / rate),
         _ => None,
     };
-    memory_s += cache_gathers_s.unwrap_or(0.0);
+    // A CPU's core walks each work-item's stride alone, page by page.
+    let page_strides_s = match (facts.page_strides, costs) {
+        (Some(strides), Some(c)) if strides > 0 => {
+            c.page_strides_per_s.map(|rate| strides as f64 / rate)
+        }
+        _ => None,
+    };
+    memory_s += cache_gathers_s.unwrap_or(0.0) + page_strides_s.unwrap_or(0.0);
 
     let bound = if issue_s >= memory_s {
         Bound::Compute
@@ -206,6 +222,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         barriers_s,
         branches_s,
         cache_gathers_s,
+        page_strides_s,
         memory_s,
         vector_share,
         simd_width: simd.width,
@@ -378,9 +395,9 @@ mod tests {
 
     /// The same loop, now carrying a chain over 90% of its steps, with
     /// a float value held across a call on 100 of its runs, atomics,
-    /// barriers, mispredicted branches and gathers from the last cache,
-    /// and a third of its traffic written, on a device that measured what
-    /// each costs.
+    /// barriers, mispredicted branches, gathers from the last cache, page
+    /// strides, and a third of its traffic written, on a device that
+    /// measured what each costs.
     #[test]
     fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
         let mut facts = looped_sgemm();
@@ -392,6 +409,7 @@ mod tests {
         facts.atomics = 1000;
         facts.barriers = 2000;
         facts.cache_gathers = Some(1000);
+        facts.page_strides = Some(300);
         // A register tile's private loads and stores: no issue slot.
         facts.instructions.ldst += 50_000;
         facts.instructions.private_ldst = 50_000;
@@ -408,6 +426,7 @@ mod tests {
             cache_gathers_per_s: Some(1e8),
             // 100 ns a trip, of which the add's 3 cycles take 3 ns.
             carried_calls_per_s: Some(1e7),
+            page_strides_per_s: Some(1e8),
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -430,9 +449,11 @@ mod tests {
         let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
         assert!(close(p.issue_s, total), "{p:?}");
         // A third of the 12,288 bytes written: the add and triad kernels'
-        // rate; and 1,000 lines gathered from the last-level cache.
+        // rate; 1,000 lines gathered from the last-level cache, and 300
+        // loads that continue a work-item's stride of a page or more.
         assert_eq!(p.cache_gathers_s, Some(1e-5));
-        assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5), "{p:?}");
+        assert_eq!(p.page_strides_s, Some(3e-6));
+        assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 3e-6), "{p:?}");
         // Between two measured shares, the time per byte is interpolated.
         let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
         assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));

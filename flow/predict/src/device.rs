@@ -128,6 +128,9 @@ pub struct OpCostRates {
     /// Trips of a loop whose float sum is carried across a kept call.
     #[serde(default)]
     pub carried_calls_per_s: Option<f64>,
+    /// Loads a page or more apart in a work-item's own walk.
+    #[serde(default)]
+    pub page_strides_per_s: Option<f64>,
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector

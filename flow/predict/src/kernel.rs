@@ -208,6 +208,11 @@ pub struct KernelFacts {
     /// cache and find in it, from a cache simulation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_gathers: Option<u64>,
+    /// Accesses that continue their work-item's own stride of a page or
+    /// more (a loop striding by the global size), from the coalescing
+    /// analysis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_strides: Option<u64>,
 }
 
 impl KernelFacts {
@@ -252,6 +257,7 @@ impl KernelFacts {
             barriers: lanes_of(counts, |op| op == "OpControlBarrier"),
             branches: counts.branches,
             cache_gathers: None,
+            page_strides: None,
         }
     }
 

@@ -21,6 +21,14 @@
 //! scattered: it gets a memory transaction to itself. Each dispatch also
 //! counts the distinct lines it touches, the memory transactions a GPU
 //! would issue for it.
+//!
+//! Along the other axis, each work-item's own accesses at a site: those a
+//! constant stride of a page or more from the work-item's access before,
+//! with no barrier between (a loop that strides by the global size, as GPU
+//! code walks an array), are *page strides*. A CPU runs such a loop one
+//! work-item after another: each access lands on another page and another
+//! line, which no prefetcher follows. Across a barrier, every other
+//! work-item of the group made its accesses in between.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use serde::{Deserialize, Serialize};
@@ -125,7 +133,14 @@ pub struct SiteCoalescing {
     pub bytes: PatternCounts,
     /// Distinct lines touched, summed over dispatches: the transactions.
     pub lines: u64,
+    /// Accesses a constant stride of [`PAGE_BYTES`] or more away from the
+    /// same work-item's access at the site before (see the module's text).
+    #[serde(default)]
+    pub page_strides: u64,
 }
+
+/// The stride from which a work-item's next access lands on another page.
+pub const PAGE_BYTES: u64 = 4096;
 
 impl SiteCoalescing {
     /// Bytes asked for per byte of the lines the dispatches touched, at
@@ -185,6 +200,59 @@ pub struct CoalescingAnalyzer {
     scratch: Vec<GlobalAccess>,
     lines: Vec<(u32, u64)>,
     gaps: Vec<Option<u64>>,
+    /// Each (site, work-item)'s last access in the current work-group.
+    walks: WorkItemWalks,
+}
+
+/// Where each work-item's last access at each site was, and the step that
+/// brought it there; entries of earlier work-groups are stale.
+#[derive(Debug, Default)]
+struct WorkItemWalks {
+    /// Each site's row of work-items.
+    rows: HashMap<u32, Vec<Walk>>,
+    /// The current work-group, counted from 1.
+    group: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Walk {
+    group: u32,
+    /// The barriers the work-group had passed (`GlobalAccess::phase`).
+    phase: u16,
+    buffer: u32,
+    offset: u64,
+    /// The signed step from the access before, if any.
+    step: Option<i64>,
+}
+
+impl WorkItemWalks {
+    /// How many of a dispatch's accesses (one site's) continue their
+    /// work-item's constant stride of a page or more.
+    fn page_strides(&mut self, site: u32, accesses: &[GlobalAccess]) -> u64 {
+        let row = self.rows.entry(site).or_default();
+        let mut strides = 0;
+        for a in accesses {
+            let at = a.item as usize;
+            if at >= row.len() {
+                row.resize(at + 1, Walk::default());
+            }
+            let walk = &mut row[at];
+            let step =
+                (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
+                    .then(|| a.offset.wrapping_sub(walk.offset) as i64);
+            if step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES) && step == walk.step {
+                strides += 1;
+            }
+            *walk = Walk {
+                group: self.group,
+                phase: a.phase,
+                buffer: a.buffer,
+                offset: a.offset,
+                step,
+            };
+        }
+        strides
+    }
 }
 
 impl CoalescingAnalyzer {
@@ -196,11 +264,13 @@ impl CoalescingAnalyzer {
             scratch: Vec::new(),
             lines: Vec::new(),
             gaps: Vec::new(),
+            walks: WorkItemWalks::default(),
         }
     }
 
     /// A work-group's accesses, in the order they were made.
     pub fn work_group(&mut self, accesses: &[GlobalAccess]) {
+        self.walks.group += 1;
         let mut rest = accesses;
         while let Some(first) = rest.first() {
             let len = rest
@@ -248,8 +318,10 @@ impl CoalescingAnalyzer {
                 accesses: PatternCounts::default(),
                 bytes: PatternCounts::default(),
                 lines: 0,
+                page_strides: 0,
             });
         stats.dispatches += 1;
+        stats.page_strides += self.walks.page_strides(site, accesses);
         // How far each access is from the next, where in the same buffer.
         let gaps = &mut self.gaps;
         gaps.clear();
@@ -477,5 +549,49 @@ mod tests {
             }
         }
         assert_eq!(lines_in_order([(0, 4, 4), (0, 2, 2)].into_iter()), None);
+    }
+
+    /// Two work-items each walk a site 32 KiB at a time (a grid-stride
+    /// loop): every step after the first that keeps the stride is a page
+    /// stride. A 2 KiB stride stays on the page every other step; a walk
+    /// whose steps change, or one a barrier cuts, strides no pages; a new
+    /// work-group starts every walk afresh.
+    #[test]
+    fn a_work_items_constant_stride_of_a_page_or_more_is_counted() {
+        // A barrier before step `barrier`, if any.
+        let walk = |stride: u64, steps: u64, barrier: Option<u64>| -> Vec<GlobalAccess> {
+            (0..steps)
+                .flat_map(|k| {
+                    let phase = u16::from(barrier.is_some_and(|b| k >= b));
+                    (0..2).map(move |item| GlobalAccess {
+                        site: 4,
+                        dispatch: k as u32,
+                        phase,
+                        ..access(item, 4 * u64::from(item) + k * stride, 4, 0)
+                    })
+                })
+                .collect()
+        };
+        let strides = |groups: &[Vec<GlobalAccess>]| -> u64 {
+            analyse(groups).sites.iter().map(|s| s.page_strides).sum()
+        };
+        // Steps 2 to 5 of each work-item's walk keep its 32 KiB stride.
+        assert_eq!(strides(&[walk(32768, 6, None)]), 2 * 4);
+        // Each work-group walks afresh.
+        assert_eq!(
+            strides(&[walk(32768, 6, None), walk(32768, 6, None)]),
+            2 * 2 * 4
+        );
+        assert_eq!(strides(&[walk(2048, 6, None)]), 0);
+        // A barrier after the third access: two steps before it keep
+        // nothing; after it, the walk starts again.
+        assert_eq!(strides(&[walk(32768, 6, Some(3))]), 2 * 2);
+        let mut wandering = walk(32768, 6, None);
+        for (k, a) in wandering.iter_mut().enumerate() {
+            // Steps of 36, 44, 52 ... KiB: never the same twice.
+            let step = k as u64 / 2;
+            a.offset += step * step * 4096;
+        }
+        assert_eq!(strides(&[wandering]), 0);
     }
 }

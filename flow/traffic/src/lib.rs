@@ -396,6 +396,12 @@ pub struct CoalescingSummary {
 }
 
 impl CoalescingSummary {
+    /// Accesses that continue their work-item's stride of a page or more,
+    /// over all sites (see `SiteCoalescing::page_strides`).
+    pub fn page_strides(&self) -> u64 {
+        self.sites.iter().map(|s| s.page_strides).sum()
+    }
+
     /// Bytes per pattern of the sites on each source line, and their DRAM
     /// bytes where the simulation kept them per site.
     pub fn by_line(&self) -> BTreeMap<SourceLine, (PatternCounts, Option<u64>)> {

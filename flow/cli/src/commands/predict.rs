@@ -349,7 +349,10 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
         part("atomics", c.atomics_s),
         part("barriers", c.barriers_s),
     ]);
-    let memory = within(vec![part("last-cache gathers", c.cache_gathers_s)]);
+    let memory = within(vec![
+        part("last-cache gathers", c.cache_gathers_s),
+        part("page strides", c.page_strides_s),
+    ]);
     format!(
         "  clflow: launch {}, issue {}{issue}, memory {}{memory}; {:.0}% of steps in {}-lane vectors\n",
         s(c.launch_s),
