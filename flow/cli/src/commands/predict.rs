@@ -325,9 +325,10 @@ fn render(facts: &KernelFacts, predictions: &[Predictions], traffic: &[DeviceTra
 
 /// clflow's model term by term: what its prediction is made of.
 fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -> String {
+    // Terms under a thousandth of the prediction say nothing.
     let part = |name: &str, value: Option<f64>| {
         value
-            .filter(|v| *v > 0.0)
+            .filter(|v| *v > c.time_s * 1e-3)
             .map(|v| format!("{name} {}", s(v)))
     };
     // The terms inside a total, in brackets after it.
