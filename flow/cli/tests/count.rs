@@ -301,8 +301,10 @@ fn csr_rows_one_per_work_item_are_strided_and_the_gather_scattered() {
 }
 
 /// A grid-stride loop, as GPU code sums an array: 1,024 work-items, each
-/// reading every 1,024th float of 8,192 from its id on, 4 KiB a step. Of
-/// each work-item's 8 loads, the 6 after its first step keep the stride.
+/// reading every 1,024th float of 81,920 from its id on, 4 KiB a step. Of
+/// each work-item's 80 loads, the 78 after its first step keep the stride:
+/// a long walk. Over 8,192 floats, each work-item's walk of 6 strides is
+/// short, and counts nothing.
 #[test]
 fn a_loop_striding_by_the_global_size_makes_page_strides() {
     let dir = tempfile::tempdir().unwrap();
@@ -320,23 +322,29 @@ fn a_loop_striding_by_the_global_size_makes_page_strides() {
     std::fs::write(
         &manifest,
         "source = \"walk.cl\"\nkernel = \"walk\"\nglobal_size = [1024]\nlocal_size = [64]\n\
-         [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 8192\nfill = 1.0\n\
+         [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 81920\nfill = 1.0\n\
          [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 1024\naccess = \"wo\"\n\
-         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 8192\n",
+         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 81920\n",
     )
     .unwrap();
-    let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
-    let sites = t["coalescing"]["sites"].as_array().unwrap();
-    let strides: Vec<u64> = sites
-        .iter()
-        .map(|s| s["page_strides"].as_u64().unwrap())
-        .collect();
-    assert_eq!(strides.iter().sum::<u64>(), 1024 * 6, "{sites:?}");
+    let page_strides = |manifest: &std::path::Path| -> u64 {
+        let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
+        let sites = t["coalescing"]["sites"].as_array().unwrap();
+        sites
+            .iter()
+            .map(|s| s["page_strides"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(page_strides(&manifest), 1024 * 78);
     let text = stdout_of(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
     assert!(
-        text.contains("Page strides: 6,144 accesses a page or more past their work-item's last"),
+        text.contains("Page strides: 79,872 accesses a page or more past their work-item's last"),
         "{text}"
     );
+    let short = dir.path().join("short.toml");
+    let manifest_text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&short, manifest_text.replace("81920", "8192")).unwrap();
+    assert_eq!(page_strides(&short), 0);
 }
 
 #[test]

@@ -48,7 +48,15 @@ pub struct TimingPlan {
     /// Stop at this many launches even short of `min_time_s` (tiny kernels
     /// whose launch overhead dwarfs them), and say so.
     pub max_launches: usize,
+    /// Stop once the timing has taken this many times `min_time_s` of wall
+    /// time (at least [`MIN_WALL_S`]), and say so: a kernel of microseconds
+    /// may need tens of thousands of launches, each costing the host far
+    /// more than the kernel.
+    pub max_wall_factor: f64,
 }
+
+/// The wall time any timing may take, however small `min_time_s`.
+pub const MIN_WALL_S: f64 = 2.0;
 
 impl Default for TimingPlan {
     fn default() -> Self {
@@ -58,6 +66,7 @@ impl Default for TimingPlan {
             min_launches: 5,
             repetitions: None,
             max_launches: 100_000,
+            max_wall_factor: 10.0,
         }
     }
 }
@@ -416,6 +425,10 @@ fn timed_launches(
     }
     progress.set_message("timing");
     let estimate_ns = warmup_ns.iter().copied().min().unwrap_or(0).max(1);
+    let max_wall_s = (plan.min_time_s * plan.max_wall_factor).max(MIN_WALL_S);
+    // What a launch takes on the wall, host included: known after the
+    // first batch, which is kept small.
+    let mut wall_per_launch_ns: Option<u64> = None;
     let mut times = Vec::new();
     let mut total_ns: u64 = 0;
     let started = Instant::now();
@@ -428,10 +441,19 @@ fn timed_launches(
             wanted - times.len()
         };
         // Batches of at most ~a tenth of a second keep the bar moving.
+        let per_launch_ns = wall_per_launch_ns.unwrap_or(estimate_ns).max(estimate_ns);
         let batch = remaining
-            .min((100_000_000 / estimate_ns).max(1) as usize)
+            .min((100_000_000 / per_launch_ns).max(1) as usize)
+            .min(if wall_per_launch_ns.is_none() {
+                16
+            } else {
+                usize::MAX
+            })
             .min(plan.max_launches - times.len());
+        let batch_started = Instant::now();
         let batch_times = prepared.time_repeated(batch)?;
+        wall_per_launch_ns =
+            Some((batch_started.elapsed().as_nanos() as u64 / batch as u64).max(1));
         total_ns += batch_times.iter().sum::<u64>();
         times.extend(batch_times);
         if by_time {
@@ -447,13 +469,20 @@ fn timed_launches(
         if done {
             break;
         }
-        if times.len() >= plan.max_launches {
+        let out_of_time =
+            by_time && times.len() >= wanted && started.elapsed().as_secs_f64() >= max_wall_s;
+        if times.len() >= plan.max_launches || out_of_time {
             notes.push(format!(
-                "stopped at {} launches ({} of kernel time in {:.1} s): short of the {} s asked for",
+                "stopped at {} launches ({} of kernel time in {:.1} s): short of the {} s asked for{}",
                 times.len(),
                 clflow_metrics::Unit::Seconds.format(total_ns as f64 * 1e-9),
                 started.elapsed().as_secs_f64(),
-                plan.min_time_s
+                plan.min_time_s,
+                if out_of_time {
+                    "; each launch costs the host far more than the kernel takes"
+                } else {
+                    ""
+                }
             ));
             break;
         }

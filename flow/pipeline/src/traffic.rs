@@ -277,9 +277,11 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
     if !walkers.is_empty() {
         let _ = writeln!(
             out,
-            "\nPage strides: {} accesses a page or more past their work-item's last at the site\n  \
-             (a loop striding by the global size; a CPU runs each work-item's walk alone)",
-            group_digits(c.page_strides())
+            "\nPage strides: {} accesses a page or more past their work-item's last at the site, in \
+             walks of {} or more\n  (a loop striding by the global size; a CPU runs each \
+             work-item's walk alone)",
+            group_digits(c.page_strides()),
+            clflow_traffic::LONG_WALK
         );
         for site in walkers.iter().take(SITES_SHOWN) {
             let _ = writeln!(

@@ -25,10 +25,12 @@
 //! Along the other axis, each work-item's own accesses at a site: those a
 //! constant stride of a page or more from the work-item's access before,
 //! with no barrier between (a loop that strides by the global size, as GPU
-//! code walks an array), are *page strides*. A CPU runs such a loop one
-//! work-item after another: each access lands on another page and another
-//! line, which no prefetcher follows. Across a barrier, every other
-//! work-item of the group made its accesses in between.
+//! code walks an array), are *page strides*, counted where the walk makes
+//! [`LONG_WALK`] of them or more. A CPU runs such a loop one work-item
+//! after another: each access lands on another page and another line,
+//! which no prefetcher follows, and a long walk leaves none of them in the
+//! first-level TLB and cache for the next work-item. Across a barrier,
+//! every other work-item of the group made its accesses in between.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use serde::{Deserialize, Serialize};
@@ -134,13 +136,19 @@ pub struct SiteCoalescing {
     /// Distinct lines touched, summed over dispatches: the transactions.
     pub lines: u64,
     /// Accesses a constant stride of [`PAGE_BYTES`] or more away from the
-    /// same work-item's access at the site before (see the module's text).
+    /// same work-item's access at the site before, in walks of
+    /// [`LONG_WALK`] such strides or more (see the module's text).
     #[serde(default)]
     pub page_strides: u64,
 }
 
 /// The stride from which a work-item's next access lands on another page.
 pub const PAGE_BYTES: u64 = 4096;
+
+/// The page strides from which a walk counts: a shorter one touches no
+/// more pages and lines than a core's first-level TLB and cache keep (64
+/// entries and more), so the work-items after it find them there.
+pub const LONG_WALK: u64 = 64;
 
 impl SiteCoalescing {
     /// Bytes asked for per byte of the lines the dispatches touched, at
@@ -204,14 +212,17 @@ pub struct CoalescingAnalyzer {
     walks: WorkItemWalks,
 }
 
-/// Where each work-item's last access at each site was, and the step that
-/// brought it there; entries of earlier work-groups are stale.
+/// Where each work-item's last access at each site was, the step that
+/// brought it there, and how long its walk has kept that step; entries of
+/// earlier work-groups are stale.
 #[derive(Debug, Default)]
 struct WorkItemWalks {
     /// Each site's row of work-items.
     rows: HashMap<u32, Vec<Walk>>,
     /// The current work-group, counted from 1.
     group: u32,
+    /// The page strides of the long walks that ended, per site.
+    strides: HashMap<u32, u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -223,14 +234,15 @@ struct Walk {
     offset: u64,
     /// The signed step from the access before, if any.
     step: Option<i64>,
+    /// The page strides the walk has made so far.
+    run: u64,
 }
 
 impl WorkItemWalks {
-    /// How many of a dispatch's accesses (one site's) continue their
-    /// work-item's constant stride of a page or more.
-    fn page_strides(&mut self, site: u32, accesses: &[GlobalAccess]) -> u64 {
+    /// Follows a dispatch's accesses (one site's) along their work-items'
+    /// walks.
+    fn follow(&mut self, site: u32, accesses: &[GlobalAccess]) {
         let row = self.rows.entry(site).or_default();
-        let mut strides = 0;
         for a in accesses {
             let at = a.item as usize;
             if at >= row.len() {
@@ -240,18 +252,38 @@ impl WorkItemWalks {
             let step =
                 (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
                     .then(|| a.offset.wrapping_sub(walk.offset) as i64);
-            if step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES) && step == walk.step {
-                strides += 1;
-            }
+            let run = if step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES) && step == walk.step {
+                walk.run + 1
+            } else {
+                credit(&mut self.strides, site, walk.run);
+                0
+            };
             *walk = Walk {
                 group: self.group,
                 phase: a.phase,
                 buffer: a.buffer,
                 offset: a.offset,
                 step,
+                run,
             };
         }
-        strides
+    }
+
+    /// Ends every walk: at the end of a work-group, and of the launch.
+    fn end_all(&mut self) {
+        for (site, row) in &mut self.rows {
+            for walk in row.iter_mut() {
+                credit(&mut self.strides, *site, walk.run);
+                walk.run = 0;
+            }
+        }
+    }
+}
+
+/// Counts a walk's page strides where the walk was long.
+fn credit(strides: &mut HashMap<u32, u64>, site: u32, run: u64) {
+    if run >= LONG_WALK {
+        *strides.entry(site).or_default() += run;
     }
 }
 
@@ -270,6 +302,7 @@ impl CoalescingAnalyzer {
 
     /// A work-group's accesses, in the order they were made.
     pub fn work_group(&mut self, accesses: &[GlobalAccess]) {
+        self.walks.end_all();
         self.walks.group += 1;
         let mut rest = accesses;
         while let Some(first) = rest.first() {
@@ -321,7 +354,7 @@ impl CoalescingAnalyzer {
                 page_strides: 0,
             });
         stats.dispatches += 1;
-        stats.page_strides += self.walks.page_strides(site, accesses);
+        self.walks.follow(site, accesses);
         // How far each access is from the next, where in the same buffer.
         let gaps = &mut self.gaps;
         gaps.clear();
@@ -358,8 +391,12 @@ impl CoalescingAnalyzer {
         stats.lines += distinct_lines(accesses, self.line_shift, &mut self.lines);
     }
 
-    pub fn finish(self) -> CoalescingReport {
+    pub fn finish(mut self) -> CoalescingReport {
+        self.walks.end_all();
         let mut sites: Vec<SiteCoalescing> = self.sites.into_values().collect();
+        for site in &mut sites {
+            site.page_strides = self.walks.strides.remove(&site.site).unwrap_or(0);
+        }
         sites.sort_by(|a, b| {
             b.bytes
                 .total()
@@ -553,9 +590,9 @@ mod tests {
 
     /// Two work-items each walk a site 32 KiB at a time (a grid-stride
     /// loop): every step after the first that keeps the stride is a page
-    /// stride. A 2 KiB stride stays on the page every other step; a walk
-    /// whose steps change, or one a barrier cuts, strides no pages; a new
-    /// work-group starts every walk afresh.
+    /// stride, counted where the walk is long. A 2 KiB stride stays on the
+    /// page every other step; a walk whose steps change strides no pages;
+    /// a barrier, or a new work-group, starts every walk afresh.
     #[test]
     fn a_work_items_constant_stride_of_a_page_or_more_is_counted() {
         // A barrier before step `barrier`, if any.
@@ -575,18 +612,21 @@ mod tests {
         let strides = |groups: &[Vec<GlobalAccess>]| -> u64 {
             analyse(groups).sites.iter().map(|s| s.page_strides).sum()
         };
-        // Steps 2 to 5 of each work-item's walk keep its 32 KiB stride.
-        assert_eq!(strides(&[walk(32768, 6, None)]), 2 * 4);
+        // Steps 2 to 69 of each work-item's walk keep its 32 KiB stride:
+        // 68 page strides, a long walk.
+        assert_eq!(strides(&[walk(32768, 70, None)]), 2 * 68);
         // Each work-group walks afresh.
         assert_eq!(
-            strides(&[walk(32768, 6, None), walk(32768, 6, None)]),
-            2 * 2 * 4
+            strides(&[walk(32768, 70, None), walk(32768, 70, None)]),
+            2 * 2 * 68
         );
-        assert_eq!(strides(&[walk(2048, 6, None)]), 0);
-        // A barrier after the third access: two steps before it keep
-        // nothing; after it, the walk starts again.
-        assert_eq!(strides(&[walk(32768, 6, Some(3))]), 2 * 2);
-        let mut wandering = walk(32768, 6, None);
+        assert_eq!(strides(&[walk(2048, 70, None)]), 0);
+        // 38 page strides stay in a first-level TLB's reach.
+        assert_eq!(strides(&[walk(32768, 40, None)]), 0);
+        // A barrier before the 31st access: the 28 strides before it are a
+        // short walk; after it, a walk of 70 accesses starts again.
+        assert_eq!(strides(&[walk(32768, 100, Some(30))]), 2 * 68);
+        let mut wandering = walk(32768, 70, None);
         for (k, a) in wandering.iter_mut().enumerate() {
             // Steps of 36, 44, 52 ... KiB: never the same twice.
             let step = k as u64 / 2;

@@ -22,7 +22,8 @@ mod fenwick;
 pub mod lru;
 
 pub use coalescing::{
-    AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing,
+    AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing, LONG_WALK,
+    PAGE_BYTES,
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 

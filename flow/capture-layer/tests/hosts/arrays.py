@@ -1,6 +1,9 @@
 """pyopencl's own kernels, generated at run time by its library: array
 reductions (sum, max, dot), an in-place inclusive scan, and an elementwise
-kernel. Prints what they computed."""
+kernel, over 5,000 elements or the number given as the argument. Prints
+what they computed."""
+import sys
+
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -9,8 +12,9 @@ from pyopencl.scan import InclusiveScanKernel
 
 context = cl.create_some_context(interactive=False)
 queue = cl.CommandQueue(context)
-a = cla.to_device(queue, (np.arange(5000) % 17).astype(np.float32))
-b = cla.to_device(queue, (np.arange(5000) % 5).astype(np.int32))
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+a = cla.to_device(queue, (np.arange(n) % 17).astype(np.float32))
+b = cla.to_device(queue, (np.arange(n) % 5).astype(np.int32))
 total = cla.sum(a).get()
 largest = cla.max(a).get()
 dot = cla.dot(a, a).get()

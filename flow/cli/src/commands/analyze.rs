@@ -59,7 +59,8 @@ pub struct AnalyzeArgs {
     /// Print the results and metrics (as results.json holds them) on stdout.
     #[arg(long)]
     json: bool,
-    /// Seconds of kernel time to time on each device.
+    /// Seconds of kernel time to time on each device. A kernel of microseconds, whose launches
+    /// cost the host far more, stops at ten times this in wall time (at least 2 s), and says so.
     #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
     min_time: f64,
     /// Benchmark unmeasured devices in quick mode (small buffers, few repetitions).

@@ -69,7 +69,8 @@ pub struct PredictArgs {
     /// Which operations W counts (see `clflow count --help`).
     #[arg(long, value_name = "SET", default_value = "work")]
     ops: String,
-    /// Seconds of kernel time to time on each device.
+    /// Seconds of kernel time to time on each device. A kernel of microseconds, whose launches
+    /// cost the host far more, stops at ten times this in wall time (at least 2 s), and says so.
     #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
     min_time: f64,
     /// Benchmark unmeasured devices in quick mode.

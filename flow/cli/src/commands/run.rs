@@ -50,7 +50,8 @@ pub struct RunArgs {
     /// Print the run as JSON on stdout.
     #[arg(long)]
     json: bool,
-    /// Launch until the timed launches' kernel time spans this many seconds.
+    /// Launch until the timed launches' kernel time spans this many seconds. A kernel of microseconds, whose launches
+    /// cost the host far more, stops at ten times this in wall time (at least 2 s), and says so.
     #[arg(long, value_name = "SECS", default_value_t = TimingPlan::default().min_time_s)]
     min_time: f64,
     /// Exactly this many timed launches (overrides --min-time).
