@@ -40,10 +40,12 @@
 //!    device's cache finds them there: each line it touches moves once at
 //!    the largest measured cache's bandwidth instead. On a CPU, which runs
 //!    a loop one work-item after another, each access that continues its
-//!    work-item's constant stride of a page or more (the coalescing
-//!    analysis's page strides: a loop striding by the global size, as GPU
-//!    code walks an array) costs what such loads cost in the benchmark
-//!    whose work-items walk a table that way.
+//!    work-item's constant stride of a page or more, in a walk of 64 such
+//!    strides or more (the coalescing analysis's page strides: a loop
+//!    striding by the global size, as GPU code walks an array), costs what
+//!    such loads cost in the benchmark whose work-items walk a table that
+//!    way; a shorter walk leaves its lines in the first-level cache and
+//!    TLB for the work-items after it.
 //! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
 //!    chain of dependent operations it carries from one iteration to the
 //!    next (the count's `chains`, in nominal cycles of latency), at the
