@@ -223,6 +223,9 @@ struct WorkItemWalks {
     group: u32,
     /// The page strides of the long walks that ended, per site.
     strides: HashMap<u32, u64>,
+    /// The (site, work-item) walks that made a page stride in this
+    /// work-group: the only ones its end has to close.
+    running: Vec<(u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -243,6 +246,7 @@ impl WorkItemWalks {
     /// walks.
     fn follow(&mut self, site: u32, accesses: &[GlobalAccess]) {
         let row = self.rows.entry(site).or_default();
+        let strides = &mut self.strides;
         for a in accesses {
             let at = a.item as usize;
             if at >= row.len() {
@@ -253,9 +257,12 @@ impl WorkItemWalks {
                 (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
                     .then(|| a.offset.wrapping_sub(walk.offset) as i64);
             let run = if step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES) && step == walk.step {
+                if walk.run == 0 {
+                    self.running.push((site, a.item));
+                }
                 walk.run + 1
             } else {
-                credit(&mut self.strides, site, walk.run);
+                credit(strides, site, walk.run);
                 0
             };
             *walk = Walk {
@@ -271,9 +278,13 @@ impl WorkItemWalks {
 
     /// Ends every walk: at the end of a work-group, and of the launch.
     fn end_all(&mut self) {
-        for (site, row) in &mut self.rows {
-            for walk in row.iter_mut() {
-                credit(&mut self.strides, *site, walk.run);
+        for (site, item) in self.running.drain(..) {
+            if let Some(walk) = self
+                .rows
+                .get_mut(&site)
+                .and_then(|row| row.get_mut(item as usize))
+            {
+                credit(&mut self.strides, site, walk.run);
                 walk.run = 0;
             }
         }
