@@ -29,7 +29,7 @@
 //! work-item of its group runs its own, so none waits on its last.
 
 use crate::bytecode::*;
-use crate::exec::native::reads_writes;
+use crate::exec::native::{reads_writes, Spans};
 use crate::program::{in_loops_between_barriers, Program};
 use std::collections::HashSet;
 
@@ -205,8 +205,6 @@ fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
         spilled,
     }
 }
-
-type Spans = Vec<(Reg, u32)>;
 
 /// The slots that hold float values in `ops`: those float arithmetic reads
 /// or writes, and the copies of them either way.

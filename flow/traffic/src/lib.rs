@@ -23,7 +23,6 @@ pub mod lru;
 
 pub use coalescing::{
     AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing, LONG_WALK,
-    PAGE_BYTES,
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 

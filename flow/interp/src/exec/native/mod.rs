@@ -25,7 +25,7 @@
 mod emit;
 mod helpers;
 mod live;
-pub(crate) use live::reads_writes;
+pub(crate) use live::{reads_writes, Spans};
 mod provenance;
 
 use super::{Fault, Launched, Partial};
