@@ -161,3 +161,78 @@ fn bad_input_fails_with_exit_2() {
     );
     assert_eq!(ops.status.code(), Some(2));
 }
+
+/// A GPU's block-stride loop: each of a group's 16 work-items walks the
+/// group's part of `in` and `out`, a line a step. A CPU runs the group one
+/// work-item after another, so where a walk outgrows the cache each
+/// work-item reads and writes every line again: 16 times the traffic of
+/// the lockstep order, which predict simulates for a CPU device.
+#[test]
+fn a_cpu_devices_cache_sees_its_work_items_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("walk.cl"),
+        "__kernel void walk(__global const float *in, __global float *out, uint steps) {\n\
+         \x20   size_t l = get_local_id(0), base = get_group_id(0) * 16 * steps;\n\
+         \x20   for (uint k = 0; k < steps; ++k)\n\
+         \x20       out[base + 16 * k + l] = 2.0f * in[base + 16 * k + l];\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = |steps: u32| {
+        let path = dir.path().join(format!("walk-{steps}.toml"));
+        let floats = 2 * 16 * steps;
+        std::fs::write(
+            &path,
+            format!(
+                "source = \"walk.cl\"\nkernel = \"walk\"\nglobal_size = [32]\nlocal_size = [16]\n\
+                 [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = {floats}\n\
+                 random = {{ min = 0.0, max = 1.0, seed = 1 }}\naccess = \"ro\"\n\
+                 [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = {floats}\naccess = \"wo\"\n\
+                 [[arg]]\nname = \"steps\"\ntype = \"uint\"\nvalue = {steps}\n"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let traffic = |steps: u32| -> Value {
+        let out = clflow(
+            dir.path(),
+            &[
+                "predict",
+                &manifest(steps),
+                "--device",
+                "0",
+                "--quick-bench",
+                "--no-run",
+                "--cache",
+                "64KiB",
+                "--json",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["traffic"][0].clone()
+    };
+    // 2,048 steps: each work-item walks 256 KiB of lines, over a quarter
+    // of the 64 KiB cache.
+    let long = traffic(2048);
+    assert_eq!(
+        long["order"], "work-items one at a time between barriers",
+        "{long}"
+    );
+    let compulsory = long["compulsory"]["read_bytes"].as_u64().unwrap();
+    assert_eq!(compulsory, 2 * 16 * 2048 * 4);
+    assert_eq!(
+        long["dram"]["read_bytes"].as_u64().unwrap(),
+        16 * compulsory
+    );
+    assert_eq!(
+        long["dram"]["written_bytes"].as_u64().unwrap(),
+        16 * compulsory
+    );
+    // 64 steps: 8 KiB walks; the lockstep order's traffic, the compulsory.
+    let short = traffic(64);
+    assert!(short.get("order").is_none(), "{short}");
+    assert_eq!(short["dram"], short["compulsory"]);
+}

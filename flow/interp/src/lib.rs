@@ -104,6 +104,29 @@ pub struct RunOptions {
     /// What runs the kernel's instructions: the interpreter, or the
     /// compiled tier (`exec::native`) for the kernels it can run.
     pub tier: Tier,
+    /// The order a work-group's work-items run in, which is the order a
+    /// traced run hands their accesses over in. Counts and outputs do not
+    /// hang on it (but for kernels whose work-items race).
+    pub order: ItemOrder,
+}
+
+/// The order a work-group's work-items run in (`RunOptions::order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemOrder {
+    /// All of a batch together, in lockstep where their control flow
+    /// agrees: each instruction's accesses for every lane that runs it,
+    /// as a GPU's warps present them to its memory.
+    #[default]
+    Lockstep,
+    /// As a CPU's OpenCL runtime runs a work-group: between two barriers,
+    /// this many work-items at a time (a vector of them where its compiler
+    /// vectorises the kernel's loops, else one), each set run up to the
+    /// barrier or the end before the next starts. A work-item that walks
+    /// far between barriers has done so before its neighbours start on the
+    /// same lines, which a cache then no longer holds. A kernel with
+    /// work-group or sub-group functions or async copies, which take the
+    /// whole group at once, runs in lockstep.
+    Vectors(u32),
 }
 
 /// What runs a launch (`RunOptions::tier`).
@@ -162,6 +185,7 @@ impl Default for RunOptions {
             sample: None,
             simd: false,
             tier: Tier::Auto,
+            order: ItemOrder::Lockstep,
         }
     }
 }
@@ -203,6 +227,9 @@ pub struct RunResult {
     pub sample: Option<SampleReport>,
     /// What ran the kernel's instructions.
     pub engine: Engine,
+    /// The order its work-items ran in: `RunOptions::order`, or lockstep
+    /// where the kernel needs it.
+    pub order: ItemOrder,
 }
 
 /// What runs a launch's instructions (`RunResult::engine`).
@@ -558,6 +585,17 @@ impl Program {
             keep_going: options.keep_going,
             uninit: options.uninit,
             simd: options.simd,
+            // Work-group functions and copies take the whole group at once.
+            order: if p.code.iter().any(|op| {
+                matches!(
+                    op,
+                    bytecode::Op::Collective { .. } | bytecode::Op::GroupCopy { .. }
+                )
+            }) {
+                ItemOrder::Lockstep
+            } else {
+                options.order
+            },
             undefined: global
                 .buffers
                 .iter()
@@ -683,6 +721,7 @@ impl Program {
             printed: partial.printed.into_iter().map(|(_, p)| p).collect(),
             faults,
             engine,
+            order: launched.order,
         })
     }
 

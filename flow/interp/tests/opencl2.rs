@@ -5,7 +5,7 @@
 
 mod common;
 use clflow_core::{Access, ArgValue, LaunchArg};
-use clflow_interp::{Program, RunOptions};
+use clflow_interp::{ItemOrder, Program, RunOptions};
 use common::*;
 
 fn run_cl2(
@@ -173,4 +173,16 @@ fn sub_groups_of_a_stated_size_and_work_group_functions() {
     assert_eq!(words(0), out);
     let got: Vec<f32> = words(1).iter().map(|b| f32::from_bits(*b)).collect();
     assert_eq!(got, f);
+    // Asked to run one work-item at a time, as a CPU does, the kernel runs
+    // in lockstep all the same: its group functions take the whole group.
+    let one_at_a_time = RunOptions {
+        order: ItemOrder::Vectors(1),
+        ..options
+    };
+    let args = vec![u32s(&[0; 12]), f32s(&floats), u32s(&[0; 12])];
+    let again = program
+        .run(&launch("groups", &[12], Some(&[6]), args), &one_at_a_time)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.order, ItemOrder::Lockstep);
+    assert_eq!(again.buffers, r.buffers);
 }

@@ -329,3 +329,98 @@ fn program_gather_atomics(sink: &mut dyn AccessSink) {
         .run_traced(&launch, &RunOptions::default(), sink)
         .unwrap();
 }
+
+/// Each work-item sums `steps` elements a group's size apart, then, past a
+/// barrier, stores its sum: a GPU's block-stride loop.
+const BLOCK_STRIDE: &str = r#"
+__kernel void block_stride(__global const uint *in, __global uint *out, uint steps) {
+  size_t l = get_local_id(0), n = get_local_size(0), base = get_group_id(0) * n * steps;
+  uint sum = 0;
+  for (uint k = 0; k < steps; ++k) sum += in[base + k * n + l];
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  out[get_global_id(0)] = sum;
+}"#;
+
+/// The work-items whose accesses come one after another, each once for
+/// its run of accesses.
+fn runs_of_items(accesses: &[GlobalAccess]) -> Vec<u32> {
+    let mut items: Vec<u32> = accesses.iter().map(|a| a.item).collect();
+    items.dedup();
+    items
+}
+
+#[test]
+fn a_cpu_order_runs_each_work_item_up_to_its_barrier_before_the_next() {
+    use clflow_interp::ItemOrder;
+    let program = program(BLOCK_STRIDE, "block_stride");
+    let (items, steps) = (8u32, 5u32);
+    let input: Vec<u32> = (0..2 * items * steps).collect();
+    let launch = launch(
+        "block_stride",
+        &[2 * items as u64],
+        Some(&[items as u64]),
+        vec![u32s(&input), u32s(&[0; 16]), scalar(steps.to_le_bytes())],
+    );
+    let traced = |order| {
+        let mut recording = Recording::default();
+        let options = RunOptions {
+            order,
+            ..RunOptions::default()
+        };
+        let result = program
+            .run_traced(&launch, &options, &mut recording)
+            .unwrap();
+        (result, recording)
+    };
+    let (lockstep, in_lockstep) = traced(ItemOrder::Lockstep);
+    let (one, one_at_a_time) = traced(ItemOrder::Vectors(1));
+    let (four, four_at_a_time) = traced(ItemOrder::Vectors(4));
+    assert_eq!(one.order, ItemOrder::Vectors(1));
+    for result in [&one, &four] {
+        assert_eq!(result.buffers, lockstep.buffers);
+        assert_eq!(result.counts.q_accessed(), lockstep.counts.q_accessed());
+    }
+    let sums: Vec<u32> = (0..2 * items)
+        .map(|i| {
+            let (g, l) = (i / items, i % items);
+            (0..steps).map(|k| g * items * steps + k * items + l).sum()
+        })
+        .collect();
+    assert_eq!(as_u32(&lockstep.buffers[1].bytes), sums);
+
+    let group = |recording: &Recording| recording.groups[1].1.clone();
+    // In lockstep, each load is made for every work-item together.
+    let lock = group(&in_lockstep);
+    assert_eq!(
+        &runs_of_items(&lock)[..2 * items as usize],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]
+    );
+    // One at a time: each work-item's five loads, then the next's; past
+    // the barrier, the stores in the same order.
+    let one = group(&one_at_a_time);
+    let expected: Vec<u32> = (0..items).chain(0..items).collect();
+    assert_eq!(runs_of_items(&one), expected);
+    let first: Vec<(u64, u16)> = one[..steps as usize]
+        .iter()
+        .map(|a| (a.offset, a.phase))
+        .collect();
+    let base = 4 * (items * steps) as u64;
+    let walk: Vec<(u64, u16)> = (0..steps as u64)
+        .map(|k| (base + 4 * items as u64 * k, 0))
+        .collect();
+    assert_eq!(first, walk);
+    assert!(one[(items * steps) as usize..]
+        .iter()
+        .all(|a| a.phase == 1 && a.kind == AccessKind::Store));
+    // Four at a time: work-items 0-3 in lockstep through their loop, then
+    // 4-7.
+    let four = group(&four_at_a_time);
+    let loads: Vec<u32> = four[..(4 * steps) as usize]
+        .iter()
+        .map(|a| a.item)
+        .collect();
+    assert_eq!(loads, [0, 1, 2, 3].repeat(steps as usize));
+    assert!(four[(4 * steps) as usize..(8 * steps) as usize]
+        .iter()
+        .all(|a| a.item >= 4));
+}

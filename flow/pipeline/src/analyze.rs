@@ -8,18 +8,18 @@ use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPla
 use crate::history;
 use crate::history::history_entry as run_history_entry;
 use crate::input::{prepare_manifest, unique_name, KernelInput};
+use crate::order::{device_order, traffic_in_device_order, OrderedDevice};
 use crate::profile::{device_profile, measured_or_datasheet};
 use crate::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option,
-    probed_caches, DeviceCache,
+    describe, device_cache, facts_at, line_sizes, parse_cache_option, probed_caches, DeviceCache,
 };
 use crate::{Error, Observer, Session};
 use clflow_bench::Mode;
 use clflow_core::{FailureKind, Launch};
 use clflow_counts::Summary;
 use clflow_devices::{MeasuredProfile, ProfileCatalog};
-use clflow_interp::{CountReport, OpSet, OutputBuffer, RunOptions};
+use clflow_interp::{CountReport, ItemOrder, OpSet, OutputBuffer, RunOptions};
 use clflow_metrics::{
     Figure, Hotspots, KernelCounts, LaunchInfo, LevelTraffic, Metrics, ResultSet, Run, RunDevice,
     RunInfo, Unit,
@@ -135,6 +135,8 @@ struct Selected {
     name: String,
     /// Its cache, for the traffic simulation.
     cache: Option<DeviceCache>,
+    /// The order it runs work-items in, where not the interpreter's.
+    order: Option<ItemOrder>,
 }
 
 /// Compile, count, benchmark, run, and report: the whole flow. Runs that
@@ -168,6 +170,26 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .collect::<crate::Result<Vec<_>>>()?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&prepared));
     clflow_report::check_writable(&out, "--out")?;
+    // Each device's rates, for the predictions and the order it runs
+    // work-items in, and its measured profile, for the split.
+    let all = session.device_infos();
+    let mode = Mode::quick_if(args.quick_bench);
+    let mut rates = Vec::new();
+    let mut measured_profiles: Vec<Option<MeasuredProfile>> = Vec::new();
+    for selected in &mut devices {
+        let device = session.device_at(selected.info.index)?;
+        let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
+        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
+        let device_rates = clflow_bench::device_rates(
+            &selected.name,
+            measured.as_ref(),
+            datasheet,
+            clflow_bench::simd_of(&selected.info),
+        );
+        selected.order = device_order(&device_rates);
+        rates.push(device_rates);
+        measured_profiles.push(measured);
+    }
     let kernels = count_all(args, &manifests, prepared, &devices, observer)?;
 
     let mut set = ResultSet {
@@ -186,8 +208,6 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .sum::<clflow_counts::PerClass>()
         .float_ceiling();
 
-    let all = session.device_infos();
-    let mode = Mode::quick_if(args.quick_bench);
     let plan = TimingPlan::lasting(args.min_time);
     // A kernel's faults fail the analysis; its runs and report go on.
     let mut failures: Vec<Error> = kernels
@@ -202,20 +222,9 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .collect();
     // (kernel, device name, run) of every run that completed, for the history.
     let mut completed = Vec::new();
-    // Each device's rates, for the predictions, and its measured profile,
-    // for the split.
-    let mut rates = Vec::new();
-    let mut measured_profiles: Vec<Option<MeasuredProfile>> = Vec::new();
-    for selected in &devices {
+    for (selected, measured) in devices.iter().zip(&measured_profiles) {
         let device = session.device_at(selected.info.index)?;
         let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
-        rates.push(clflow_bench::device_rates(
-            &selected.name,
-            measured.as_ref(),
-            datasheet,
-            clflow_bench::simd_of(&selected.info),
-        ));
         set.put_device(device_profile(
             &selected.name,
             &selected.info,
@@ -223,7 +232,6 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
             datasheet,
             float,
         ));
-        measured_profiles.push(measured);
 
         for kernel in &kernels {
             let missing = missing_extensions(&kernel.input.module, &selected.info);
@@ -481,6 +489,7 @@ fn select_devices(selectors: &[String], session: &Session) -> crate::Result<Vec<
                 info,
                 name,
                 cache: None,
+                order: None,
             }
         })
         .collect())
@@ -601,10 +610,25 @@ fn count_all(
             observer,
         );
         let (result, traffic_report, faults) = result?;
-        let traffic: Vec<DeviceTraffic> = devices
+        let cached: Vec<OrderedDevice> = devices
             .iter()
-            .filter_map(|d| Some(device_traffic(&d.name, d.cache.as_ref()?, &traffic_report)))
+            .filter_map(|d| {
+                Some(OrderedDevice {
+                    name: &d.name,
+                    cache: d.cache.as_ref()?,
+                    order: d.order,
+                })
+            })
             .collect();
+        let traffic = traffic_in_device_order(
+            manifest,
+            &input.module,
+            &launch,
+            &input.run_options(&options),
+            &traffic_report,
+            &cached,
+            observer,
+        )?;
         drop(traffic_report);
         let report = result.counts.report(ops);
         observer.note(format!(
@@ -782,6 +806,7 @@ mod tests {
             info: opencl_device(index, name, kind),
             name: name.to_string(),
             cache: None,
+            order: None,
         };
         let devices = vec![
             selected(0, "NVIDIA A100 <SXM>", DeviceKind::Gpu),

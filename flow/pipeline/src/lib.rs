@@ -5,6 +5,7 @@
 //! - [`input`]: load a manifest, compile its kernel, check the launch;
 //! - [`count`]: translate the kernel to bytecode, interpret it, count W and Q;
 //! - [`traffic`]: the cache each device has, and the kernel's Q through it;
+//! - [`order`]: the order a device runs work-items in, where it changes Q;
 //! - [`detect`]: kernel checkers watching the run (`--detect`);
 //! - [`outputs`]: compare a device's output buffers with the interpreter's;
 //! - [`device`]: build on a device, time repeated launches, sample power;
@@ -34,6 +35,7 @@ mod error;
 pub mod history;
 pub mod input;
 mod observe;
+pub mod order;
 pub mod outputs;
 pub mod profile;
 mod session;

@@ -155,6 +155,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.page_strides = Some(summary.coalescing.page_strides());
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
+    facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);
     facts.traffic.cache_bytes = Some(summary.cache.bytes);
     facts.coalescing = Some(Coalescing {
         coalesced_bytes: summary.coalescing.bytes.coalesced(),
@@ -322,6 +323,7 @@ pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport)
             .upper
             .last()
             .and_then(|(_, above)| report.cache_gathers(cache.spec, *above)),
+        order: None,
     }
 }
 
@@ -374,8 +376,13 @@ pub fn describe(traffic: &DeviceTraffic, work: u64) -> String {
     } else {
         format!("{:.3}", work as f64 / q as f64)
     };
+    let order = traffic
+        .order
+        .as_ref()
+        .map_or(String::new(), |order| format!(", {order}"));
     format!(
-        "Q DRAM {} bytes through a {} cache ({}), I = {intensity} OPS/B; {:.0} % of bytes coalesce",
+        "Q DRAM {} bytes through a {} cache ({}{order}), I = {intensity} OPS/B; {:.0} % of bytes \
+         coalesce",
         group_digits(q),
         summary.cache,
         traffic.cache_source,

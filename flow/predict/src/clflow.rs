@@ -29,11 +29,16 @@
 //!    at the best width times the warp's efficiency (the share of its lanes
 //!    that work).
 //! 4. **Memory.** DRAM traffic (simulated at the device's cache, else
-//!    compulsory) moves at the stream bandwidth of its share of written
-//!    bytes: the microbenchmarks' `read` (none written), `add`/`triad` (a
-//!    third), `copy`/`scale` (half) and `write` (all), time per byte
-//!    interpolated between them (a CPU's store first reads its line). On a
-//!    GPU, the share the coalescing analysis found uncoalesced moves at
+//!    compulsory, in the order the device runs work-items: on a CPU one
+//!    work-item after another between barriers, where a work-item walks
+//!    far enough for that to matter) moves at the stream bandwidth of its
+//!    share of written bytes: the microbenchmarks' `read` (none written),
+//!    `add`/`triad` (a third), `copy`/`scale` (half) and `write` (all),
+//!    time per byte interpolated between them. Their stores write lines
+//!    they never read, which a CPU's store reads first; so on a CPU the
+//!    share is that of the lines a store brought into the cache, and a
+//!    line a load brought in is written in place (`y = a * x + y` moves at
+//!    the `read` benchmark's rate, not `triad`'s). On a GPU, the share the coalescing analysis found uncoalesced moves at
 //!    the gather bandwidth (a CPU's caches make whole lines of scattered
 //!    accesses, which the cache simulation charged already). Launched
 //!    again and again, as the timing does, a kernel whose lines all fit the
@@ -288,8 +293,16 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
             return Ok(traffic.compulsory as f64 / rate.value);
         }
     }
+    // The stream benchmarks' stores all write lines they did not read: on
+    // a CPU, whose store reads its line first, what they measured per
+    // written byte holds for the lines a store brought into the cache; a
+    // line a load brought in is written in place.
+    let share = match kind {
+        SimdKind::WorkGroupVectoriser => traffic.dram_allocated_share(),
+        SimdKind::Simt => traffic.dram_write_share(),
+    };
     let stream = device
-        .bandwidth_at(traffic.dram_write_share())
+        .bandwidth_at(share)
         .ok_or_else(|| missing("memory bandwidth", device))?;
     let gather = device
         .uncoalesced_bandwidth

@@ -128,6 +128,10 @@ pub struct Traffic {
     /// Of the simulated traffic, the bytes written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_written: Option<u64>,
+    /// Of the simulated traffic's written lines, the bytes a store brought
+    /// into the cache (rather than a load): a CPU reads them first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_allocated: Option<u64>,
     /// The size of the cache the simulation ran at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bytes: Option<u64>,
@@ -145,6 +149,19 @@ impl Traffic {
             0.0
         } else {
             (written as f64 / total as f64).min(1.0)
+        }
+    }
+
+    /// Of [`Traffic::dram`]'s bytes, the share that a CPU's stores read
+    /// before they write: lines a store, not a load, brought into the cache
+    /// (a line loaded first is written in place). The written share where
+    /// no simulation said.
+    pub fn dram_allocated_share(&self) -> f64 {
+        match (self.simulated, self.simulated_allocated) {
+            (Some(total), Some(allocated)) if total > 0 => {
+                (allocated as f64 / total as f64).min(1.0)
+            }
+            _ => self.dram_write_share(),
         }
     }
 
@@ -247,6 +264,7 @@ impl KernelFacts {
                 simulated: None,
                 compulsory_written: counts.lines_written * counts.line_bytes,
                 simulated_written: None,
+                simulated_allocated: None,
                 cache_bytes: None,
             },
             coalescing: None,
@@ -448,13 +466,17 @@ pub(crate) mod tests {
             simulated: Some(40),
             compulsory_written: 5,
             simulated_written: Some(10),
+            simulated_allocated: Some(4),
             cache_bytes: Some(1 << 20),
         };
         assert_eq!(traffic.dram().0, 40);
         // The written share follows the traffic the models charge.
         assert_eq!(traffic.dram_write_share(), 0.25);
+        // Of the 10 bytes written back, 4 are lines a store brought in.
+        assert_eq!(traffic.dram_allocated_share(), 0.1);
         traffic.simulated = None;
         assert_eq!(traffic.dram_write_share(), 0.5);
+        assert_eq!(traffic.dram_allocated_share(), 0.5);
         let share = Coalescing {
             coalesced_bytes: 30,
             uncoalesced_bytes: 10,

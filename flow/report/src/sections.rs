@@ -210,7 +210,7 @@ mod tests {
     fn device(name: &str, read_bytes: u64) -> DeviceTraffic {
         let dram = DramTraffic {
             read_bytes,
-            written_bytes: 0,
+            ..DramTraffic::default()
         };
         DeviceTraffic {
             device: name.into(),
@@ -229,10 +229,12 @@ mod tests {
                     bytes: PatternCounts::default(),
                     accesses: PatternCounts::default(),
                     sites: Vec::new(),
+                    stretch_lines: 0,
                 },
             },
             levels: Vec::new(),
             cache_gathers: None,
+            order: None,
         }
     }
 

@@ -289,6 +289,7 @@ mod tests {
                 }),
                 levels: Vec::new(),
                 cache_gathers: None,
+                order: None,
             })
             .collect()
     }

@@ -210,6 +210,45 @@ pub struct CoalescingAnalyzer {
     gaps: Vec<Option<u64>>,
     /// Each (site, work-item)'s last access in the current work-group.
     walks: WorkItemWalks,
+    /// The work-group whose accesses came last (a large one comes in
+    /// several lists).
+    group: Option<u64>,
+    stretches: Stretches,
+}
+
+/// How many lines each work-item of the current work-group has moved on
+/// to since the group's last barrier, and the most any work-item has.
+#[derive(Debug, Default)]
+struct Stretches {
+    phase: u16,
+    /// Per work-item: the buffer and line of its last access, and the
+    /// lines it moved on to in this stretch.
+    items: Vec<(u32, u64, u64)>,
+    longest: u64,
+}
+
+impl Stretches {
+    fn restart(&mut self, phase: u16) {
+        self.phase = phase;
+        self.items.clear();
+    }
+
+    fn add(&mut self, access: &GlobalAccess, line_shift: u32) {
+        if access.phase != self.phase {
+            self.restart(access.phase);
+        }
+        let item = access.item as usize;
+        if item >= self.items.len() {
+            self.items.resize(item + 1, (u32::MAX, u64::MAX, 0));
+        }
+        let (buffer, line, moves) = &mut self.items[item];
+        let at = access.offset >> line_shift;
+        if (*buffer, *line) != (access.buffer, at) {
+            (*buffer, *line) = (access.buffer, at);
+            *moves += 1;
+            self.longest = self.longest.max(*moves);
+        }
+    }
 }
 
 /// Where each work-item's last access at each site was, the step that
@@ -308,13 +347,23 @@ impl CoalescingAnalyzer {
             lines: Vec::new(),
             gaps: Vec::new(),
             walks: WorkItemWalks::default(),
+            group: None,
+            stretches: Stretches::default(),
         }
     }
 
-    /// A work-group's accesses, in the order they were made.
-    pub fn work_group(&mut self, accesses: &[GlobalAccess]) {
-        self.walks.end_all();
-        self.walks.group += 1;
+    /// Work-group `group`'s accesses, in the order they were made: all of
+    /// them, or the next of the lists a large group comes in.
+    pub fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        if self.group != Some(group) {
+            self.group = Some(group);
+            self.walks.end_all();
+            self.walks.group += 1;
+            self.stretches.restart(0);
+        }
+        for access in accesses {
+            self.stretches.add(access, self.line_shift);
+        }
         let mut rest = accesses;
         while let Some(first) = rest.first() {
             let len = rest
@@ -414,7 +463,10 @@ impl CoalescingAnalyzer {
                 .cmp(&a.bytes.total())
                 .then(a.site.cmp(&b.site))
         });
-        CoalescingReport { sites }
+        CoalescingReport {
+            sites,
+            stretch_lines: self.stretches.longest,
+        }
     }
 }
 
@@ -461,6 +513,10 @@ fn lines_in_order(spans: impl Iterator<Item = (u32, u64, u64)>) -> Option<u64> {
 pub struct CoalescingReport {
     /// The sites, those with the most bytes first.
     pub sites: Vec<SiteCoalescing>,
+    /// The most lines one work-item moved on to between two of its
+    /// group's barriers (or its start and end): how far a work-item walks
+    /// before its neighbours start, where they run one after another.
+    pub stretch_lines: u64,
 }
 
 impl CoalescingReport {
@@ -503,8 +559,8 @@ mod tests {
 
     fn analyse(groups: &[Vec<GlobalAccess>]) -> CoalescingReport {
         let mut a = CoalescingAnalyzer::new(64);
-        for g in groups {
-            a.work_group(g);
+        for (g, accesses) in groups.iter().enumerate() {
+            a.work_group(g as u64, accesses);
         }
         a.finish()
     }
@@ -644,5 +700,40 @@ mod tests {
             a.offset += step * step * 4096;
         }
         assert_eq!(strides(&[wandering]), 0);
+    }
+
+    /// The stretch: the lines a work-item moves on to between barriers,
+    /// over the lists a large work-group comes in, afresh after a barrier
+    /// and in each work-group.
+    #[test]
+    fn a_work_items_stretch_counts_the_lines_it_moves_on_to_between_barriers() {
+        // Work-items 0 and 1 each load `steps` floats `stride` bytes apart,
+        // from their own start, before the barrier (and again after it
+        // from step `barrier` on).
+        let walk = |stride: u64, steps: u64, barrier: u64| -> Vec<GlobalAccess> {
+            (0..steps)
+                .flat_map(|k| {
+                    (0..2).map(move |item| GlobalAccess {
+                        phase: u16::from(k >= barrier),
+                        ..access(item, 4 * u64::from(item) + k * stride, 4, k as u32)
+                    })
+                })
+                .collect()
+        };
+        let longest = |groups: &[Vec<GlobalAccess>]| analyse(groups).stretch_lines;
+        // A line a step, 100 steps.
+        assert_eq!(longest(&[walk(64, 100, 100)]), 100);
+        // Sixteen floats a line: 7 lines for 100 steps.
+        assert_eq!(longest(&[walk(4, 100, 100)]), 7);
+        // A barrier after 30 steps: the longer stretch is the 70 after it.
+        assert_eq!(longest(&[walk(64, 100, 30)]), 70);
+        // Two work-groups of 60: each walks afresh.
+        assert_eq!(longest(&[walk(64, 60, 60), walk(64, 60, 60)]), 60);
+        // One work-group that comes in two lists walks on over both.
+        let whole = walk(64, 100, 100);
+        let mut a = CoalescingAnalyzer::new(64);
+        a.work_group(7, &whole[..80]);
+        a.work_group(7, &whole[80..]);
+        assert_eq!(a.finish().stretch_lines, 100);
     }
 }

@@ -136,8 +136,9 @@ const STAGE_QUEUE: usize = 4;
 /// fifth of a traced run's time where groups are small.
 const BATCH_ACCESSES: usize = 1 << 16;
 
-/// Work-groups' access lists, in order, handed to the stages together.
-type Batch = Arc<Vec<Pooled>>;
+/// Work-groups' access lists, in order and each with its group's index,
+/// handed to the stages together.
+type Batch = Arc<Vec<(u64, Pooled)>>;
 
 /// A simulation running on a thread of its own, fed work-group by
 /// work-group in order.
@@ -150,14 +151,14 @@ struct Stage<R> {
 impl<R: Send + 'static> Stage<R> {
     fn spawn<S: Send + 'static>(
         mut state: S,
-        feed: fn(&mut S, &[GlobalAccess]),
+        feed: fn(&mut S, u64, &[GlobalAccess]),
         done: fn(S) -> R,
     ) -> Stage<R> {
         let (queue, batches) = sync_channel::<Batch>(STAGE_QUEUE);
         let worker = std::thread::spawn(move || {
             for batch in batches {
-                for accesses in batch.iter() {
-                    feed(&mut state, accesses);
+                for (group, accesses) in batch.iter() {
+                    feed(&mut state, *group, accesses);
                 }
             }
             done(state)
@@ -178,7 +179,7 @@ impl<R: Send + 'static> Stage<R> {
     }
 }
 
-fn simulate(sim: &mut LruSimulator, accesses: &[GlobalAccess]) {
+fn simulate(sim: &mut LruSimulator, _group: u64, accesses: &[GlobalAccess]) {
     for a in accesses {
         let kind = (a.kind.reads(), a.kind.writes());
         sim.access(a.buffer, a.offset, a.bytes, kind, a.site);
@@ -194,13 +195,17 @@ pub struct TrafficAnalysis {
     /// Cache sizes at which each site's DRAM traffic is kept.
     probes: Vec<u64>,
     simulations: Vec<Stage<LruCurve>>,
+    /// Whether the coalescing analysis runs (`TrafficAnalysis::simulating_only`).
+    coalesce: bool,
     coalescing: Option<Stage<CoalescingReport>>,
+    /// Whether the run has named its buffers (and the stages started).
+    started: bool,
     buffers: Vec<TraceBuffer>,
     accessed_bytes: u64,
     /// Where the run takes its access lists, and the stages give them back.
     pool: Arc<AccessPool>,
     /// Work-groups not yet handed to the stages, and their accesses.
-    pending: Vec<Pooled>,
+    pending: Vec<(u64, Pooled)>,
     pending_accesses: usize,
 }
 
@@ -221,7 +226,9 @@ impl TrafficAnalysis {
             line_sizes: sizes,
             probes: Vec::new(),
             simulations: Vec::new(),
+            coalesce: true,
             coalescing: None,
+            started: false,
             buffers: Vec::new(),
             accessed_bytes: 0,
             pool: Arc::default(),
@@ -253,9 +260,17 @@ impl TrafficAnalysis {
         self
     }
 
+    /// Runs the cache simulations alone, without the coalescing analysis,
+    /// whose findings stay empty: for a second run in another order of
+    /// work-items, whose curves [`TrafficReport::with_curves_of`] takes.
+    pub fn simulating_only(mut self) -> Self {
+        self.coalesce = false;
+        self
+    }
+
     /// Waits for the simulations to drain, and gathers what they found.
     pub fn finish(mut self) -> TrafficReport {
-        if self.coalescing.is_none() {
+        if !self.started {
             // No run reached the sink: empty results for every line size.
             self.buffers(&[]);
         }
@@ -288,19 +303,22 @@ impl AccessSink for TrafficAnalysis {
                 )
             })
             .collect();
-        self.coalescing = Some(Stage::spawn(
-            CoalescingAnalyzer::new(self.line_sizes[0]),
-            CoalescingAnalyzer::work_group,
-            CoalescingAnalyzer::finish,
-        ));
+        self.coalescing = self.coalesce.then(|| {
+            Stage::spawn(
+                CoalescingAnalyzer::new(self.line_sizes[0]),
+                CoalescingAnalyzer::work_group,
+                CoalescingAnalyzer::finish,
+            )
+        });
         self.buffers = buffers.to_vec();
+        self.started = true;
     }
 
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
         self.take_work_group(group, accesses.to_vec());
     }
 
-    fn take_work_group(&mut self, _group: u64, accesses: Vec<GlobalAccess>) {
+    fn take_work_group(&mut self, group: u64, accesses: Vec<GlobalAccess>) {
         for a in &accesses {
             // An atomic reads and writes its bytes.
             let times = if a.kind.reads() && a.kind.writes() {
@@ -312,7 +330,7 @@ impl AccessSink for TrafficAnalysis {
         }
         self.pending_accesses += accesses.len();
         self.pending
-            .push(Pooled::new(accesses, Arc::clone(&self.pool)));
+            .push((group, Pooled::new(accesses, Arc::clone(&self.pool))));
         if self.pending_accesses >= BATCH_ACCESSES {
             self.flush();
         }
@@ -376,6 +394,11 @@ pub struct DeviceTraffic {
     /// find in it (see [`TrafficReport::cache_gathers`]), where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers: Option<u64>,
+    /// The order of work-items the cache was simulated in, where not the
+    /// interpreter's lockstep (the device's own: see
+    /// `clflow_interp::ItemOrder`), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
 }
 
 /// The bytes that cross into one memory level (`L1`, `L2` ... `DRAM`).
@@ -393,6 +416,10 @@ pub struct CoalescingSummary {
     pub bytes: PatternCounts,
     pub accesses: PatternCounts,
     pub sites: Vec<SiteCoalescing>,
+    /// The most lines one work-item moved on to between two barriers
+    /// (see `CoalescingReport::stretch_lines`).
+    #[serde(default)]
+    pub stretch_lines: u64,
 }
 
 impl CoalescingSummary {
@@ -437,6 +464,35 @@ impl TrafficReport {
     /// The curve for a line size the analysis ran with.
     pub fn curve(&self, line_bytes: u64) -> Option<&LruCurve> {
         self.curves.iter().find(|c| c.line_bytes() == line_bytes)
+    }
+
+    /// This run's report with the cache simulations of `other`, a run of
+    /// the same launch in another order of work-items (see
+    /// `clflow_interp::ItemOrder`), at the line sizes `other` simulated:
+    /// how a CPU's caches fare with the same accesses, where the coalescing
+    /// stays that of neighbouring work-items run together.
+    pub fn with_curves_of(&self, other: TrafficReport) -> TrafficReport {
+        let theirs = other.line_sizes();
+        let mut curves = other.curves;
+        curves.extend(
+            self.curves
+                .iter()
+                .filter(|c| !theirs.contains(&c.line_bytes()))
+                .cloned(),
+        );
+        TrafficReport {
+            accessed_bytes: self.accessed_bytes,
+            buffers: self.buffers.clone(),
+            curves,
+            coalescing_line_bytes: self.coalescing_line_bytes,
+            coalescing: self.coalescing.clone(),
+        }
+    }
+
+    /// How far one work-item walked between two barriers, at most: the
+    /// lines it moved on to (`CoalescingReport::stretch_lines`), in bytes.
+    pub fn stretch_bytes(&self) -> u64 {
+        self.coalescing.stretch_lines * self.coalescing_line_bytes
     }
 
     /// The line sizes simulated.
@@ -496,6 +552,7 @@ impl TrafficReport {
                 bytes: self.coalescing.bytes(),
                 accesses: self.coalescing.accesses(),
                 sites,
+                stretch_lines: self.coalescing.stretch_lines,
             },
         }
     }
@@ -692,6 +749,51 @@ mod tests {
         );
     }
 
+    /// A second run in another order of work-items gives its curves to
+    /// the first run's report, which keeps its own coalescing.
+    #[test]
+    fn a_report_takes_the_curves_of_a_run_in_another_order() {
+        // Two work-items each read 64 lines, a float a line, each line's
+        // first float for work-item 0 and its second for work-item 1.
+        let load = |item: u64, k: u64, dispatch: u32| GlobalAccess {
+            offset: 64 * k + 4 * item,
+            buffer: 0,
+            bytes: 4,
+            site: 0,
+            dispatch,
+            item: item as u32,
+            kind: clflow_counts::AccessKind::Load,
+            atomic: false,
+            phase: 0,
+        };
+        let lockstep: Vec<GlobalAccess> = (0..64)
+            .flat_map(|k| (0..2).map(move |item| load(item, k, k as u32)))
+            .collect();
+        let one_at_a_time: Vec<GlobalAccess> = (0..2)
+            .flat_map(|item| (0..64).map(move |k| load(item, k, (64 * item + k) as u32)))
+            .collect();
+        let lockstep = report_of(&[lockstep], 4096);
+        let mut analysis = TrafficAnalysis::new(&[64]).simulating_only();
+        analysis.buffers(&report_of(&[], 4096).buffers);
+        analysis.work_group(0, &one_at_a_time);
+        let serial = analysis.finish();
+        assert!(serial.coalescing.sites.is_empty());
+        // A 2 KiB cache holds 32 lines: in lockstep each line is read once,
+        // one work-item after the other reads all 64 twice.
+        let cache: CacheSpec = "2KiB/64".parse().unwrap();
+        assert_eq!(lockstep.at(cache).dram.read_bytes, 4096);
+        assert_eq!(serial.at(cache).dram.read_bytes, 8192);
+        let merged = lockstep.with_curves_of(serial);
+        assert_eq!(merged.at(cache).dram.read_bytes, 8192);
+        assert_eq!(merged.line_sizes(), [64, 128]);
+        assert_eq!(
+            merged.at("2KiB/128".parse().unwrap()),
+            lockstep.at("2KiB/128".parse().unwrap())
+        );
+        assert_eq!(merged.coalescing, lockstep.coalescing);
+        assert_eq!(merged.stretch_bytes(), 64 * 64);
+    }
+
     #[test]
     fn a_device_traffic_reads_back_from_the_json_it_writes() {
         // A work-group loads 4 KiB contiguously, stores it with a stride,
@@ -722,6 +824,7 @@ mod tests {
             summary: report.summary("16KiB/128".parse().unwrap()),
             levels: Vec::new(),
             cache_gathers: None,
+            order: None,
         };
         let json = serde_json::to_value(&traffic).unwrap();
         // The summary is flattened into the device's object, the cache is

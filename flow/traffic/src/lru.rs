@@ -19,6 +19,10 @@
 //! accesses; so each eviction is a write-back for a range of C, recorded
 //! as a difference array.
 //!
+//! A store that misses (with no load of the line in the same access) is
+//! counted apart: a CPU's cache reads such a line before the store writes
+//! part of it, where a line a load brought in is written in place.
+//!
 //! At cache sizes chosen before the run (*probes*) the pass also says which
 //! instruction the traffic comes from: a load miss belongs to the load's
 //! site, a write-back to the site of the store that last dirtied the line.
@@ -60,6 +64,9 @@ pub struct LruSimulator {
     /// Loads by stack distance.
     load_distances: Vec<u64>,
     cold_loads: u64,
+    /// Stores (that do not also load) by stack distance.
+    store_distances: Vec<u64>,
+    cold_stores: u64,
     /// Write-backs: +1 where a range of cache sizes starts, -1 after it ends.
     writeback_delta: Vec<i64>,
     /// Per-site traffic at chosen cache sizes (none unless asked for).
@@ -119,6 +126,8 @@ impl LruSimulator {
             last_line: u32::MAX,
             load_distances: Vec::new(),
             cold_loads: 0,
+            store_distances: Vec::new(),
+            cold_stores: 0,
             writeback_delta: Vec::new(),
             probes: Vec::new(),
             store_site: Vec::new(),
@@ -185,6 +194,11 @@ impl LruSimulator {
             match distance {
                 Some(d) => bump(&mut self.load_distances, d as usize),
                 None => self.cold_loads += 1,
+            }
+        } else if writes {
+            match distance {
+                Some(d) => bump(&mut self.store_distances, d as usize),
+                None => self.cold_stores += 1,
             }
         }
         let state = &mut self.lines[line as usize];
@@ -295,14 +309,13 @@ impl LruSimulator {
         let sizes = self
             .load_distances
             .len()
+            .max(self.store_distances.len())
             .max(self.writeback_delta.len())
             .max(flush_from.len())
             + 1;
         // load_misses[c]: loads with distance ≥ c, plus the cold ones.
-        let mut load_misses = vec![self.cold_loads; sizes + 1];
-        for c in (0..sizes).rev() {
-            load_misses[c] = load_misses[c + 1] + self.load_distances.get(c).copied().unwrap_or(0);
-        }
+        let load_misses = misses(&self.load_distances, self.cold_loads, sizes);
+        let store_misses = misses(&self.store_distances, self.cold_stores, sizes);
         let mut writebacks = vec![0u64; sizes + 1];
         let (mut open, mut flushed) = (0i64, 0u64);
         for (c, slot) in writebacks.iter_mut().enumerate() {
@@ -324,6 +337,7 @@ impl LruSimulator {
                         let traffic = DramTraffic {
                             read_bytes: read * line_bytes,
                             written_bytes: written * line_bytes,
+                            ..DramTraffic::default()
                         };
                         (site as u32, traffic)
                     })
@@ -335,10 +349,21 @@ impl LruSimulator {
             line_bytes,
             lines_touched: self.touched as u64,
             load_misses,
+            store_misses,
             writebacks,
             by_site,
         }
     }
+}
+
+/// Per cache size `c` (in lines, up to `sizes`): the accesses of distance
+/// `c` or more, and the `cold` ones.
+fn misses(distances: &[u64], cold: u64, sizes: usize) -> Vec<u64> {
+    let mut misses = vec![cold; sizes + 1];
+    for c in (0..sizes).rev() {
+        misses[c] = misses[c + 1] + distances.get(c).copied().unwrap_or(0);
+    }
+    misses
 }
 
 fn bump(counts: &mut Vec<u64>, at: usize) {
@@ -362,6 +387,11 @@ pub struct DramTraffic {
     pub read_bytes: u64,
     /// Dirty lines written back, on eviction or at the kernel's end.
     pub written_bytes: u64,
+    /// Lines a store missed (a store that did not also load): a CPU reads
+    /// them before writing (not part of `read_bytes`, and not kept per
+    /// site).
+    #[serde(default)]
+    pub allocated_bytes: u64,
 }
 
 impl DramTraffic {
@@ -378,6 +408,8 @@ pub struct LruCurve {
     /// Load misses at a cache of `c` lines (the last entry holds for every
     /// larger cache).
     load_misses: Vec<u64>,
+    /// Store misses (stores that do not load) likewise.
+    store_misses: Vec<u64>,
     /// Write-backs at a cache of `c` lines (likewise).
     writebacks: Vec<u64>,
     /// At each probed cache size (bytes): the traffic per access site.
@@ -401,6 +433,7 @@ impl LruCurve {
         DramTraffic {
             read_bytes: at(&self.load_misses) * self.line_bytes,
             written_bytes: at(&self.writebacks) * self.line_bytes,
+            allocated_bytes: at(&self.store_misses) * self.line_bytes,
         }
     }
 
@@ -607,15 +640,23 @@ mod tests {
         // 0 is another line.
         sim.access(0, 60, 8, (true, false), 0);
         sim.access(1, 0, 4, (false, true), 0);
+        // Line 1 of buffer 0, loaded, is written in place; buffer 1's line
+        // is one a store brought in.
+        sim.access(0, 64, 4, (false, true), 0);
         let curve = sim.finish();
         assert_eq!(curve.lines_touched(), 3);
         assert_eq!(
             curve.compulsory(),
             DramTraffic {
                 read_bytes: 128,
-                written_bytes: 64
+                written_bytes: 128,
+                allocated_bytes: 64,
             }
         );
+        // A cache of one line no longer holds line 1 of buffer 0 when the
+        // store comes back to it: the store brings it in again.
+        assert_eq!(curve.at_lines(1).allocated_bytes, 128);
+        assert_eq!(curve.at_lines(1).read_bytes, 128);
     }
 
     #[test]

@@ -517,5 +517,6 @@ fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
         } else {
             Tier::Auto
         },
+        order: clflow_interp::ItemOrder::Lockstep,
     }
 }

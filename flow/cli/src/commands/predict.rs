@@ -12,10 +12,10 @@ use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_traced;
 use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
 use clflow_pipeline::input::prepare_manifest;
+use clflow_pipeline::order::{device_order, traffic_in_device_order, OrderedDevice};
 use clflow_pipeline::profile::measured_or_datasheet;
 use clflow_pipeline::traffic::{
-    describe, device_cache, device_traffic, facts_at, line_sizes, parse_cache_option,
-    probed_caches, DeviceCache,
+    describe, device_cache, facts_at, line_sizes, parse_cache_option, probed_caches, DeviceCache,
 };
 use clflow_pipeline::Session;
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
@@ -176,33 +176,73 @@ fn predict_one(
 ) -> crate::Result<Document> {
     let observer = session.observer();
     let (input, launch) = prepare_manifest(manifest, "predict", session)?;
+    let options = RunOptions {
+        // clflow's model reads how work-items fill vectors.
+        simd: true,
+        ..RunOptions::default()
+    };
     let counted = interpret_traced(
         manifest,
         &input.module,
         Cow::Borrowed(&launch),
-        // clflow's model reads how work-items fill vectors.
-        &RunOptions {
-            simd: true,
-            ..RunOptions::default()
-        },
+        &options,
         TrafficAnalysis::new(&line_sizes(caches)).probing(&probed_caches(caches)),
         observer,
     );
     let (counted, traffic_report) = counted?;
     let summary = clflow_counts::Summary::of(&counted.counts, ops, &launch);
     let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
-    let mut traffic = Vec::new();
     let all = session.device_infos();
     let mode = Mode::quick_if(args.quick_bench);
     let plan = TimingPlan::lasting(args.min_time);
-    let mut predictions = Vec::new();
-    for (device, cache) in devices.iter().zip(caches) {
+    let mut rates = Vec::new();
+    for device in devices {
         let name = device.info.name.trim().to_string();
-        let facts = match cache {
-            Some(cache) => {
-                let at = device_traffic(&name, cache, &traffic_report);
+        let datasheet = session
+            .catalog()
+            .match_name(&device.info.name)
+            .map(|m| m.profile);
+        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
+        let device_rates = device_rates(
+            &name,
+            measured.as_ref(),
+            datasheet,
+            clflow_bench::simd_of(&device.info),
+        );
+        for note in &device_rates.notes {
+            observer.note(format!("{name}: {note}"));
+        }
+        rates.push(device_rates);
+    }
+    let cached: Vec<OrderedDevice> = caches
+        .iter()
+        .zip(&rates)
+        .filter_map(|(cache, rates)| {
+            Some(OrderedDevice {
+                name: &rates.name,
+                cache: cache.as_ref()?,
+                order: device_order(rates),
+            })
+        })
+        .collect();
+    let mut traffic = traffic_in_device_order(
+        manifest,
+        &input.module,
+        &launch,
+        &options,
+        &traffic_report,
+        &cached,
+        observer,
+    )?
+    .into_iter();
+    let mut predictions = Vec::new();
+    let mut kept = Vec::new();
+    for ((device, cache), rates) in devices.iter().zip(caches).zip(&rates) {
+        let name = &rates.name;
+        let facts = match cache.as_ref().and_then(|_| traffic.next()) {
+            Some(at) => {
                 let facts = facts_at(&facts, &at, device.info.kind);
-                traffic.push(at);
+                kept.push(at);
                 facts
             }
             None => {
@@ -213,20 +253,6 @@ fn predict_one(
                 facts.clone()
             }
         };
-        let datasheet = session
-            .catalog()
-            .match_name(&device.info.name)
-            .map(|m| m.profile);
-        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
-        let rates = device_rates(
-            &name,
-            measured.as_ref(),
-            datasheet,
-            clflow_bench::simd_of(&device.info),
-        );
-        for note in &rates.notes {
-            observer.note(format!("{name}: {note}"));
-        }
         let measurement = if args.no_run {
             Measured::default()
         } else {
@@ -236,18 +262,18 @@ fn predict_one(
                 &KernelOnDevice::new(&input, &launch, Some(&counted.buffers)),
                 &plan,
             );
-            let run = outcome?.to_metrics_run(&launch.kernel, &name);
+            let run = outcome?.to_metrics_run(&launch.kernel, name);
             Measured {
                 time_s: run.time.map(|f| f.value),
                 energy_j: run.energy_measured.map(|f| f.value),
             }
         };
-        predictions.push(predict_all(&facts, &rates, measurement));
+        predictions.push(predict_all(&facts, rates, measurement));
     }
     Ok(Document {
         kernel: facts,
         predictions,
-        traffic,
+        traffic: kept,
     })
 }
 

@@ -249,6 +249,8 @@ pub struct Launched<'a> {
     pub uninit: bool,
     /// Measure how work-items fill vectors (`RunOptions::simd`).
     pub simd: bool,
+    /// The order work-items run in (`RunOptions::order`).
+    pub order: crate::ItemOrder,
     /// Where they are followed, the global buffers the launch leaves
     /// undefined (`RunOptions::undefined`).
     pub undefined: super::GlobalShadow,

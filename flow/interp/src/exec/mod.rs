@@ -61,6 +61,7 @@ use crate::error::TrapKind;
 use crate::memory::{self, Arena, SPACE_LOCAL};
 use crate::opencl_std as math;
 use crate::trace::AccessKind;
+use crate::ItemOrder;
 use builtins::{builtin, geometric};
 use mem::Mem;
 use queue::Queue;
@@ -117,6 +118,11 @@ struct Batch {
     printed: Vec<Vec<u8>>,
     /// The async copies the batch's work-group made.
     events: events::Events,
+    /// Where the work-items run a few at a time (`ItemOrder::Vectors`):
+    /// the lanes that have not yet started on the current stretch between
+    /// barriers, the last to start first, and the pc they start at.
+    parked: Vec<u32>,
+    parked_pc: u32,
 }
 
 /// A lane stopped: (pc, lane, why).
@@ -176,6 +182,8 @@ impl<'a> Runner<'a> {
                 active: Vec::with_capacity(width),
                 printed: vec![Vec::new(); width],
                 events: events::Events::default(),
+                parked: Vec::new(),
+                parked_pc: 0,
             },
             group: [0; 3],
             index: 0,
@@ -329,10 +337,42 @@ impl<'a> Runner<'a> {
                 shadow.start_item(lane, &self.launch.private_init);
             }
         }
-        let lanes = b
-            .queue
-            .slot(&self.launch.program.rank, self.launch.program.entry);
-        b.queue.waiting[lanes].2.extend(0..len as u32);
+        let entry = self.launch.program.entry;
+        self.start_stretch(entry, 0..len as u32);
+    }
+
+    /// Sets `lanes` (in order) to go on from `pc`: all at once, or in the
+    /// order `ItemOrder::Vectors` asks for, a few at a time.
+    fn start_stretch(&mut self, pc: u32, lanes: impl Iterator<Item = u32>) {
+        let b = &mut self.batch;
+        match self.launch.order {
+            ItemOrder::Lockstep => {
+                let slot = b.queue.slot(&self.launch.program.rank, pc);
+                b.queue.waiting[slot].2.extend(lanes);
+            }
+            ItemOrder::Vectors(_) => {
+                b.parked.clear();
+                b.parked.extend(lanes);
+                b.parked.reverse();
+                b.parked_pc = pc;
+            }
+        }
+    }
+
+    /// Starts the next few parked lanes (`ItemOrder::Vectors`), if any wait.
+    fn unpark(&mut self) -> bool {
+        let ItemOrder::Vectors(width) = self.launch.order else {
+            return false;
+        };
+        let b = &mut self.batch;
+        let take = b.parked.len().min(width.max(1) as usize);
+        if take == 0 {
+            return false;
+        }
+        let slot = b.queue.slot(&self.launch.program.rank, b.parked_pc);
+        let from = b.parked.len() - take;
+        b.queue.waiting[slot].2.extend(b.parked.drain(from..).rev());
+        true
     }
 
     /// Runs the batch until every lane has returned.
@@ -353,6 +393,7 @@ impl<'a> Runner<'a> {
                         }
                         Err(fault) => {
                             // Leave no lane behind for the next batch.
+                            self.batch.parked.clear();
                             let q = &mut self.batch.queue;
                             for (_, _, mut lanes) in q.waiting.drain(..) {
                                 lanes.clear();
@@ -362,6 +403,7 @@ impl<'a> Runner<'a> {
                         }
                     }
                 }
+                None if self.unpark() => {}
                 None if self.release_barrier()? => {}
                 None => return Ok(()),
             }
@@ -438,10 +480,10 @@ impl<'a> Runner<'a> {
         if let Some(recorder) = &mut self.trace {
             recorder.phase = recorder.phase.wrapping_add(1);
         }
-        let lanes = b.queue.slot(&self.launch.program.rank, barrier as u32 + 1);
-        let state = &b.state;
+        let state = std::mem::take(&mut b.state);
         let runnable = (0..b.len as u32).filter(|&l| state[l as usize] == LaneState::Runnable);
-        b.queue.waiting[lanes].2.extend(runnable);
+        self.start_stretch(barrier as u32 + 1, runnable);
+        self.batch.state = state;
         Ok(true)
     }
 }
