@@ -376,6 +376,7 @@ mod tests {
             lines: Vec::new(),
             simd: Vec::new(),
             chains: None,
+            loop_barriers: None,
             branches: None,
         }
     }

@@ -165,3 +165,40 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     let plain: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(plain.get("branches").is_none() && plain.get("chains").is_none());
 }
+
+/// The reduction's tree loop has its barrier at the end of each iteration:
+/// a CPU runtime adds one at the start of each, seven iterations (halving
+/// 128 down to one) for each of the 4,096 work-items. The kernel's own
+/// barriers are one before the loop, and one each iteration.
+#[test]
+fn iterations_of_a_loop_with_a_barrier_that_begin_without_one_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = clflow(
+        dir.path(),
+        &[
+            "count",
+            "kernels/reduction/reduction.toml",
+            "--simd",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["loop_barriers"], 7 * 4096);
+    assert_eq!(
+        report["ops_by_role"]["OpControlBarrier"]["void"]["work"],
+        8 * 4096
+    );
+    let out = clflow(
+        dir.path(),
+        &["count", "kernels/reduction/reduction.toml", "--simd"],
+    );
+    assert!(text(&out.stdout).contains("Loop barriers: 28,672 work-item iterations"));
+    // Without --simd, nothing is measured.
+    let out = clflow(
+        dir.path(),
+        &["count", "kernels/reduction/reduction.toml", "--json"],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("loop_barriers").is_none());
+}

@@ -179,6 +179,10 @@ pub struct Counts {
     pub simd: Vec<crate::SimdUse>,
     /// The chains the kernel's loops carry, measured with `simd`.
     pub chains: Option<crate::LoopChains>,
+    /// Work-items' iterations of loops with a barrier in them that do not
+    /// begin at one, measured with `simd`: a CPU's runtime adds a barrier
+    /// there (`clflow_interp`'s `barrier_loop_headers`).
+    pub loop_barriers: Option<u64>,
     /// How its branches would be predicted, measured with `simd`.
     pub branches: Option<crate::Branches>,
 }
@@ -301,6 +305,7 @@ impl Counts {
                 .collect(),
             simd: self.simd.clone(),
             chains: self.chains,
+            loop_barriers: self.loop_barriers,
             branches: self.branches,
         }
     }
@@ -342,6 +347,10 @@ pub struct CountReport {
     /// The chains the kernel's loops carry, where measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chains: Option<crate::LoopChains>,
+    /// Iterations of loops with a barrier that begin without one, where
+    /// measured (see `Counts::loop_barriers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_barriers: Option<u64>,
     /// How its branches would be predicted, where measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<crate::Branches>,

@@ -120,6 +120,13 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
             );
         }
     }
+    if let Some(passes) = r.loop_barriers.filter(|&n| n > 0) {
+        let _ = writeln!(
+            out,
+            "Loop barriers: {} work-item iterations of loops with a barrier begin without one (a CPU runtime adds one there)",
+            group_digits(passes)
+        );
+    }
     out
 }
 

@@ -815,6 +815,7 @@ impl Program {
             line_bytes,
             simd: simd_use(&block_steps, &in_loop, partial),
             chains: (!partial.simd.is_empty()).then(|| loop_chains(p, &block_steps, partial)),
+            loop_barriers: (!partial.simd.is_empty()).then(|| loop_barriers(p, partial)),
             branches: (!partial.branches.is_empty()).then(|| counts::Branches {
                 executed: partial.branches.iter().map(|b| b.executed).sum(),
                 mispredicted: partial.branches.iter().map(|b| b.mispredicted).sum(),
@@ -892,6 +893,20 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
         }
     }
     total
+}
+
+/// Work-items' runs of the headers of loops with a barrier that do not
+/// begin at one (see `program::barrier_loop_headers`).
+fn loop_barriers(p: &program::Program, partial: &exec::Partial) -> u64 {
+    let headers = program::barrier_loop_headers(&p.code, &p.cases, p.entry as usize);
+    p.code
+        .iter()
+        .zip(&headers)
+        .filter_map(|(op, &header)| match op {
+            bytecode::Op::Block { block, .. } if header => partial.hits.get(*block as usize),
+            _ => None,
+        })
+        .sum()
 }
 
 fn label_for_local(label: &str) -> String {

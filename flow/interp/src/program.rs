@@ -186,6 +186,155 @@ pub fn in_loops_between_barriers(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> 
     cycles(code, cases, true)
 }
 
+/// For each pc, whether it starts the header of a loop with a barrier in
+/// it whose iterations do not begin with one. A CPU's runtime runs a
+/// work-group's work-items in a loop of their own between barriers; it
+/// runs a kernel loop with a barrier in it with a barrier of its own at the
+/// start of each iteration too, so that every work-item has decided to go
+/// round again before any starts, and each iteration then has a region of
+/// work-items more than the kernel's own barriers make (none where the
+/// iteration begins at a barrier already).
+pub fn barrier_loop_headers(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Vec<bool> {
+    let mut headers = vec![false; code.len()];
+    let Some(dominators) = Dominators::of(code, cases, entry) else {
+        return headers;
+    };
+    let mut out = Vec::new();
+    let mut body = vec![false; code.len()];
+    let mut stack = Vec::new();
+    for from in 0..code.len() {
+        successors(code, cases, from, &mut out);
+        for &header in &out {
+            // A back edge: its target dominates it.
+            if !dominators.dominates(header, from) || headers[header] {
+                continue;
+            }
+            // The loop's body: what reaches the back edge without passing
+            // its header.
+            body.fill(false);
+            body[header] = true;
+            stack.clear();
+            stack.push(from);
+            let mut barrier = false;
+            while let Some(pc) = stack.pop() {
+                if std::mem::replace(&mut body[pc], true) {
+                    continue;
+                }
+                barrier |= matches!(code[pc], Op::Barrier);
+                stack.extend(dominators.predecessors(pc).filter(|&q| !body[q]));
+            }
+            let starts_at_barrier = matches!(code.get(header), Some(Op::Barrier))
+                || matches!(
+                    (code.get(header), code.get(header + 1)),
+                    (Some(Op::Block { .. }), Some(Op::Barrier))
+                );
+            headers[header] = barrier && !starts_at_barrier;
+        }
+    }
+    headers
+}
+
+/// The dominator tree of the pcs reachable from an entry (Cooper, Harvey
+/// and Kennedy's iteration over the reverse postorder), and each pc's
+/// predecessors.
+struct Dominators {
+    /// Each reachable pc's position in the reverse postorder.
+    order: Vec<Option<usize>>,
+    /// Each reachable pc's immediate dominator (the entry its own).
+    idom: Vec<usize>,
+    preds: Vec<Vec<usize>>,
+}
+
+impl Dominators {
+    fn of(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Option<Dominators> {
+        if entry >= code.len() {
+            return None;
+        }
+        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); code.len()];
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); code.len()];
+        for (pc, out) in succ.iter_mut().enumerate() {
+            successors(code, cases, pc, out);
+            for &s in out.iter() {
+                preds[s].push(pc);
+            }
+        }
+        // Postorder by an explicit walk.
+        let mut postorder = Vec::new();
+        let mut seen = vec![false; code.len()];
+        let mut walk = vec![(entry, 0usize)];
+        seen[entry] = true;
+        while let Some((pc, next)) = walk.last_mut() {
+            let pc = *pc;
+            if let Some(&s) = succ[pc].get(*next) {
+                *next += 1;
+                if !seen[s] {
+                    seen[s] = true;
+                    walk.push((s, 0));
+                }
+            } else {
+                postorder.push(pc);
+                walk.pop();
+            }
+        }
+        let mut order = vec![None; code.len()];
+        for (k, &pc) in postorder.iter().rev().enumerate() {
+            order[pc] = Some(k);
+        }
+        let rpo: Vec<usize> = postorder.iter().rev().copied().collect();
+        let mut idom = vec![usize::MAX; code.len()];
+        idom[entry] = entry;
+        let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+            while a != b {
+                while order[a] > order[b] {
+                    a = idom[a];
+                }
+                while order[b] > order[a] {
+                    b = idom[b];
+                }
+            }
+            a
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &pc in rpo.iter().skip(1) {
+                let mut done = preds[pc].iter().copied().filter(|&q| idom[q] != usize::MAX);
+                let Some(first) = done.next() else { continue };
+                let new = done.fold(first, |d, q| intersect(&idom, d, q));
+                if idom[pc] != new {
+                    idom[pc] = new;
+                    changed = true;
+                }
+            }
+        }
+        Some(Dominators { order, idom, preds })
+    }
+
+    /// Whether `a` dominates `b` (both reachable).
+    fn dominates(&self, a: usize, mut b: usize) -> bool {
+        if self.order[a].is_none() || self.order[b].is_none() {
+            return false;
+        }
+        loop {
+            if a == b {
+                return true;
+            }
+            let up = self.idom[b];
+            if up == b || up == usize::MAX {
+                return false;
+            }
+            b = up;
+        }
+    }
+
+    fn predecessors(&self, pc: usize) -> impl Iterator<Item = usize> + '_ {
+        self.preds[pc]
+            .iter()
+            .copied()
+            .filter(|&q| self.order[q].is_some())
+    }
+}
+
 /// For each pc, whether it lies on a cycle of the control flow (through a
 /// barrier too, unless `cut_at_barriers`). Tarjan's strongly connected
 /// components, without recursion.
@@ -406,5 +555,46 @@ mod tests {
         barrier[2] = Op::Barrier;
         assert_eq!(in_loops(&barrier, &[]), [false, true, true, true, false]);
         assert_eq!(in_loops_between_barriers(&barrier, &[]), [false; 5]);
+    }
+
+    /// A loop whose iterations begin without a barrier and hold one has
+    /// its header marked, whether its back edge jumps there itself or
+    /// through an edge's copies placed after the code; one that begins at
+    /// its barrier, and one with none, are not.
+    #[test]
+    fn loops_with_a_barrier_that_do_not_begin_at_one_have_their_headers_marked() {
+        let block = |block| Op::Block { block, steps: 2 };
+        let ret = Op::Ret {
+            src: Reg::new(0),
+            n: 0,
+        };
+        // 0-1: entry; 2-5: the loop, its header at 2; 6-7: after it; 8-9:
+        // the back edge's copies.
+        let code = |first: Op, second: Op, back: u32| {
+            vec![
+                block(0),
+                Op::Jump { target: 2 },
+                block(1),
+                first,
+                second,
+                Op::Branch {
+                    cond: Reg::new(0),
+                    then: back,
+                    other: 6,
+                },
+                block(2),
+                ret,
+                mov(),
+                Op::Jump { target: 2 },
+            ]
+        };
+        let marked = |code: &[Op]| -> Vec<usize> {
+            let headers = barrier_loop_headers(code, &[], 0);
+            (0..code.len()).filter(|&pc| headers[pc]).collect()
+        };
+        assert_eq!(marked(&code(mov(), Op::Barrier, 2)), [2]);
+        assert_eq!(marked(&code(mov(), Op::Barrier, 8)), [2]);
+        assert_eq!(marked(&code(Op::Barrier, mov(), 2)), Vec::<usize>::new());
+        assert_eq!(marked(&code(mov(), mov(), 8)), Vec::<usize>::new());
     }
 }

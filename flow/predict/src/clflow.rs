@@ -72,7 +72,11 @@
 //!    between; a random branch against one that always goes one way), on
 //!    top of the issue time: an atomic waits for its cache line, a barrier
 //!    for the whole group, a mispredicted branch for the pipeline to
-//!    refill.
+//!    refill. On a CPU, each iteration of a loop with a barrier in it that
+//!    does not begin at one passes one barrier more (the count's
+//!    `loop_barriers`): the runtime runs the loop's condition for every
+//!    work-item in a region of its own, as the benchmark's own barriers
+//!    (its loop begins at one) each make one.
 //! 7. **Overlap.** Issue and memory overlap: the kernel takes the launch
 //!    plus the longer of the two.
 
@@ -193,7 +197,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     let atomics_s = device.costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
     let barriers_s = device
         .costs
-        .map(|c| facts.barriers as f64 / c.barriers_per_s);
+        .map(|c| barrier_passes(facts, simd.kind) as f64 / c.barriers_per_s);
     issue_s += [branches_s, atomics_s, barriers_s]
         .iter()
         .flatten()
@@ -280,6 +284,16 @@ fn issue_time(
         }
     }
     Ok(vector_s + scalar_s)
+}
+
+/// Work-items' passes through barriers: the kernel's own, and on a CPU
+/// the one its runtime adds at the start of each iteration of a loop with
+/// a barrier in it that does not begin at one (assumption 6).
+fn barrier_passes(facts: &KernelFacts, kind: SimdKind) -> u64 {
+    match kind {
+        SimdKind::WorkGroupVectoriser => facts.barriers + facts.loop_barriers,
+        SimdKind::Simt => facts.barriers,
+    }
 }
 
 /// The DRAM traffic's time (assumption 4), or the cache's where every line
@@ -423,6 +437,9 @@ mod tests {
         });
         facts.atomics = 1000;
         facts.barriers = 2000;
+        // A loop with a barrier whose iterations begin without one: a CPU
+        // runtime's own barrier there costs as much again.
+        facts.loop_barriers = 1000;
         facts.cache_gathers = Some(1000);
         facts.page_strides = Some(300);
         // A register tile's private loads and stores: no issue slot.
@@ -460,8 +477,8 @@ mod tests {
         assert!(close(p.chain_s.unwrap(), chain), "{p:?}");
         assert!(close(p.round_trips_s.unwrap(), 100.0 * 97e-9), "{p:?}");
         assert!(close(p.branches_s.unwrap(), 500.0 * 0.9 / 1e8), "{p:?}");
-        assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 2e-6));
-        let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 1e-5 + 2e-6;
+        assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 3e-6));
+        let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 1e-5 + 3e-6;
         assert!(close(p.issue_s, total), "{p:?}");
         // A third of the 12,288 bytes written: the add and triad kernels'
         // rate; 1,000 lines gathered from the last-level cache, and 300
@@ -473,5 +490,28 @@ mod tests {
         let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
         assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));
         assert_eq!(rates.bandwidth_at(1.0), Some(5e9));
+        // Simulated, the same bytes with their writes all in place (lines
+        // a load brought in): the read rate on a CPU.
+        facts.traffic.simulated = Some(12_288);
+        facts.traffic.simulated_written = Some(4096);
+        facts.traffic.simulated_allocated = Some(0);
+        let p = predict_kernel(&facts, &rates).unwrap();
+        assert!(close(p.memory_s, 12_288.0 / 10e9 + 1e-5 + 3e-6), "{p:?}");
+        // A GPU charges the written share, and no barrier of its own.
+        facts.traffic.simulated_allocated = Some(4096);
+        let gpu = device(Simd {
+            width: 32,
+            kind: SimdKind::Simt,
+            vectorises_loops: true,
+        });
+        let gpu = DeviceRates {
+            costs: rates.costs,
+            bandwidth_by_writes: rates.bandwidth_by_writes.clone(),
+            ..gpu
+        };
+        assert_eq!(barrier_passes(&facts, SimdKind::Simt), 2000);
+        assert_eq!(barrier_passes(&facts, SimdKind::WorkGroupVectoriser), 3000);
+        let p = predict_kernel(&facts, &gpu).unwrap();
+        assert!(close(p.barriers_s.unwrap(), 2e-6), "{p:?}");
     }
 }

@@ -217,6 +217,10 @@ pub struct KernelFacts {
     pub atomics: u64,
     /// Work-items' passes through work-group barriers.
     pub barriers: u64,
+    /// Work-items' iterations of loops with a barrier that begin without
+    /// one, where a CPU runtime adds one (measured with `simd`).
+    #[serde(default)]
+    pub loop_barriers: u64,
     /// How a core running the work-items one by one would predict the
     /// kernel's branches, measured with `simd`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -273,6 +277,7 @@ impl KernelFacts {
             chains: counts.chains,
             atomics: lanes_of(counts, |op| op.starts_with("OpAtomic")),
             barriers: lanes_of(counts, |op| op == "OpControlBarrier"),
+            loop_barriers: counts.loop_barriers.unwrap_or(0),
             branches: counts.branches,
             cache_gathers: None,
             page_strides: None,
@@ -378,6 +383,7 @@ pub(crate) mod tests {
             lines: Vec::new(),
             simd: Vec::new(),
             chains: None,
+            loop_barriers: None,
             branches: None,
         }
     }
