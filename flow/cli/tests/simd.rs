@@ -202,3 +202,38 @@ fn iterations_of_a_loop_with_a_barrier_that_begin_without_one_are_counted() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report.get("loop_barriers").is_none());
 }
+
+/// A maximum that keeps a NaN: each iteration branches on it, so the
+/// maximum's chain runs through several blocks of the loop's body, a float
+/// maximum (5 cycles, with its NaN rules) or add (3) on each way round. Per
+/// block, only the loop's counter (1 cycle) would be seen.
+#[test]
+fn a_chain_through_a_loops_branches_is_followed_round_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "__kernel void maxes(__global const float *in, __global float *out, uint bad) {\n\
+                  \x20   size_t i = get_global_id(0);\n\
+                  \x20   float acc = -INFINITY;\n\
+                  \x20   for (uint k = 0; k < 64; ++k) {\n\
+                  \x20       float x = in[i * 64 + k];\n\
+                  \x20       acc = (isnan(acc) || isnan(x)) ? acc + x : fmax(acc, x);\n\
+                  \x20   }\n\
+                  \x20   out[i] = acc + bad;\n\
+                  }\n";
+    let args = "[[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 16384\n\
+                random = { min = -1.0, max = 1.0, seed = 4 }\naccess = \"ro\"\n\
+                [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n";
+    let manifest = variant(dir.path(), "maxes", source, args, 0);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["chains"]["cycles"],
+        5 * 64 * 256,
+        "{}",
+        report["chains"]
+    );
+    // The whole body runs under the chain.
+    let steps = report["chains"]["steps"].as_u64().unwrap();
+    let loop_steps = report["simd"][0]["loop_steps"].as_u64().unwrap();
+    assert!(steps * 10 >= loop_steps * 9, "{steps} of {loop_steps}");
+}

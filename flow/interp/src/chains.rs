@@ -12,7 +12,8 @@
 //! not by its loads.
 //!
 //! Latencies are a current x86 core's, in cycles (an integer add 1, a
-//! multiply 3, a float add or multiply 3, a fused multiply-add 4, a load
+//! multiply 3, a float add or multiply 3, a fused multiply-add 4, a float
+//! maximum or minimum 5 (with its NaN rules), a load
 //! from the first-level cache 5, a square root 15, a division 11 to 14, a
 //! transcendental about 40); a device's measured rate of dependent integer
 //! adds turns them into seconds (`clflow_predict`). A chain that carries a
@@ -23,14 +24,15 @@
 //! (`clflow bench`'s `costs`). A value kept in memory
 //! at an address the loop does not change (a variable whose address a call
 //! takes) carries its chain through the store and the next load. The
-//! analysis is per block: a chain carried through several blocks (a loop
-//! body with a branch in it) is not seen. A loop with a barrier in it
+//! analysis is per block, and for an innermost loop whose body is several
+//! blocks (a branch in it) along each way round the body too; a chain
+//! through an inner loop is not followed. A loop with a barrier in it
 //! carries no chain: between a work-item's iterations every other
 //! work-item of its group runs its own, so none waits on its last.
 
 use crate::bytecode::*;
 use crate::exec::native::{reads_writes, Spans};
-use crate::program::{in_loops_between_barriers, Program};
+use crate::program::{in_loops_between_barriers, natural_loops, successors, NaturalLoop, Program};
 use std::collections::HashSet;
 
 /// No dependence on the register followed.
@@ -43,6 +45,9 @@ pub struct Chain {
     pub cycles: u32,
     /// Whether a chain carries a float value across a call.
     pub spilled: bool,
+    /// Whether the block runs under a chain its loop's header carries
+    /// through several blocks (see [`block_chains`]).
+    pub under_loop_chain: bool,
 }
 
 impl Chain {
@@ -50,12 +55,22 @@ impl Chain {
         Chain {
             cycles: self.cycles.max(other.cycles),
             spilled: self.spilled || other.spilled,
+            under_loop_chain: false,
         }
     }
 }
 
+/// The most ways round a loop's body the analysis follows; a loop with
+/// more keeps its blocks' own chains.
+const MAX_PATHS: usize = 64;
+
 /// Each block's carried chain: none outside loops, and in blocks that
-/// carry nothing.
+/// carry nothing. A loop whose body is several blocks (a branch in it, as
+/// `acc = isnan(x) ? acc + x : fmax(acc, x)` compiles to) may carry a chain
+/// through them that no one block holds: along each way round from its
+/// header back to it, the chain is followed, and where the longest is
+/// longer than every block's own, the header carries it and the other
+/// blocks run under it. Only innermost loops are followed so.
 pub fn block_chains(p: &Program) -> Vec<Chain> {
     let looped = in_loops_between_barriers(&p.code, &p.cases);
     let mut chains = vec![Chain::default(); p.blocks.len()];
@@ -87,7 +102,110 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
         }
         pc = end;
     }
+    let loops = natural_loops(&p.code, &p.cases, p.entry as usize);
+    let headers: HashSet<usize> = loops.iter().map(|l| l.header).collect();
+    for lp in &loops {
+        let innermost = lp
+            .body
+            .iter()
+            .all(|pc| *pc == lp.header || !headers.contains(pc));
+        if looped[lp.header] && innermost {
+            through_loop(p, lp, &mut chains, &mut ready);
+        }
+    }
     chains
+}
+
+/// The chain an innermost loop carries round its body of several blocks,
+/// where longer than each block's own (see [`block_chains`]).
+fn through_loop(p: &Program, lp: &NaturalLoop, chains: &mut [Chain], ready: &mut [i64]) {
+    let code = &p.code;
+    let block_of = |pc: usize| match code.get(pc) {
+        Some(&Op::Block { block, .. }) => Some(block as usize),
+        _ => None,
+    };
+    let blocks: Vec<usize> = lp
+        .body
+        .iter()
+        .copied()
+        .filter(|&pc| block_of(pc).is_some())
+        .collect();
+    let Some(header) = block_of(lp.header) else {
+        return;
+    };
+    if blocks.len() < 2 {
+        return;
+    }
+    let in_body = |pc: usize| lp.body.binary_search(&pc).is_ok();
+    let calls = p
+        .kept_calls
+        .iter()
+        .any(|&(start, _)| in_body(start as usize));
+    // Depth first over the ways round: (block pc, ops so far, blocks on
+    // the way).
+    let mut longest = Chain::default();
+    let mut ways = 0;
+    let mut walk = vec![(lp.header, Vec::new(), vec![lp.header])];
+    let mut out = Vec::new();
+    while let Some((pc, mut ops, on_way)) = walk.pop() {
+        let Some(end) = (pc + 1..code.len()).find(|&at| {
+            matches!(
+                code[at],
+                Op::Jump { .. } | Op::Branch { .. } | Op::Switch { .. } | Op::Ret { .. } | Op::Trap
+            )
+        }) else {
+            continue;
+        };
+        ops.extend_from_slice(&code[pc + 1..=end]);
+        successors(code, &p.cases, end, &mut out);
+        for &target in &out {
+            if !in_body(target) {
+                continue;
+            }
+            let (edge, next) = match code[target] {
+                Op::Block { .. } => (&code[target..target], target),
+                _ => {
+                    let Some(jump) =
+                        (target..code.len()).find(|&at| matches!(code[at], Op::Jump { .. }))
+                    else {
+                        continue;
+                    };
+                    let Op::Jump { target: next } = code[jump] else {
+                        continue;
+                    };
+                    (&code[target..jump], next as usize)
+                }
+            };
+            ways += 1;
+            if ways > MAX_PATHS {
+                return;
+            }
+            let mut way = ops.clone();
+            way.extend_from_slice(edge);
+            if next == lp.header {
+                longest = longest.max(carried(p, &way, calls, ready));
+            } else if in_body(next) && !on_way.contains(&next) {
+                let mut on = on_way.clone();
+                on.push(next);
+                walk.push((next, way, on));
+            }
+        }
+    }
+    let own = blocks
+        .iter()
+        .filter_map(|&pc| block_of(pc))
+        .map(|b| chains[b].cycles)
+        .max()
+        .unwrap_or(0);
+    if longest.cycles > own {
+        for b in blocks.iter().filter_map(|&pc| block_of(pc)) {
+            chains[b] = Chain {
+                under_loop_chain: true,
+                ..Chain::default()
+            };
+        }
+        chains[header] = longest;
+    }
 }
 
 /// The code on the edges a block's last op takes that are not blocks of
@@ -203,6 +321,7 @@ fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
     Chain {
         cycles: longest.clamp(0, i64::from(u32::MAX)) as u32,
         spilled,
+        under_loop_chain: false,
     }
 }
 
@@ -302,14 +421,10 @@ pub fn latency(op: &Op) -> u32 {
         },
         Op::FAdd32 { .. } | Op::FSub32 { .. } | Op::FMul32 { .. } | Op::FCmp { .. } => 3,
         Op::Float { op, .. } => match op {
-            FloatOp::Add
-            | FloatOp::Sub
-            | FloatOp::Mul
-            | FloatOp::Fmax
-            | FloatOp::Fmin
-            | FloatOp::Fdim
-            | FloatOp::Maxmag
-            | FloatOp::Minmag => 3,
+            FloatOp::Add | FloatOp::Sub | FloatOp::Mul => 3,
+            // x86 has no maximum that keeps OpenCL's rules for NaN: the
+            // compiler follows its max with a compare and a blend.
+            FloatOp::Fmax | FloatOp::Fmin | FloatOp::Fdim | FloatOp::Maxmag | FloatOp::Minmag => 5,
             FloatOp::Copysign | FloatOp::Step => 1,
             FloatOp::Div => 11,
             _ => 40,
@@ -465,7 +580,7 @@ mod tests {
             block_chains(&program),
             [Chain {
                 cycles: 4,
-                spilled: false
+                ..Chain::default()
             }]
         );
     }
@@ -507,7 +622,13 @@ mod tests {
             a: r(2),
             b: r(3),
         };
-        let chain = |cycles, spilled| vec![Chain { cycles, spilled }];
+        let chain = |cycles, spilled| {
+            vec![Chain {
+                cycles,
+                spilled,
+                ..Chain::default()
+            }]
+        };
         assert_eq!(block_chains(&program(fcall, fadd, true)), chain(3, true));
         assert_eq!(block_chains(&program(fcall, fadd, false)), chain(3, true));
         let mut inlined = program(fcall, fadd, true);

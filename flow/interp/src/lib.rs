@@ -886,6 +886,8 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
     for ((chain, n), hits) in chains.iter().zip(steps).zip(&partial.hits) {
         if chain.cycles > 0 {
             total.cycles += u64::from(chain.cycles) * hits;
+        }
+        if chain.cycles > 0 || chain.under_loop_chain {
             total.steps += n * hits;
         }
         if chain.spilled {

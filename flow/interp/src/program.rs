@@ -147,7 +147,7 @@ impl Program {
 /// The pcs control can go to from `pc` (a call: the callee, then the pc
 /// after the call), in reverse of the order they should run in: a reverse
 /// post-order puts the successor visited last first.
-fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>) {
+pub(crate) fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>) {
     out.clear();
     match code[pc] {
         Op::Jump { target } => out.push(target as usize),
@@ -196,42 +196,73 @@ pub fn in_loops_between_barriers(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> 
 /// iteration begins at a barrier already).
 pub fn barrier_loop_headers(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Vec<bool> {
     let mut headers = vec![false; code.len()];
+    for lp in natural_loops(code, cases, entry) {
+        let barrier = lp.body.iter().any(|&pc| matches!(code[pc], Op::Barrier));
+        let starts_at_barrier = matches!(code[lp.header], Op::Barrier)
+            || matches!(
+                (&code[lp.header], code.get(lp.header + 1)),
+                (Op::Block { .. }, Some(Op::Barrier))
+            );
+        headers[lp.header] = barrier && !starts_at_barrier;
+    }
+    headers
+}
+
+/// A natural loop of the kernel's control flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NaturalLoop {
+    /// The pc every iteration starts at.
+    pub header: usize,
+    /// Its pcs, the header's among them, in increasing order.
+    pub body: Vec<usize>,
+}
+
+/// The kernel's natural loops, from its back edges (each an edge to a pc
+/// that dominates the edge's source): each loop's header and body, the
+/// loops that share a header taken as one. A loop nested in another is a
+/// loop of its own, and part of the other's body.
+pub fn natural_loops(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Vec<NaturalLoop> {
     let Some(dominators) = Dominators::of(code, cases, entry) else {
-        return headers;
+        return Vec::new();
     };
+    let mut loops: Vec<NaturalLoop> = Vec::new();
     let mut out = Vec::new();
-    let mut body = vec![false; code.len()];
+    let mut in_body = vec![false; code.len()];
     let mut stack = Vec::new();
     for from in 0..code.len() {
         successors(code, cases, from, &mut out);
         for &header in &out {
-            // A back edge: its target dominates it.
-            if !dominators.dominates(header, from) || headers[header] {
+            if !dominators.dominates(header, from) {
                 continue;
             }
-            // The loop's body: what reaches the back edge without passing
-            // its header.
-            body.fill(false);
-            body[header] = true;
+            // What reaches the back edge without passing the header.
+            let at = match loops.iter().position(|l| l.header == header) {
+                Some(at) => at,
+                None => {
+                    loops.push(NaturalLoop {
+                        header,
+                        body: vec![header],
+                    });
+                    loops.len() - 1
+                }
+            };
+            in_body.fill(false);
+            for &pc in &loops[at].body {
+                in_body[pc] = true;
+            }
             stack.clear();
             stack.push(from);
-            let mut barrier = false;
             while let Some(pc) = stack.pop() {
-                if std::mem::replace(&mut body[pc], true) {
+                if std::mem::replace(&mut in_body[pc], true) {
                     continue;
                 }
-                barrier |= matches!(code[pc], Op::Barrier);
-                stack.extend(dominators.predecessors(pc).filter(|&q| !body[q]));
+                loops[at].body.push(pc);
+                stack.extend(dominators.predecessors(pc).filter(|&q| !in_body[q]));
             }
-            let starts_at_barrier = matches!(code.get(header), Some(Op::Barrier))
-                || matches!(
-                    (code.get(header), code.get(header + 1)),
-                    (Some(Op::Block { .. }), Some(Op::Barrier))
-                );
-            headers[header] = barrier && !starts_at_barrier;
+            loops[at].body.sort_unstable();
         }
     }
-    headers
+    loops
 }
 
 /// The dominator tree of the pcs reachable from an entry (Cooper, Harvey
