@@ -46,7 +46,10 @@ its datasheet. APE = |predicted − measured| / measured.
 Q is the DRAM traffic through each device's last-level cache (its datasheet profile, else its
 driver, or --cache), simulated as a fully associative LRU cache over the kernel's access
 stream in work-group order; the boat hull's c and u split it by how neighbouring work-items'
-accesses coalesce.";
+accesses coalesce. A CPU runs a work-group's work-items one after another between barriers:
+where one work-item walks a quarter of the cache or more before the next starts, the kernel is
+interpreted a second time in that order for the CPU's Q (the text says `work-items one at a
+time between barriers`).";
 
 /// Predict a kernel's time on devices with five models; compare with a run.
 #[derive(Args)]
