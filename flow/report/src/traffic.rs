@@ -149,7 +149,8 @@ pub fn traffic_tables(kernels: &[KernelTraffic]) -> String {
         "<p>Each kernel's global accesses, in work-group order, through a fully associative \
          LRU cache (write-back, no read on a store miss) of each device's last-level cache \
          size. Compulsory traffic reads and writes each line once; accessed traffic is every \
-         load and store.</p>\n<table id=\"traffic\"><tr><th>Kernel</th><th>Device</th>\
+         load and store. Where a work-item walks far between barriers, a CPU's accesses are \
+         taken in the order it runs work-items, as the From column says.</p>\n<table id=\"traffic\"><tr><th>Kernel</th><th>Device</th>\
          <th>Cache</th><th>From</th><th>Q DRAM (B)</th><th>Compulsory (B)</th>\
          <th>Accessed (B)</th><th>I at cache (OPS/B)</th><th>Coalesced</th></tr>\n",
     );
@@ -157,6 +158,10 @@ pub fn traffic_tables(kernels: &[KernelTraffic]) -> String {
         for device in &kernel.devices {
             let s = &device.summary;
             let q = s.dram.total();
+            let from = match &device.order {
+                Some(order) => format!("{}; {order}", device.cache_source),
+                None => device.cache_source.clone(),
+            };
             let intensity = if q == 0 {
                 "–".to_string()
             } else {
@@ -170,7 +175,7 @@ pub fn traffic_tables(kernels: &[KernelTraffic]) -> String {
                 escape(&kernel.kernel),
                 escape(&device.device),
                 s.cache,
-                escape(&device.cache_source),
+                escape(&from),
                 s.compulsory.total(),
                 s.accessed_bytes,
                 percent(s.coalescing.bytes.coalesced(), s.coalescing.bytes.total()),
@@ -312,6 +317,10 @@ mod tests {
         let at: Vec<(f64, f64)> = plot.markers.iter().map(|m| m.at).collect();
         assert_eq!(at, [(16384.0, 131072.0 / MB), (1048576.0, 65536.0 / MB)]);
         assert!(plot.x_range.0 <= 1024.0 && plot.x_range.1 >= 1048576.0);
+        let mut ordered = kernels.clone();
+        ordered[0].devices[0].order = Some("work-items one at a time between barriers".into());
+        assert!(traffic_tables(&ordered)
+            .contains("<td class=\"name\">test; work-items one at a time between barriers</td>"));
         let html = traffic_tables(&kernels);
         // I at the large cache: 65536 ops / 65536 B.
         assert!(
