@@ -628,4 +628,41 @@ mod tests {
         assert_eq!(marked(&code(Op::Barrier, mov(), 2)), Vec::<usize>::new());
         assert_eq!(marked(&code(mov(), mov(), 8)), Vec::<usize>::new());
     }
+
+    /// An inner loop is a loop of its own and part of the outer one's body.
+    #[test]
+    fn nested_loops_are_each_found_with_their_bodies() {
+        let block = |block| Op::Block { block, steps: 1 };
+        let branch = |then, other| Op::Branch {
+            cond: Reg::new(0),
+            then,
+            other,
+        };
+        // 0: entry; 1-2: the outer header; 3-4: the inner loop, back to 3
+        // or on; 5-6: the outer latch, back to 1 or out; 7-8: after.
+        let code = [
+            block(0),
+            block(1),
+            mov(),
+            block(2),
+            branch(3, 5),
+            block(3),
+            branch(1, 7),
+            block(4),
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
+        ];
+        let loops = natural_loops(&code, &[], 0);
+        let find = |header| {
+            loops
+                .iter()
+                .find(|l| l.header == header)
+                .map(|l| l.body.clone())
+        };
+        assert_eq!(loops.len(), 2);
+        assert_eq!(find(3), Some(vec![3, 4]));
+        assert_eq!(find(1), Some(vec![1, 2, 3, 4, 5, 6]));
+    }
 }
