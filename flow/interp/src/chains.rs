@@ -162,19 +162,8 @@ fn through_loop(p: &Program, lp: &NaturalLoop, chains: &mut [Chain], ready: &mut
             if !in_body(target) {
                 continue;
             }
-            let (edge, next) = match code[target] {
-                Op::Block { .. } => (&code[target..target], target),
-                _ => {
-                    let Some(jump) =
-                        (target..code.len()).find(|&at| matches!(code[at], Op::Jump { .. }))
-                    else {
-                        continue;
-                    };
-                    let Op::Jump { target: next } = code[jump] else {
-                        continue;
-                    };
-                    (&code[target..jump], next as usize)
-                }
+            let Some((edge, next)) = edge_to(code, target) else {
+                continue;
             };
             ways += 1;
             if ways > MAX_PATHS {
@@ -219,15 +208,25 @@ fn edges<'p>(p: &'p Program, last: Option<&Op>) -> Vec<&'p [Op]> {
     };
     targets
         .into_iter()
-        .map(|t| t as usize)
-        .filter(|&t| t < p.code.len() && !matches!(p.code[t], Op::Block { .. }))
-        .map(|t| {
-            let end = (t..p.code.len())
-                .find(|&at| matches!(p.code[at], Op::Jump { .. } | Op::Block { .. }))
-                .unwrap_or(p.code.len());
-            &p.code[t..end]
-        })
+        .filter_map(|t| edge_to(&p.code, t as usize))
+        .map(|(copies, _)| copies)
+        .filter(|copies| !copies.is_empty())
         .collect()
+}
+
+/// Where an edge to `target` leads: the copies into the phis of the block
+/// it goes to, where they sit at `target` in code of their own (none where
+/// `target` is that block), and that block's pc.
+fn edge_to(code: &[Op], target: usize) -> Option<(&[Op], usize)> {
+    if let Op::Block { .. } = code.get(target)? {
+        return Some((&[], target));
+    }
+    let jump =
+        (target..code.len()).find(|&at| matches!(code[at], Op::Jump { .. } | Op::Block { .. }))?;
+    match code[jump] {
+        Op::Jump { target: next } => Some((&code[target..jump], next as usize)),
+        _ => None,
+    }
 }
 
 /// The longest chain in `ops` from a register read before it is written
