@@ -68,6 +68,31 @@ __kernel void bench_barrier(__global uint *out, const uint reps)
     out[get_global_id(0)] = x;
 }
 
+// ROUNDS loads per trip from a work-group's local table, between two of
+// the loop's barriers (a runtime that vectorises across work-items only
+// where their control flow agrees runs the code between barriers as
+// vectors), at addresses a quarter of the table apart from one work-item
+// to the next: a vectoriser gathers them lane by lane. The sum is stored.
+#define LOCAL_TABLE 256u
+
+__kernel void bench_local_gather(__global uint *out, const uint reps)
+{
+    __local uint table[LOCAL_TABLE];
+    const uint lid = get_local_id(0);
+    for (uint i = lid; i < LOCAL_TABLE; i += get_local_size(0))
+        table[i] = i;
+    const uint base = (lid & 3u) * (LOCAL_TABLE / 4u) + (lid >> 2);
+    uint x = 0;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint u = 0; u < ROUNDS; u++)
+            x += table[(base + r + u * 5u) & (LOCAL_TABLE - 1u)];
+    }
+    out[get_global_id(0)] = x;
+}
+
 // ROUNDS branches per trip, each taken where a bit of the work-item's
 // xorshift sequence and `pattern` agree: with pattern 0 never (every
 // branch predicted), with pattern 1 half the time at random (about half

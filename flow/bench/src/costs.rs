@@ -10,7 +10,10 @@
 //! it (the cache the driver reports), where the caches above it hold
 //! little. A loop whose float sum is carried across a kept call gives the
 //! rate of such trips. Loads a page apart in each work-item's own walk
-//! stride over a table of four times the last-level cache.
+//! stride over a table of four times the last-level cache. Loads from a
+//! local table between a loop's barriers, at addresses that do not count
+//! up along the work-items, give the rate of the lanes a vectoriser
+//! gathers.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
@@ -31,18 +34,20 @@ const GROUP: u64 = 64;
 const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
-pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride";
+pub const ID: &str =
+    "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,local-gather";
 
 /// Elements between a work-item's loads in the page-stride kernel: 32 KiB,
 /// a page and more.
 const PAGE_STRIDE_ELEMENTS: u32 = 8192;
 
 /// The kernels, with the operations each runs per work-item and trip.
-const KERNELS: [(&str, u64); 4] = [
+const KERNELS: [(&str, u64); 5] = [
     ("bench_chain", 2 * ROUNDS),
     ("bench_local_atomic", ROUNDS),
     ("bench_barrier", 2),
     ("bench_call_chain", 1),
+    ("bench_local_gather", ROUNDS),
 ];
 
 /// Times every cost kernel on the plan's compute work-items.
@@ -126,6 +131,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         cache_gathers_per_s: Some(cache_gathers_per_s),
         carried_calls_per_s: Some(rates[3]),
         page_strides_per_s: Some(page_strides_per_s),
+        gathered_lanes_per_s: Some(rates[4]),
     })
 }
 

@@ -313,6 +313,9 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                     rate / 1e9
                 )
             }),
+            costs
+                .gathered_lanes_per_s
+                .map(|rate| format!("{:.2} G gathered local loads/s", rate / 1e9)),
         ]
         .into_iter()
         .flatten()
@@ -473,6 +476,7 @@ mod tests {
                 cache_gathers_per_s: Some(1.5e9),
                 carried_calls_per_s: Some(2.5e8),
                 page_strides_per_s: Some(3.5e8),
+                gathered_lanes_per_s: Some(9e9),
             }),
         }
     }
@@ -573,7 +577,8 @@ mod tests {
                  6.00 G barrier passes/s, 0.25 G mispredicted branches/s\n        \
                  1.50 G scattered loads/s from the last-level cache, \
                  0.25 G trips/s of a float sum carried across a call\n        \
-                 0.35 G loads/s a page apart in a work-item's walk\n"
+                 0.35 G loads/s a page apart in a work-item's walk, \
+                 9.00 G gathered local loads/s\n"
             ),
             "{table}"
         );

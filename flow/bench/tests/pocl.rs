@@ -232,5 +232,9 @@ fn costs_are_measured_as_a_core_can_run_them() {
     // scattered load the last cache serves alongside others.
     let walks = costs.page_strides_per_s.expect("measured");
     assert!(walks > 0.0 && walks < gathers, "{costs:?}");
+    // A gathered local load takes a load port lane by lane: no core
+    // gathers more than four a cycle.
+    let lanes = costs.gathered_lanes_per_s.expect("measured");
+    assert!(lanes > 1e8 && lanes < cores * 4.0 * 5e9, "{costs:?}");
     assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

@@ -378,6 +378,7 @@ mod tests {
             chains: None,
             loop_barriers: None,
             branches: None,
+            gathers: None,
         }
     }
 

@@ -237,3 +237,50 @@ fn a_chain_through_a_loops_branches_is_followed_round_it() {
     let loop_steps = report["simd"][0]["loop_steps"].as_u64().unwrap();
     assert!(steps * 10 >= loop_steps * 9, "{steps} of {loop_steps}");
 }
+
+/// In 8 × 8 work-groups, a transposed read (`in[x * n + y]`) strides along
+/// each row of eight work-items: a vectoriser gathers its 256 lanes. A read
+/// the whole row shares (`in[y]`) and the store along the row
+/// (`out[y * n + x]`) are one vector access each. The loop's own strided
+/// reads (four a work-item) are counted apart, as lanes inside loops.
+#[test]
+fn lanes_whose_row_neither_counts_up_nor_shares_an_address_are_gathers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("transpose.cl"),
+        "__kernel void transpose(__global const float *in, __global float *out, uint n) {\n\
+         \x20   uint x = get_global_id(0), y = get_global_id(1);\n\
+         \x20   float sum = in[x * n + y] + in[y];\n\
+         \x20   for (uint k = 0; k < n; k += 4)\n\
+         \x20       sum += in[x * n + k];\n\
+         \x20   out[y * n + x] = sum;\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("transpose.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"transpose.cl\"\nkernel = \"transpose\"\n\
+         global_size = [16, 16]\nlocal_size = [8, 8]\n\
+         [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n\
+         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 16\n",
+    )
+    .unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let out = clflow(dir.path(), &["count", manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["gathers"]["lanes"], 256 + 4 * 256);
+    assert_eq!(report["gathers"]["loop_lanes"], 4 * 256);
+    let out = clflow(dir.path(), &["count", manifest, "--simd"]);
+    assert!(
+        text(&out.stdout).contains("Gathers: 1,280 lanes of loads and stores whose row"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Without --simd, nothing is measured.
+    let out = clflow(dir.path(), &["count", manifest, "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("gathers").is_none());
+}

@@ -185,6 +185,9 @@ pub struct Counts {
     pub loop_barriers: Option<u64>,
     /// How its branches would be predicted, measured with `simd`.
     pub branches: Option<crate::Branches>,
+    /// The lanes of loads and stores a vectoriser gathers, measured with
+    /// `simd`.
+    pub gathers: Option<crate::Gathers>,
 }
 
 impl Counts {
@@ -307,6 +310,7 @@ impl Counts {
             chains: self.chains,
             loop_barriers: self.loop_barriers,
             branches: self.branches,
+            gathers: self.gathers,
         }
     }
 }
@@ -354,6 +358,9 @@ pub struct CountReport {
     /// How its branches would be predicted, where measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<crate::Branches>,
+    /// The lanes of loads and stores a vectoriser gathers, where measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gathers: Option<crate::Gathers>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -31,6 +31,6 @@ pub use counts::{
 pub use lines::{LineCounts, LineReport, SourceLine};
 pub use op_set::{OpSet, ParseOpSetError};
 pub use role::{ByRole, Role};
-pub use simd::{Branches, LoopChains, SimdUse, SIMD_WIDTHS};
+pub use simd::{Branches, Gathers, LoopChains, SimdUse, SIMD_WIDTHS};
 pub use summary::{HostTransfer, PerClass, Summary};
 pub use text::{group_digits, render_text};

@@ -82,6 +82,21 @@ pub struct Branches {
     pub mispredicted: u64,
 }
 
+/// The lanes of loads and stores (of global, constant and local memory,
+/// vector components counted) that a work-group vectoriser gathers or
+/// scatters one at a time, where it vectorises: those of an instruction
+/// run by a row of work-items (the same second and third local ids) whose
+/// addresses neither count up (or down) by the access's size along the
+/// first local id nor stay the same.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Gathers {
+    pub lanes: u64,
+    /// Of those, the ones at instructions inside the kernel's loops, which
+    /// a vectoriser that takes work-items together only outside loops runs
+    /// lane by lane anyway.
+    pub loop_lanes: u64,
+}
+
 fn ratio(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         1.0

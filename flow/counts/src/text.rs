@@ -127,6 +127,14 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
             group_digits(passes)
         );
     }
+    if let Some(g) = r.gathers.filter(|g| g.lanes > 0) {
+        let _ = writeln!(
+            out,
+            "Gathers: {} lanes of loads and stores whose row of work-items neither counts up nor shares an address ({} inside loops)",
+            group_digits(g.lanes),
+            group_digits(g.loop_lanes)
+        );
+    }
     out
 }
 

@@ -242,6 +242,10 @@ pub struct OpCosts {
     /// striding by the global size makes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_per_s: Option<f64>,
+    /// Local loads between a loop's barriers at addresses that do not count
+    /// up along the work-items (a vectoriser gathers them lane by lane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathered_lanes_per_s: Option<f64>,
 }
 
 impl MeasuredProfile {

@@ -104,10 +104,10 @@
 //!   (§4.2's walls); `min` and `max` are the lower and the higher of the two.
 
 pub use clflow_counts::{
-    group_digits, render_lines, render_text, Branches, ByRole, CountReport, Counts, HistogramEntry,
-    IntensityReport, LaneType, LineCache, LineCounts, LineReport, LoopChains, OpClass, OpSet,
-    ParseOpSetError, Role, SimdUse, SourceLine, Space, SpaceReport, Traffic, TrafficReport,
-    WorkKey, WorkReport, SIMD_WIDTHS,
+    group_digits, render_lines, render_text, Branches, ByRole, CountReport, Counts, Gathers,
+    HistogramEntry, IntensityReport, LaneType, LineCache, LineCounts, LineReport, LoopChains,
+    OpClass, OpSet, ParseOpSetError, Role, SimdUse, SourceLine, Space, SpaceReport, Traffic,
+    TrafficReport, WorkKey, WorkReport, SIMD_WIDTHS,
 };
 
 /// The base operations W counts the OpenCL builtin `name` as (`fma` is

@@ -816,6 +816,7 @@ impl Program {
             simd: simd_use(&block_steps, &in_loop, partial),
             chains: (!partial.simd.is_empty()).then(|| loop_chains(p, &block_steps, partial)),
             loop_barriers: (!partial.simd.is_empty()).then(|| loop_barriers(p, partial)),
+            gathers: (!partial.gathers.is_empty()).then(|| gathers(p, partial)),
             branches: (!partial.branches.is_empty()).then(|| counts::Branches {
                 executed: partial.branches.iter().map(|b| b.executed).sum(),
                 mispredicted: partial.branches.iter().map(|b| b.mispredicted).sum(),
@@ -892,6 +893,20 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
         }
         if chain.spilled {
             total.spilled += hits;
+        }
+    }
+    total
+}
+
+/// The lanes of loads and stores a vectoriser gathers, and of those the
+/// ones inside the kernel's loops.
+fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
+    let looped = program::in_loops(&p.code, &p.cases);
+    let mut total = counts::Gathers::default();
+    for (&lanes, looped) in partial.gathers.iter().zip(looped) {
+        total.lanes += lanes;
+        if looped {
+            total.loop_lanes += lanes;
         }
     }
     total

@@ -25,7 +25,13 @@
 //!    rate (a chain whose loop the compiler cannot prove uniform). Where
 //!    the microbenchmarks show that the compiler does not vectorise inside
 //!    a kernel's own loops (a width-1 chain in a uniform loop runs no
-//!    faster than the diverged one), steps inside loops run scalar too. On a GPU every step issues for its whole warp: the rate
+//!    faster than the diverged one), steps inside loops run scalar too.
+//!    Where a CPU's steps run as vectors, a load or store whose row of
+//!    work-items (along the first local id) neither counts up by its size
+//!    nor shares one address (a table lookup, a stride, an index built with
+//!    `%` and `/`) is gathered or scattered lane by lane: each such lane
+//!    costs what one of the benchmark's gathered local loads costs, on top
+//!    of its issue. On a GPU every step issues for its whole warp: the rate
 //!    at the best width times the warp's efficiency (the share of its lanes
 //!    that work).
 //! 4. **Memory.** DRAM traffic (simulated at the device's cache, else
@@ -80,10 +86,10 @@
 //! 7. **Overlap.** Issue and memory overlap: the kernel takes the launch
 //!    plus the longer of the two.
 
-use crate::device::{missing, DeviceRates, Rate, SimdKind};
+use crate::device::{missing, DeviceRates, OpCostRates, Rate, SimdKind};
 use crate::kernel::KernelFacts;
 use crate::roofline::Bound;
-use clflow_counts::OpClass;
+use clflow_counts::{Gathers, OpClass};
 use serde::{Deserialize, Serialize};
 
 /// The nominal cycles of the call benchmark's own chain: its float add
@@ -112,6 +118,10 @@ pub struct Clflow {
     /// Mispredicted branches, on a CPU where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branches_s: Option<f64>,
+    /// Lanes of loads and stores a CPU's vectoriser gathers, where
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathers_s: Option<f64>,
     /// Scattered loads the last-level cache serves, on a CPU where
     /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,11 +204,15 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
             .map(|rate| b.mispredicted as f64 * scalar_share / rate),
         _ => None,
     };
+    let gathers_s = match (facts.gathers, costs) {
+        (Some(g), Some(c)) => gather_time(g, c, simd.vectorises_loops),
+        _ => None,
+    };
     let atomics_s = device.costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
     let barriers_s = device
         .costs
         .map(|c| barrier_passes(facts, simd.kind) as f64 / c.barriers_per_s);
-    issue_s += [branches_s, atomics_s, barriers_s]
+    issue_s += [branches_s, gathers_s, atomics_s, barriers_s]
         .iter()
         .flatten()
         .sum::<f64>();
@@ -232,6 +246,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         atomics_s,
         barriers_s,
         branches_s,
+        gathers_s,
         cache_gathers_s,
         page_strides_s,
         memory_s,
@@ -284,6 +299,17 @@ fn issue_time(
         }
     }
     Ok(vector_s + scalar_s)
+}
+
+/// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
+/// rate (assumption 3); in loops only where the compiler vectorises loops.
+fn gather_time(g: Gathers, costs: OpCostRates, vectorises_loops: bool) -> Option<f64> {
+    let lanes = if vectorises_loops {
+        g.lanes
+    } else {
+        g.lanes - g.loop_lanes
+    };
+    Some(lanes as f64 / costs.gathered_lanes_per_s?)
 }
 
 /// Work-items' passes through barriers: the kernel's own, and on a CPU
@@ -424,9 +450,9 @@ mod tests {
 
     /// The same loop, now carrying a chain over 90% of its steps, with
     /// a float value held across a call on 100 of its runs, atomics,
-    /// barriers, mispredicted branches, gathers from the last cache, page
-    /// strides, and a third of its traffic written, on a device that
-    /// measured what each costs.
+    /// barriers, mispredicted branches, lanes a vectoriser gathers, gathers
+    /// from the last cache, page strides, and a third of its traffic
+    /// written, on a device that measured what each costs.
     #[test]
     fn chains_atomics_barriers_branches_and_writes_cost_what_was_measured() {
         let mut facts = looped_sgemm();
@@ -449,6 +475,11 @@ mod tests {
             executed: 5000,
             mispredicted: 500,
         });
+        // 3,000 lanes gathered, 1,000 of them in loops (which run scalar).
+        facts.gathers = Some(Gathers {
+            lanes: 3000,
+            loop_lanes: 1000,
+        });
         let mut rates = device(CPU);
         rates.costs = Some(OpCostRates {
             chain_ops_per_s: 1e9,
@@ -459,6 +490,7 @@ mod tests {
             // 100 ns a trip, of which the add's 3 cycles take 3 ns.
             carried_calls_per_s: Some(1e7),
             page_strides_per_s: Some(1e8),
+            gathered_lanes_per_s: Some(1e9),
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -478,8 +510,19 @@ mod tests {
         assert!(close(p.round_trips_s.unwrap(), 100.0 * 97e-9), "{p:?}");
         assert!(close(p.branches_s.unwrap(), 500.0 * 0.9 / 1e8), "{p:?}");
         assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 3e-6));
-        let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 1e-5 + 3e-6;
+        assert!(close(p.gathers_s.unwrap(), 2e-6), "{p:?}");
+        let total = issue * 0.1 + chain + 500.0 * 0.9 / 1e8 + 2e-6 + 1e-5 + 3e-6;
         assert!(close(p.issue_s, total), "{p:?}");
+        // Vectorising loops too, every gathered lane counts.
+        let in_loops = DeviceRates {
+            simd: rates.simd.map(|s| Simd {
+                vectorises_loops: true,
+                ..s
+            }),
+            ..rates.clone()
+        };
+        let p = predict_kernel(&facts, &in_loops).unwrap();
+        assert!(close(p.gathers_s.unwrap(), 3e-6), "{p:?}");
         // A third of the 12,288 bytes written: the add and triad kernels'
         // rate; 1,000 lines gathered from the last-level cache, and 300
         // loads that continue a work-item's stride of a page or more.
@@ -513,5 +556,7 @@ mod tests {
         assert_eq!(barrier_passes(&facts, SimdKind::WorkGroupVectoriser), 3000);
         let p = predict_kernel(&facts, &gpu).unwrap();
         assert!(close(p.barriers_s.unwrap(), 2e-6), "{p:?}");
+        // A GPU's warp takes scattered addresses in one instruction.
+        assert_eq!(p.gathers_s, None);
     }
 }

@@ -131,6 +131,9 @@ pub struct OpCostRates {
     /// Loads a page or more apart in a work-item's own walk.
     #[serde(default)]
     pub page_strides_per_s: Option<f64>,
+    /// Lanes of loads and stores a vectoriser gathers one at a time.
+    #[serde(default)]
+    pub gathered_lanes_per_s: Option<f64>,
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector

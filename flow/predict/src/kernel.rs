@@ -225,6 +225,10 @@ pub struct KernelFacts {
     /// kernel's branches, measured with `simd`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<clflow_counts::Branches>,
+    /// The lanes of loads and stores a work-group vectoriser may gather,
+    /// measured with `simd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathers: Option<clflow_counts::Gathers>,
     /// Lines scattered loads miss in the level above the device's last
     /// cache and find in it, from a cache simulation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,6 +283,7 @@ impl KernelFacts {
             barriers: lanes_of(counts, |op| op == "OpControlBarrier"),
             loop_barriers: counts.loop_barriers.unwrap_or(0),
             branches: counts.branches,
+            gathers: counts.gathers,
             cache_gathers: None,
             page_strides: None,
         }
@@ -385,6 +390,7 @@ pub(crate) mod tests {
             chains: None,
             loop_barriers: None,
             branches: None,
+            gathers: None,
         }
     }
 

@@ -94,6 +94,9 @@ pub struct Partial {
     /// predictor, fed each pass's work-items in local-id order and started
     /// afresh at each work-group.
     pub branches: Vec<Predictor>,
+    /// Where the launch measures SIMD use, per pc: the lanes of each load
+    /// and store a vectoriser gathers (`gathers::gathered_lanes`).
+    pub gathers: Vec<u64>,
 }
 
 /// One branch's predictor: a conditional branch's 2-bit saturating counter
@@ -211,6 +214,12 @@ impl Partial {
         for (a, b) in self.branches.iter_mut().zip(&other.branches) {
             a.executed += b.executed;
             a.mispredicted += b.mispredicted;
+        }
+        if self.gathers.len() < other.gathers.len() {
+            self.gathers.resize(other.gathers.len(), 0);
+        }
+        for (a, b) in self.gathers.iter_mut().zip(&other.gathers) {
+            *a += b;
         }
         for (key, other) in other.faults {
             match self.faults.entry(key) {

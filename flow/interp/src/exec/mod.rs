@@ -43,6 +43,7 @@
 mod builtins;
 mod collective;
 mod events;
+mod gathers;
 mod image;
 mod launch;
 mod mem;
@@ -200,6 +201,11 @@ impl<'a> Runner<'a> {
                 },
                 branches: if launch.simd {
                     vec![Default::default(); launch.program.code.len()]
+                } else {
+                    Vec::new()
+                },
+                gathers: if launch.simd {
+                    vec![0; launch.program.code.len()]
                 } else {
                     Vec::new()
                 },
@@ -503,6 +509,7 @@ impl Runner<'_> {
         let hits = &mut self.partial.hits[..];
         let simd = &mut self.partial.simd[..];
         let branches = &mut self.partial.branches[..];
+        let gathers = &mut self.partial.gathers[..];
         let mut mem = Mem {
             global: launch.global,
             local: &mut self.local,
@@ -560,6 +567,18 @@ impl Runner<'_> {
                         let $l = lane as usize;
                         $body;
                     }
+                }
+            };
+        }
+        // Where the run measures SIMD use, the lanes of a load or store
+        // (of `bytes` bytes a lane, `n` components) a vectoriser gathers.
+        macro_rules! count_gathers {
+            ($at:expr, $ptr:expr, $bytes:expr, $n:expr) => {
+                if let Some(count) = gathers.get_mut($at) {
+                    let row = Reg::index($ptr) * width;
+                    let addresses = &regs[row..row + width];
+                    *count += u64::from($n)
+                        * gathers::gathered_lanes(addresses, local_id, active, $bytes);
                 }
             };
         }
@@ -1053,6 +1072,7 @@ impl Runner<'_> {
                     align: 4,
                 } => {
                     mem.dispatch(at);
+                    count_gathers!(at, ptr, 4, 1u8);
                     lanes!(l => {
                         let p = r!(l, ptr);
                         mem.trace_pointer(p, 4, AccessKind::Load, local_id[l]);
@@ -1073,6 +1093,7 @@ impl Runner<'_> {
                     align: 4,
                 } => {
                     mem.dispatch(at);
+                    count_gathers!(at, ptr, 4, 1u8);
                     lanes!(l => {
                         let (p, v) = (r!(l, ptr), r!(l, src));
                         mem.trace_pointer(p, 4, AccessKind::Store, local_id[l]);
@@ -1093,6 +1114,7 @@ impl Runner<'_> {
                     align,
                 } => {
                     mem.dispatch(at);
+                    count_gathers!(at, ptr, size as u64 * n as u64, n);
                     lanes!(l => {
                         let loc = mem
                         .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Load, local_id[l])
@@ -1111,6 +1133,7 @@ impl Runner<'_> {
                     align,
                 } => {
                     mem.dispatch(at);
+                    count_gathers!(at, ptr, size as u64 * n as u64, n);
                     lanes!(l => {
                         let loc = mem
                         .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Store, local_id[l])
@@ -1576,27 +1599,54 @@ fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     unsafe { regs.get_unchecked_mut(index) }
 }
 
+/// A batch's active lanes as bits, 64 a word, lane 0 the lowest bit: on
+/// the stack for batches of up to 1,024 lanes.
+struct LaneBits {
+    small: [u64; 16],
+    large: Vec<u64>,
+    words: usize,
+}
+
+impl LaneBits {
+    /// `active` (lane ids, in any order) of a batch of `len` lanes.
+    fn of(active: &[u32], len: usize) -> LaneBits {
+        let words = len.div_ceil(64);
+        let mut bits = LaneBits {
+            small: [0; 16],
+            large: if words > 16 {
+                vec![0; words]
+            } else {
+                Vec::new()
+            },
+            words,
+        };
+        let target = if words > 16 {
+            &mut bits.large[..]
+        } else {
+            &mut bits.small[..words]
+        };
+        for &l in active {
+            target[l as usize / 64] |= 1 << (l % 64);
+        }
+        bits
+    }
+
+    fn words(&self) -> &[u64] {
+        if self.words > 16 {
+            &self.large
+        } else {
+            &self.small[..self.words]
+        }
+    }
+}
+
 /// Adds one run of a block by `active` (lane ids of a batch of `len`, in
 /// any order) to its SIMD use at each of `SIMD_WIDTHS`: the groups of S
 /// lanes with a work-item there, and the work-items in groups that are
 /// whole.
 fn simd_use(per_block: &mut [[u64; 2]; SIMD_WIDTHS.len()], active: &[u32], len: usize) {
-    // The active lanes as bits, 64 a word (every S divides 64); on the
-    // stack for batches of up to 1,024 lanes.
-    let (mut small, mut large);
-    let words: &mut [u64] = match len.div_ceil(64) {
-        n @ 0..=16 => {
-            small = [0u64; 16];
-            &mut small[..n]
-        }
-        n => {
-            large = vec![0u64; n];
-            &mut large
-        }
-    };
-    for &l in active {
-        words[l as usize / 64] |= 1 << (l % 64);
-    }
+    let lanes = LaneBits::of(active, len);
+    let words = lanes.words();
     for (width, slot) in SIMD_WIDTHS.iter().zip(per_block.iter_mut()) {
         let width = *width as usize;
         let mask = if width == 64 {

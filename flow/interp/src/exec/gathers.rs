@@ -1,0 +1,124 @@
+//! Which lanes of a load or store a work-group vectoriser gathers or
+//! scatters: those it cannot take as one vector access.
+//!
+//! Such a compiler runs a work-group's work-items in a loop over their
+//! first local id, and widens an access into one vector load or store
+//! where it sees the address count up by the access's size from one
+//! work-item to the next (or stay the same, a broadcast). At run time that
+//! shows as a row of work-items (the same second and third local ids)
+//! whose addresses are one such progression; a row that is not (a table
+//! looked up, a stride, an index built with `%` and `/` that runs on in
+//! pieces) is gathered lane by lane.
+
+use super::LaneBits;
+use crate::memory::{self, SPACE_PRIVATE};
+
+/// The active lanes of one load or store of `bytes` bytes a lane that lie
+/// in a row whose addresses are neither one progression of `bytes` in
+/// their first local id (up or down) nor all the same. `addresses` is the
+/// pointer register's row and `local_id` the batch's ids, both by lane (a
+/// batch's lanes are its work-items in local-id order); `active` may come
+/// in any order. Private memory, which a device keeps in registers, makes
+/// none.
+pub(super) fn gathered_lanes(
+    addresses: &[u64],
+    local_id: &[[u64; 3]],
+    active: &[u32],
+    bytes: u64,
+) -> u64 {
+    let Some(&first) = active.first() else {
+        return 0;
+    };
+    if memory::decode(addresses[first as usize]).0 == SPACE_PRIVATE {
+        return 0;
+    }
+    // The active lanes taken in lane order.
+    let bits = LaneBits::of(active, addresses.len());
+    let steps = [0, bytes, bytes.wrapping_neg()];
+    let mut gathered = 0;
+    // The row under way: its first lane, its lanes, and which of `steps`
+    // its addresses still follow.
+    let mut row: Option<(usize, u64, [bool; 3])> = None;
+    let close = |row: Option<(usize, u64, [bool; 3])>| match row {
+        Some((_, lanes, follows)) if !follows.contains(&true) => lanes,
+        _ => 0,
+    };
+    for (w, &word) in bits.words().iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let l = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            match &mut row {
+                Some((base, lanes, follows)) if local_id[*base][1..] == local_id[l][1..] => {
+                    let along = local_id[l][0].wrapping_sub(local_id[*base][0]);
+                    let moved = addresses[l].wrapping_sub(addresses[*base]);
+                    for (f, step) in follows.iter_mut().zip(steps) {
+                        *f &= moved == along.wrapping_mul(step);
+                    }
+                    *lanes += 1;
+                }
+                _ => {
+                    gathered += close(row);
+                    row = Some((l, 1, [true; 3]));
+                }
+            }
+        }
+    }
+    gathered + close(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{encode, SPACE_GLOBAL, SPACE_LOCAL};
+
+    fn at(space: u64, offsets: &[u64]) -> Vec<u64> {
+        offsets.iter().map(|&o| encode(space, 1, o)).collect()
+    }
+
+    /// Local ids of a `width`-wide work-group's first lanes.
+    fn ids(width: u64, lanes: u64) -> Vec<[u64; 3]> {
+        (0..lanes).map(|l| [l % width, l / width, 0]).collect()
+    }
+
+    #[test]
+    fn progressions_and_broadcasts_vectorise_the_rest_gather() {
+        let (row, all) = (ids(4, 4), [0, 1, 2, 3]);
+        let gathered =
+            |space, offsets: &[u64], bytes| gathered_lanes(&at(space, offsets), &row, &all, bytes);
+        // Up, down, a float4 a lane, the same address.
+        assert_eq!(gathered(SPACE_GLOBAL, &[0, 4, 8, 12], 4), 0);
+        assert_eq!(gathered(SPACE_LOCAL, &[12, 8, 4, 0], 4), 0);
+        assert_eq!(gathered(SPACE_GLOBAL, &[0, 16, 32, 48], 16), 0);
+        assert_eq!(gathered(SPACE_GLOBAL, &[64, 64, 64, 64], 4), 0);
+        // A stride of two elements; runs of two (an index made with `%`
+        // and `/`); a lookup.
+        assert_eq!(gathered(SPACE_LOCAL, &[0, 8, 16, 24], 4), 4);
+        assert_eq!(gathered(SPACE_LOCAL, &[0, 4, 100, 104], 4), 4);
+        assert_eq!(gathered(SPACE_GLOBAL, &[40, 4, 0, 12], 4), 4);
+    }
+
+    #[test]
+    fn each_row_of_a_2d_group_is_one_progression() {
+        // Two rows of two: each row counts up, the second far from the
+        // first (a row of a matrix further on).
+        let offsets = at(SPACE_GLOBAL, &[0, 4, 4096, 4100]);
+        assert_eq!(gathered_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4), 0);
+        // The same addresses in a group one row of four wide: gathered.
+        assert_eq!(gathered_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4), 4);
+    }
+
+    #[test]
+    fn inactive_lanes_keep_their_place_and_private_memory_makes_none() {
+        let (row, offsets) = (ids(8, 8), at(SPACE_GLOBAL, &[0, 4, 8, 12, 16, 20, 24, 28]));
+        // Every other lane, in any order: still one progression.
+        assert_eq!(gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4), 0);
+        // A lane alone is one.
+        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4), 0);
+        let private: Vec<u64> = [0, 40, 80, 120]
+            .iter()
+            .map(|&o| encode(SPACE_PRIVATE, 0, o))
+            .collect();
+        assert_eq!(gathered_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4), 0);
+    }
+}
