@@ -91,9 +91,11 @@ pub struct Branches {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Gathers {
     pub lanes: u64,
-    /// Of those, the ones at instructions inside the kernel's loops, which
-    /// a vectoriser that takes work-items together only outside loops runs
-    /// lane by lane anyway.
+    /// Of those, the ones at instructions inside the kernel's loops between
+    /// barriers, which a vectoriser that takes work-items together only
+    /// outside loops runs lane by lane anyway. (A loop with a barrier in it
+    /// runs each stretch between its barriers as a loop over the work-items
+    /// of its own, which such a vectoriser takes together.)
     pub loop_lanes: u64,
 }
 

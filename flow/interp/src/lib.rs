@@ -899,9 +899,9 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
 }
 
 /// The lanes of loads and stores a vectoriser gathers, and of those the
-/// ones inside the kernel's loops.
+/// ones inside the kernel's loops between barriers.
 fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
-    let looped = program::in_loops(&p.code, &p.cases);
+    let looped = program::in_loops_between_barriers(&p.code, &p.cases);
     let mut total = counts::Gathers::default();
     for (&lanes, looped) in partial.gathers.iter().zip(looped) {
         total.lanes += lanes;

@@ -31,7 +31,11 @@
 //!    nor shares one address (a table lookup, a stride, an index built with
 //!    `%` and `/`) is gathered or scattered lane by lane: each such lane
 //!    costs what one of the benchmark's gathered local loads costs, on top
-//!    of its issue. On a GPU every step issues for its whole warp: the rate
+//!    of its issue. The stretches between the barriers of a loop with a
+//!    barrier in it run as loops over the work-items of their own, which
+//!    the compiler vectorises (their gathers count) even where it does not
+//!    vectorise the kernel's own loops; their issue is still taken as
+//!    scalar, as a tree reduction's measured time bears out. On a GPU every step issues for its whole warp: the rate
 //!    at the best width times the warp's efficiency (the share of its lanes
 //!    that work).
 //! 4. **Memory.** DRAM traffic (simulated at the device's cache, else
@@ -302,7 +306,8 @@ fn issue_time(
 }
 
 /// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
-/// rate (assumption 3); in loops only where the compiler vectorises loops.
+/// rate (assumption 3); in loops between barriers only where the compiler
+/// vectorises loops.
 fn gather_time(g: Gathers, costs: OpCostRates, vectorises_loops: bool) -> Option<f64> {
     let lanes = if vectorises_loops {
         g.lanes
