@@ -18,13 +18,14 @@ use crate::memory::{self, SPACE_PRIVATE};
 /// their first local id (up or down) nor all the same. `addresses` is the
 /// pointer register's row and `local_id` the batch's ids, both by lane (a
 /// batch's lanes are its work-items in local-id order); `active` may come
-/// in any order. Private memory, which a device keeps in registers, makes
-/// none.
+/// in any order, and is every lane in order where `dense`. Private memory,
+/// which a device keeps in registers, makes none.
 pub(super) fn gathered_lanes(
     addresses: &[u64],
     local_id: &[[u64; 3]],
     active: &[u32],
     bytes: u64,
+    dense: bool,
 ) -> u64 {
     let Some(&first) = active.first() else {
         return 0;
@@ -32,27 +33,45 @@ pub(super) fn gathered_lanes(
     if memory::decode(addresses[first as usize]).0 == SPACE_PRIVATE {
         return 0;
     }
-    // The active lanes taken in lane order.
-    let bits = LaneBits::of(active, addresses.len());
-    let steps = [0, bytes, bytes.wrapping_neg()];
-    let mut gathered = 0;
-    // The row under way: its first lane, its lanes, and which of `steps`
-    // its addresses still follow.
-    let mut row: Option<(usize, u64, [bool; 3])> = None;
-    let close = |row: Option<(usize, u64, [bool; 3])>| match row {
-        Some((_, lanes, follows)) if !follows.contains(&true) => lanes,
-        _ => 0,
+    let rows = Rows {
+        addresses,
+        local_id,
+        steps: [0, bytes, bytes.wrapping_neg()],
     };
-    for (w, &word) in bits.words().iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            let l = w * 64 + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
+    if dense {
+        rows.gathered(0..addresses.len())
+    } else {
+        rows.gathered(LaneBits::of(active, addresses.len()).lanes())
+    }
+}
+
+/// What [`gathered_lanes`] reads, taken a row at a time.
+struct Rows<'a> {
+    addresses: &'a [u64],
+    local_id: &'a [[u64; 3]],
+    /// The progressions a row may follow: a broadcast, up, down.
+    steps: [u64; 3],
+}
+
+impl Rows<'_> {
+    /// The lanes of the rows that follow none of `steps`, `lanes` coming
+    /// in increasing order.
+    fn gathered(&self, lanes: impl Iterator<Item = usize>) -> u64 {
+        let (addresses, local_id) = (self.addresses, self.local_id);
+        let mut gathered = 0;
+        // The row under way: its first lane, its lanes, and which of the
+        // steps its addresses still follow.
+        let mut row: Option<(usize, u64, [bool; 3])> = None;
+        let close = |row: Option<(usize, u64, [bool; 3])>| match row {
+            Some((_, lanes, follows)) if !follows.contains(&true) => lanes,
+            _ => 0,
+        };
+        for l in lanes {
             match &mut row {
                 Some((base, lanes, follows)) if local_id[*base][1..] == local_id[l][1..] => {
                     let along = local_id[l][0].wrapping_sub(local_id[*base][0]);
                     let moved = addresses[l].wrapping_sub(addresses[*base]);
-                    for (f, step) in follows.iter_mut().zip(steps) {
+                    for (f, step) in follows.iter_mut().zip(self.steps) {
                         *f &= moved == along.wrapping_mul(step);
                     }
                     *lanes += 1;
@@ -63,8 +82,8 @@ pub(super) fn gathered_lanes(
                 }
             }
         }
+        gathered + close(row)
     }
-    gathered + close(row)
 }
 
 #[cfg(test)]
@@ -84,8 +103,9 @@ mod tests {
     #[test]
     fn progressions_and_broadcasts_vectorise_the_rest_gather() {
         let (row, all) = (ids(4, 4), [0, 1, 2, 3]);
-        let gathered =
-            |space, offsets: &[u64], bytes| gathered_lanes(&at(space, offsets), &row, &all, bytes);
+        let gathered = |space, offsets: &[u64], bytes| {
+            gathered_lanes(&at(space, offsets), &row, &all, bytes, true)
+        };
         // Up, down, a float4 a lane, the same address.
         assert_eq!(gathered(SPACE_GLOBAL, &[0, 4, 8, 12], 4), 0);
         assert_eq!(gathered(SPACE_LOCAL, &[12, 8, 4, 0], 4), 0);
@@ -103,22 +123,31 @@ mod tests {
         // Two rows of two: each row counts up, the second far from the
         // first (a row of a matrix further on).
         let offsets = at(SPACE_GLOBAL, &[0, 4, 4096, 4100]);
-        assert_eq!(gathered_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4), 0);
+        assert_eq!(
+            gathered_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4, true),
+            0
+        );
         // The same addresses in a group one row of four wide: gathered.
-        assert_eq!(gathered_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4), 4);
+        assert_eq!(
+            gathered_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4, false),
+            4
+        );
     }
 
     #[test]
     fn inactive_lanes_keep_their_place_and_private_memory_makes_none() {
         let (row, offsets) = (ids(8, 8), at(SPACE_GLOBAL, &[0, 4, 8, 12, 16, 20, 24, 28]));
         // Every other lane, in any order: still one progression.
-        assert_eq!(gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4), 0);
+        assert_eq!(gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false), 0);
         // A lane alone is one.
-        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4), 0);
+        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4, false), 0);
         let private: Vec<u64> = [0, 40, 80, 120]
             .iter()
             .map(|&o| encode(SPACE_PRIVATE, 0, o))
             .collect();
-        assert_eq!(gathered_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4), 0);
+        assert_eq!(
+            gathered_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4, true),
+            0
+        );
     }
 }

@@ -578,7 +578,7 @@ impl Runner<'_> {
                     let row = Reg::index($ptr) * width;
                     let addresses = &regs[row..row + width];
                     *count += u64::from($n)
-                        * gathers::gathered_lanes(addresses, local_id, active, $bytes);
+                        * gathers::gathered_lanes(addresses, local_id, active, $bytes, dense);
                 }
             };
         }
@@ -1637,6 +1637,20 @@ impl LaneBits {
         } else {
             &self.small[..self.words]
         }
+    }
+
+    /// The active lanes, in increasing order.
+    fn lanes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words().iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let l = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    l
+                })
+            })
+        })
     }
 }
 
