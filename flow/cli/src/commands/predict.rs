@@ -39,9 +39,11 @@ transfer d/B_bus); the quantitative roofline (instruction densities, E_mix, E_in
 the energy roofline (ε_op, ε_mem, π₀ fitted from power sampled during `clflow bench`; skipped
 without a power sensor); clflow's own model (the launch cost, every instruction lane issued at
 the vector rate where the interpreter saw work-items run in full vectors of the device's SIMD
-width and at the scalar rate elsewhere, DRAM traffic at the stream bandwidth; see `clflow count
---simd`). Device rates come from the measured profile (benchmarking a device that has none) and
-its datasheet. APE = |predicted − measured| / measured.
+width and at the scalar rate elsewhere; on a CPU, loop chains, mispredicted branches and the
+lanes a vectoriser gathers at the benchmarks' rates; atomics and barriers; DRAM traffic at the
+stream bandwidth; the text shows each term; see `clflow count --simd`). Device rates come from
+the measured profile (benchmarking a device that has none) and its datasheet. APE = |predicted
+− measured| / measured.
 
 Q is the DRAM traffic through each device's last-level cache (its datasheet profile, else its
 driver, or --cache), simulated as a fully associative LRU cache over the kernel's access
