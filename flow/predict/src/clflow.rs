@@ -25,7 +25,11 @@
 //!    rate (a chain whose loop the compiler cannot prove uniform). Where
 //!    the microbenchmarks show that the compiler does not vectorise inside
 //!    a kernel's own loops (a width-1 chain in a uniform loop runs no
-//!    faster than the diverged one), steps inside loops run scalar too.
+//!    faster than the diverged one), steps inside loops run scalar too,
+//!    and in a kernel without barriers that has a loop, every step does:
+//!    such a compiler widens only innermost loops, and the loop over the
+//!    work-items it wraps around the kernel's own loop is not one (PoCL's
+//!    code for lookup3, n-body and spmv has no vector instruction at all).
 //!    Where a CPU's steps run as vectors, a load or store whose row of
 //!    work-items (along the first local id) neither counts up by its size
 //!    nor shares one address (a table lookup, a stride, an index built with
@@ -161,10 +165,19 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     let groups = facts.work_groups.max(1) as f64;
     let launch_s = launch.empty_s + launch.per_group_s * (groups - 1.0);
 
+    // A vectoriser that widens only innermost loops cannot widen the loop
+    // over the work-items around a kernel's own loop: in a kernel without
+    // barriers that has one, nothing runs as vectors.
+    let all_scalar = simd.kind == SimdKind::WorkGroupVectoriser
+        && !simd.vectorises_loops
+        && used.loop_steps > 0
+        && facts.barriers == 0;
     let (vector_share, scalar_share) = match simd.kind {
         SimdKind::WorkGroupVectoriser => {
             let share = if simd.vectorises_loops {
                 used.convergence()
+            } else if all_scalar {
+                0.0
             } else {
                 used.convergence_outside_loops()
             };
@@ -209,7 +222,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         _ => None,
     };
     let gathers_s = match (facts.gathers, costs) {
-        (Some(g), Some(c)) => gather_time(g, c, simd.vectorises_loops),
+        (Some(g), Some(c)) if !all_scalar => gather_time(g, c, simd.vectorises_loops),
         _ => None,
     };
     let atomics_s = device.costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
@@ -424,10 +437,17 @@ mod tests {
 
     /// sgemm's 300,032 integer and load/store lanes and 32,768 fp32 lanes,
     /// 90% of its steps inside its loop, all converged: on a CPU that does
-    /// not vectorise inside loops, 10% issue as vectors.
+    /// not vectorise inside loops, 10% issue as vectors where the kernel
+    /// has barriers (the stretches between them without a loop run as
+    /// vectors), none where it has none.
     #[test]
     fn issue_follows_how_the_work_items_fill_vectors() {
         let mut facts = looped_sgemm();
+        let alone = predict_kernel(&facts, &device(CPU)).unwrap();
+        assert_eq!(alone.vector_share, 0.0);
+        let scalar = (300_032.0f64 / 10e9).max(32_768.0 / 20e9);
+        assert!(close(alone.issue_s, scalar), "{alone:?}");
+        facts.barriers = 1024;
         let p = predict_kernel(&facts, &device(CPU)).unwrap();
         assert!(close(p.vector_share, 0.1));
         assert!(close(p.launch_s, 1e-6 + 3.0 * 1e-8));
@@ -436,9 +456,12 @@ mod tests {
         let issue = 300_032.0 * 0.1 / 100e9
             + 32_768.0 * 0.1 / 200e9
             + (300_032.0f64 * 0.9 / 10e9).max(32_768.0 * 0.9 / 20e9);
-        assert!(close(p.issue_s, issue), "{p:?}");
+        assert!(
+            close(p.issue_s - p.barriers_s.unwrap_or(0.0), issue),
+            "{p:?}"
+        );
         assert!(close(p.memory_s, 12_288.0 / 10e9));
-        assert!(close(p.time_s, p.launch_s + issue));
+        assert!(close(p.time_s, p.launch_s + p.issue_s));
         assert_eq!(p.bound, Bound::Compute);
         // Vectorising inside loops too: every step as vectors.
         let loops = Simd {
@@ -528,6 +551,14 @@ mod tests {
         };
         let p = predict_kernel(&facts, &in_loops).unwrap();
         assert!(close(p.gathers_s.unwrap(), 3e-6), "{p:?}");
+        // Without barriers, the kernel's loop keeps every step scalar:
+        // nothing is gathered.
+        let alone = KernelFacts {
+            barriers: 0,
+            loop_barriers: 0,
+            ..facts.clone()
+        };
+        assert_eq!(predict_kernel(&alone, &rates).unwrap().gathers_s, None);
         // A third of the 12,288 bytes written: the add and triad kernels'
         // rate; 1,000 lines gathered from the last-level cache, and 300
         // loads that continue a work-item's stride of a page or more.
