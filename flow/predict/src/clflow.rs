@@ -39,9 +39,9 @@
 //!    barrier in it run as loops over the work-items of their own, which
 //!    the compiler vectorises (their gathers count) even where it does not
 //!    vectorise the kernel's own loops; their issue is still taken as
-//!    scalar, as a tree reduction's measured time bears out. On a GPU every step issues for its whole warp: the rate
-//!    at the best width times the warp's efficiency (the share of its lanes
-//!    that work).
+//!    scalar, as a tree reduction's measured time bears out. On a GPU
+//!    every step issues for its whole warp: the rate at the best width
+//!    times the warp's efficiency (the share of its lanes that work).
 //! 4. **Memory.** DRAM traffic (simulated at the device's cache, else
 //!    compulsory, in the order the device runs work-items: on a CPU one
 //!    work-item after another between barriers, where a work-item walks
