@@ -5,6 +5,7 @@
 //! in `capture.toml`.
 
 use crate::input::prepare;
+use crate::outputs::{compare_buffer, Mismatch, Tolerance};
 use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, DeviceRecord, LaunchRecord, ProgramRecord};
 use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
@@ -744,14 +745,18 @@ pub fn expand(paths: &[PathBuf]) -> crate::Result<Vec<PathBuf>> {
 #[derive(Debug, Clone, Serialize)]
 pub struct OutputsCheck {
     pub matches: bool,
-    /// The first difference: argument and byte offset.
-    pub first_difference: Option<(usize, u64)>,
+    /// Where they first differ.
+    pub difference: Option<Mismatch>,
 }
 
-/// The interpreter's buffers against the device's after a captured launch.
+/// The interpreter's buffers against the device's after a captured launch,
+/// each as its argument's type: integers exactly, floats within the
+/// tolerance OpenCL's own latitude calls for (`crate::outputs`), since a
+/// builtin such as `exp` may round otherwise on the device.
 pub fn compare_outputs(
     dir: &Path,
     launch: &CapturedLaunch,
+    types: &[Option<ElementType>],
     outputs: &[clflow_interp::OutputBuffer],
 ) -> crate::Result<OutputsCheck> {
     for expected in &launch.expected {
@@ -761,21 +766,40 @@ pub fn compare_outputs(
         let Some(ours) = outputs.iter().find(|b| b.arg == expected.arg) else {
             continue;
         };
-        let first = device
-            .iter()
-            .zip(&ours.bytes)
-            .position(|(a, b)| a != b)
-            .or((device.len() != ours.bytes.len()).then(|| device.len().min(ours.bytes.len())));
-        if let Some(at) = first {
+        let label = match &ours.name {
+            Some(name) => format!("arg {} ({name})", expected.arg),
+            None => format!("arg {}", expected.arg),
+        };
+        // Bytes compare exactly where the type is unknown.
+        let ty = types
+            .get(expected.arg)
+            .copied()
+            .flatten()
+            .unwrap_or(ElementType::scalar(ScalarType::UChar));
+        let difference = if device.len() != ours.bytes.len() {
+            Some(Mismatch {
+                buffer: label,
+                index: 0,
+                lane: None,
+                expected: format!("{} bytes", ours.bytes.len()),
+                got: format!("{} bytes", device.len()),
+                differing: 0,
+                elements: 0,
+                tolerance: Tolerance::for_type(ty.scalar),
+            })
+        } else {
+            compare_buffer(&label, ty, &ours.bytes, &device).err()
+        };
+        if difference.is_some() {
             return Ok(OutputsCheck {
                 matches: false,
-                first_difference: Some((expected.arg, at as u64)),
+                difference,
             });
         }
     }
     Ok(OutputsCheck {
         matches: true,
-        first_difference: None,
+        difference: None,
     })
 }
 
@@ -794,8 +818,9 @@ pub struct LaunchCount {
     /// Whether the interpreter's outputs equal the device's; false, and
     /// not compared, where the launch was sampled (`sample`).
     pub outputs_match: bool,
+    /// Where they first differ.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_difference: Option<(usize, u64)>,
+    pub difference: Option<Mismatch>,
     /// Where `--sample` counted part of the launch: how, and the intervals.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<clflow_interp::SampleReport>,
@@ -881,6 +906,11 @@ pub fn count_capture(
     for launch in &index.launch {
         let manifest = dir.join(&launch.manifest);
         let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
+        let types: Vec<Option<ElementType>> = materialised
+            .args
+            .iter()
+            .map(|arg| crate::outputs::output_type(&arg.value))
+            .collect();
         let (result, _, faults) = crate::count::interpret_checked(
             &manifest,
             &input.module,
@@ -894,9 +924,9 @@ pub fn count_capture(
         let check = match result.sample {
             Some(_) => OutputsCheck {
                 matches: false,
-                first_difference: None,
+                difference: None,
             },
-            None => compare_outputs(&dir, launch, &result.buffers)?,
+            None => compare_outputs(&dir, launch, &types, &result.buffers)?,
         };
         let report = result.counts.report(ops);
         let counted = LaunchCount {
@@ -907,7 +937,7 @@ pub fn count_capture(
             w: report.w,
             q: report.q,
             outputs_match: check.matches,
-            first_difference: check.first_difference,
+            difference: check.difference,
             sample: result.sample.clone(),
             device_ns: launch.device_ns,
             printed: result.printed_bytes(),

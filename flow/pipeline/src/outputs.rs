@@ -16,7 +16,7 @@
 //! cancels to nearly zero is judged at the buffer's scale, where its
 //! rounding error lives. NaN equals NaN; infinities must match exactly.
 
-use clflow_core::{ArgValue, Launch, ScalarType};
+use clflow_core::{ArgValue, ElementType, Launch, ScalarType};
 use clflow_interp::OutputBuffer;
 use serde::Serialize;
 
@@ -124,13 +124,9 @@ pub fn compare_outputs(
     for reference in expected {
         let arg = &launch.args[reference.arg];
         let label = arg.describe(reference.arg);
-        let ty = match &arg.value {
-            ArgValue::Buffer { ty, .. } => *ty,
-            // Texels compare as their channels (uchar4, float ...).
-            ArgValue::Image { image, .. } => image.element(),
-            _ => continue,
+        let Some(ty) = output_type(&arg.value) else {
+            continue;
         };
-        let ty = &ty;
         let Some(Some(got)) = device.get(reference.arg) else {
             return OutputCheck::NotCompared {
                 reason: format!("the device run returned no contents for {label}"),
@@ -145,26 +141,64 @@ pub fn compare_outputs(
                 ),
             };
         }
-        let buffer = BufferComparison::run(ty.scalar, ty.lanes, &reference.bytes, got);
-        elements += buffer.elements;
-        max_relative = max_relative.max(buffer.max_relative);
-        if let Some((index, lane, expected, got)) = buffer.first {
-            return OutputCheck::Differ(Mismatch {
-                buffer: label,
-                index,
-                lane: (ty.lanes > 1).then_some(lane),
-                expected,
-                got,
-                differing: buffer.differing,
-                elements: buffer.elements,
-                tolerance: Tolerance::for_type(ty.scalar),
-            });
+        match compare_buffer(&label, ty, &reference.bytes, got) {
+            Ok(agreed) => {
+                elements += agreed.elements;
+                max_relative = max_relative.max(agreed.max_relative);
+            }
+            Err(mismatch) => return OutputCheck::Differ(mismatch),
         }
     }
     OutputCheck::Agree {
         buffers: expected.len(),
         elements,
         max_relative_difference: max_relative,
+    }
+}
+
+/// The type an output argument's bytes compare as: a buffer's elements,
+/// an image's texel channels (uchar4, float ...); none for other values.
+pub fn output_type(value: &ArgValue) -> Option<ElementType> {
+    match value {
+        ArgValue::Buffer { ty, .. } => Some(*ty),
+        ArgValue::Image { image, .. } => Some(image.element()),
+        _ => None,
+    }
+}
+
+/// A buffer on which the interpreter and the device agree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Agreed {
+    pub elements: u64,
+    /// The largest relative difference among floating-point elements.
+    pub max_relative: f64,
+}
+
+/// One buffer of `ty` elements, the interpreter's bytes against the
+/// device's (as many): integers exactly, floats within
+/// [`Tolerance::for_type`]; `Err` says where they first differ.
+pub fn compare_buffer(
+    label: &str,
+    ty: ElementType,
+    interpreter: &[u8],
+    device: &[u8],
+) -> Result<Agreed, Mismatch> {
+    let buffer = BufferComparison::run(ty.scalar, ty.lanes, interpreter, device);
+    match buffer.first {
+        None => Ok(Agreed {
+            elements: buffer.elements,
+            max_relative: buffer.max_relative,
+        }),
+        Some((index, lane, expected, got)) => Err(Mismatch {
+            buffer: label.to_string(),
+            index,
+            lane: (ty.lanes > 1).then_some(lane),
+            expected,
+            got,
+            differing: buffer.differing,
+            elements: buffer.elements,
+            tolerance: Tolerance::for_type(ty.scalar),
+        }),
     }
 }
 
@@ -286,7 +320,7 @@ fn show(scalar: ScalarType, bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clflow_core::{Access, ElementType, LaunchArg, NdRange};
+    use clflow_core::{Access, LaunchArg, NdRange};
 
     fn launch(ty: ElementType, bytes: Vec<u8>) -> Launch {
         Launch {

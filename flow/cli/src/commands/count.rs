@@ -379,13 +379,14 @@ fn count_capture(
         .filter(|l| !l.outputs_match && l.sample.is_none())
         .collect();
     for launch in &wrong {
-        if let Some((arg, byte)) = launch.first_difference {
+        if let Some(difference) = &launch.difference {
             verbosity.say(
                 Level::Error,
                 &format!(
-                "clflow: error: {} (launch {}): arg {arg} differs from the device's output from byte \
-                 {byte}: the interpreter or the device is wrong",
-                    launch.manifest, launch.sequence
+                    "clflow: error: {} (launch {}): {}: the interpreter or the device is wrong",
+                    launch.manifest,
+                    launch.sequence,
+                    describe_difference(difference)
                 ),
             );
         }
@@ -439,12 +440,43 @@ fn list_faults(faults: impl Iterator<Item = String>, max: u64) {
     }
 }
 
+/// `arg 1 (out) differs from the device's output at element 2: the
+/// interpreter computed 4, the device 4.5 (1 of 256 elements differ;
+/// tolerance 1e-4 relative)`.
+fn describe_difference(m: &clflow_pipeline::outputs::Mismatch) -> String {
+    if m.elements == 0 {
+        return format!(
+            "{} differs from the device's output in size: the interpreter wrote {}, the device {}",
+            m.buffer, m.expected, m.got
+        );
+    }
+    let lane = m.lane.map(|l| format!(" lane {l}")).unwrap_or_default();
+    let tolerance = if m.tolerance.relative > 0.0 {
+        format!("; tolerance {:e} relative", m.tolerance.relative)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} differs from the device's output at element {}{lane}: the interpreter computed {}, \
+         the device {} ({} of {} elements differ{tolerance})",
+        m.buffer, m.index, m.expected, m.got, m.differing, m.elements
+    )
+}
+
 fn render_capture(counted: &capture::CaptureCount) -> String {
     use clflow_interp::counts::group_digits;
     let intensity = |i: Option<f64>| i.map_or("-".into(), |i| format!("{i:.3}"));
     let mut out = format!("Launches captured in {}:\n", counted.capture.display());
-    out.push_str("  launch  kernel (#)                   W               Q         I  outputs\n");
-    for l in &counted.launches {
+    // The kernel column as wide as its longest name (a library's may be long).
+    let named: Vec<String> = (counted.launches.iter())
+        .map(|l| format!("{} (#{})", l.kernel, l.index))
+        .collect();
+    let width = named.iter().map(String::len).max().unwrap_or(0).max(24);
+    out.push_str(&format!(
+        "  launch  {:<width$} {:>12} {:>15} {:>9}  outputs\n",
+        "kernel (#)", "W", "Q", "I"
+    ));
+    for (l, name) in counted.launches.iter().zip(&named) {
         let i = (l.q.accessed > 0).then(|| l.w.total as f64 / l.q.accessed as f64);
         let outputs = match (&l.sample, l.outputs_match) {
             (Some(s), _) => format!(
@@ -456,18 +488,22 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
             (None, false) => "DIFFER".into(),
         };
         out.push_str(&format!(
-            "  {:>6}  {:<24} {:>12} {:>15} {:>9}  {outputs}\n",
+            "  {:>6}  {name:<width$} {:>12} {:>15} {:>9}  {outputs}\n",
             l.sequence,
-            format!("{} (#{})", l.kernel, l.index),
             group_digits(l.w.total),
             group_digits(l.q.accessed),
             intensity(i),
         ));
     }
     out.push_str("\nPer kernel:\n");
+    let width = (counted.totals.per_kernel.keys())
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(24);
     for (kernel, t) in &counted.totals.per_kernel {
         out.push_str(&format!(
-            "  {kernel:<24} {:>4} launches  W {:>14}  Q {:>14} bytes  I {}\n",
+            "  {kernel:<width$} {:>4} launches  W {:>14}  Q {:>14} bytes  I {}\n",
             t.launches,
             group_digits(t.w),
             group_digits(t.q.accessed),
