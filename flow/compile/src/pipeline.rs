@@ -35,12 +35,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The optimisations the fallback applies: the scalar clean-ups and loop
-/// transforms that matter for counting, without switch narrowing, and
-/// `sroa` again after unrolling, which puts a private array indexed by an
-/// unrolled loop's counter (`acc[w]`) in registers, as a device's compiler
-/// does. (`licm` runs inside `loop-mssa`: opt-15 aborts on a bare `licm`.)
+/// transforms that matter for counting, without switch narrowing.
+/// (`licm` runs inside `loop-mssa`: opt-15 aborts on a bare `licm`.)
 pub const FALLBACK_PASSES: &str =
-    "sroa,early-cse,simplifycfg,loop-rotate,loop-mssa(licm),indvars,loop-unroll,sroa";
+    "sroa,early-cse,simplifycfg,loop-rotate,loop-mssa(licm),indvars,loop-unroll";
 
 /// C99 makes a helper declared `inline` without `static` an inline
 /// definition only, which leaves calls clang did not inline undefined; GNU89

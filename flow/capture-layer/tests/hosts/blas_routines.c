@@ -2,12 +2,12 @@
  * A client of a real BLAS library, the routines blas_vectors.c leaves out:
  * with CLBlast's C API on the first OpenCL device, every single-precision
  * level-1 routine on real vectors of N floats that the library implements
- * (sswap, sscal, scopy, shad, snrm2, sasum, ssum, isamax; not srot), the level-2 routines on a square
- * row-major M x M matrix (sgemv transposed, ssymv, strmv, ssyr, ssyr2) and
- * a transposing matrix copy (somatcopy). N and M are the arguments (default
- * 65536 and 256). The library builds and launches its own kernels; this
- * program never sees them. Prints the reductions and a checksum of the
- * vectors and matrices.
+ * (sswap, sscal, scopy, shad, snrm2, sasum, ssum, isamax; srot is not), the
+ * level-2 routines on a square row-major M x M matrix (sgemv transposed,
+ * ssymv, strmv, ssyr, ssyr2) and a transposing matrix copy (somatcopy). N
+ * and M are the arguments (default 65536 and 256). The library builds and
+ * launches its own kernels; this program never sees them. Prints the
+ * reductions and a checksum of the vectors and matrices.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <clblast_c.h>
