@@ -204,16 +204,16 @@ fn verbose_shows_commands_and_the_fallback() {
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     let stderr = text(&run.stderr);
     assert!(
-        stderr.contains("-O0 -Xclang -disable-O0-optnone"),
+        stderr.contains("-O1 -Xclang -disable-llvm-passes"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("built through the -O0 + opt-15 fallback"),
+        stderr.contains("built through the fallback, unoptimised clang and opt-15"),
         "{stderr}"
     );
     assert!(text(&run.stdout)
         .lines()
-        .any(|l| l == "build        -O0 + opt-15 fallback"));
+        .any(|l| l == "build        unoptimised clang + opt-15 fallback"));
 }
 
 #[test]

@@ -166,6 +166,47 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     assert!(plain.get("branches").is_none() && plain.get("chains").is_none());
 }
 
+/// A kernel whose -O2 module llvm-spirv cannot take (a switch on two bits)
+/// is built through the fallback. Its helper, a call in the module, is one
+/// the device's compiler inlines: the sum the loop carries is held across
+/// no kept call, as at -O2. The source's own `noinline` still keeps it, and
+/// the sum then waits on the stack on each of the 256 x 16 calls.
+#[test]
+fn a_fallback_builds_helpers_the_device_inlines_as_inlined() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = |mark: &str| {
+        format!(
+            "{mark}float weight(uint k) {{\n\
+             \x20   switch (k & 3) {{ case 0: return 1.0f; case 1: return 7.0f; \
+             case 2: return 9.0f; default: return 4.0f; }}\n\
+             }}\n\
+             __kernel void weighted(__global const float *x, __global float *out, uint n) {{\n\
+             \x20   uint i = get_global_id(0);\n\
+             \x20   float acc = 0.0f;\n\
+             \x20   for (uint k = 0; k < n; k++)\n\
+             \x20       acc += weight(k + i) * x[k];\n\
+             \x20   out[i] = acc;\n\
+             }}\n"
+        )
+    };
+    let args = "[[arg]]\nname = \"x\"\ntype = \"float\"\ncount = 16\nfill = 1.0\naccess = \"ro\"\n\
+                [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n";
+    let chains = |mark: &str| {
+        let manifest = variant(dir.path(), "weighted", &source(mark), args, 16);
+        let out = clflow(dir.path(), &["count", &manifest, "--simd", "--json", "-v"]);
+        let said = text(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        assert!(said.contains("built through the fallback"), "{said}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["chains"].clone()
+    };
+    let inlined = chains("");
+    assert_eq!(inlined["spilled"], 0, "{inlined}");
+    assert!(inlined["cycles"].as_u64().unwrap() > 0, "{inlined}");
+    let kept = chains("__attribute__((noinline)) ");
+    assert_eq!(kept["spilled"], 256 * 16, "{kept}");
+}
+
 /// The reduction's tree loop has its barrier at the end of each iteration:
 /// a CPU runtime adds one at the start of each, seven iterations (halving
 /// 128 down to one) for each of the 4,096 work-items. The kernel's own

@@ -59,7 +59,7 @@ impl<'a> CompileRequest<'a> {
 pub struct Compiled {
     pub spirv: Vec<u8>,
     pub from_cache: bool,
-    /// Whether the -O0 + opt-15 pipeline built it (see [`pipeline`]).
+    /// Whether the fallback (unoptimised clang + opt-15) built it (see [`pipeline`]).
     pub fallback_used: bool,
     /// Whether the file was a SPIR-V module, taken as it is (no build, no
     /// cache; the key is a SHA-256 of the module).

@@ -25,8 +25,8 @@
 //!   module is kept.
 //!
 //! When the -O2 module still fails translation or validation, the kernel is rebuilt
-//! at -O0 (without `optnone`) and optimised by an `opt-15` pass list that
-//! keeps what matters for counting and makes none of those forms.
+//! unoptimised (-O1's IR, no pass run) and optimised by an `opt-15` pass list
+//! that keeps what matters for counting and makes none of those forms.
 
 use crate::loop_locations::drop_location_only_loops;
 use crate::tools::{render, Tool};
@@ -39,6 +39,12 @@ use std::process::{Command, Output};
 /// (`licm` runs inside `loop-mssa`: opt-15 aborts on a bare `licm`.)
 pub const FALLBACK_PASSES: &str =
     "sroa,early-cse,simplifycfg,loop-rotate,loop-mssa(licm),indvars,loop-unroll";
+
+/// clang's flags for the fallback's unoptimised module: -O1's IR with no
+/// pass run. At -O0 clang marks every function `noinline` (and `optnone`),
+/// the kernel too, and those marks would say that the device keeps every
+/// call, where a device's compiler inlines all but the source's `noinline`.
+const FALLBACK_CLANG: [&str; 3] = ["-O1", "-Xclang", "-disable-llvm-passes"];
 
 /// C99 makes a helper declared `inline` without `static` an inline
 /// definition only, which leaves calls clang did not inline undefined; GNU89
@@ -165,7 +171,7 @@ impl Pipeline<'_> {
             Err(err @ CompileError::Diagnostics { .. }) => return Err(err),
             Err(primary) => {
                 (self.trace)(&format!(
-                    "the -O2 module failed ({primary}); rebuilding at -O0 and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
+                    "the -O2 module failed ({primary}); rebuilding unoptimised and optimising with opt-15 -passes='{FALLBACK_PASSES}'"
                 ));
                 let (spirv, warnings) = self
                     .with_lines_or_without(|p| p.fallback(work.path()))
@@ -229,7 +235,8 @@ impl Pipeline<'_> {
         self.order_and_validate(spirv, spirv_path)
     }
 
-    /// Puts blocks after their dominators where they are not, writes the
+    /// Drops the module's merge declarations (`clflow_spirv::strip_merges`),
+    /// puts blocks after their dominators where they are not, writes the
     /// module to `spirv_path` and validates it there.
     fn order_and_validate(
         &self,
@@ -240,6 +247,9 @@ impl Pipeline<'_> {
         if let Ok(Some(merged)) = clflow_spirv::merge_sampler_types(&spirv) {
             (self.trace)("merged the module's duplicate OpTypeSampler declarations");
             (spirv, changed) = (merged, true);
+        }
+        if let Ok(Some(stripped)) = clflow_spirv::strip_merges(&spirv) {
+            (spirv, changed) = (stripped, true);
         }
         if let Ok(Some(ordered)) = clflow_spirv::order_blocks(&spirv) {
             (self.trace)("moved blocks that preceded their dominators after them");
@@ -273,13 +283,12 @@ impl Pipeline<'_> {
         .map(|built| built.spirv)
     }
 
-    /// clang -O0, opt-15's passes, llvm-spirv and spirv-val: the module and
+    /// clang unoptimised, opt-15's passes, llvm-spirv and spirv-val: the module and
     /// clang's warnings.
     fn fallback(&self, work: &Path) -> Result<(Vec<u8>, String), CompileError> {
         let spirv_path = &work.join("kernel.spv");
-        let unoptimised = work.join("kernel-O0.bc");
-        let warnings =
-            self.clang_to_bitcode(&["-O0", "-Xclang", "-disable-O0-optnone"], &unoptimised)?;
+        let unoptimised = work.join("kernel-unoptimised.bc");
+        let warnings = self.clang_to_bitcode(&FALLBACK_CLANG, &unoptimised)?;
 
         let opt = (self.opt)()?;
         let optimised = work.join("kernel-opt.bc");

@@ -21,9 +21,11 @@
 //! convention keeps no float or vector register across a call (x86-64's
 //! keeps a few integer ones), so the value goes to the stack and back, a
 //! round trip whose time the device's benchmark of such a loop measures
-//! (`clflow bench`'s `costs`). A value kept in memory
-//! at an address the loop does not change (a variable whose address a call
-//! takes) carries its chain through the store and the next load. The
+//! (`clflow bench`'s `costs`). A value kept in global or local memory at an
+//! address the loop does not change, or in a private variable in a block
+//! with a kept call (which may take its address), carries its chain through
+//! the store and the next load; any other private variable is a register to
+//! the device's compiler, and passes its value on at no cost. The
 //! analysis is per block, and for an innermost loop whose body is several
 //! blocks (a branch in it) along each way round the body too; a chain
 //! through an inner loop is not followed. A loop with a barrier in it
@@ -32,6 +34,7 @@
 
 use crate::bytecode::*;
 use crate::exec::native::{reads_writes, Spans};
+use crate::memory;
 use crate::program::{in_loops_between_barriers, natural_loops, successors, NaturalLoop, Program};
 use std::collections::HashSet;
 
@@ -73,6 +76,7 @@ const MAX_PATHS: usize = 64;
 /// blocks run under it. Only innermost loops are followed so.
 pub fn block_chains(p: &Program) -> Vec<Chain> {
     let looped = in_loops_between_barriers(&p.code, &p.cases);
+    let private = private_pointers(p);
     let mut chains = vec![Chain::default(); p.blocks.len()];
     // A register's slot, then the memory each pointer register points at.
     let mut ready = vec![NONE; 2 * p.init_regs.len()];
@@ -93,10 +97,10 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
                 .kept_calls
                 .iter()
                 .any(|&(start, stop)| pc < start as usize && stop as usize <= end);
-            let mut longest = carried(p, body, calls, &mut ready);
+            let mut longest = carried(p, body, (calls, &private), &mut ready);
             for edge in edges(p, body.last()) {
                 let ops: Vec<Op> = body.iter().chain(edge).copied().collect();
-                longest = longest.max(carried(p, &ops, calls, &mut ready));
+                longest = longest.max(carried(p, &ops, (calls, &private), &mut ready));
             }
             chains[block as usize] = longest;
         }
@@ -110,7 +114,7 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
             .iter()
             .all(|pc| *pc == lp.header || !headers.contains(pc));
         if looped[lp.header] && innermost {
-            through_loop(p, lp, &mut chains, &mut ready);
+            through_loop(p, lp, &private, &mut chains, &mut ready);
         }
     }
     chains
@@ -118,7 +122,13 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
 
 /// The chain an innermost loop carries round its body of several blocks,
 /// where longer than each block's own (see [`block_chains`]).
-fn through_loop(p: &Program, lp: &NaturalLoop, chains: &mut [Chain], ready: &mut [i64]) {
+fn through_loop(
+    p: &Program,
+    lp: &NaturalLoop,
+    private: &[bool],
+    chains: &mut [Chain],
+    ready: &mut [i64],
+) {
     let code = &p.code;
     let block_of = |pc: usize| match code.get(pc) {
         Some(&Op::Block { block, .. }) => Some(block as usize),
@@ -172,7 +182,7 @@ fn through_loop(p: &Program, lp: &NaturalLoop, chains: &mut [Chain], ready: &mut
             let mut way = ops.clone();
             way.extend_from_slice(edge);
             if next == lp.header {
-                longest = longest.max(carried(p, &way, calls, ready));
+                longest = longest.max(carried(p, &way, (calls, private), ready));
             } else if in_body(next) && !on_way.contains(&next) {
                 let mut on = on_way.clone();
                 on.push(next);
@@ -232,9 +242,18 @@ fn edge_to(code: &[Op], target: usize) -> Option<(&[Op], usize)> {
 /// The longest chain in `ops` from a register read before it is written
 /// to that register's last value, and whether any such chain carries a
 /// float value through a block with kept `calls` in it: from one run to
-/// the next, the value lives across them. `ready` is all `NONE`, and is
-/// left so.
-fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
+/// the next, the value lives across them. A value kept in a private
+/// variable (`private`: the registers that point at one) passes through it
+/// at no cost where no call is kept: the device's compiler keeps it in a
+/// register, as it keeps private arrays (`counts.rs`). `ready` is all
+/// `NONE`, and is left so.
+fn carried(p: &Program, ops: &[Op], (calls, private): (bool, &[bool]), ready: &mut [i64]) -> Chain {
+    let in_register = |op: &Op| match *op {
+        Op::Load { ptr, .. } | Op::Store { ptr, .. } => {
+            !calls && private.get(ptr.index()).copied().unwrap_or(false)
+        }
+        _ => false,
+    };
     let mut effects: Vec<_> = ops.iter().map(|op| reads_writes(op, p)).collect();
     // Memory through a pointer the block never changes is the same memory
     // on every run: a slot of its own after the registers.
@@ -301,6 +320,8 @@ fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
             }
             let t = if from == NONE {
                 NONE
+            } else if in_register(op) {
+                from
             } else {
                 from + i64::from(latency(op))
             };
@@ -321,6 +342,63 @@ fn carried(p: &Program, ops: &[Op], calls: bool, ready: &mut [i64]) -> Chain {
         cycles: longest.clamp(0, i64::from(u32::MAX)) as u32,
         spilled,
         under_loop_chain: false,
+    }
+}
+
+/// The registers that only ever point into private memory: the private
+/// variables' constant addresses and whatever address arithmetic computes
+/// or a copy takes from them alone (the largest such set, so that a pointer
+/// a loop steps, a phi of itself, stays in it).
+fn private_pointers(p: &Program) -> Vec<bool> {
+    let regs = p.init_regs.len();
+    let constant = |r: usize| memory::decode(p.init_regs[r]).0 == memory::SPACE_PRIVATE;
+    // What each register is written from: the register a pointer derives
+    // from, or `None` for anything else.
+    let mut sources: Vec<Vec<Option<usize>>> = vec![Vec::new(); regs];
+    let mut write = |dst: usize, src: Option<usize>| {
+        if let Some(s) = sources.get_mut(dst) {
+            s.push(src);
+        }
+    };
+    for op in &p.code {
+        match *op {
+            Op::Ptr { dst, base, .. }
+            | Op::Offset { dst, base, .. }
+            | Op::Index { dst, base, .. } => write(dst.index(), Some(base.index())),
+            Op::Moves { start, len } => {
+                for m in &p.moves[start as usize..(start + len) as usize] {
+                    for k in 0..m.n as usize {
+                        write(m.dst.index() + k, Some(m.src.index() + k));
+                    }
+                }
+            }
+            _ => {
+                for (r, n) in reads_writes(op, p).1 {
+                    (r.index()..r.index() + n as usize).for_each(|slot| write(slot, None));
+                }
+            }
+        }
+    }
+    let mut private: Vec<bool> = (0..regs)
+        .map(|r| !sources[r].is_empty() || constant(r))
+        .collect();
+    loop {
+        let mut changed = false;
+        for r in 0..regs {
+            if !private[r] || sources[r].is_empty() {
+                continue;
+            }
+            let derived = sources[r]
+                .iter()
+                .all(|s| s.is_some_and(|s| private.get(s) == Some(&true)));
+            if !derived {
+                private[r] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return private;
+        }
     }
 }
 
@@ -644,5 +722,62 @@ mod tests {
             b: r(3),
         };
         assert_eq!(block_chains(&program(icall, iadd, true)), chain(1, false));
+    }
+
+    /// `acc += x` with `acc` in a variable the loop reads and writes at one
+    /// address: in private memory the device's compiler keeps it in a
+    /// register, and the chain is the add alone; in global memory it waits
+    /// on the store and the load as well; with a kept call in the loop,
+    /// which may take the private variable's address, so does it.
+    #[test]
+    fn a_sum_kept_in_a_private_variable_passes_through_a_register() {
+        let program = |space: u64, kept_call: bool| Program {
+            code: vec![
+                Op::Block { block: 0, steps: 1 },
+                // The variable's address, computed once before the loop.
+                Op::Offset {
+                    dst: r(2),
+                    base: r(1),
+                    disp: 4,
+                },
+                Op::Jump { target: 3 },
+                Op::Block { block: 1, steps: 3 },
+                Op::Load {
+                    dst: r(3),
+                    ptr: r(2),
+                    size: 4,
+                    n: 1,
+                    align: 4,
+                },
+                Op::FAdd32 {
+                    dst: r(4),
+                    a: r(3),
+                    b: r(5),
+                },
+                Op::Store {
+                    src: r(4),
+                    ptr: r(2),
+                    size: 4,
+                    n: 1,
+                    align: 4,
+                },
+                Op::Branch {
+                    cond: r(6),
+                    then: 3,
+                    other: 8,
+                },
+                Op::Block { block: 2, steps: 1 },
+                Op::Ret { src: r(4), n: 1 },
+            ],
+            init_regs: vec![0, memory::encode(space, 1, 0), 0, 0, 0, 0, 0],
+            blocks: vec![BlockCounts::default(); 3],
+            kept_calls: if kept_call { vec![(5, 6)] } else { vec![] },
+            ..Program::default()
+        };
+        let cycles = |p: &Program| block_chains(p).iter().map(|c| c.cycles).collect::<Vec<_>>();
+        assert_eq!(cycles(&program(memory::SPACE_PRIVATE, false)), [0, 3, 0]);
+        // A load (5), the add (3) and the store (1).
+        assert_eq!(cycles(&program(memory::SPACE_GLOBAL, false)), [0, 9, 0]);
+        assert_eq!(cycles(&program(memory::SPACE_PRIVATE, true)), [0, 9, 0]);
     }
 }

@@ -99,7 +99,7 @@ pub fn prepare(
     }
     if compiled.fallback_used {
         observer.detail(
-            "built through the -O0 + opt-15 fallback (the -O2 module failed translation or validation)",
+            "built through the fallback, unoptimised clang and opt-15 (the -O2 module failed translation or validation)",
         );
     }
 

@@ -118,7 +118,7 @@ struct Report {
     kernels: Vec<KernelReport>,
     module: ModuleSummary,
     cache: CacheReport,
-    /// Whether the -O0 + opt-15 pipeline built the module.
+    /// Whether the fallback (unoptimised clang + opt-15) built the module.
     fallback_used: bool,
     /// Whether the file was a SPIR-V module, taken as it is.
     spirv_given: bool,
@@ -217,7 +217,7 @@ impl Report {
                 if self.spirv_given {
                     "none: the file is a SPIR-V module, taken as it is"
                 } else if self.fallback_used {
-                    "-O0 + opt-15 fallback"
+                    "unoptimised clang + opt-15 fallback"
                 } else {
                     "-O2"
                 }
