@@ -59,6 +59,32 @@ fn count_json(data: &Path, dir: &Path, flags: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&counted.stdout).unwrap()
 }
 
+/// [`capture`] of one of the capture layer's Python hosts
+/// (`tests/hosts/NAME.py`) under Debian's python3.
+fn capture_python(data: &Path, name: &str) -> (PathBuf, Output) {
+    let script = repo().join(format!("flow/capture-layer/tests/hosts/{name}.py"));
+    capture(data, &[], &["/usr/bin/python3", script.to_str().unwrap()])
+}
+
+/// The launches of [`count_json`] with `--ops fp32`, each of which must
+/// reproduce the device's outputs.
+fn launches_reproducing(data: &Path, dir: &Path) -> Vec<serde_json::Value> {
+    let counted = count_json(data, dir, &["--ops", "fp32"]);
+    let launches = counted["launches"].as_array().unwrap().clone();
+    for launch in &launches {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
+    launches
+}
+
+/// The first launch of `kernel`.
+fn launch_of<'a>(launches: &'a [serde_json::Value], kernel: &str) -> &'a serde_json::Value {
+    launches
+        .iter()
+        .find(|l| l["kernel"] == kernel)
+        .unwrap_or_else(|| panic!("no {kernel} among {launches:?}"))
+}
+
 /// The `file =` of argument `k` in a manifest.
 fn arg_file(manifest: &Path, k: usize) -> String {
     let manifest: toml::Value =
@@ -536,40 +562,18 @@ fn a_linked_program_is_captured_with_its_header() {
 fn a_librarys_in_place_kernels_keep_one_buffer_for_two_arguments() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let script = repo().join("flow/capture-layer/tests/hosts/arrays.py");
-    let (out_dir, out) = capture(
-        data.path(),
-        &[],
-        &["/usr/bin/python3", script.to_str().unwrap()],
-    );
+    let (out_dir, out) = capture_python(data.path(), "arrays");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("sum 39985.0 max 16.0 dot 439825.0 scan 10000 line [1. 3. 5.]"),
         "{}",
         text(&out.stdout)
     );
-    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
-    let launches = counted["launches"].as_array().unwrap();
-    let kernels: Vec<&str> = launches
-        .iter()
-        .map(|l| l["kernel"].as_str().unwrap())
-        .collect();
-    for kernel in [
-        "reduce_kernel_stage1",
-        "scan_lev1",
-        "scan_lev2",
-        "scan_final_update",
-        "line",
-    ] {
-        assert!(kernels.contains(&kernel), "{kernels:?}");
+    let launches = launches_reproducing(data.path(), &out_dir);
+    for kernel in ["reduce_kernel_stage1", "scan_lev1", "scan_final_update"] {
+        launch_of(&launches, kernel);
     }
-    for launch in launches {
-        assert_eq!(launch["outputs_match"], true, "{launch}");
-    }
-    let lev2 = launches
-        .iter()
-        .find(|l| l["kernel"] == "scan_lev2")
-        .unwrap();
+    let lev2 = launch_of(&launches, "scan_lev2");
     let manifest =
         std::fs::read_to_string(out_dir.join(lev2["manifest"].as_str().unwrap())).unwrap();
     assert!(
@@ -577,7 +581,7 @@ fn a_librarys_in_place_kernels_keep_one_buffer_for_two_arguments() {
         "{manifest}"
     );
     // 5,000 work-items of one multiply-add each, a float read and written.
-    let line = launches.iter().find(|l| l["kernel"] == "line").unwrap();
+    let line = launch_of(&launches, "line");
     assert_eq!(line["W"]["fp32"], 10_000);
     assert_eq!(line["Q"]["load_bytes"], 20_000);
     assert_eq!(line["Q"]["store_bytes"], 20_000);
@@ -602,17 +606,8 @@ fn a_blas_librarys_other_routines_reproduce_the_device() {
         "{}",
         text(&out.stdout)
     );
-    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
-    let launches = counted["launches"].as_array().unwrap();
-    for launch in launches {
-        assert_eq!(launch["outputs_match"], true, "{launch}");
-    }
-    let kernel = |name: &str| {
-        launches
-            .iter()
-            .find(|l| l["kernel"] == name)
-            .unwrap_or_else(|| panic!("no {name} among {launches:?}"))
-    };
+    let launches = launches_reproducing(data.path(), &out_dir);
+    let kernel = |name: &str| launch_of(&launches, name);
     let n = 65_536u64;
     // x = alpha x: a multiply a float, read and written.
     assert_eq!(kernel("XscalFast")["W"]["fp32"], n);
@@ -644,29 +639,15 @@ fn a_blas_librarys_other_routines_reproduce_the_device() {
 fn a_librarys_math_random_and_compaction_kernels_reproduce_the_device() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let script = repo().join("flow/capture-layer/tests/hosts/array_ops.py");
-    let (out_dir, out) = capture(
-        data.path(),
-        &[],
-        &["/usr/bin/python3", script.to_str().unwrap()],
-    );
+    let (out_dir, out) = capture_python(data.path(), "array_ops");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("uniform mean 0.5 kept 1176 dot 439825.0"),
         "{}",
         text(&out.stdout)
     );
-    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
-    let launches = counted["launches"].as_array().unwrap();
-    for launch in launches {
-        assert_eq!(launch["outputs_match"], true, "{launch}");
-    }
-    let kernel = |name: &str| {
-        launches
-            .iter()
-            .find(|l| l["kernel"] == name)
-            .unwrap_or_else(|| panic!("no {name} among {launches:?}"))
-    };
+    let launches = launches_reproducing(data.path(), &out_dir);
+    let kernel = |name: &str| launch_of(&launches, name);
     // One builtin call a float.
     for name in ["exp_kernel", "sqrt_kernel", "sin_kernel"] {
         assert_eq!(kernel(name)["W"]["fp32"], 5_000, "{name}");
