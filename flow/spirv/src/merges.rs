@@ -38,21 +38,12 @@ pub fn strip_merges(bytes: &[u8]) -> Result<Option<Vec<u8>>, SpirvError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rspirv::dr::Builder;
-    use spirv::{Capability, FunctionControl, LoopControl, SelectionControl};
+    use spirv::{FunctionControl, LoopControl, SelectionControl};
 
     /// A kernel whose loop and branch carry merge declarations.
     fn with_merges() -> Vec<u8> {
-        let mut b = Builder::new();
-        b.capability(Capability::Kernel);
-        b.capability(Capability::Addresses);
-        b.memory_model(
-            spirv::AddressingModel::Physical64,
-            spirv::MemoryModel::OpenCL,
-        );
-        let void = b.type_void();
+        let (mut b, void, fn_ty) = crate::test_modules::kernel_builder();
         let boolean = b.type_bool();
-        let fn_ty = b.type_function(void, vec![]);
         let yes = b.constant_true(boolean);
         let f = b
             .begin_function(void, None, FunctionControl::NONE, fn_ty)
@@ -70,13 +61,7 @@ mod tests {
         b.branch_conditional(yes, merge, header, vec![]).unwrap();
         b.begin_block(Some(merge)).unwrap();
         b.ret().unwrap();
-        b.end_function().unwrap();
-        b.entry_point(spirv::ExecutionModel::Kernel, f, "k", vec![]);
-        b.module()
-            .assemble()
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect()
+        crate::test_modules::finish_kernel(b, f)
     }
 
     #[test]

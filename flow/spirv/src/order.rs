@@ -146,7 +146,6 @@ fn emit_blocks(out: &mut Vec<u32>, blocks: Vec<(u32, Vec<u32>)>, order: Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rspirv::binary::Assemble;
 
     /// A kernel-style function whose blocks are written entry, C, B, where
     /// B branches to C: C comes before its dominator B.
@@ -164,13 +163,7 @@ mod tests {
         b.ret().unwrap();
         b.begin_block(Some(middle)).unwrap();
         b.branch(later).unwrap();
-        b.end_function().unwrap();
-        b.entry_point(spirv::ExecutionModel::Kernel, f, "k", vec![]);
-        b.module()
-            .assemble()
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect()
+        crate::test_modules::finish_kernel(b, f)
     }
 
     fn block_labels(bytes: &[u8]) -> Vec<u32> {

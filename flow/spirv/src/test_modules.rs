@@ -23,6 +23,18 @@ pub fn kernel_builder() -> (Builder, Word, Word) {
     (b, void, fn_type)
 }
 
+/// Ends the function `f` begun on `b`, makes it the kernel `k` and
+/// assembles the module.
+pub fn finish_kernel(mut b: Builder, f: Word) -> Vec<u8> {
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::Kernel, f, "k", vec![]);
+    b.module()
+        .assemble()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect()
+}
+
 /// What a kernel parameter is in the test module, and how it is decorated.
 struct TestParam {
     name: Option<&'static str>,
