@@ -65,10 +65,14 @@ pub struct BitCounts {
 
 impl BitCounts {
     pub fn new(n: usize) -> BitCounts {
-        Self::with_ones(n, 0)
+        BitCounts {
+            words: vec![0; (n + 1).div_ceil(64)],
+            tree: Fenwick::new((n + 1).div_ceil(64)),
+        }
     }
 
     /// Positions 1..=ones are members; built in O(n / 64).
+    #[cfg(test)]
     pub fn with_ones(n: usize, ones: usize) -> BitCounts {
         let words = (n + 1).div_ceil(64);
         let mut bits = vec![0u64; words];
@@ -100,7 +104,7 @@ impl BitCounts {
         self.tree.add(at / 64 + 1, 1);
     }
 
-    #[inline]
+    #[cfg(test)]
     pub fn remove(&mut self, at: usize) {
         self.words[at / 64] &= !(1 << (at % 64));
         self.tree.add(at / 64 + 1, -1);

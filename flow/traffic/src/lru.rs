@@ -4,12 +4,15 @@
 //! An access to a line hits an LRU cache of C lines exactly when fewer than
 //! C other lines were touched since the line's previous access (its *stack
 //! distance*, Mattson et al. 1970). One pass that records each access's
-//! distance therefore answers for every C. Distances come from a set of
-//! access stamps (a bit each, a Fenwick tree over their words) in which
-//! only each line's latest stamp is set:
-//! the distance is the number of set stamps after the line's own. Stamps
-//! are renumbered when they run out, so the tree stays about twice the
-//! number of lines touched, however long the stream.
+//! distance therefore answers for every C. Each access hands out the next
+//! stamp, and only each line's latest stamp stands: the distance is the
+//! number of standing stamps after the line's own, i.e. the stamps handed
+//! out since less those superseded since. The superseded ones are a set
+//! (a bit each, a Fenwick tree over their words), so an access walks the
+//! tree twice: once to count, once to supersede the line's old stamp (a
+//! set of the standing stamps took a third walk, to add the new one).
+//! Stamps are renumbered when they run out, so the tree stays about twice
+//! the number of lines touched, however long the stream.
 //!
 //! The cache writes back and allocates on a store miss without reading the
 //! line (as GPU last-level caches do): a load miss reads a line from DRAM;
@@ -37,7 +40,7 @@ const UNTOUCHED: u32 = 0;
 
 #[derive(Debug, Clone, Copy)]
 struct LineState {
-    /// The line's latest stamp in the tree, or `UNTOUCHED`.
+    /// The line's latest stamp, or `UNTOUCHED`.
     stamp: u32,
     /// `NEVER_STORED`; -1 when the latest access stored; else the largest
     /// distance of the accesses since the latest store.
@@ -51,12 +54,15 @@ pub struct LruSimulator {
     /// Where each buffer's lines start in `lines`.
     first_line: Vec<u64>,
     lines: Vec<LineState>,
-    tree: BitCounts,
+    /// The stamps superseded by a later access to their line.
+    superseded: BitCounts,
+    /// How many there are.
+    superseded_count: u32,
     /// The line of each stamp still set (`u32::MAX` where cleared).
     owner: Vec<u32>,
     /// The next stamp to hand out.
     now: u32,
-    /// Lines touched so far: the set stamps.
+    /// Lines touched so far: the standing stamps.
     touched: u32,
     /// The line accessed last: an access to it again has distance 0 and
     /// moves nothing.
@@ -119,7 +125,8 @@ impl LruSimulator {
             line_shift,
             first_line,
             lines: vec![state; total as usize],
-            tree: BitCounts::new(stamps as usize),
+            superseded: BitCounts::new(stamps as usize),
+            superseded_count: 0,
             owner: vec![u32::MAX; stamps as usize + 1],
             now: 1,
             touched: 0,
@@ -255,22 +262,24 @@ impl LruSimulator {
             self.touched += 1;
             None
         } else {
-            // Set stamps after `old`: lines touched since.
-            let after = self.touched - self.tree.prefix(old as usize);
-            self.tree.remove(old as usize);
+            // Standing stamps after `old` (lines touched since): those
+            // handed out since, less those superseded since.
+            let handed = self.now - 1 - old;
+            let superseded = self.superseded_count - self.superseded.prefix(old as usize);
+            self.superseded.insert(old as usize);
+            self.superseded_count += 1;
             self.owner[old as usize] = u32::MAX;
-            Some(after)
+            Some(handed - superseded)
         };
         let stamp = self.now;
         self.now += 1;
-        self.tree.insert(stamp as usize);
         self.owner[stamp as usize] = line;
         self.lines[line as usize].stamp = stamp;
         distance
     }
 
-    /// Gives the touched lines stamps 1.. in their order, in a tree with
-    /// room for as many new stamps again. The owners move down in place:
+    /// Gives the touched lines stamps 1.. in their order, none superseded,
+    /// with room for as many new stamps again. The owners move down in place:
     /// a fresh table each time had the system zero tens of megabytes of
     /// pages a renumbering, a tenth of a long pass.
     fn renumber(&mut self) {
@@ -289,7 +298,8 @@ impl LruSimulator {
         debug_assert_eq!(next - 1, touched);
         self.owner.truncate(next);
         self.owner.resize(capacity + 1, u32::MAX);
-        self.tree = BitCounts::with_ones(capacity, touched);
+        self.superseded = BitCounts::new(capacity);
+        self.superseded_count = 0;
         self.now = next as u32;
     }
 
