@@ -33,8 +33,8 @@
 //! every other work-item of the group made its accesses in between.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fmt;
 
 /// Accesses (or bytes) per pattern.
@@ -342,7 +342,7 @@ impl CoalescingAnalyzer {
         assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
         CoalescingAnalyzer {
             line_shift: line_bytes.trailing_zeros(),
-            sites: HashMap::new(),
+            sites: HashMap::default(),
             scratch: Vec::new(),
             lines: Vec::new(),
             gaps: Vec::new(),
