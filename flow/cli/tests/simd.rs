@@ -105,6 +105,11 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     let steps = sgemm["chains"]["steps"].as_u64().unwrap();
     assert_eq!(steps % (n * n * n), 0, "whole iterations: {steps}");
     assert_eq!(sgemm["chains"]["spilled"], 0, "sgemm calls nothing");
+    // Its loop's exit, once a batch of work-items, mispredicts: a branch
+    // inside a loop between barriers, which a CPU runs item by item.
+    let branches = &sgemm["branches"];
+    assert!(branches["mispredicted"].as_u64().unwrap() > 0, "{branches}");
+    assert_eq!(branches["loop_mispredicted"], branches["mispredicted"]);
 
     // n-body's sum of accelerations is read after every call of its
     // `noinline` force function: each of the n² interactions holds a float
@@ -151,13 +156,16 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
         report["branches"]
     );
     assert_eq!(report["branches"]["mispredicted"], 86, "0, 3, ... 255");
+    // No loop: a vectoriser makes a mask of the branch.
+    assert_eq!(report["branches"]["loop_mispredicted"], 0);
     assert!(report.get("chains").is_some_and(|c| c["cycles"] == 0));
     // The text says both; a count without --simd measures neither.
     let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
     let shown = text(&out.stdout);
     assert!(
         shown.contains(
-            "Branches: 256 passes, 86 mispredicted (33.6%) by a 2-bit counter per branch"
+            "Branches: 256 passes, 86 mispredicted (33.6%) by a 2-bit counter per branch, \
+             0 of them inside loops between barriers"
         ),
         "{shown}"
     );
@@ -226,6 +234,12 @@ fn iterations_of_a_loop_with_a_barrier_that_begin_without_one_are_counted() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["loop_barriers"], 7 * 4096);
+    // The tree's `lid < s` tests mispredict where the halves meet, inside
+    // a loop with a barrier: between its barriers a CPU's runtime loops
+    // over the work-items, which its vectoriser takes together.
+    let branches = &report["branches"];
+    assert!(branches["mispredicted"].as_u64().unwrap() > 0, "{branches}");
+    assert_eq!(branches["loop_mispredicted"], 0, "{branches}");
     assert_eq!(
         report["ops_by_role"]["OpControlBarrier"]["void"]["work"],
         8 * 4096

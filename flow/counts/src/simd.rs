@@ -80,6 +80,12 @@ pub struct Branches {
     pub executed: u64,
     /// Of those, the outcomes the predictor got wrong.
     pub mispredicted: u64,
+    /// Of those, the ones at branches inside the kernel's loops between
+    /// barriers. A vectoriser that takes work-items together only outside
+    /// loops runs those loops work-item by work-item, branch and all;
+    /// elsewhere it turns a branch into masked operations, as PoCL's code
+    /// for a conditional store shows (a masked scatter, no jump).
+    pub loop_mispredicted: u64,
 }
 
 /// The lanes of loads and stores (of global, constant and local memory,

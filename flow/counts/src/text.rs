@@ -98,10 +98,12 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
     if let Some(b) = r.branches.filter(|b| b.executed > 0) {
         let _ = writeln!(
             out,
-            "Branches: {} passes, {} mispredicted ({:.1}%) by a 2-bit counter per branch",
+            "Branches: {} passes, {} mispredicted ({:.1}%) by a 2-bit counter per branch, \
+             {} of them inside loops between barriers",
             group_digits(b.executed),
             group_digits(b.mispredicted),
-            100.0 * b.mispredicted as f64 / b.executed as f64
+            100.0 * b.mispredicted as f64 / b.executed as f64,
+            group_digits(b.loop_mispredicted)
         );
     }
     if let Some(chains) = r.chains.filter(|c| c.cycles > 0) {

@@ -817,10 +817,7 @@ impl Program {
             chains: (!partial.simd.is_empty()).then(|| loop_chains(p, &block_steps, partial)),
             loop_barriers: (!partial.simd.is_empty()).then(|| loop_barriers(p, partial)),
             gathers: (!partial.gathers.is_empty()).then(|| gathers(p, partial)),
-            branches: (!partial.branches.is_empty()).then(|| counts::Branches {
-                executed: partial.branches.iter().map(|b| b.executed).sum(),
-                mispredicted: partial.branches.iter().map(|b| b.mispredicted).sum(),
-            }),
+            branches: (!partial.branches.is_empty()).then(|| branches(p, partial)),
             lines_read: global
                 .buffers
                 .iter()
@@ -907,6 +904,21 @@ fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
         total.lanes += lanes;
         if looped {
             total.loop_lanes += lanes;
+        }
+    }
+    total
+}
+
+/// Branches' passes and mispredictions, and of those the ones inside the
+/// kernel's loops between barriers.
+fn branches(p: &program::Program, partial: &exec::Partial) -> counts::Branches {
+    let looped = program::in_loops_between_barriers(&p.code, &p.cases);
+    let mut total = counts::Branches::default();
+    for (predictor, looped) in partial.branches.iter().zip(looped) {
+        total.executed += predictor.executed;
+        total.mispredicted += predictor.mispredicted;
+        if looped {
+            total.loop_mispredicted += predictor.mispredicted;
         }
     }
     total
