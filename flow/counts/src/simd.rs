@@ -103,12 +103,6 @@ pub struct Gathers {
     /// runs each stretch between its barriers as a loop over the work-items
     /// of its own, which such a vectoriser takes together.)
     pub loop_lanes: u64,
-    /// The lanes of every load and store (gathered or not), and of those
-    /// the ones inside loops between barriers. Between the barriers of a
-    /// kernel that has them, PoCL's loops over the work-items gather and
-    /// scatter even accesses whose addresses count up (see `clflow_predict`).
-    pub accessed_lanes: u64,
-    pub loop_accessed_lanes: u64,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {

@@ -895,17 +895,15 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
     total
 }
 
-/// The lanes of loads and stores a vectoriser gathers, and all of their
-/// lanes, and of each the ones inside the kernel's loops between barriers.
+/// The lanes of loads and stores a vectoriser gathers, and of those the
+/// ones inside the kernel's loops between barriers.
 fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
     let looped = program::in_loops_between_barriers(&p.code, &p.cases);
     let mut total = counts::Gathers::default();
-    for (&[gathered, lanes], looped) in partial.gathers.iter().zip(looped) {
-        total.lanes += gathered;
-        total.accessed_lanes += lanes;
+    for (&lanes, looped) in partial.gathers.iter().zip(looped) {
+        total.lanes += lanes;
         if looped {
-            total.loop_lanes += gathered;
-            total.loop_accessed_lanes += lanes;
+            total.loop_lanes += lanes;
         }
     }
     total

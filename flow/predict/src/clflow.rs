@@ -236,9 +236,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         _ => None,
     };
     let gathers_s = match (facts.gathers, costs) {
-        (Some(g), Some(c)) if !all_scalar => {
-            gather_time(g, c, simd.vectorises_loops, facts.barriers > 0)
-        }
+        (Some(g), Some(c)) if !all_scalar => gather_time(g, c, simd.vectorises_loops),
         _ => None,
     };
     let atomics_s = device.costs.map(|c| facts.atomics as f64 / c.atomics_per_s);
@@ -337,19 +335,9 @@ fn issue_time(
 /// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
 /// rate (assumption 3); in loops between barriers only where the compiler
 /// vectorises loops.
-fn gather_time(
-    g: Gathers,
-    costs: OpCostRates,
-    vectorises_loops: bool,
-    barriers: bool,
-) -> Option<f64> {
+fn gather_time(g: Gathers, costs: OpCostRates, vectorises_loops: bool) -> Option<f64> {
     let lanes = if vectorises_loops {
         g.lanes
-    } else if barriers {
-        // Between a kernel's barriers, the loops over the work-items of a
-        // compiler that vectorises only outside loops gather and scatter
-        // every access, those that count up too (PoCL's code).
-        g.accessed_lanes - g.loop_accessed_lanes
     } else {
         g.lanes - g.loop_lanes
     };
@@ -531,15 +519,11 @@ mod tests {
             mispredicted: 500,
             loop_mispredicted: 300,
         });
-        // 3,000 lanes gathered, 1,000 of them in loops (which run scalar),
-        // of 9,000 lanes accessed, 4,000 of them in loops.
-        let gathers = Gathers {
+        // 3,000 lanes gathered, 1,000 of them in loops (which run scalar).
+        facts.gathers = Some(Gathers {
             lanes: 3000,
             loop_lanes: 1000,
-            accessed_lanes: 9000,
-            loop_accessed_lanes: 4000,
-        };
-        facts.gathers = Some(gathers);
+        });
         let mut rates = device(CPU);
         rates.costs = Some(OpCostRates {
             chain_ops_per_s: 1e9,
@@ -571,10 +555,8 @@ mod tests {
         // Only the loops' branches jump: the rest are masks in vectors.
         assert!(close(p.branches_s.unwrap(), 300.0 / 1e8), "{p:?}");
         assert!(close(p.atomics_s.unwrap(), 1e-5) && close(p.barriers_s.unwrap(), 3e-6));
-        // A kernel with barriers: every lane accessed outside the loops
-        // between them is gathered or scattered.
-        assert!(close(p.gathers_s.unwrap(), 5e-6), "{p:?}");
-        let total = issue * 0.1 + chain + 300.0 / 1e8 + 5e-6 + 1e-5 + 3e-6;
+        assert!(close(p.gathers_s.unwrap(), 2e-6), "{p:?}");
+        let total = issue * 0.1 + chain + 300.0 / 1e8 + 2e-6 + 1e-5 + 3e-6;
         assert!(close(p.issue_s, total), "{p:?}");
         // Vectorising loops too, every gathered lane counts.
         let in_loops = DeviceRates {
@@ -586,13 +568,6 @@ mod tests {
         };
         let p = predict_kernel(&facts, &in_loops).unwrap();
         assert!(close(p.gathers_s.unwrap(), 3e-6), "{p:?}");
-        // Without barriers, the lanes whose row does not count up, outside
-        // loops.
-        let costs = rates.costs.unwrap();
-        assert!(close(
-            gather_time(gathers, costs, false, false).unwrap(),
-            2e-6
-        ));
         // Without barriers, the kernel's loop keeps every step scalar:
         // nothing is gathered.
         let alone = KernelFacts {
