@@ -152,7 +152,9 @@ pub struct CountArgs {
     /// it, what a CPU core running the work-items one by one would meet: the chains of
     /// dependent operations the kernel's loops carry (nominal cycles; those that hold a float
     /// value across a `noinline` call, which a CPU keeps on the stack meanwhile), and the
-    /// branches a 2-bit counter per branch mispredicts.
+    /// branches a 2-bit counter per branch mispredicts (and how many of those lie inside the
+    /// kernel's loops between barriers, the only ones a vectoriser that widens only outside
+    /// loops leaves as jumps).
     #[arg(long)]
     simd: bool,
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled
