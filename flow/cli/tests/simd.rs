@@ -339,3 +339,50 @@ fn lanes_whose_row_neither_counts_up_nor_shares_an_address_are_gathers() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report.get("gathers").is_none());
 }
+
+/// A value computed before a barrier comes back from the array a CPU's
+/// compiler keeps it in, one entry per work-item, and the vectoriser cannot
+/// see the addresses built from it count up: `c[i]` (`i` read before the
+/// barrier) and `s[lid]` (its address taken there for the store) are
+/// gathered, though they count up. `b[group * 8 + lid]`, built after it
+/// from the local id the loop over the work-items reads anew, and `a[i]`,
+/// before it, are vector accesses.
+#[test]
+fn addresses_computed_before_a_barrier_are_gathered_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("carry.cl"),
+        "__kernel void carry(__global const float *a, __global const float *b,\n\
+         \x20                   __global float *c, __local float *s) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   s[get_local_id(0)] = a[i];\n\
+         \x20   barrier(CLK_LOCAL_MEM_FENCE);\n\
+         \x20   c[i] = s[get_local_id(0)] + b[get_group_id(0) * 8 + get_local_id(0)];\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("carry.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"carry.cl\"\nkernel = \"carry\"\n\
+         global_size = [32]\nlocal_size = [8]\n\
+         [[arg]]\nname = \"a\"\ntype = \"float\"\ncount = 32\nfill = 1.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"b\"\ntype = \"float\"\ncount = 32\nfill = 2.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"c\"\ntype = \"float\"\ncount = 32\naccess = \"wo\"\n\
+         [[arg]]\nname = \"s\"\nlocal_bytes = 32\n",
+    )
+    .unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let out = clflow(dir.path(), &["count", manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["gathers"]["lanes"], 2 * 32);
+    assert_eq!(report["gathers"]["carried_lanes"], 2 * 32);
+    assert_eq!(report["gathers"]["loop_lanes"], 0);
+    let out = clflow(dir.path(), &["count", manifest, "--simd"]);
+    assert!(
+        text(&out.stdout).contains("or whose address comes across a barrier (64 of them;"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -93,7 +93,9 @@ pub struct Branches {
 /// scatters one at a time, where it vectorises: those of an instruction
 /// run by a row of work-items (the same second and third local ids) whose
 /// addresses neither count up (or down) by the access's size along the
-/// first local id nor stay the same.
+/// first local id nor stay the same, and every lane of a scalar load or
+/// store whose address comes from a value computed before a barrier
+/// (`carried_lanes`; see `clflow_interp`'s `carried`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Gathers {
     pub lanes: u64,
@@ -103,6 +105,13 @@ pub struct Gathers {
     /// runs each stretch between its barriers as a loop over the work-items
     /// of its own, which such a vectoriser takes together.)
     pub loop_lanes: u64,
+    /// Of `lanes`, the ones whose addresses count up (or stay the same) but
+    /// come from a value computed before a barrier: a CPU's compiler keeps
+    /// such a value per work-item across the barrier, and cannot see the
+    /// addresses built from it counting up (PoCL's code gathers and
+    /// scatters them). A vector load or store makes none: a compiler that
+    /// meets one does not vectorise across the work-items at all.
+    pub carried_lanes: u64,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {

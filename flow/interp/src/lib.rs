@@ -27,6 +27,7 @@
 //! ```
 
 mod bytecode;
+mod carried;
 mod chains;
 pub mod counts;
 mod error;
@@ -896,11 +897,20 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
 }
 
 /// The lanes of loads and stores a vectoriser gathers, and of those the
-/// ones inside the kernel's loops between barriers.
+/// ones inside the kernel's loops between barriers: those whose addresses
+/// do not count up, and every lane of those whose address comes across a
+/// barrier (`carried`).
 fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
     let looped = program::in_loops_between_barriers(&p.code, &p.cases);
+    let carried = carried::carried_addresses(p);
     let mut total = counts::Gathers::default();
-    for (&lanes, looped) in partial.gathers.iter().zip(looped) {
+    for ((&[gathered, lanes], looped), carried) in partial.gathers.iter().zip(looped).zip(carried) {
+        let lanes = if carried {
+            total.carried_lanes += lanes - gathered;
+            lanes
+        } else {
+            gathered
+        };
         total.lanes += lanes;
         if looped {
             total.loop_lanes += lanes;

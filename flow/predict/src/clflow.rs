@@ -35,7 +35,11 @@
 //!    nor shares one address (a table lookup, a stride, an index built with
 //!    `%` and `/`) is gathered or scattered lane by lane: each such lane
 //!    costs what one of the benchmark's gathered local loads costs, on top
-//!    of its issue. The stretches between the barriers of a loop with a
+//!    of its issue. So is a scalar one whose address comes from a value
+//!    computed before a barrier (the count's `carried_lanes`): the
+//!    compiler keeps that value per work-item in an array across the
+//!    barrier and cannot see the addresses built from it count up (PoCL's
+//!    code gathers `b[i]` and scatters `c[i]` after `x = a[i]; barrier`). The stretches between the barriers of a loop with a
 //!    barrier in it run as loops over the work-items of their own, which
 //!    the compiler vectorises (their gathers count) even where it does not
 //!    vectorise the kernel's own loops; their issue is still taken as
@@ -523,6 +527,7 @@ mod tests {
         facts.gathers = Some(Gathers {
             lanes: 3000,
             loop_lanes: 1000,
+            carried_lanes: 0,
         });
         let mut rates = device(CPU);
         rates.costs = Some(OpCostRates {

@@ -15,34 +15,36 @@ use crate::memory::{self, SPACE_PRIVATE};
 
 /// The active lanes of one load or store of `bytes` bytes a lane that lie
 /// in a row whose addresses are neither one progression of `bytes` in
-/// their first local id (up or down) nor all the same. `addresses` is the
+/// their first local id (up or down) nor all the same, and the active
+/// lanes. `addresses` is the
 /// pointer register's row and `local_id` the batch's ids, both by lane (a
 /// batch's lanes are its work-items in local-id order); `active` may come
 /// in any order, and is every lane in order where `dense`. Private memory,
-/// which a device keeps in registers, makes none.
+/// which a device keeps in registers, makes none of either.
 pub(super) fn gathered_lanes(
     addresses: &[u64],
     local_id: &[[u64; 3]],
     active: &[u32],
     bytes: u64,
     dense: bool,
-) -> u64 {
+) -> (u64, u64) {
     let Some(&first) = active.first() else {
-        return 0;
+        return (0, 0);
     };
     if memory::decode(addresses[first as usize]).0 == SPACE_PRIVATE {
-        return 0;
+        return (0, 0);
     }
     let rows = Rows {
         addresses,
         local_id,
         steps: [0, bytes, bytes.wrapping_neg()],
     };
-    if dense {
+    let gathered = if dense {
         rows.gathered(0..addresses.len())
     } else {
         rows.gathered(LaneBits::of(active, addresses.len()).lanes())
-    }
+    };
+    (gathered, active.len() as u64)
 }
 
 /// What [`gathered_lanes`] reads, taken a row at a time.
@@ -104,7 +106,7 @@ mod tests {
     fn progressions_and_broadcasts_vectorise_the_rest_gather() {
         let (row, all) = (ids(4, 4), [0, 1, 2, 3]);
         let gathered = |space, offsets: &[u64], bytes| {
-            gathered_lanes(&at(space, offsets), &row, &all, bytes, true)
+            gathered_lanes(&at(space, offsets), &row, &all, bytes, true).0
         };
         // Up, down, a float4 a lane, the same address.
         assert_eq!(gathered(SPACE_GLOBAL, &[0, 4, 8, 12], 4), 0);
@@ -125,12 +127,12 @@ mod tests {
         let offsets = at(SPACE_GLOBAL, &[0, 4, 4096, 4100]);
         assert_eq!(
             gathered_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4, true),
-            0
+            (0, 4)
         );
         // The same addresses in a group one row of four wide: gathered.
         assert_eq!(
             gathered_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4, false),
-            4
+            (4, 4)
         );
     }
 
@@ -138,16 +140,19 @@ mod tests {
     fn inactive_lanes_keep_their_place_and_private_memory_makes_none() {
         let (row, offsets) = (ids(8, 8), at(SPACE_GLOBAL, &[0, 4, 8, 12, 16, 20, 24, 28]));
         // Every other lane, in any order: still one progression.
-        assert_eq!(gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false), 0);
+        assert_eq!(
+            gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false),
+            (0, 4)
+        );
         // A lane alone is one.
-        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4, false), 0);
+        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4, false), (0, 1));
         let private: Vec<u64> = [0, 40, 80, 120]
             .iter()
             .map(|&o| encode(SPACE_PRIVATE, 0, o))
             .collect();
         assert_eq!(
             gathered_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4, true),
-            0
+            (0, 0)
         );
     }
 }

@@ -95,8 +95,9 @@ pub struct Partial {
     /// afresh at each work-group.
     pub branches: Vec<Predictor>,
     /// Where the launch measures SIMD use, per pc: the lanes of each load
-    /// and store a vectoriser gathers (`gathers::gathered_lanes`).
-    pub gathers: Vec<u64>,
+    /// and store a vectoriser gathers (`gathers::gathered_lanes`), and all
+    /// its lanes (of global, constant and local memory).
+    pub gathers: Vec<[u64; 2]>,
 }
 
 /// One branch's predictor: a conditional branch's 2-bit saturating counter
@@ -216,10 +217,11 @@ impl Partial {
             a.mispredicted += b.mispredicted;
         }
         if self.gathers.len() < other.gathers.len() {
-            self.gathers.resize(other.gathers.len(), 0);
+            self.gathers.resize(other.gathers.len(), [0; 2]);
         }
         for (a, b) in self.gathers.iter_mut().zip(&other.gathers) {
-            *a += b;
+            a[0] += b[0];
+            a[1] += b[1];
         }
         for (key, other) in other.faults {
             match self.faults.entry(key) {

@@ -205,7 +205,7 @@ impl<'a> Runner<'a> {
                     Vec::new()
                 },
                 gathers: if launch.simd {
-                    vec![0; launch.program.code.len()]
+                    vec![[0; 2]; launch.program.code.len()]
                 } else {
                     Vec::new()
                 },
@@ -571,14 +571,17 @@ impl Runner<'_> {
             };
         }
         // Where the run measures SIMD use, the lanes of a load or store
-        // (of `bytes` bytes a lane, `n` components) a vectoriser gathers.
+        // (of `bytes` bytes a lane, `n` components) a vectoriser gathers,
+        // and all its lanes.
         macro_rules! count_gathers {
             ($at:expr, $ptr:expr, $bytes:expr, $n:expr) => {
                 if let Some(count) = gathers.get_mut($at) {
                     let row = Reg::index($ptr) * width;
                     let addresses = &regs[row..row + width];
-                    *count += u64::from($n)
-                        * gathers::gathered_lanes(addresses, local_id, active, $bytes, dense);
+                    let (gathered, lanes) =
+                        gathers::gathered_lanes(addresses, local_id, active, $bytes, dense);
+                    count[0] += u64::from($n) * gathered;
+                    count[1] += u64::from($n) * lanes;
                 }
             };
         }
