@@ -381,8 +381,48 @@ fn addresses_computed_before_a_barrier_are_gathered_after_it() {
     assert_eq!(report["gathers"]["loop_lanes"], 0);
     let out = clflow(dir.path(), &["count", manifest, "--simd"]);
     assert!(
-        text(&out.stdout).contains("or whose address comes across a barrier (64 of them;"),
+        text(&out.stdout).contains("or whose address comes across a barrier (64), or that share"),
         "{}",
         text(&out.stdout)
     );
+}
+
+/// A load every work-item of a row makes at one address is one broadcast
+/// where it always runs (`s[1]`), but under an `if` (`s[0]`) the compiler
+/// masks it and gathers the one address lane by lane: 24 of the 32
+/// work-items pass the test, in rows of eight.
+#[test]
+fn a_shared_load_under_an_if_is_gathered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("scale.cl"),
+        "__kernel void scale(__global const float *a, __global const float *s,\n\
+         \x20                   __global float *out, uint n) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   out[i] = s[1];\n\
+         \x20   if (i < n)\n\
+         \x20       out[i + 32] = a[i] * s[0];\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("scale.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"scale.cl\"\nkernel = \"scale\"\n\
+         global_size = [32]\nlocal_size = [8]\n\
+         [[arg]]\nname = \"a\"\ntype = \"float\"\ncount = 32\nfill = 1.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"s\"\ntype = \"float\"\ncount = 2\nfill = 2.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 64\naccess = \"wo\"\n\
+         [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 24\n",
+    )
+    .unwrap();
+    let out = clflow(
+        dir.path(),
+        &["count", manifest.to_str().unwrap(), "--simd", "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["gathers"]["masked_lanes"], 24);
+    assert_eq!(report["gathers"]["lanes"], 24);
+    assert_eq!(report["gathers"]["carried_lanes"], 0);
 }

@@ -93,9 +93,10 @@ pub struct Branches {
 /// scatters one at a time, where it vectorises: those of an instruction
 /// run by a row of work-items (the same second and third local ids) whose
 /// addresses neither count up (or down) by the access's size along the
-/// first local id nor stay the same, and every lane of a scalar load or
+/// first local id nor stay the same; every lane of a scalar load or
 /// store whose address comes from a value computed before a barrier
-/// (`carried_lanes`; see `clflow_interp`'s `carried`).
+/// (`carried_lanes`; see `clflow_interp`'s `carried`); and the lanes of a
+/// masked load that shares one address (`masked_lanes`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Gathers {
     pub lanes: u64,
@@ -112,6 +113,13 @@ pub struct Gathers {
     /// scatters them). A vector load or store makes none: a compiler that
     /// meets one does not vectorise across the work-items at all.
     pub carried_lanes: u64,
+    /// Of `lanes`, the ones of loads that a row of work-items makes at one
+    /// address, in a block that runs on only some ways through its stretch
+    /// between barriers (under an `if`): one broadcast load where it always
+    /// runs, but the compiler must mask it, and gathers the one address
+    /// lane by lane (PoCL's code for CLBlast's `Xger` does, for the `y` its
+    /// bounds test guards).
+    pub masked_lanes: u64,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {

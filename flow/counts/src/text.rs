@@ -132,9 +132,10 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
     if let Some(g) = r.gathers.filter(|g| g.lanes > 0) {
         let _ = writeln!(
             out,
-            "Gathers: {} lanes of loads and stores whose row of work-items neither counts up nor shares an address, or whose address comes across a barrier ({} of them; {} inside loops between barriers)",
+            "Gathers: {} lanes of loads and stores whose row of work-items neither counts up nor shares an address, or whose address comes across a barrier ({}), or that share one under a mask ({}); {} inside loops between barriers",
             group_digits(g.lanes),
             group_digits(g.carried_lanes),
+            group_digits(g.masked_lanes),
             group_digits(g.loop_lanes)
         );
     }

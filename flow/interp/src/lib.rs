@@ -898,18 +898,27 @@ fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> 
 
 /// The lanes of loads and stores a vectoriser gathers, and of those the
 /// ones inside the kernel's loops between barriers: those whose addresses
-/// do not count up, and every lane of those whose address comes across a
-/// barrier (`carried`).
+/// do not count up, every lane of those whose address comes across a
+/// barrier (`carried`), and the broadcast lanes of loads it must mask.
 fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
     let looped = program::in_loops_between_barriers(&p.code, &p.cases);
     let carried = carried::carried_addresses(p);
+    let conditional = program::Conditional::new(&p.code, &p.cases, p.entry as usize);
     let mut total = counts::Gathers::default();
-    for ((&[gathered, lanes], looped), carried) in partial.gathers.iter().zip(looped).zip(carried) {
+    let sites = partial.gathers.iter().zip(looped).zip(carried).enumerate();
+    for (pc, ((rows, looped), carried)) in sites {
         let lanes = if carried {
-            total.carried_lanes += lanes - gathered;
-            lanes
+            total.carried_lanes += rows.all - rows.gathered;
+            rows.all
+        } else if rows.broadcast > 0
+            && matches!(p.code[pc], bytecode::Op::Load { .. })
+            && conditional.at(pc)
+        {
+            total.masked_lanes += rows.broadcast;
+
+            rows.gathered + rows.broadcast
         } else {
-            gathered
+            rows.gathered
         };
         total.lanes += lanes;
         if looped {

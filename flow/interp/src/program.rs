@@ -186,6 +186,130 @@ pub fn in_loops_between_barriers(code: &[Op], cases: &[(u64, Pc)]) -> Vec<bool> 
     cycles(code, cases, true)
 }
 
+/// Which pcs run on only some of the ways through their stretch between
+/// barriers (from the kernel's entry, or a barrier, to the next barrier or
+/// the end): the ones a compiler that runs each stretch as a loop over the
+/// work-items, and vectorises it, must predicate with a mask.
+pub struct Conditional<'a> {
+    code: &'a [Op],
+    cases: &'a [(u64, Pc)],
+    entry: usize,
+    /// The pcs after calls, where a return may go back to.
+    returns: Vec<usize>,
+    /// The entry function's returns: the kernel's ends.
+    ends: Vec<bool>,
+    preds: Vec<Vec<usize>>,
+}
+
+impl<'a> Conditional<'a> {
+    pub fn new(code: &'a [Op], cases: &'a [(u64, Pc)], entry: usize) -> Conditional<'a> {
+        let returns = (0..code.len())
+            .filter(|&pc| matches!(code[pc], Op::Call { .. }) && pc + 1 < code.len())
+            .map(|pc| pc + 1)
+            .collect();
+        // The entry function's own code: its calls taken as done at once.
+        let mut ends = vec![false; code.len()];
+        let mut seen = vec![false; code.len()];
+        let (mut walk, mut next) = (vec![entry], Vec::new());
+        while let Some(pc) = walk.pop() {
+            if pc >= code.len() || std::mem::replace(&mut seen[pc], true) {
+                continue;
+            }
+            ends[pc] = matches!(code[pc], Op::Ret { .. });
+            match code[pc] {
+                Op::Call { .. } => walk.push(pc + 1),
+                _ => {
+                    successors(code, cases, pc, &mut next);
+                    walk.extend(&next);
+                }
+            }
+        }
+        let mut c = Conditional {
+            code,
+            cases,
+            entry,
+            returns,
+            ends,
+            preds: vec![Vec::new(); code.len()],
+        };
+        let mut next = Vec::new();
+        for pc in 0..code.len() {
+            c.next(pc, &mut next);
+            for &s in &next {
+                c.preds[s].push(pc);
+            }
+        }
+        c
+    }
+
+    /// Where control goes after `pc`: a call into its callee only (the
+    /// code after it runs once the callee returns), a return to after any
+    /// call, the kernel's end nowhere.
+    fn next(&self, pc: usize, out: &mut Vec<usize>) {
+        match self.code[pc] {
+            Op::Call { target, .. } => {
+                out.clear();
+                out.push(target as usize);
+            }
+            Op::Ret { .. } => {
+                out.clear();
+                if !self.ends[pc] {
+                    out.extend(&self.returns);
+                }
+            }
+            _ => successors(self.code, self.cases, pc, out),
+        }
+    }
+
+    /// Whether some way from a start of `pc`'s stretch to its end passes
+    /// `pc` by.
+    pub fn at(&self, pc: usize) -> bool {
+        let barrier = |q: usize| matches!(self.code[q], Op::Barrier);
+        // The stretch's starts that reach `pc`: back to the kernel's entry
+        // or to just after a barrier.
+        let mut starts = Vec::new();
+        let mut seen = vec![false; self.code.len()];
+        let mut walk = vec![pc];
+        seen[pc] = true;
+        while let Some(q) = walk.pop() {
+            if q == self.entry {
+                starts.push(q);
+            }
+            for &p in &self.preds[q] {
+                if barrier(p) {
+                    starts.push(q);
+                } else if !seen[p] {
+                    seen[p] = true;
+                    walk.push(p);
+                }
+            }
+        }
+        // From each, an end reached without passing `pc`.
+        let mut next = Vec::new();
+        starts.into_iter().filter(|&s| s != pc).any(|start| {
+            let mut seen = vec![false; self.code.len()];
+            let mut walk = vec![start];
+            seen[start] = true;
+            while let Some(q) = walk.pop() {
+                if barrier(q) {
+                    return true;
+                }
+                self.next(q, &mut next);
+                if next.is_empty() {
+                    return true;
+                }
+                for &s in &next {
+                    if s != pc && !seen[s] {
+                        seen[s] = true;
+                        walk.push(s);
+                    }
+                }
+            }
+            false
+        })
+    }
+}
+
 /// For each pc, whether it starts the header of a loop with a barrier in
 /// it whose iterations do not begin with one. A CPU's runtime runs a
 /// work-group's work-items in a loop of their own between barriers; it
@@ -496,6 +620,38 @@ mod tests {
             src: Reg::new(1),
             n: 1,
         }
+    }
+
+    #[test]
+    fn a_block_under_an_if_is_conditional_in_its_stretch_between_barriers() {
+        let block = |block| Op::Block { block, steps: 1 };
+        let code = vec![
+            block(0),
+            Op::Branch {
+                cond: Reg::new(0),
+                then: 2,
+                other: 4,
+            },
+            // 2, 3: the `if`'s body.
+            block(1),
+            mov(),
+            // 4, 5: after it, then a barrier.
+            block(2),
+            mov(),
+            Op::Barrier,
+            // 7, 8: the stretch after the barrier, which always runs.
+            mov(),
+            Op::Ret {
+                src: Reg::new(0),
+                n: 0,
+            },
+        ];
+        let conditional = Conditional::new(&code, &[], 0);
+        let at: Vec<bool> = (0..code.len()).map(|pc| conditional.at(pc)).collect();
+        assert_eq!(
+            at,
+            [false, false, true, true, false, false, false, false, false]
+        );
     }
 
     #[test]

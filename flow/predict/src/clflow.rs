@@ -39,7 +39,9 @@
 //!    computed before a barrier (the count's `carried_lanes`): the
 //!    compiler keeps that value per work-item in an array across the
 //!    barrier and cannot see the addresses built from it count up (PoCL's
-//!    code gathers `b[i]` and scatters `c[i]` after `x = a[i]; barrier`). The stretches between the barriers of a loop with a
+//!    code gathers `b[i]` and scatters `c[i]` after `x = a[i]; barrier`),
+//!    and a load a row makes at one address under an `if`, which the
+//!    compiler masks and gathers (`masked_lanes`). The stretches between the barriers of a loop with a
 //!    barrier in it run as loops over the work-items of their own, which
 //!    the compiler vectorises (their gathers count) even where it does not
 //!    vectorise the kernel's own loops; their issue is still taken as
@@ -528,6 +530,7 @@ mod tests {
             lanes: 3000,
             loop_lanes: 1000,
             carried_lanes: 0,
+            masked_lanes: 0,
         });
         let mut rates = device(CPU);
         rates.costs = Some(OpCostRates {

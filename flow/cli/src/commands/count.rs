@@ -154,7 +154,10 @@ pub struct CountArgs {
     /// value across a `noinline` call, which a CPU keeps on the stack meanwhile), and the
     /// branches a 2-bit counter per branch mispredicts (and how many of those lie inside the
     /// kernel's loops between barriers, the only ones a vectoriser that widens only outside
-    /// loops leaves as jumps).
+    /// loops leaves as jumps). And the lanes of loads and stores such a vectoriser gathers:
+    /// where a row of work-items' addresses neither count up nor share one, where a scalar
+    /// access's address was computed before a barrier (it keeps that value per work-item in
+    /// memory across the barrier), and where a row shares one address under an `if`.
     #[arg(long)]
     simd: bool,
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled

@@ -13,41 +13,61 @@
 use super::LaneBits;
 use crate::memory::{self, SPACE_PRIVATE};
 
-/// The active lanes of one load or store of `bytes` bytes a lane that lie
-/// in a row whose addresses are neither one progression of `bytes` in
-/// their first local id (up or down) nor all the same, and the active
-/// lanes. `addresses` is the
-/// pointer register's row and `local_id` the batch's ids, both by lane (a
-/// batch's lanes are its work-items in local-id order); `active` may come
-/// in any order, and is every lane in order where `dense`. Private memory,
-/// which a device keeps in registers, makes none of either.
-pub(super) fn gathered_lanes(
+/// How the active lanes of loads and stores fall into rows of work-items.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowLanes {
+    /// In rows whose addresses are neither one progression of the access's
+    /// size along the first local id (up or down) nor all the same.
+    pub gathered: u64,
+    /// In rows of two lanes or more that share one address (a broadcast).
+    pub broadcast: u64,
+    pub all: u64,
+}
+
+impl std::ops::AddAssign for RowLanes {
+    fn add_assign(&mut self, other: RowLanes) {
+        self.gathered += other.gathered;
+        self.broadcast += other.broadcast;
+        self.all += other.all;
+    }
+}
+
+/// The rows of one load or store of `bytes` bytes a lane. `addresses` is
+/// the pointer register's row and `local_id` the batch's ids, both by lane
+/// (a batch's lanes are its work-items in local-id order); `active` may
+/// come in any order, and is every lane in order where `dense`. Private
+/// memory, which a device keeps in registers, makes none.
+pub(super) fn row_lanes(
     addresses: &[u64],
     local_id: &[[u64; 3]],
     active: &[u32],
     bytes: u64,
     dense: bool,
-) -> (u64, u64) {
+) -> RowLanes {
     let Some(&first) = active.first() else {
-        return (0, 0);
+        return RowLanes::default();
     };
     if memory::decode(addresses[first as usize]).0 == SPACE_PRIVATE {
-        return (0, 0);
+        return RowLanes::default();
     }
     let rows = Rows {
         addresses,
         local_id,
         steps: [0, bytes, bytes.wrapping_neg()],
     };
-    let gathered = if dense {
-        rows.gathered(0..addresses.len())
+    let (gathered, broadcast) = if dense {
+        rows.classify(0..addresses.len())
     } else {
-        rows.gathered(LaneBits::of(active, addresses.len()).lanes())
+        rows.classify(LaneBits::of(active, addresses.len()).lanes())
     };
-    (gathered, active.len() as u64)
+    RowLanes {
+        gathered,
+        broadcast,
+        all: active.len() as u64,
+    }
 }
 
-/// What [`gathered_lanes`] reads, taken a row at a time.
+/// What [`row_lanes`] reads, taken a row at a time.
 struct Rows<'a> {
     addresses: &'a [u64],
     local_id: &'a [[u64; 3]],
@@ -56,17 +76,19 @@ struct Rows<'a> {
 }
 
 impl Rows<'_> {
-    /// The lanes of the rows that follow none of `steps`, `lanes` coming
-    /// in increasing order.
-    fn gathered(&self, lanes: impl Iterator<Item = usize>) -> u64 {
+    /// The lanes of the rows that follow none of `steps`, and of those of
+    /// two lanes or more that stay at one address, `lanes` coming in
+    /// increasing order.
+    fn classify(&self, lanes: impl Iterator<Item = usize>) -> (u64, u64) {
         let (addresses, local_id) = (self.addresses, self.local_id);
-        let mut gathered = 0;
+        let (mut gathered, mut broadcast) = (0, 0);
         // The row under way: its first lane, its lanes, and which of the
         // steps its addresses still follow.
         let mut row: Option<(usize, u64, [bool; 3])> = None;
-        let close = |row: Option<(usize, u64, [bool; 3])>| match row {
-            Some((_, lanes, follows)) if !follows.contains(&true) => lanes,
-            _ => 0,
+        let mut close = |row: Option<(usize, u64, [bool; 3])>| match row {
+            Some((_, lanes, follows)) if !follows.contains(&true) => gathered += lanes,
+            Some((_, lanes, [true, ..])) if lanes > 1 => broadcast += lanes,
+            _ => {}
         };
         for l in lanes {
             match &mut row {
@@ -79,12 +101,13 @@ impl Rows<'_> {
                     *lanes += 1;
                 }
                 _ => {
-                    gathered += close(row);
+                    close(row);
                     row = Some((l, 1, [true; 3]));
                 }
             }
         }
-        gathered + close(row)
+        close(row);
+        (gathered, broadcast)
     }
 }
 
@@ -106,13 +129,15 @@ mod tests {
     fn progressions_and_broadcasts_vectorise_the_rest_gather() {
         let (row, all) = (ids(4, 4), [0, 1, 2, 3]);
         let gathered = |space, offsets: &[u64], bytes| {
-            gathered_lanes(&at(space, offsets), &row, &all, bytes, true).0
+            row_lanes(&at(space, offsets), &row, &all, bytes, true).gathered
         };
         // Up, down, a float4 a lane, the same address.
         assert_eq!(gathered(SPACE_GLOBAL, &[0, 4, 8, 12], 4), 0);
         assert_eq!(gathered(SPACE_LOCAL, &[12, 8, 4, 0], 4), 0);
         assert_eq!(gathered(SPACE_GLOBAL, &[0, 16, 32, 48], 16), 0);
         assert_eq!(gathered(SPACE_GLOBAL, &[64, 64, 64, 64], 4), 0);
+        let shared = row_lanes(&at(SPACE_GLOBAL, &[64; 4]), &row, &all, 4, true);
+        assert_eq!((shared.broadcast, shared.all), (4, 4));
         // A stride of two elements; runs of two (an index made with `%`
         // and `/`); a lookup.
         assert_eq!(gathered(SPACE_LOCAL, &[0, 8, 16, 24], 4), 4);
@@ -126,13 +151,21 @@ mod tests {
         // first (a row of a matrix further on).
         let offsets = at(SPACE_GLOBAL, &[0, 4, 4096, 4100]);
         assert_eq!(
-            gathered_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4, true),
-            (0, 4)
+            row_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4, true),
+            RowLanes {
+                gathered: 0,
+                broadcast: 0,
+                all: 4
+            }
         );
         // The same addresses in a group one row of four wide: gathered.
         assert_eq!(
-            gathered_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4, false),
-            (4, 4)
+            row_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4, false),
+            RowLanes {
+                gathered: 4,
+                broadcast: 0,
+                all: 4
+            }
         );
     }
 
@@ -141,18 +174,29 @@ mod tests {
         let (row, offsets) = (ids(8, 8), at(SPACE_GLOBAL, &[0, 4, 8, 12, 16, 20, 24, 28]));
         // Every other lane, in any order: still one progression.
         assert_eq!(
-            gathered_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false),
-            (0, 4)
+            row_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false),
+            RowLanes {
+                gathered: 0,
+                broadcast: 0,
+                all: 4
+            }
         );
         // A lane alone is one.
-        assert_eq!(gathered_lanes(&offsets, &row, &[5], 4, false), (0, 1));
+        assert_eq!(
+            row_lanes(&offsets, &row, &[5], 4, false),
+            RowLanes {
+                gathered: 0,
+                broadcast: 0,
+                all: 1
+            }
+        );
         let private: Vec<u64> = [0, 40, 80, 120]
             .iter()
             .map(|&o| encode(SPACE_PRIVATE, 0, o))
             .collect();
         assert_eq!(
-            gathered_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4, true),
-            (0, 0)
+            row_lanes(&private, &ids(4, 4), &[0, 1, 2, 3], 4, true),
+            RowLanes::default()
         );
     }
 }

@@ -94,10 +94,10 @@ pub struct Partial {
     /// predictor, fed each pass's work-items in local-id order and started
     /// afresh at each work-group.
     pub branches: Vec<Predictor>,
-    /// Where the launch measures SIMD use, per pc: the lanes of each load
-    /// and store a vectoriser gathers (`gathers::gathered_lanes`), and all
-    /// its lanes (of global, constant and local memory).
-    pub gathers: Vec<[u64; 2]>,
+    /// Where the launch measures SIMD use, per pc: how the lanes of each
+    /// load and store (of global, constant and local memory) fall into rows
+    /// of work-items (`gathers::row_lanes`).
+    pub gathers: Vec<super::gathers::RowLanes>,
 }
 
 /// One branch's predictor: a conditional branch's 2-bit saturating counter
@@ -217,11 +217,10 @@ impl Partial {
             a.mispredicted += b.mispredicted;
         }
         if self.gathers.len() < other.gathers.len() {
-            self.gathers.resize(other.gathers.len(), [0; 2]);
+            self.gathers.resize(other.gathers.len(), Default::default());
         }
         for (a, b) in self.gathers.iter_mut().zip(&other.gathers) {
-            a[0] += b[0];
-            a[1] += b[1];
+            *a += *b;
         }
         for (key, other) in other.faults {
             match self.faults.entry(key) {

@@ -43,7 +43,7 @@
 mod builtins;
 mod collective;
 mod events;
-mod gathers;
+pub(crate) mod gathers;
 mod image;
 mod launch;
 mod mem;
@@ -205,7 +205,7 @@ impl<'a> Runner<'a> {
                     Vec::new()
                 },
                 gathers: if launch.simd {
-                    vec![[0; 2]; launch.program.code.len()]
+                    vec![gathers::RowLanes::default(); launch.program.code.len()]
                 } else {
                     Vec::new()
                 },
@@ -578,10 +578,13 @@ impl Runner<'_> {
                 if let Some(count) = gathers.get_mut($at) {
                     let row = Reg::index($ptr) * width;
                     let addresses = &regs[row..row + width];
-                    let (gathered, lanes) =
-                        gathers::gathered_lanes(addresses, local_id, active, $bytes, dense);
-                    count[0] += u64::from($n) * gathered;
-                    count[1] += u64::from($n) * lanes;
+                    let rows = gathers::row_lanes(addresses, local_id, active, $bytes, dense);
+                    let n = u64::from($n);
+                    *count += gathers::RowLanes {
+                        gathered: n * rows.gathered,
+                        broadcast: n * rows.broadcast,
+                        all: n * rows.all,
+                    };
                 }
             };
         }
