@@ -4,6 +4,21 @@ mod common;
 
 use common::{clflow, repo, text, variant};
 use serde_json::Value;
+use std::path::Path;
+
+/// Writes kernel `name` (`NAME.cl`, `source`) and its manifest (`NAME.toml`:
+/// the kernel and `launch`, its sizes and `[[arg]]` tables) and counts it
+/// with --simd: the manifest's path and the JSON report.
+fn count_simd(dir: &Path, name: &str, source: &str, launch: &str) -> (String, Value) {
+    std::fs::write(dir.join(format!("{name}.cl")), source).unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    let header = format!("source = \"{name}.cl\"\nkernel = \"{name}\"\n");
+    std::fs::write(&manifest, header + launch).unwrap();
+    let manifest = manifest.to_str().unwrap().to_string();
+    let out = clflow(dir, &["count", &manifest, "--simd", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    (manifest, serde_json::from_slice(&out.stdout).unwrap())
+}
 
 /// A quarter of each 16 work-items (local ids 0-3 of each 16) takes a
 /// branch the rest skip. At S = 8 the branch's block issues one vector of
@@ -301,8 +316,9 @@ fn a_chain_through_a_loops_branches_is_followed_round_it() {
 #[test]
 fn lanes_whose_row_neither_counts_up_nor_shares_an_address_are_gathers() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("transpose.cl"),
+    let (manifest, report) = count_simd(
+        dir.path(),
+        "transpose",
         "__kernel void transpose(__global const float *in, __global float *out, uint n) {\n\
          \x20   uint x = get_global_id(0), y = get_global_id(1);\n\
          \x20   float sum = in[x * n + y] + in[y];\n\
@@ -310,22 +326,12 @@ fn lanes_whose_row_neither_counts_up_nor_shares_an_address_are_gathers() {
          \x20       sum += in[x * n + k];\n\
          \x20   out[y * n + x] = sum;\n\
          }\n",
-    )
-    .unwrap();
-    let manifest = dir.path().join("transpose.toml");
-    std::fs::write(
-        &manifest,
-        "source = \"transpose.cl\"\nkernel = \"transpose\"\n\
-         global_size = [16, 16]\nlocal_size = [8, 8]\n\
+        "global_size = [16, 16]\nlocal_size = [8, 8]\n\
          [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nfill = 1.0\naccess = \"ro\"\n\
          [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\naccess = \"wo\"\n\
          [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 16\n",
-    )
-    .unwrap();
-    let manifest = manifest.to_str().unwrap();
-    let out = clflow(dir.path(), &["count", manifest, "--simd", "--json"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
+    let manifest = manifest.as_str();
     assert_eq!(report["gathers"]["lanes"], 256 + 4 * 256);
     assert_eq!(report["gathers"]["loop_lanes"], 4 * 256);
     let out = clflow(dir.path(), &["count", manifest, "--simd"]);
@@ -350,8 +356,9 @@ fn lanes_whose_row_neither_counts_up_nor_shares_an_address_are_gathers() {
 #[test]
 fn addresses_computed_before_a_barrier_are_gathered_after_it() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("carry.cl"),
+    let (manifest, report) = count_simd(
+        dir.path(),
+        "carry",
         "__kernel void carry(__global const float *a, __global const float *b,\n\
          \x20                   __global float *c, __local float *s) {\n\
          \x20   size_t i = get_global_id(0);\n\
@@ -359,27 +366,16 @@ fn addresses_computed_before_a_barrier_are_gathered_after_it() {
          \x20   barrier(CLK_LOCAL_MEM_FENCE);\n\
          \x20   c[i] = s[get_local_id(0)] + b[get_group_id(0) * 8 + get_local_id(0)];\n\
          }\n",
-    )
-    .unwrap();
-    let manifest = dir.path().join("carry.toml");
-    std::fs::write(
-        &manifest,
-        "source = \"carry.cl\"\nkernel = \"carry\"\n\
-         global_size = [32]\nlocal_size = [8]\n\
+        "global_size = [32]\nlocal_size = [8]\n\
          [[arg]]\nname = \"a\"\ntype = \"float\"\ncount = 32\nfill = 1.0\naccess = \"ro\"\n\
          [[arg]]\nname = \"b\"\ntype = \"float\"\ncount = 32\nfill = 2.0\naccess = \"ro\"\n\
          [[arg]]\nname = \"c\"\ntype = \"float\"\ncount = 32\naccess = \"wo\"\n\
          [[arg]]\nname = \"s\"\nlocal_bytes = 32\n",
-    )
-    .unwrap();
-    let manifest = manifest.to_str().unwrap();
-    let out = clflow(dir.path(), &["count", manifest, "--simd", "--json"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
     assert_eq!(report["gathers"]["lanes"], 2 * 32);
     assert_eq!(report["gathers"]["carried_lanes"], 2 * 32);
     assert_eq!(report["gathers"]["loop_lanes"], 0);
-    let out = clflow(dir.path(), &["count", manifest, "--simd"]);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
     assert!(
         text(&out.stdout).contains("or whose address comes across a barrier (64), or that share"),
         "{}",
@@ -394,8 +390,9 @@ fn addresses_computed_before_a_barrier_are_gathered_after_it() {
 #[test]
 fn a_shared_load_under_an_if_is_gathered() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("scale.cl"),
+    let (_, report) = count_simd(
+        dir.path(),
+        "scale",
         "__kernel void scale(__global const float *a, __global const float *s,\n\
          \x20                   __global float *out, uint n) {\n\
          \x20   size_t i = get_global_id(0);\n\
@@ -403,25 +400,12 @@ fn a_shared_load_under_an_if_is_gathered() {
          \x20   if (i < n)\n\
          \x20       out[i + 32] = a[i] * s[0];\n\
          }\n",
-    )
-    .unwrap();
-    let manifest = dir.path().join("scale.toml");
-    std::fs::write(
-        &manifest,
-        "source = \"scale.cl\"\nkernel = \"scale\"\n\
-         global_size = [32]\nlocal_size = [8]\n\
+        "global_size = [32]\nlocal_size = [8]\n\
          [[arg]]\nname = \"a\"\ntype = \"float\"\ncount = 32\nfill = 1.0\naccess = \"ro\"\n\
          [[arg]]\nname = \"s\"\ntype = \"float\"\ncount = 2\nfill = 2.0\naccess = \"ro\"\n\
          [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 64\naccess = \"wo\"\n\
          [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 24\n",
-    )
-    .unwrap();
-    let out = clflow(
-        dir.path(),
-        &["count", manifest.to_str().unwrap(), "--simd", "--json"],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["gathers"]["masked_lanes"], 24);
     assert_eq!(report["gathers"]["lanes"], 24);
     assert_eq!(report["gathers"]["carried_lanes"], 0);
