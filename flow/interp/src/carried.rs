@@ -10,7 +10,8 @@
 //! code for `x = a[i]; barrier(...); c[i] = x + b[i]` loads `a[i]` as a
 //! vector but gathers `b[i]` and scatters `c[i]`, and runs three times as
 //! long as without the barrier; the same holds for a reduction's
-//! `scratch[lid + active]` in a loop with a barrier.
+//! `scratch[lid]` in its loop with a barrier, whose address was taken for
+//! the store before the loop.
 //!
 //! A work-item id read again after a barrier counts as carried as well,
 //! once the same id was read before one: the compiler merges the second
