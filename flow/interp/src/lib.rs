@@ -915,7 +915,6 @@ fn gathers(p: &program::Program, partial: &exec::Partial) -> counts::Gathers {
             && conditional.at(pc)
         {
             total.masked_lanes += rows.broadcast;
-
             rows.gathered + rows.broadcast
         } else {
             rows.gathered

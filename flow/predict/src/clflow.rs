@@ -41,7 +41,8 @@
 //!    barrier and cannot see the addresses built from it count up (PoCL's
 //!    code gathers `b[i]` and scatters `c[i]` after `x = a[i]; barrier`),
 //!    and a load a row makes at one address under an `if`, which the
-//!    compiler masks and gathers (`masked_lanes`). The stretches between the barriers of a loop with a
+//!    compiler masks and gathers (`masked_lanes`). The stretches between
+//!    the barriers of a loop with a
 //!    barrier in it run as loops over the work-items of their own, which
 //!    the compiler vectorises (their gathers count) even where it does not
 //!    vectorise the kernel's own loops; their issue is still taken as
