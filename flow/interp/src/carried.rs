@@ -31,7 +31,7 @@
 //! locals there); a value loaded from other memory depends on the id where
 //! its address does, as a compiler's uniformity analysis takes it.
 
-use crate::bytecode::{Builtin, ConvKind, Op, Reg};
+use crate::bytecode::{Builtin, ConvKind, Geometric, Op, Reg};
 use crate::exec::native::{reads_writes, Spans};
 use crate::memory::{self, SPACE_PRIVATE};
 use crate::program::{successors, Program};
@@ -374,18 +374,32 @@ impl Bits {
     }
 }
 
-/// The registers an op reads and writes, for every op that writes one
-/// (`reads_writes` knows the ops the compiled tier runs).
+/// The registers an op reads and writes, for every op that writes one.
+/// `reads_writes` knows the ops the compiled tier runs, and takes any other
+/// as reading every register and writing none, which keeps the tier's
+/// liveness and the chains safe; this analysis needs the writes too.
 fn effects(op: &Op, p: &Program) -> (Spans, Spans) {
     let one = |r: Reg| (r, 1);
     let n = |n: u8| u32::from(n);
     match *op {
         Op::Upsample {
             n: k, dst, a, b, ..
-        }
-        | Op::Geometric {
-            n: k, dst, a, b, ..
         } => (vec![(a, n(k)), (b, n(k))], vec![(dst, n(k))]),
+        Op::Geometric {
+            op,
+            n: k,
+            dst,
+            a,
+            b,
+            ..
+        } => {
+            // A length, distance or dot product is one lane.
+            let lanes = match op {
+                Geometric::Normalize | Geometric::Cross => n(k),
+                _ => 1,
+            };
+            (vec![(a, n(k)), (b, n(k))], vec![(dst, lanes)])
+        }
         Op::SelectMsb {
             n: k, dst, a, b, c, ..
         } => (vec![(a, n(k)), (b, n(k)), (c, n(k))], vec![(dst, n(k))]),
@@ -425,7 +439,16 @@ fn effects(op: &Op, p: &Program) -> (Spans, Spans) {
             let leaves = p.layouts.get(layout as usize).map_or(0, Vec::len);
             (vec![one(ptr)], vec![(dst, leaves as u32)])
         }
-        Op::ImageRead { dst, coord, .. } => (vec![(coord, 4)], vec![(dst, 4)]),
+        Op::ImageRead {
+            dst,
+            image,
+            coord,
+            sampler,
+            form,
+        } => (
+            vec![one(image), (coord, u32::from(form.coord_n)), one(sampler)],
+            vec![(dst, 4)],
+        ),
         Op::ImageQuery { dst, n: k, .. } => (Vec::new(), vec![(dst, n(k))]),
         Op::Printf { dst, .. } => (Vec::new(), vec![one(dst)]),
         _ => reads_writes(op, p),
