@@ -289,8 +289,8 @@ fn csr_rows_one_per_work_item_are_strided_and_the_gather_scattered() {
         "{x}"
     );
     assert_eq!(site("y")["bytes"]["contiguous"].as_u64(), Some(1024 * 4));
-    // Each work-item's own walk: its row, 4 bytes a step, and x anywhere;
-    // no constant stride of a page.
+    // Each work-item's own walk: its row, 4 bytes a step, and x anywhere,
+    // 8 steps: no long walk.
     assert!(sites.iter().all(|s| s["page_strides"] == 0), "{sites:?}");
     let bytes = &t["coalescing"]["bytes"];
     let total: u64 = ["contiguous", "uniform", "strided", "scattered"]

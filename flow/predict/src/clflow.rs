@@ -65,10 +65,11 @@
 //!    again and again, as the timing does, a kernel whose lines all fit the
 //!    device's cache finds them there: each line it touches moves once at
 //!    the largest measured cache's bandwidth instead. On a CPU, which runs
-//!    a loop one work-item after another, each access that continues its
-//!    work-item's constant stride of a page or more, in a walk of 64 such
-//!    strides or more (the coalescing analysis's page strides: a loop
-//!    striding by the global size, as GPU code walks an array), costs what
+//!    a loop one work-item after another, each access that lands a page or
+//!    more from its work-item's last at that instruction, in a walk of 64
+//!    such strides or more (the coalescing analysis's page strides: a loop
+//!    striding by the global size, as GPU code walks an array, or a gather
+//!    whose every step goes pages away, equal steps or not), costs what
 //!    such loads cost in the benchmark whose work-items walk a table that
 //!    way; a shorter walk leaves its lines in the first-level cache and
 //!    TLB for the work-items after it.

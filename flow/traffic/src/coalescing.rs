@@ -23,14 +23,18 @@
 //! would issue for it.
 //!
 //! Along the other axis, each work-item's own accesses at a site: those a
-//! constant stride of a page or more from the work-item's access before,
-//! with no barrier between (a loop that strides by the global size, as GPU
-//! code walks an array), are *page strides*, counted where the walk makes
-//! [`LONG_WALK`] of them or more. A CPU runs such a loop one work-item
-//! after another: each access lands on another page and another line,
-//! which no prefetcher follows, and a long walk leaves none of them in the
-//! first-level TLB and cache for the next work-item. Across a barrier,
-//! every other work-item of the group made its accesses in between.
+//! page or more from the work-item's access before, with no barrier
+//! between (a loop that strides by the global size, as GPU code walks an
+//! array, or a gather through a table that sends each step pages away),
+//! are *page strides*, counted where the walk makes [`LONG_WALK`] of them
+//! or more. A CPU runs such a loop one work-item after another: each
+//! access lands on another page and another line, which no prefetcher
+//! follows, and a long walk leaves none of them in the first-level TLB and
+//! cache for the next work-item. The steps need not be equal: pyopencl's
+//! `take` through indices `7919 * i % n` steps 8.9 MB back, then forward
+//! by the array each 15th step, and costs what a constant stride does.
+//! Across a barrier, every other work-item of the group made its accesses
+//! in between.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
@@ -135,9 +139,9 @@ pub struct SiteCoalescing {
     pub bytes: PatternCounts,
     /// Distinct lines touched, summed over dispatches: the transactions.
     pub lines: u64,
-    /// Accesses a constant stride of [`PAGE_BYTES`] or more away from the
-    /// same work-item's access at the site before, in walks of
-    /// [`LONG_WALK`] such strides or more (see the module's text).
+    /// Accesses [`PAGE_BYTES`] or more away from the same work-item's
+    /// access at the site before, in walks of [`LONG_WALK`] such strides
+    /// or more (see the module's text).
     #[serde(default)]
     pub page_strides: u64,
 }
@@ -295,7 +299,8 @@ impl WorkItemWalks {
             let step =
                 (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
                     .then(|| a.offset.wrapping_sub(walk.offset) as i64);
-            let run = if step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES) && step == walk.step {
+            let jumps = |s: Option<i64>| s.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES);
+            let run = if jumps(step) && jumps(walk.step) {
                 if walk.run == 0 {
                     self.running.push((site, a.item));
                 }
@@ -656,12 +661,13 @@ mod tests {
     }
 
     /// Two work-items each walk a site 32 KiB at a time (a grid-stride
-    /// loop): every step after the first that keeps the stride is a page
-    /// stride, counted where the walk is long. A 2 KiB stride stays on the
-    /// page every other step; a walk whose steps change strides no pages;
-    /// a barrier, or a new work-group, starts every walk afresh.
+    /// loop): every step after the first that goes a page or more again is
+    /// a page stride, counted where the walk is long, whether or not the
+    /// steps are equal. A 2 KiB stride stays on the page every other step,
+    /// and one such step in a walk ends it; a barrier, or a new
+    /// work-group, starts every walk afresh.
     #[test]
-    fn a_work_items_constant_stride_of_a_page_or_more_is_counted() {
+    fn a_work_items_steps_of_a_page_or_more_are_counted() {
         // A barrier before step `barrier`, if any.
         let walk = |stride: u64, steps: u64, barrier: Option<u64>| -> Vec<GlobalAccess> {
             (0..steps)
@@ -699,7 +705,14 @@ mod tests {
             let step = k as u64 / 2;
             a.offset += step * step * 4096;
         }
-        assert_eq!(strides(&[wandering]), 0);
+        assert_eq!(strides(&[wandering]), 2 * 68);
+        // Step 35 of each walk goes 2 KiB: 33 strides before it, 33 after,
+        // two short walks.
+        let mut broken = walk(32768, 70, None);
+        for a in broken.iter_mut().filter(|a| a.dispatch >= 35) {
+            a.offset -= 30 * 1024;
+        }
+        assert_eq!(strides(&[broken]), 0);
     }
 
     /// The stretch: the lines a work-item moves on to between barriers,
