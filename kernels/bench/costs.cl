@@ -176,3 +176,31 @@ __kernel void bench_page_stride(__global uint *out, const uint reps,
     }
     out[get_global_id(0)] = acc;
 }
+
+// The same walk storing, and copying one table to another (a load and a
+// store a step): a CPU pays more for a walk of stores alone than for one
+// whose stores go with loads, so the model takes the rate of a kernel's
+// share of stores between the three.
+__kernel void bench_page_stride_store(__global uint *out, const uint reps,
+                                      __global uint *table, const uint n,
+                                      const uint step)
+{
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint i = (uint)get_global_id(0); i < n; i += step)
+            table[i] = i ^ r;
+    }
+    out[get_global_id(0)] = trips;
+}
+
+__kernel void bench_page_stride_copy(__global uint *out, const uint reps,
+                                     __global const uint *table, const uint n,
+                                     const uint step, __global uint *copy)
+{
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint i = (uint)get_global_id(0); i < n; i += step)
+            copy[i] = table[i] ^ r;
+    }
+    out[get_global_id(0)] = trips;
+}

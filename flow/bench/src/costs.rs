@@ -10,7 +10,9 @@
 //! it (the cache the driver reports), where the caches above it hold
 //! little. A loop whose float sum is carried across a kept call gives the
 //! rate of such trips. Loads a page apart in each work-item's own walk
-//! stride over a table of four times the last-level cache. Loads from a
+//! stride over a table of four times the last-level cache; the same walk
+//! storing alone, and copying one such table to another, give the rates
+//! of its stores (a CPU pays more for a walk of stores alone). Loads from a
 //! local table between a loop's barriers, at addresses that do not count
 //! up along the work-items, give the rate of the lanes a vectoriser
 //! gathers.
@@ -97,7 +99,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let table_bytes = (device.info.global_cache_bytes / 4).max(4096);
     let table_items = 1u64 << (table_bytes / 4).ilog2();
     let table = [
-        uint_table("table", table_items),
+        uint_table("table", table_items, Access::ReadOnly),
         uint_arg("mask", (table_items - 1) as u32),
     ];
     let trips = calibrated("bench_cache_gather", &table)?;
@@ -108,18 +110,29 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         .max(u64::from(PAGE_STRIDE_ELEMENTS) * 64)
         .min(u64::from(u32::MAX / 2));
     let walked_items = 1u64 << walked_items.ilog2();
-    let walk = [
-        uint_table("table", walked_items),
-        uint_arg("n", walked_items as u32),
-        uint_arg("step", PAGE_STRIDE_ELEMENTS),
-    ];
-    let trips = calibrated("bench_page_stride", &walk)?;
-    let ns = median_ns("bench_page_stride", &walk, trips, launches)?;
+    let walk = |access: Access| {
+        [
+            uint_table("table", walked_items, access),
+            uint_arg("n", walked_items as u32),
+            uint_arg("step", PAGE_STRIDE_ELEMENTS),
+        ]
+    };
     let step = u64::from(PAGE_STRIDE_ELEMENTS);
-    let loads_per_trip: u64 = (0..work_items.min(walked_items))
+    let steps_per_trip: u64 = (0..work_items.min(walked_items))
         .map(|g| (walked_items - g).div_ceil(step))
         .sum();
-    let page_strides_per_s = (u64::from(trips) * loads_per_trip) as f64 / (ns as f64 * 1e-9);
+    // Accesses per second of a walk kernel making `per_step` a step.
+    let walk_rate = |kernel: &str, args: &[LaunchArg], per_step: u64| -> Result<f64> {
+        let trips = calibrated(kernel, args)?;
+        let ns = median_ns(kernel, args, trips, launches)?;
+        Ok((u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9))
+    };
+    let page_strides_per_s = walk_rate("bench_page_stride", &walk(Access::ReadOnly), 1)?;
+    let page_stride_stores_per_s =
+        walk_rate("bench_page_stride_store", &walk(Access::ReadWrite), 1)?;
+    let mut copy = walk(Access::ReadOnly).to_vec();
+    copy.push(uint_table("copy", walked_items, Access::ReadWrite));
+    let page_stride_copies_per_s = walk_rate("bench_page_stride_copy", &copy, 2)?;
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -131,17 +144,19 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         cache_gathers_per_s: Some(cache_gathers_per_s),
         carried_calls_per_s: Some(rates[3]),
         page_strides_per_s: Some(page_strides_per_s),
+        page_stride_stores_per_s: Some(page_stride_stores_per_s),
+        page_stride_copies_per_s: Some(page_stride_copies_per_s),
         gathered_lanes_per_s: Some(rates[4]),
     })
 }
 
-/// A read-only `uint` buffer holding 0, 1, 2 ... `items - 1`.
-fn uint_table(name: &str, items: u64) -> LaunchArg {
+/// A `uint` buffer holding 0, 1, 2 ... `items - 1`.
+fn uint_table(name: &str, items: u64, access: Access) -> LaunchArg {
     LaunchArg {
         name: Some(name.into()),
         value: ArgValue::Buffer {
             ty: ElementType::scalar(ScalarType::UInt),
-            access: Access::ReadOnly,
+            access,
             bytes: (0..items as u32).flat_map(u32::to_le_bytes).collect(),
         },
     }

@@ -313,6 +313,18 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                     rate / 1e9
                 )
             }),
+            costs.page_stride_stores_per_s.map(|rate| {
+                format!(
+                    "{:.2} G stores/s in such a walk of stores alone",
+                    rate / 1e9
+                )
+            }),
+            costs.page_stride_copies_per_s.map(|rate| {
+                format!(
+                    "{:.2} G loads and stores/s in such a walk copying a table",
+                    rate / 1e9
+                )
+            }),
             costs
                 .gathered_lanes_per_s
                 .map(|rate| format!("{:.2} G gathered local loads/s", rate / 1e9)),
@@ -476,6 +488,8 @@ mod tests {
                 cache_gathers_per_s: Some(1.5e9),
                 carried_calls_per_s: Some(2.5e8),
                 page_strides_per_s: Some(3.5e8),
+                page_stride_stores_per_s: Some(1.5e8),
+                page_stride_copies_per_s: Some(3.8e8),
                 gathered_lanes_per_s: Some(9e9),
             }),
         }
@@ -578,6 +592,8 @@ mod tests {
                  1.50 G scattered loads/s from the last-level cache, \
                  0.25 G trips/s of a float sum carried across a call\n        \
                  0.35 G loads/s a page apart in a work-item's walk, \
+                 0.15 G stores/s in such a walk of stores alone\n        \
+                 0.38 G loads and stores/s in such a walk copying a table, \
                  9.00 G gathered local loads/s\n"
             ),
             "{table}"

@@ -271,6 +271,8 @@ pub fn device_rates(
             cache_gathers_per_s: c.cache_gathers_per_s,
             carried_calls_per_s: c.carried_calls_per_s,
             page_strides_per_s: c.page_strides_per_s,
+            page_stride_stores_per_s: c.page_stride_stores_per_s,
+            page_stride_copies_per_s: c.page_stride_copies_per_s,
             gathered_lanes_per_s: c.gathered_lanes_per_s,
         }),
         simd: simd.map(|simd| Simd {
@@ -391,6 +393,8 @@ mod tests {
             cache_gathers_per_s: Some(3e9),
             carried_calls_per_s: Some(2e8),
             page_strides_per_s: Some(3e8),
+            page_stride_stores_per_s: Some(1.5e8),
+            page_stride_copies_per_s: None,
             gathered_lanes_per_s: Some(9e9),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
@@ -399,6 +403,8 @@ mod tests {
         assert_eq!(costs.cache_gathers_per_s, Some(3e9));
         assert_eq!(costs.carried_calls_per_s, Some(2e8));
         assert_eq!(costs.page_strides_per_s, Some(3e8));
+        assert_eq!(costs.page_stride_stores_per_s, Some(1.5e8));
+        assert_eq!(costs.page_stride_copies_per_s, None);
         assert_eq!(costs.gathered_lanes_per_s, Some(9e9));
         assert!(!with_costs
             .notes

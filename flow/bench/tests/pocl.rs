@@ -195,7 +195,7 @@ fn launch_overhead_is_measured_on_one_and_many_work_groups() {
 /// neither vectorised nor overlapped; atomics, barriers and mispredicted
 /// branches all cost time on a CPU, scattered loads from the last cache
 /// come at a rate, and so do trips of a float sum through a call and loads
-/// a page apart in a work-item's walk; the profile keeps them.
+/// and stores a page apart in a work-item's walk; the profile keeps them.
 #[test]
 fn costs_are_measured_as_a_core_can_run_them() {
     let device = pocl();
@@ -232,6 +232,14 @@ fn costs_are_measured_as_a_core_can_run_them() {
     // scattered load the last cache serves alongside others.
     let walks = costs.page_strides_per_s.expect("measured");
     assert!(walks > 0.0 && walks < gathers, "{costs:?}");
+    // So does the same walk's store, alone or after a load.
+    for rate in [
+        costs.page_stride_stores_per_s,
+        costs.page_stride_copies_per_s,
+    ] {
+        let rate = rate.expect("measured");
+        assert!(rate > 0.0 && rate < gathers, "{costs:?}");
+    }
     // A gathered local load takes a load port lane by lane: no core
     // gathers more than four a cycle.
     let lanes = costs.gathered_lanes_per_s.expect("measured");

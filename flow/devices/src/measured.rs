@@ -242,6 +242,13 @@ pub struct OpCosts {
     /// striding by the global size makes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_per_s: Option<f64>,
+    /// The same walk's stores, where it only stores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_stride_stores_per_s: Option<f64>,
+    /// The same walk's loads and stores together, where each step loads
+    /// one table and stores another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_stride_copies_per_s: Option<f64>,
     /// Local loads between a loop's barriers at addresses that do not count
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -153,6 +153,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     let mut facts = facts.clone();
     facts.cache_gathers = traffic.cache_gathers;
     facts.page_strides = Some(summary.coalescing.page_strides());
+    facts.page_stride_stores = Some(summary.coalescing.page_stride_stores());
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);

@@ -269,7 +269,9 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     // A CPU's core walks each work-item's stride alone, page by page.
     let page_strides_s = match (facts.page_strides, costs) {
         (Some(strides), Some(c)) if strides > 0 => {
-            c.page_strides_per_s.map(|rate| strides as f64 / rate)
+            let stores = facts.page_stride_stores.unwrap_or(0).min(strides);
+            c.page_strides_at(stores as f64 / strides as f64)
+                .map(|rate| strides as f64 / rate)
         }
         _ => None,
     };
@@ -549,6 +551,8 @@ mod tests {
             // 100 ns a trip, of which the add's 3 cycles take 3 ns.
             carried_calls_per_s: Some(1e7),
             page_strides_per_s: Some(1e8),
+            page_stride_stores_per_s: Some(2.5e7),
+            page_stride_copies_per_s: Some(1.25e8),
             gathered_lanes_per_s: Some(1e9),
         });
         let rate = |v: f64| Rate::new(v, "test");
@@ -600,6 +604,22 @@ mod tests {
         assert_eq!(p.cache_gathers_s, Some(1e-5));
         assert_eq!(p.page_strides_s, Some(3e-6));
         assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 3e-6), "{p:?}");
+        // A third of the page strides stores: two thirds of the way from
+        // the load walk's time per access to the copy walk's; all of them
+        // stores, the store walk's.
+        let strides_with = |stores: u64| {
+            let facts = KernelFacts {
+                page_stride_stores: Some(stores),
+                ..facts.clone()
+            };
+            predict_kernel(&facts, &rates)
+                .unwrap()
+                .page_strides_s
+                .unwrap()
+        };
+        let third = 300.0 * (1.0 / 3.0 / 1e8 + 2.0 / 3.0 / 1.25e8);
+        assert!(close(strides_with(100), third), "{}", strides_with(100));
+        assert!(close(strides_with(300), 300.0 / 2.5e7));
         // Between two measured shares, the time per byte is interpolated.
         let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
         assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));

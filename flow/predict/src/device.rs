@@ -131,9 +131,33 @@ pub struct OpCostRates {
     /// Loads a page or more apart in a work-item's own walk.
     #[serde(default)]
     pub page_strides_per_s: Option<f64>,
+    /// The same walk's accesses where it stores alone, and where it loads
+    /// one table and stores another.
+    #[serde(default)]
+    pub page_stride_stores_per_s: Option<f64>,
+    #[serde(default)]
+    pub page_stride_copies_per_s: Option<f64>,
     /// Lanes of loads and stores a vectoriser gathers one at a time.
     #[serde(default)]
     pub gathered_lanes_per_s: Option<f64>,
+}
+
+impl OpCostRates {
+    /// Page-strided accesses per second where `store_share` of them are
+    /// stores: the load walk's rate at none, the copy walk's at half, the
+    /// store walk's at all, time per access interpolated between those
+    /// measured.
+    pub fn page_strides_at(&self, store_share: f64) -> Option<f64> {
+        let points: Vec<(f64, f64)> = [
+            (0.0, self.page_strides_per_s),
+            (0.5, self.page_stride_copies_per_s),
+            (1.0, self.page_stride_stores_per_s),
+        ]
+        .into_iter()
+        .filter_map(|(share, rate)| Some((share, rate?)))
+        .collect();
+        rate_at(&points, store_share)
+    }
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector
@@ -162,29 +186,37 @@ impl DeviceRates {
     /// time per byte interpolated between the stream benchmarks of the
     /// nearest shares; the coalesced bandwidth where none was measured.
     pub fn bandwidth_at(&self, write_share: f64) -> Option<f64> {
-        let points = &self.bandwidth_by_writes;
-        let Some(first) = points.first() else {
-            return self.bandwidth.as_ref().map(|r| r.value);
-        };
-        let mut below = first;
-        for point in points {
-            if point.0 >= write_share {
-                if point.0 <= below.0 {
-                    return Some(point.1.value);
-                }
-                let t = (write_share - below.0) / (point.0 - below.0);
-                let per_byte = (1.0 - t) / below.1.value + t / point.1.value;
-                return Some(1.0 / per_byte);
-            }
-            below = point;
-        }
-        Some(below.1.value)
+        let points: Vec<(f64, f64)> = self
+            .bandwidth_by_writes
+            .iter()
+            .map(|(share, rate)| (*share, rate.value))
+            .collect();
+        rate_at(&points, write_share).or_else(|| self.bandwidth.as_ref().map(|r| r.value))
     }
 
     /// A class's instruction rates: at the best vector width, at width 1.
     pub fn instruction_rates(&self, class: OpClass) -> (&Option<Rate>, &Option<Rate>) {
         (self.issue.vector.slot(class), self.issue.scalar.slot(class))
     }
+}
+
+/// The rate at `share` of rates measured at shares in ascending order: the
+/// time per unit interpolated between the nearest two, the end's rate
+/// beyond either end; none where none was measured.
+pub fn rate_at(points: &[(f64, f64)], share: f64) -> Option<f64> {
+    let mut below = points.first()?;
+    for point in points {
+        if point.0 >= share {
+            if point.0 <= below.0 {
+                return Some(point.1);
+            }
+            let t = (share - below.0) / (point.0 - below.0);
+            let per_unit = (1.0 - t) / below.1 + t / point.1;
+            return Some(1.0 / per_unit);
+        }
+        below = point;
+    }
+    Some(below.1)
 }
 
 /// A model could not predict: it names the input it lacked.

@@ -233,11 +233,13 @@ pub struct KernelFacts {
     /// cache and find in it, from a cache simulation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_gathers: Option<u64>,
-    /// Accesses that continue their work-item's own stride of a page or
-    /// more (a loop striding by the global size), from the coalescing
-    /// analysis.
+    /// Accesses a page or more past their work-item's own last at their
+    /// instruction, in long walks (a loop striding by the global size),
+    /// from the coalescing analysis; and of those, the stores'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_strides: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_stride_stores: Option<u64>,
 }
 
 impl KernelFacts {
@@ -286,6 +288,7 @@ impl KernelFacts {
             gathers: counts.gathers,
             cache_gathers: None,
             page_strides: None,
+            page_stride_stores: None,
         }
     }
 

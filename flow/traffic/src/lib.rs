@@ -423,10 +423,20 @@ pub struct CoalescingSummary {
 }
 
 impl CoalescingSummary {
-    /// Accesses that continue their work-item's stride of a page or more,
-    /// over all sites (see `SiteCoalescing::page_strides`).
+    /// Accesses a page or more past their work-item's last at their site,
+    /// in long walks, over all sites (see `SiteCoalescing::page_strides`).
     pub fn page_strides(&self) -> u64 {
         self.sites.iter().map(|s| s.page_strides).sum()
+    }
+
+    /// Of the page strides, those of stores and atomics (which take their
+    /// line as a store does).
+    pub fn page_stride_stores(&self) -> u64 {
+        self.sites
+            .iter()
+            .filter(|s| s.kind != AccessSiteKind::Load)
+            .map(|s| s.page_strides)
+            .sum()
     }
 
     /// Bytes per pattern of the sites on each source line, and their DRAM
