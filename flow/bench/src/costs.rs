@@ -10,9 +10,11 @@
 //! it (the cache the driver reports), where the caches above it hold
 //! little. A loop whose float sum is carried across a kept call gives the
 //! rate of such trips. Loads a page apart in each work-item's own walk
-//! stride over a table of four times the last-level cache; the same walk
-//! storing alone, and copying one such table to another, give the rates
-//! of its stores (a CPU pays more for a walk of stores alone). Loads from a
+//! stride over a table of four times the last-level cache, in walks of 64
+//! to 4,096 steps a work-item (a short walk's pages and lines stay in the
+//! TLB and caches for the work-items after it); the same walks storing
+//! alone, and copying one such table to another, give the rates of its
+//! stores (a CPU pays more for a walk of stores alone). Loads from a
 //! local table between a loop's barriers, at addresses that do not count
 //! up along the work-items, give the rate of the lanes a vectoriser
 //! gathers.
@@ -21,7 +23,7 @@ use crate::catalog::source;
 use crate::error::{BenchError, Result};
 use crate::sizing::Plan;
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
-use clflow_devices::OpCosts;
+use clflow_devices::{OpCosts, WalkRate};
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
 const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
@@ -39,9 +41,13 @@ const CALIBRATION_TRIPS: u32 = 16;
 pub const ID: &str =
     "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,local-gather";
 
-/// Elements between a work-item's loads in the page-stride kernel: 32 KiB,
-/// a page and more.
-const PAGE_STRIDE_ELEMENTS: u32 = 8192;
+/// The walk lengths the page-stride kernels are timed at, in steps a
+/// work-item: from what a first-level TLB keeps to far beyond it. The
+/// longest is the walk of `OpCosts::page_strides_per_s`.
+pub const WALK_STEPS: [u32; 4] = [64, 256, 1024, 4096];
+
+/// The fewest `uint`s between a walk's steps: 4 KiB, a page.
+const PAGE_ELEMENTS: u64 = 1024;
 
 /// The kernels, with the operations each runs per work-item and trip.
 const KERNELS: [(&str, u64); 5] = [
@@ -105,34 +111,52 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let trips = calibrated("bench_cache_gather", &table)?;
     let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
     let cache_gathers_per_s = per_s(trips, ROUNDS, ns);
-    // Each work-item walks a table of four last-level caches from its id.
+    // Each work-item walks a table of four last-level caches (and a page
+    // for each step of the longest walk) from its id on, `steps` steps.
     let walked_items = (device.info.global_cache_bytes.saturating_mul(4) / 4)
-        .max(u64::from(PAGE_STRIDE_ELEMENTS) * 64)
+        .max(PAGE_ELEMENTS * u64::from(WALK_STEPS[3]))
         .min(u64::from(u32::MAX / 2));
     let walked_items = 1u64 << walked_items.ilog2();
-    let walk = |access: Access| {
+    let walk = |access: Access, steps: u32| {
         [
             uint_table("table", walked_items, access),
             uint_arg("n", walked_items as u32),
-            uint_arg("step", PAGE_STRIDE_ELEMENTS),
+            uint_arg("step", (walked_items / u64::from(steps)) as u32),
         ]
     };
-    let step = u64::from(PAGE_STRIDE_ELEMENTS);
-    let steps_per_trip: u64 = (0..work_items.min(walked_items))
-        .map(|g| (walked_items - g).div_ceil(step))
-        .sum();
-    // Accesses per second of a walk kernel making `per_step` a step.
-    let walk_rate = |kernel: &str, args: &[LaunchArg], per_step: u64| -> Result<f64> {
+    // Accesses per second of a walk kernel of `steps` steps a work-item,
+    // `per_step` accesses a step.
+    let walk_rate = |kernel: &str, args: &[LaunchArg], steps: u32, per_step: u64| {
+        let step = walked_items / u64::from(steps);
+        let steps_per_trip: u64 = (0..work_items.min(walked_items))
+            .map(|g| (walked_items - g).div_ceil(step))
+            .sum();
         let trips = calibrated(kernel, args)?;
         let ns = median_ns(kernel, args, trips, launches)?;
-        Ok((u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9))
+        Ok::<f64, BenchError>(
+            (u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9),
+        )
     };
-    let page_strides_per_s = walk_rate("bench_page_stride", &walk(Access::ReadOnly), 1)?;
-    let page_stride_stores_per_s =
-        walk_rate("bench_page_stride_store", &walk(Access::ReadWrite), 1)?;
-    let mut copy = walk(Access::ReadOnly).to_vec();
-    copy.push(uint_table("copy", walked_items, Access::ReadWrite));
-    let page_stride_copies_per_s = walk_rate("bench_page_stride_copy", &copy, 2)?;
+    let mut page_walks = WALK_STEPS.map(|steps| WalkRate {
+        steps,
+        loads_per_s: 0.0,
+        stores_per_s: 0.0,
+        copies_per_s: 0.0,
+    });
+    for w in &mut page_walks {
+        let steps = w.steps;
+        w.loads_per_s = walk_rate(
+            "bench_page_stride",
+            &walk(Access::ReadOnly, steps),
+            steps,
+            1,
+        )?;
+        let stores = walk(Access::ReadWrite, steps);
+        w.stores_per_s = walk_rate("bench_page_stride_store", &stores, steps, 1)?;
+        let mut copy = walk(Access::ReadOnly, steps).to_vec();
+        copy.push(uint_table("copy", walked_items, Access::ReadWrite));
+        w.copies_per_s = walk_rate("bench_page_stride_copy", &copy, steps, 2)?;
+    }
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -143,9 +167,8 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
             .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
         cache_gathers_per_s: Some(cache_gathers_per_s),
         carried_calls_per_s: Some(rates[3]),
-        page_strides_per_s: Some(page_strides_per_s),
-        page_stride_stores_per_s: Some(page_stride_stores_per_s),
-        page_stride_copies_per_s: Some(page_stride_copies_per_s),
+        page_strides_per_s: Some(page_walks[3].loads_per_s),
+        page_walks: Some(page_walks),
         gathered_lanes_per_s: Some(rates[4]),
     })
 }

@@ -313,18 +313,6 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                     rate / 1e9
                 )
             }),
-            costs.page_stride_stores_per_s.map(|rate| {
-                format!(
-                    "{:.2} G stores/s in such a walk of stores alone",
-                    rate / 1e9
-                )
-            }),
-            costs.page_stride_copies_per_s.map(|rate| {
-                format!(
-                    "{:.2} G loads and stores/s in such a walk copying a table",
-                    rate / 1e9
-                )
-            }),
             costs
                 .gathered_lanes_per_s
                 .map(|rate| format!("{:.2} G gathered local loads/s", rate / 1e9)),
@@ -334,6 +322,24 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
         .collect();
         for pair in more.chunks(2) {
             let _ = writeln!(out, "        {}", pair.join(", "));
+        }
+        if let Some(walks) = &costs.page_walks {
+            let column = |rate: fn(&clflow_devices::WalkRate) -> f64| {
+                let rates: Vec<String> = walks
+                    .iter()
+                    .map(|w| format!("{:.2}", rate(w) / 1e9))
+                    .collect();
+                rates.join("/")
+            };
+            let _ = writeln!(
+                out,
+                "walks   {} steps a work-item, a page a step: {} G loads/s,\n        \
+                 {} G stores/s storing alone, {} G accesses/s copying",
+                walks.map(|w| w.steps.to_string()).join("/"),
+                column(|w| w.loads_per_s),
+                column(|w| w.stores_per_s),
+                column(|w| w.copies_per_s)
+            );
         }
     }
     for note in &profile.notes {
@@ -488,8 +494,14 @@ mod tests {
                 cache_gathers_per_s: Some(1.5e9),
                 carried_calls_per_s: Some(2.5e8),
                 page_strides_per_s: Some(3.5e8),
-                page_stride_stores_per_s: Some(1.5e8),
-                page_stride_copies_per_s: Some(3.8e8),
+                page_walks: Some([(64, 9e8), (256, 6e8), (1024, 4.5e8), (4096, 3.5e8)].map(
+                    |(steps, loads_per_s)| clflow_devices::WalkRate {
+                        steps,
+                        loads_per_s,
+                        stores_per_s: loads_per_s / 2.0,
+                        copies_per_s: loads_per_s,
+                    },
+                )),
                 gathered_lanes_per_s: Some(9e9),
             }),
         }
@@ -592,9 +604,11 @@ mod tests {
                  1.50 G scattered loads/s from the last-level cache, \
                  0.25 G trips/s of a float sum carried across a call\n        \
                  0.35 G loads/s a page apart in a work-item's walk, \
-                 0.15 G stores/s in such a walk of stores alone\n        \
-                 0.38 G loads and stores/s in such a walk copying a table, \
-                 9.00 G gathered local loads/s\n"
+                 9.00 G gathered local loads/s\n\
+                 walks   64/256/1024/4096 steps a work-item, a page a step: \
+                 0.90/0.60/0.45/0.35 G loads/s,\n        \
+                 0.45/0.30/0.23/0.17 G stores/s storing alone, \
+                 0.90/0.60/0.45/0.35 G accesses/s copying\n"
             ),
             "{table}"
         );

@@ -7,6 +7,7 @@ use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{
     fit, ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
+    WalkRates,
 };
 
 /// The best rate of the compute benchmark `op` on `data_type`.
@@ -271,8 +272,14 @@ pub fn device_rates(
             cache_gathers_per_s: c.cache_gathers_per_s,
             carried_calls_per_s: c.carried_calls_per_s,
             page_strides_per_s: c.page_strides_per_s,
-            page_stride_stores_per_s: c.page_stride_stores_per_s,
-            page_stride_copies_per_s: c.page_stride_copies_per_s,
+            page_walks: c.page_walks.map(|walks| {
+                walks.map(|w| WalkRates {
+                    steps: w.steps,
+                    loads_per_s: w.loads_per_s,
+                    stores_per_s: w.stores_per_s,
+                    copies_per_s: w.copies_per_s,
+                })
+            }),
             gathered_lanes_per_s: c.gathered_lanes_per_s,
         }),
         simd: simd.map(|simd| Simd {
@@ -393,8 +400,12 @@ mod tests {
             cache_gathers_per_s: Some(3e9),
             carried_calls_per_s: Some(2e8),
             page_strides_per_s: Some(3e8),
-            page_stride_stores_per_s: Some(1.5e8),
-            page_stride_copies_per_s: None,
+            page_walks: Some([64, 256, 1024, 4096].map(|steps| clflow_devices::WalkRate {
+                steps,
+                loads_per_s: 3e8 * 4096.0 / f64::from(steps),
+                stores_per_s: 1.5e8,
+                copies_per_s: 3e8,
+            })),
             gathered_lanes_per_s: Some(9e9),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
@@ -403,8 +414,9 @@ mod tests {
         assert_eq!(costs.cache_gathers_per_s, Some(3e9));
         assert_eq!(costs.carried_calls_per_s, Some(2e8));
         assert_eq!(costs.page_strides_per_s, Some(3e8));
-        assert_eq!(costs.page_stride_stores_per_s, Some(1.5e8));
-        assert_eq!(costs.page_stride_copies_per_s, None);
+        let walks = costs.page_walks.unwrap();
+        assert_eq!((walks[0].steps, walks[0].loads_per_s), (64, 3e8 * 64.0));
+        assert_eq!((walks[3].stores_per_s, walks[3].copies_per_s), (1.5e8, 3e8));
         assert_eq!(costs.gathered_lanes_per_s, Some(9e9));
         assert!(!with_costs
             .notes

@@ -230,16 +230,20 @@ fn costs_are_measured_as_a_core_can_run_them() {
     );
     // A load a page away from the work-item's last waits longer than a
     // scattered load the last cache serves alongside others.
-    let walks = costs.page_strides_per_s.expect("measured");
-    assert!(walks > 0.0 && walks < gathers, "{costs:?}");
-    // So does the same walk's store, alone or after a load.
-    for rate in [
-        costs.page_stride_stores_per_s,
-        costs.page_stride_copies_per_s,
-    ] {
-        let rate = rate.expect("measured");
-        assert!(rate > 0.0 && rate < gathers, "{costs:?}");
+    let walk = costs.page_strides_per_s.expect("measured");
+    assert!(walk > 0.0 && walk < gathers, "{costs:?}");
+    // So does the same walk's store, alone or after a load, at every
+    // length; and a walk of 64 pages, which the TLB and caches keep for
+    // the work-items after it, is faster than one of 4,096.
+    let walks = costs.page_walks.expect("measured");
+    assert_eq!(walks.map(|w| w.steps), [64, 256, 1024, 4096]);
+    assert_eq!(walks[3].loads_per_s, walk);
+    for w in walks {
+        for rate in [w.loads_per_s, w.stores_per_s, w.copies_per_s] {
+            assert!(rate > 0.0 && rate < gathers, "{costs:?}");
+        }
     }
+    assert!(walks[0].loads_per_s > walks[3].loads_per_s, "{costs:?}");
     // A gathered local load takes a load port lane by lane: no core
     // gathers more than four a cycle.
     let lanes = costs.gathered_lanes_per_s.expect("measured");

@@ -338,7 +338,19 @@ fn a_loop_striding_by_the_global_size_makes_page_strides() {
     assert_eq!(page_strides(&manifest), 1024 * 78);
     let text = stdout_of(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
     assert!(
-        text.contains("Page strides: 79,872 accesses a page or more past their work-item's last"),
+        text.contains(
+            "Page strides: 79,872 accesses a page or more past their work-item's last at the \
+             site, in 1,024 walks of 64 or more"
+        ),
+        "{text}"
+    );
+    // One walk a work-item, 78 strides each.
+    assert!(
+        text.contains("work-item's walk alone: 78 strides a work-item between barriers)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  load             79,872      78 a walk  "),
         "{text}"
     );
     let short = dir.path().join("short.toml");

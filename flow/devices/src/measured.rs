@@ -242,17 +242,25 @@ pub struct OpCosts {
     /// striding by the global size makes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_per_s: Option<f64>,
-    /// The same walk's stores, where it only stores.
+    /// The same walk at other lengths, shortest first (the walk of
+    /// `page_strides_per_s` the longest), loading, storing and copying.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_stride_stores_per_s: Option<f64>,
-    /// The same walk's loads and stores together, where each step loads
-    /// one table and stores another.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_stride_copies_per_s: Option<f64>,
+    pub page_walks: Option<[WalkRate; 4]>,
     /// Local loads between a loop's barriers at addresses that do not count
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gathered_lanes_per_s: Option<f64>,
+}
+
+/// Accesses per second of a walk of `steps` page strides a work-item:
+/// loading a table, storing to it alone, and copying it to another (a
+/// load and a store a step, two accesses).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WalkRate {
+    pub steps: u32,
+    pub loads_per_s: f64,
+    pub stores_per_s: f64,
+    pub copies_per_s: f64,
 }
 
 impl MeasuredProfile {

@@ -154,6 +154,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.cache_gathers = traffic.cache_gathers;
     facts.page_strides = Some(summary.coalescing.page_strides());
     facts.page_stride_stores = Some(summary.coalescing.page_stride_stores());
+    facts.page_walkers = Some(summary.coalescing.page_walkers);
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);
@@ -280,17 +281,20 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
         let _ = writeln!(
             out,
             "\nPage strides: {} accesses a page or more past their work-item's last at the site, in \
-             walks of {} or more\n  (a loop striding by the global size; a CPU runs each \
-             work-item's walk alone)",
+             {} walks of {} or more\n  (a loop striding by the global size; a CPU runs each \
+             work-item's walk alone: {} strides a work-item between barriers)",
             group_digits(c.page_strides()),
-            clflow_traffic::LONG_WALK
+            group_digits(c.page_walks()),
+            clflow_traffic::LONG_WALK,
+            group_digits(c.page_strides() / c.page_walkers.max(1))
         );
         for site in walkers.iter().take(SITES_SHOWN) {
             let _ = writeln!(
                 out,
-                "  {:<6} {:>16}  {}",
+                "  {:<6} {:>16}  {:>6} a walk  {}",
                 site.kind,
                 group_digits(site.page_strides),
+                site.page_strides / site.page_walks.max(1),
                 site.description
             );
         }

@@ -71,8 +71,14 @@
 //!    striding by the global size, as GPU code walks an array, or a gather
 //!    whose every step goes pages away, equal steps or not), costs what
 //!    such loads cost in the benchmark whose work-items walk a table that
-//!    way; a shorter walk leaves its lines in the first-level cache and
-//!    TLB for the work-items after it.
+//!    way, in walks as long as the steps one of the kernel's work-items
+//!    walks between two barriers over all its walks (timed at 64 to 4,096
+//!    steps a work-item, interpolated in the logarithm of the length: the
+//!    longer the walk, the fewer of its pages and lines the TLB and caches
+//!    keep for the work-items after it, 0.6 to 2.7 ns a load here), and at
+//!    its share of stores (each walk storing alone costs more than twice
+//!    as much, copying about as much); a walk shorter than 64 leaves its
+//!    lines in the first-level cache and TLB for the work-items after it.
 //! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
 //!    chain of dependent operations it carries from one iteration to the
 //!    next (the count's `chains`, in nominal cycles of latency), at the
@@ -270,7 +276,12 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     let page_strides_s = match (facts.page_strides, costs) {
         (Some(strides), Some(c)) if strides > 0 => {
             let stores = facts.page_stride_stores.unwrap_or(0).min(strides);
-            c.page_strides_at(stores as f64 / strides as f64)
+            // Steps a work-item walks: its strides and the access it
+            // starts from, over all the walks it makes together (the TLB
+            // and caches see them all).
+            let walkers = facts.page_walkers.unwrap_or(0).max(1);
+            let steps = strides as f64 / walkers as f64 + 1.0;
+            c.page_strides_at(steps, stores as f64 / strides as f64)
                 .map(|rate| strides as f64 / rate)
         }
         _ => None,
@@ -408,7 +419,7 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{ClassRates, IssueRates, LaunchCost, OpCostRates, Simd};
+    use crate::device::{ClassRates, IssueRates, LaunchCost, OpCostRates, Simd, WalkRates};
     use crate::kernel::tests::sgemm_facts;
     use clflow_counts::SimdUse;
 
@@ -551,8 +562,7 @@ mod tests {
             // 100 ns a trip, of which the add's 3 cycles take 3 ns.
             carried_calls_per_s: Some(1e7),
             page_strides_per_s: Some(1e8),
-            page_stride_stores_per_s: Some(2.5e7),
-            page_stride_copies_per_s: Some(1.25e8),
+            page_walks: None,
             gathered_lanes_per_s: Some(1e9),
         });
         let rate = |v: f64| Rate::new(v, "test");
@@ -604,22 +614,52 @@ mod tests {
         assert_eq!(p.cache_gathers_s, Some(1e-5));
         assert_eq!(p.page_strides_s, Some(3e-6));
         assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 3e-6), "{p:?}");
-        // A third of the page strides stores: two thirds of the way from
-        // the load walk's time per access to the copy walk's; all of them
-        // stores, the store walk's.
-        let strides_with = |stores: u64| {
+        // A profile that timed one walk of loads charges stores alike.
+        let with_stores = KernelFacts {
+            page_stride_stores: Some(300),
+            ..facts.clone()
+        };
+        let p = predict_kernel(&with_stores, &rates).unwrap();
+        assert_eq!(p.page_strides_s, Some(3e-6));
+        // One that timed walks of several lengths, loading, storing and
+        // copying: 300 strides by 4 work-items, walks of 76 steps, fall
+        // between the walks of 64 and 256 steps in the logarithm of the
+        // length; at each length, a third of them stores lie two thirds of
+        // the way from the loads' time per access to the copy's, all of
+        // them at the stores'.
+        let mut walked = rates.clone();
+        walked.costs.as_mut().unwrap().page_walks =
+            Some([(64, 4e8), (256, 2e8), (1024, 1.5e8), (4096, 1e8)].map(
+                |(steps, loads): (u32, f64)| WalkRates {
+                    steps,
+                    loads_per_s: loads,
+                    stores_per_s: loads / 4.0,
+                    copies_per_s: loads * 1.25,
+                },
+            ));
+        let strides_by = |walkers: u64, stores: u64| {
             let facts = KernelFacts {
+                page_walkers: Some(walkers),
                 page_stride_stores: Some(stores),
                 ..facts.clone()
             };
-            predict_kernel(&facts, &rates)
+            predict_kernel(&facts, &walked)
                 .unwrap()
                 .page_strides_s
                 .unwrap()
         };
-        let third = 300.0 * (1.0 / 3.0 / 1e8 + 2.0 / 3.0 / 1.25e8);
-        assert!(close(strides_with(100), third), "{}", strides_with(100));
-        assert!(close(strides_with(300), 300.0 / 2.5e7));
+        let t = (76f64.log2() - 6.0) / 2.0;
+        let between = |short: f64, long: f64| 300.0 * ((1.0 - t) / short + t / long);
+        assert!(close(strides_by(4, 0), between(4e8, 2e8)));
+        assert!(close(strides_by(4, 300), between(1e8, 0.5e8)));
+        let third = |loads: f64| 1.0 / (1.0 / 3.0 / loads + 2.0 / 3.0 / (loads * 1.25));
+        assert!(close(strides_by(4, 100), between(third(4e8), third(2e8))));
+        // One work-item's 301 steps: between the walks of 256 and 1,024.
+        let t = (301f64.log2() - 8.0) / 2.0;
+        assert!(close(
+            strides_by(1, 0),
+            300.0 * ((1.0 - t) / 2e8 + t / 1.5e8)
+        ));
         // Between two measured shares, the time per byte is interpolated.
         let quarter = 1.0 / (0.25 / 10e9 + 0.75 / 9e9);
         assert!(close(rates.bandwidth_at(0.25).unwrap(), quarter));

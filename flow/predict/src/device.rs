@@ -131,32 +131,51 @@ pub struct OpCostRates {
     /// Loads a page or more apart in a work-item's own walk.
     #[serde(default)]
     pub page_strides_per_s: Option<f64>,
-    /// The same walk's accesses where it stores alone, and where it loads
-    /// one table and stores another.
+    /// The same walk at other lengths, shortest first.
     #[serde(default)]
-    pub page_stride_stores_per_s: Option<f64>,
-    #[serde(default)]
-    pub page_stride_copies_per_s: Option<f64>,
+    pub page_walks: Option<[WalkRates; 4]>,
     /// Lanes of loads and stores a vectoriser gathers one at a time.
     #[serde(default)]
     pub gathered_lanes_per_s: Option<f64>,
 }
 
+/// A page-stride walk of `steps` steps a work-item: accesses per second
+/// loading, storing alone, and copying (a load and a store a step).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WalkRates {
+    pub steps: u32,
+    pub loads_per_s: f64,
+    pub stores_per_s: f64,
+    pub copies_per_s: f64,
+}
+
+impl WalkRates {
+    /// Accesses per second where `store_share` of them are stores: time
+    /// per access interpolated between the loads (none), the copy (half)
+    /// and the stores alone (all).
+    fn at(&self, store_share: f64) -> f64 {
+        let points = [
+            (0.0, self.loads_per_s),
+            (0.5, self.copies_per_s),
+            (1.0, self.stores_per_s),
+        ];
+        rate_at(&points, store_share).unwrap_or(self.loads_per_s)
+    }
+}
+
 impl OpCostRates {
-    /// Page-strided accesses per second where `store_share` of them are
-    /// stores: the load walk's rate at none, the copy walk's at half, the
-    /// store walk's at all, time per access interpolated between those
-    /// measured.
-    pub fn page_strides_at(&self, store_share: f64) -> Option<f64> {
-        let points: Vec<(f64, f64)> = [
-            (0.0, self.page_strides_per_s),
-            (0.5, self.page_stride_copies_per_s),
-            (1.0, self.page_stride_stores_per_s),
-        ]
-        .into_iter()
-        .filter_map(|(share, rate)| Some((share, rate?)))
-        .collect();
-        rate_at(&points, store_share)
+    /// Page-strided accesses per second in walks of `steps` a work-item,
+    /// `store_share` of them stores: at each walk length measured, by the
+    /// share of stores; between lengths, time per access interpolated in
+    /// the logarithm of the length (the longest's rate beyond it, the
+    /// shortest's below it). A profile with one walk of loads gives its
+    /// rate for every walk.
+    pub fn page_strides_at(&self, steps: f64, store_share: f64) -> Option<f64> {
+        let Some(walks) = self.page_walks else {
+            return self.page_strides_per_s;
+        };
+        let points = walks.map(|w| (f64::from(w.steps).log2(), w.at(store_share)));
+        rate_at(&points, steps.max(1.0).log2())
     }
 }
 

@@ -235,11 +235,14 @@ pub struct KernelFacts {
     pub cache_gathers: Option<u64>,
     /// Accesses a page or more past their work-item's own last at their
     /// instruction, in long walks (a loop striding by the global size),
-    /// from the coalescing analysis; and of those, the stores'.
+    /// from the coalescing analysis; of those, the stores'; and the
+    /// work-items that made them, each between two barriers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_strides: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_stride_stores: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_walkers: Option<u64>,
 }
 
 impl KernelFacts {
@@ -289,6 +292,7 @@ impl KernelFacts {
             cache_gathers: None,
             page_strides: None,
             page_stride_stores: None,
+            page_walkers: None,
         }
     }
 

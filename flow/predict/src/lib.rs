@@ -34,7 +34,7 @@ pub mod roofline;
 
 pub use all::{predict_all, Measured, Model, Outcome, Predictions, Row};
 pub use device::{
-    ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
+    ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind, WalkRates,
 };
 pub use energy::{fit, EnergyCoefficients, FitError, PowerSample};
 pub use kernel::{Coalescing, HostTransfer, InstructionMix, KernelFacts, PerClass, Traffic};

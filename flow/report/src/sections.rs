@@ -230,6 +230,7 @@ mod tests {
                     accesses: PatternCounts::default(),
                     sites: Vec::new(),
                     stretch_lines: 0,
+                    page_walkers: 0,
                 },
             },
             levels: Vec::new(),

@@ -144,6 +144,10 @@ pub struct SiteCoalescing {
     /// or more (see the module's text).
     #[serde(default)]
     pub page_strides: u64,
+    /// The long walks those strides came in (their mean length is what a
+    /// CPU's TLB and caches see of each).
+    #[serde(default)]
+    pub page_walks: u64,
 }
 
 /// The stride from which a work-item's next access lands on another page.
@@ -264,8 +268,8 @@ struct WorkItemWalks {
     rows: HashMap<u32, Vec<Walk>>,
     /// The current work-group, counted from 1.
     group: u32,
-    /// The page strides of the long walks that ended, per site.
-    strides: HashMap<u32, u64>,
+    /// The long walks that ended.
+    credits: Credits,
     /// The (site, work-item) walks that made a page stride in this
     /// work-group: the only ones its end has to close.
     running: Vec<(u32, u32)>,
@@ -289,7 +293,7 @@ impl WorkItemWalks {
     /// walks.
     fn follow(&mut self, site: u32, accesses: &[GlobalAccess]) {
         let row = self.rows.entry(site).or_default();
-        let strides = &mut self.strides;
+        let credits = &mut self.credits;
         for a in accesses {
             let at = a.item as usize;
             if at >= row.len() {
@@ -306,7 +310,7 @@ impl WorkItemWalks {
                 }
                 walk.run + 1
             } else {
-                credit(strides, site, walk.run);
+                credits.credit(site, a.item, walk);
                 0
             };
             *walk = Walk {
@@ -328,17 +332,42 @@ impl WorkItemWalks {
                 .get_mut(&site)
                 .and_then(|row| row.get_mut(item as usize))
             {
-                credit(&mut self.strides, site, walk.run);
+                self.credits.credit(site, item, walk);
                 walk.run = 0;
             }
         }
     }
 }
 
-/// Counts a walk's page strides where the walk was long.
-fn credit(strides: &mut HashMap<u32, u64>, site: u32, run: u64) {
-    if run >= LONG_WALK {
-        *strides.entry(site).or_default() += run;
+/// The long walks that ended: per site, their page strides and their
+/// number; and the work-items that made them, each counted once between
+/// two barriers however many walks it made there.
+#[derive(Debug, Default)]
+struct Credits {
+    by_site: HashMap<u32, (u64, u64)>,
+    walkers: u64,
+    /// Each work-item's last (work-group, phase) counted among `walkers`.
+    counted: Vec<(u32, u16)>,
+}
+
+impl Credits {
+    /// Counts `item`'s walk at `site` where it was long.
+    fn credit(&mut self, site: u32, item: u32, walk: &Walk) {
+        if walk.run < LONG_WALK {
+            return;
+        }
+        let (strides, walks) = self.by_site.entry(site).or_default();
+        *strides += walk.run;
+        *walks += 1;
+        let at = item as usize;
+        if at >= self.counted.len() {
+            self.counted.resize(at + 1, (0, 0));
+        }
+        // Work-groups count from 1: (0, 0) is no stretch.
+        if self.counted[at] != (walk.group, walk.phase) {
+            self.counted[at] = (walk.group, walk.phase);
+            self.walkers += 1;
+        }
     }
 }
 
@@ -417,6 +446,7 @@ impl CoalescingAnalyzer {
                 bytes: PatternCounts::default(),
                 lines: 0,
                 page_strides: 0,
+                page_walks: 0,
             });
         stats.dispatches += 1;
         self.walks.follow(site, accesses);
@@ -460,7 +490,12 @@ impl CoalescingAnalyzer {
         self.walks.end_all();
         let mut sites: Vec<SiteCoalescing> = self.sites.into_values().collect();
         for site in &mut sites {
-            site.page_strides = self.walks.strides.remove(&site.site).unwrap_or(0);
+            (site.page_strides, site.page_walks) = self
+                .walks
+                .credits
+                .by_site
+                .remove(&site.site)
+                .unwrap_or_default();
         }
         sites.sort_by(|a, b| {
             b.bytes
@@ -471,6 +506,7 @@ impl CoalescingAnalyzer {
         CoalescingReport {
             sites,
             stretch_lines: self.stretches.longest,
+            page_walkers: self.walks.credits.walkers,
         }
     }
 }
@@ -522,6 +558,12 @@ pub struct CoalescingReport {
     /// group's barriers (or its start and end): how far a work-item walks
     /// before its neighbours start, where they run one after another.
     pub stretch_lines: u64,
+    /// The work-items that made long walks of page strides, each counted
+    /// once between two barriers: the page strides over them are the
+    /// steps one work-item walks, over all its sites, as the TLB and
+    /// caches see them.
+    #[serde(default)]
+    pub page_walkers: u64,
 }
 
 impl CoalescingReport {
@@ -688,6 +730,10 @@ mod tests {
         // Steps 2 to 69 of each work-item's walk keep its 32 KiB stride:
         // 68 page strides, a long walk.
         assert_eq!(strides(&[walk(32768, 70, None)]), 2 * 68);
+        let walks = |groups: &[Vec<GlobalAccess>]| -> u64 {
+            analyse(groups).sites.iter().map(|s| s.page_walks).sum()
+        };
+        assert_eq!(walks(&[walk(32768, 70, None)]), 2);
         // Each work-group walks afresh.
         assert_eq!(
             strides(&[walk(32768, 70, None), walk(32768, 70, None)]),
@@ -699,6 +745,8 @@ mod tests {
         // A barrier before the 31st access: the 28 strides before it are a
         // short walk; after it, a walk of 70 accesses starts again.
         assert_eq!(strides(&[walk(32768, 100, Some(30))]), 2 * 68);
+        assert_eq!(walks(&[walk(32768, 100, Some(30))]), 2);
+        assert_eq!(walks(&[walk(32768, 200, None)]), 2);
         let mut wandering = walk(32768, 70, None);
         for (k, a) in wandering.iter_mut().enumerate() {
             // Steps of 36, 44, 52 ... KiB: never the same twice.

@@ -420,6 +420,10 @@ pub struct CoalescingSummary {
     /// (see `CoalescingReport::stretch_lines`).
     #[serde(default)]
     pub stretch_lines: u64,
+    /// The work-items that made long walks of page strides, each once
+    /// between two barriers (see `CoalescingReport::page_walkers`).
+    #[serde(default)]
+    pub page_walkers: u64,
 }
 
 impl CoalescingSummary {
@@ -427,6 +431,11 @@ impl CoalescingSummary {
     /// in long walks, over all sites (see `SiteCoalescing::page_strides`).
     pub fn page_strides(&self) -> u64 {
         self.sites.iter().map(|s| s.page_strides).sum()
+    }
+
+    /// The long walks the page strides came in, over all sites.
+    pub fn page_walks(&self) -> u64 {
+        self.sites.iter().map(|s| s.page_walks).sum()
     }
 
     /// Of the page strides, those of stores and atomics (which take their
@@ -563,6 +572,7 @@ impl TrafficReport {
                 accesses: self.coalescing.accesses(),
                 sites,
                 stretch_lines: self.coalescing.stretch_lines,
+                page_walkers: self.coalescing.page_walkers,
             },
         }
     }
