@@ -747,6 +747,32 @@ mod tests {
         assert_eq!(strides(&[walk(32768, 100, Some(30))]), 2 * 68);
         assert_eq!(walks(&[walk(32768, 100, Some(30))]), 2);
         assert_eq!(walks(&[walk(32768, 200, None)]), 2);
+        // Each work-item that walked, once between two barriers: the
+        // steps one of them walks are the strides over them.
+        let walkers = |groups: &[Vec<GlobalAccess>]| analyse(groups).page_walkers;
+        assert_eq!(walkers(&[walk(32768, 70, None)]), 2);
+        assert_eq!(walkers(&[walk(32768, 70, None), walk(32768, 70, None)]), 4);
+        assert_eq!(walkers(&[walk(32768, 100, Some(30))]), 2);
+        assert_eq!(walkers(&[walk(32768, 200, Some(100))]), 4);
+        // Two sites walked side by side (x[i] and y[i] in one loop): two
+        // walks, one walker, each work-item's steps both walks'.
+        let both: Vec<GlobalAccess> = walk(32768, 70, None)
+            .chunks(2)
+            .flat_map(|x| {
+                let y = x.iter().map(|a| GlobalAccess {
+                    site: 5,
+                    buffer: 1,
+                    dispatch: a.dispatch + 1000,
+                    ..*a
+                });
+                x.iter().copied().chain(y).collect::<Vec<_>>()
+            })
+            .collect();
+        let report = analyse(&[both]);
+        let steps: u64 = report.sites.iter().map(|s| s.page_strides).sum();
+        assert_eq!(steps, 2 * 2 * 68);
+        assert_eq!(report.sites.iter().map(|s| s.page_walks).sum::<u64>(), 4);
+        assert_eq!(report.page_walkers, 2);
         let mut wandering = walk(32768, 70, None);
         for (k, a) in wandering.iter_mut().enumerate() {
             // Steps of 36, 44, 52 ... KiB: never the same twice.
