@@ -622,11 +622,12 @@ mod tests {
         let p = predict_kernel(&with_stores, &rates).unwrap();
         assert_eq!(p.page_strides_s, Some(3e-6));
         // One that timed walks of several lengths, loading, storing and
-        // copying: 300 strides by 4 work-items, walks of 76 steps, fall
-        // between the walks of 64 and 256 steps in the logarithm of the
-        // length; at each length, a third of them stores lie two thirds of
-        // the way from the loads' time per access to the copy's, all of
-        // them at the stores'.
+        // copying: 300 strides by 4 work-items, 76 a work-item, fall
+        // between the walks of 64 and 256 loads (or stores) in the
+        // logarithm of the length, and below the shortest copy's 128
+        // accesses; a third of them stores lie two thirds of the way from
+        // the loads' time per access to the copy's, all of them at the
+        // stores'.
         let mut walked = rates.clone();
         walked.costs.as_mut().unwrap().page_walks =
             Some([(64, 4e8), (256, 2e8), (1024, 1.5e8), (4096, 1e8)].map(
@@ -652,8 +653,9 @@ mod tests {
         let between = |short: f64, long: f64| 300.0 * ((1.0 - t) / short + t / long);
         assert!(close(strides_by(4, 0), between(4e8, 2e8)));
         assert!(close(strides_by(4, 300), between(1e8, 0.5e8)));
-        let third = |loads: f64| 1.0 / (1.0 / 3.0 / loads + 2.0 / 3.0 / (loads * 1.25));
-        assert!(close(strides_by(4, 100), between(third(4e8), third(2e8))));
+        let loads = between(4e8, 2e8) / 300.0;
+        let third = 300.0 * (loads / 3.0 + 2.0 / 3.0 / (4e8 * 1.25));
+        assert!(close(strides_by(4, 100), third), "{}", strides_by(4, 100));
         // One work-item's 301 steps: between the walks of 256 and 1,024.
         let t = (301f64.log2() - 8.0) / 2.0;
         assert!(close(

@@ -140,7 +140,8 @@ pub struct OpCostRates {
 }
 
 /// A page-stride walk of `steps` steps a work-item: accesses per second
-/// loading, storing alone, and copying (a load and a store a step).
+/// loading, storing alone, and copying (a load and a store a step, so
+/// `2 * steps` page strides a work-item).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WalkRates {
     pub steps: u32,
@@ -149,33 +150,30 @@ pub struct WalkRates {
     pub copies_per_s: f64,
 }
 
-impl WalkRates {
-    /// Accesses per second where `store_share` of them are stores: time
-    /// per access interpolated between the loads (none), the copy (half)
-    /// and the stores alone (all).
-    fn at(&self, store_share: f64) -> f64 {
-        let points = [
-            (0.0, self.loads_per_s),
-            (0.5, self.copies_per_s),
-            (1.0, self.stores_per_s),
-        ];
-        rate_at(&points, store_share).unwrap_or(self.loads_per_s)
-    }
-}
-
 impl OpCostRates {
-    /// Page-strided accesses per second in walks of `steps` a work-item,
-    /// `store_share` of them stores: at each walk length measured, by the
-    /// share of stores; between lengths, time per access interpolated in
-    /// the logarithm of the length (the longest's rate beyond it, the
-    /// shortest's below it). A profile with one walk of loads gives its
-    /// rate for every walk.
+    /// Page-strided accesses per second where a work-item makes `steps`
+    /// of them between two barriers, `store_share` of them stores. The
+    /// loads', the stores' and the copy's rates are each interpolated at
+    /// `steps` between the walks of as many page strides a work-item (in
+    /// the logarithm of the length; the longest's rate beyond it, the
+    /// shortest's below it), then by the share of stores: time per access
+    /// between the loads (none), the copy (half) and the stores (all). A
+    /// profile with one walk of loads gives its rate for every walk.
     pub fn page_strides_at(&self, steps: f64, store_share: f64) -> Option<f64> {
         let Some(walks) = self.page_walks else {
             return self.page_strides_per_s;
         };
-        let points = walks.map(|w| (f64::from(w.steps).log2(), w.at(store_share)));
-        rate_at(&points, steps.max(1.0).log2())
+        let length = steps.max(1.0).log2();
+        let along = |per_step: f64, rate: fn(&WalkRates) -> f64| {
+            let points = walks.map(|w| ((f64::from(w.steps) * per_step).log2(), rate(&w)));
+            rate_at(&points, length)
+        };
+        let points = [
+            (0.0, along(1.0, |w| w.loads_per_s)?),
+            (0.5, along(2.0, |w| w.copies_per_s)?),
+            (1.0, along(1.0, |w| w.stores_per_s)?),
+        ];
+        rate_at(&points, store_share)
     }
 }
 

@@ -144,8 +144,10 @@ pub struct SiteCoalescing {
     /// or more (see the module's text).
     #[serde(default)]
     pub page_strides: u64,
-    /// The long walks those strides came in (their mean length is what a
-    /// CPU's TLB and caches see of each).
+    /// The long walks those strides came in, one a work-item between two
+    /// barriers where it walks the site once (what a CPU's TLB and caches
+    /// see is all of a work-item's walks together:
+    /// `CoalescingReport::page_walkers`).
     #[serde(default)]
     pub page_walks: u64,
 }
