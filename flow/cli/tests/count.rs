@@ -336,6 +336,8 @@ fn a_loop_striding_by_the_global_size_makes_page_strides() {
             .sum()
     };
     assert_eq!(page_strides(&manifest), 1024 * 78);
+    let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
+    assert_eq!(t["coalescing"]["page_walkers"].as_u64(), Some(1024), "{t}");
     let text = stdout_of(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
     assert!(
         text.contains(
