@@ -231,6 +231,14 @@ pub fn device_rates(
                 .to_string(),
         );
     }
+    if measured.is_some_and(|m| m.costs.is_some_and(|c| c.page_walks.is_none())) {
+        notes.push(
+            "the profile predates the page walks of other lengths and of stores (clflow bench \
+             --refresh measures them): clflow's model charges every page stride at its one walk's \
+             load rate"
+                .to_string(),
+        );
+    }
     DeviceRates {
         name: name.to_string(),
         peak: ClassRates {
@@ -421,7 +429,17 @@ mod tests {
         assert!(!with_costs
             .notes
             .iter()
-            .any(|n| n.contains("cost benchmarks")));
+            .any(|n| n.contains("cost benchmarks") || n.contains("page walks")));
+        // Costs from before the walks of other lengths: the model is told.
+        costly.costs.as_mut().unwrap().page_walks = None;
+        let one_walk = device_rates("dev", Some(&costly), None, None);
+        assert!(
+            one_walk.notes.iter().any(|n| n.contains(
+                "predates the page walks of other lengths and of stores (clflow bench --refresh"
+            )),
+            "{:?}",
+            one_walk.notes
+        );
         // Unmeasured: datasheet figures only.
         let sheet_only = device_rates("dev", None, Some(&sheet()), None);
         assert_eq!(sheet_only.bandwidth.unwrap().value, 900e9);
