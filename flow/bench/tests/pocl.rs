@@ -229,9 +229,12 @@ fn costs_are_measured_as_a_core_can_run_them() {
         "{costs:?}"
     );
     // A load a page away from the work-item's last waits longer than a
-    // scattered load the last cache serves alongside others.
+    // dependent add. (Not always longer than a scattered load from the
+    // last cache: a virtual machine's driver may report the host's whole
+    // shared cache, of which the table of a quarter of it outgrows the
+    // machine's share.)
     let walk = costs.page_strides_per_s.expect("measured");
-    assert!(walk > 0.0 && walk < gathers, "{costs:?}");
+    assert!(walk > 0.0 && walk < costs.chain_ops_per_s, "{costs:?}");
     // So does the same walk's store, alone or after a load, at every
     // length; and a walk of 64 pages, which the TLB and caches keep for
     // the work-items after it, is faster than one of 4,096.
@@ -240,7 +243,7 @@ fn costs_are_measured_as_a_core_can_run_them() {
     assert_eq!(walks[3].loads_per_s, walk);
     for w in walks {
         for rate in [w.loads_per_s, w.stores_per_s, w.copies_per_s] {
-            assert!(rate > 0.0 && rate < gathers, "{costs:?}");
+            assert!(rate > 0.0 && rate < costs.chain_ops_per_s, "{costs:?}");
         }
     }
     assert!(walks[0].loads_per_s > walks[3].loads_per_s, "{costs:?}");
