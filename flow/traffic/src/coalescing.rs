@@ -34,7 +34,10 @@
 //! `take` through indices `7919 * i % n` steps 8.9 MB back, then forward
 //! by the array each 15th step, and costs what a constant stride does.
 //! Across a barrier, every other work-item of the group made its accesses
-//! in between.
+//! in between. A step into the page the work-item's last access to the
+//! same buffer touched (at another instruction: a register tile's loads
+//! from one row) finds the page in the TLB and is no stride; the walk goes
+//! on past it.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
@@ -275,6 +278,9 @@ struct WorkItemWalks {
     /// The (site, work-item) walks that made a page stride in this
     /// work-group: the only ones its end has to close.
     running: Vec<(u32, u32)>,
+    /// Per buffer, each work-item's work-group (counted from 1) and the
+    /// page of its last access to that buffer.
+    pages: Vec<Vec<(u32, u64)>>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -301,16 +307,30 @@ impl WorkItemWalks {
             if at >= row.len() {
                 row.resize(at + 1, Walk::default());
             }
+            let buffer = a.buffer as usize;
+            if buffer >= self.pages.len() {
+                self.pages.resize_with(buffer + 1, Vec::new);
+            }
+            let pages = &mut self.pages[buffer];
+            if at >= pages.len() {
+                pages.resize(at + 1, (0, 0));
+            }
+            let page = a.offset / PAGE_BYTES;
+            let warm = std::mem::replace(&mut pages[at], (self.group, page)) == (self.group, page);
             let walk = &mut row[at];
             let step =
                 (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
                     .then(|| a.offset.wrapping_sub(walk.offset) as i64);
             let jumps = |s: Option<i64>| s.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES);
             let run = if jumps(step) && jumps(walk.step) {
-                if walk.run == 0 {
-                    self.running.push((site, a.item));
+                if warm {
+                    walk.run
+                } else {
+                    if walk.run == 0 {
+                        self.running.push((site, a.item));
+                    }
+                    walk.run + 1
                 }
-                walk.run + 1
             } else {
                 credits.credit(site, a.item, walk);
                 0
@@ -775,6 +795,28 @@ mod tests {
         assert_eq!(steps, 2 * 2 * 68);
         assert_eq!(report.sites.iter().map(|s| s.page_walks).sum::<u64>(), 4);
         assert_eq!(report.page_walkers, 2);
+        // Two sites that load from one row a step (a register tile's
+        // a[k][j] and a[k][j + 1]): the second finds the first's page, and
+        // makes no stride.
+        let tile: Vec<GlobalAccess> = walk(32768, 70, None)
+            .chunks(2)
+            .flat_map(|x| {
+                let next = x.iter().map(|a| GlobalAccess {
+                    site: 5,
+                    offset: a.offset + 64,
+                    dispatch: a.dispatch + 1000,
+                    ..*a
+                });
+                x.iter().copied().chain(next).collect::<Vec<_>>()
+            })
+            .collect();
+        let report = analyse(&[tile]);
+        let strides_at = |site| {
+            let at = report.sites.iter().find(|s| s.site == site).unwrap();
+            (at.page_strides, at.page_walks)
+        };
+        assert_eq!(strides_at(4), (2 * 68, 2));
+        assert_eq!(strides_at(5), (0, 0));
         let mut wandering = walk(32768, 70, None);
         for (k, a) in wandering.iter_mut().enumerate() {
             // Steps of 36, 44, 52 ... KiB: never the same twice.
