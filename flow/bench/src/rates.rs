@@ -264,6 +264,7 @@ pub fn device_rates(
                 ),
             ))
         }),
+        cache_window_bytes: measured.and_then(|m| Some(m.cache_peaks().pop()?.1)),
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
         host_link: sheet(Metric::HostLink),
         energy,

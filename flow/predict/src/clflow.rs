@@ -63,8 +63,12 @@
 //!    the gather bandwidth (a CPU's caches make whole lines of scattered
 //!    accesses, which the cache simulation charged already). Launched
 //!    again and again, as the timing does, a kernel whose lines all fit the
-//!    device's cache finds them there: each line it touches moves once at
-//!    the largest measured cache's bandwidth instead. On a CPU, which runs
+//!    largest cache the microbenchmarks measured (the window of their
+//!    resident reads) finds them there: each line it touches moves once at
+//!    that cache's bandwidth instead. Not where they fit only the
+//!    last-level cache the driver reports: a virtual machine's driver
+//!    reports the host's whole shared cache (480 MiB on one, whose own
+//!    share held 32 to 64 MiB, and read that no faster than memory). On a CPU, which runs
 //!    a loop one work-item after another, each access that lands a page or
 //!    more from its work-item's last at that instruction, in a walk of 64
 //!    such strides or more (the coalescing analysis's page strides: a loop
@@ -385,9 +389,13 @@ fn barrier_passes(facts: &KernelFacts, kind: SimdKind) -> u64 {
 fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Result<f64, String> {
     let traffic = &facts.traffic;
     // Launched again and again, as the timing does, a kernel whose lines
-    // all fit the cache finds them there.
-    if let (Some(cache), Some(rate)) = (traffic.cache_bytes, &device.cache_bandwidth) {
-        if traffic.compulsory <= cache && rate.value > 0.0 {
+    // all fit the measured cache (and the simulated one) finds them there.
+    if let (Some(cache), Some(window), Some(rate)) = (
+        traffic.cache_bytes,
+        device.cache_window_bytes,
+        &device.cache_bandwidth,
+    ) {
+        if traffic.compulsory <= cache.min(window) && rate.value > 0.0 {
             return Ok(traffic.compulsory as f64 / rate.value);
         }
     }
@@ -699,5 +707,32 @@ mod tests {
         assert!(close(p.barriers_s.unwrap(), 2e-6), "{p:?}");
         // A GPU's warp takes scattered addresses in one instruction.
         assert_eq!(p.gathers_s, None);
+    }
+
+    /// Launched again and again, a kernel whose lines fit the measured
+    /// cache's window moves them at that cache's bandwidth; one that fits
+    /// only the (simulated) last-level cache, as the host's whole cache
+    /// that a virtual machine's driver reports, moves them at memory's.
+    #[test]
+    fn only_lines_that_fit_the_measured_cache_move_at_its_bandwidth() {
+        let mut facts = sgemm_facts();
+        facts.traffic.compulsory = 1 << 20;
+        facts.traffic.simulated = Some(1 << 20);
+        facts.traffic.cache_bytes = Some(480 << 20);
+        let mut rates = device(CPU);
+        rates.cache_bandwidth = Some(Rate::new(100e9, "test"));
+        let memory = |rates: &DeviceRates, facts: &KernelFacts| {
+            memory_time(facts, rates, SimdKind::WorkGroupVectoriser).unwrap()
+        };
+        // No window measured: the stream's rate.
+        assert!(close(memory(&rates, &facts), f64::from(1 << 20) / 10e9));
+        rates.cache_window_bytes = Some(4 << 20);
+        assert!(close(memory(&rates, &facts), f64::from(1 << 20) / 100e9));
+        rates.cache_window_bytes = Some(256 << 10);
+        assert!(close(memory(&rates, &facts), f64::from(1 << 20) / 10e9));
+        // Nor where the simulated cache is smaller than the window.
+        rates.cache_window_bytes = Some(4 << 20);
+        facts.traffic.cache_bytes = Some(512 << 10);
+        assert!(close(memory(&rates, &facts), f64::from(1 << 20) / 10e9));
     }
 }

@@ -71,6 +71,10 @@ pub struct DeviceRates {
     /// Reads within a window the device's largest measured cache holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bandwidth: Option<Rate>,
+    /// That window's bytes: the most a kernel's lines may take to move at
+    /// `cache_bandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_window_bytes: Option<u64>,
     /// Global-memory bandwidth of scattered accesses (P_uncoalesced).
     pub uncoalesced_bandwidth: Option<Rate>,
     /// Host-to-device link bandwidth (B_bus).
