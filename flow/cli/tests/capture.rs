@@ -426,13 +426,16 @@ fn a_pyopencl_script_is_captured_and_counted() {
 
 /// A real library's own kernels, which the application never sees: CLBlast
 /// (Debian's libclblast-dev, which ci/setup installs) picks, builds and
-/// launches its GEMM kernel; the capture counts it and reproduces C.
+/// launches its GEMM kernel; the capture counts it and reproduces C. The
+/// host asks for CLBlast's indirect GEMM (`--indirect`): which route a
+/// small GEMM takes, and whether its helper kernels scale by alpha, is the
+/// library's tuning for each device.
 #[test]
 fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let app = host_linked(data.path(), "blas_sgemm", &["-lclblast"]);
-    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap(), "--indirect"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -452,13 +455,32 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
         .collect();
     assert!(!gemm.is_empty(), "no GEMM kernel among {launches:?}");
     let (m, n, k) = (256u64, 192, 128);
-    // The product's multiply-adds are 2mnk; the store of each element of C
-    // adds two float operations, alpha times the sum and the `beta == 0`
-    // test that chooses not to read C. Helper kernels (copies, padding), if
-    // the library launches any, do no float arithmetic.
-    let fp32: u64 = gemm.iter().map(|l| l["W"]["fp32"].as_u64().unwrap()).sum();
-    assert_eq!(fp32, 2 * m * n * k + 2 * m * n);
-    assert_eq!(counted["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    // The product's multiply-adds are mnk (2mnk operations); the store of
+    // each element of C multiplies it by alpha once, after a `beta == 0`
+    // test that chooses not to read C (made once per element or once per
+    // work-item, as the tuning's tile has it).
+    assert_eq!(gemm.len(), 1, "{gemm:?}");
+    let manifest = out_dir.join(gemm[0]["manifest"].as_str().unwrap());
+    let alone = clflow(
+        data.path(),
+        &["count", manifest.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
+    let alone: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
+    let ops = &alone["ops"];
+    assert_eq!(ops["mad"]["float"], m * n * k, "{ops}");
+    assert_eq!(ops["OpFMul"]["float"], m * n, "{ops}");
+    let tests = ops["OpFOrdEqual"]["float"].as_u64().unwrap();
+    assert!(tests > 0 && tests <= m * n, "{ops}");
+    let fp32 = gemm[0]["W"]["fp32"].as_u64().unwrap();
+    assert_eq!(fp32, 2 * m * n * k + m * n + tests);
+    // Helper kernels (padding, transposes) scale each element by alpha at
+    // most once, if at all.
+    let total = counted["totals"]["W"].as_u64().unwrap();
+    assert!(
+        total >= fp32 && total - fp32 <= m * k + k * n + m * n,
+        "{launches:?}"
+    );
     // CLBlast's kernels through the compiled tier (compiled before each
     // launch starts): the same counts, and C reproduced again.
     let dir = out_dir.to_str().unwrap();
@@ -482,7 +504,7 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     // all do the same work, so W comes out exact, its interval without
     // width; the outputs, partial, are not compared (and fail nothing).
     let sampled = count_json(data.path(), &out_dir, &["--ops", "fp32", "--sample", "50%"]);
-    assert_eq!(sampled["totals"]["W"], 2 * m * n * k + 2 * m * n);
+    assert_eq!(sampled["totals"]["W"], total);
     for launch in sampled["launches"].as_array().unwrap() {
         let sample = &launch["sample"];
         assert_eq!(sample["W"]["low"], sample["W"]["high"], "{launch}");

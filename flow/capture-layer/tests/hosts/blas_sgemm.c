@@ -4,21 +4,29 @@
  * m n k given as arguments), on the first OpenCL device. The library builds
  * and launches its own kernels; this program never sees them. Prints a
  * checksum of C.
+ *
+ * CLBlast takes a small GEMM through its direct kernel or its indirect one
+ * by a size its tuning for the device sets; --indirect sets that size to 0
+ * (CLBlastOverrideParameters), so that every device runs the same kernel.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <clblast_c.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
     size_t m = 256, n = 192, k = 128;
+    int indirect = argc > 1 && strcmp(argv[1], "--indirect") == 0;
+    argc -= indirect;
+    argv += indirect;
     if (argc == 4) {
         m = strtoul(argv[1], NULL, 10);
         n = strtoul(argv[2], NULL, 10);
         k = strtoul(argv[3], NULL, 10);
     }
     if (argc != 1 && (argc != 4 || m == 0 || n == 0 || k == 0)) {
-        fprintf(stderr, "usage: blas_sgemm [M N K]\n");
+        fprintf(stderr, "usage: blas_sgemm [--indirect] [M N K]\n");
         return 2;
     }
     cl_platform_id platform;
@@ -28,6 +36,15 @@ int main(int argc, char **argv) {
         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) {
         fprintf(stderr, "blas_sgemm: no OpenCL device\n");
         return 1;
+    }
+    if (indirect) {
+        const char *name = "XGEMM_MIN_INDIRECT_SIZE";
+        const size_t size = 0;
+        if (CLBlastOverrideParameters(device, "GemmRoutine", CLBlastPrecisionSingle, 1, &name,
+                                      &size) != CLBlastSuccess) {
+            fprintf(stderr, "blas_sgemm: CLBlast would not take the indirect route\n");
+            return 1;
+        }
     }
     cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
