@@ -173,6 +173,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         carried_calls_per_s: Some(rates[3]),
         page_strides_per_s: Some(page_walks[3].loads_per_s),
         page_walks: Some(page_walks),
+        walk_table_bytes: Some(WALK_TABLE_BYTES),
         gathered_lanes_per_s: Some(rates[4]),
     })
 }

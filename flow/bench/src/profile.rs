@@ -494,6 +494,7 @@ mod tests {
                 cache_gathers_per_s: Some(1.5e9),
                 carried_calls_per_s: Some(2.5e8),
                 page_strides_per_s: Some(3.5e8),
+                walk_table_bytes: Some(128 << 20),
                 page_walks: Some([(64, 9e8), (256, 6e8), (1024, 4.5e8), (4096, 3.5e8)].map(
                     |(steps, loads_per_s)| clflow_devices::WalkRate {
                         steps,

@@ -231,6 +231,18 @@ pub fn device_rates(
                 .to_string(),
         );
     }
+    if measured.is_some_and(|m| {
+        m.costs
+            .is_some_and(|c| c.page_walks.is_some() && c.walk_table_bytes.is_none())
+    }) {
+        notes.push(
+            "the profile's page walks stepped through a table of four last-level caches as the \
+             driver reports them (clflow bench --refresh steps through 128 MiB): where a virtual \
+             machine's driver reports the host's whole cache, their steps all fall in one cache \
+             set and their rates are too slow"
+                .to_string(),
+        );
+    }
     if measured.is_some_and(|m| m.costs.is_some_and(|c| c.page_walks.is_none())) {
         notes.push(
             "the profile predates the page walks of other lengths and of stores (clflow bench \
@@ -409,6 +421,7 @@ mod tests {
             cache_gathers_per_s: Some(3e9),
             carried_calls_per_s: Some(2e8),
             page_strides_per_s: Some(3e8),
+            walk_table_bytes: Some(128 << 20),
             page_walks: Some([64, 256, 1024, 4096].map(|steps| clflow_devices::WalkRate {
                 steps,
                 loads_per_s: 3e8 * 4096.0 / f64::from(steps),
@@ -431,7 +444,19 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("cost benchmarks") || n.contains("page walks")));
-        // Costs from before the walks of other lengths: the model is told.
+        // Walks timed over a table sized by the driver's cache: the model
+        // is told.
+        costly.costs.as_mut().unwrap().walk_table_bytes = None;
+        let sized_by_cache = device_rates("dev", Some(&costly), None, None);
+        assert!(
+            sized_by_cache
+                .notes
+                .iter()
+                .any(|n| n.contains("stepped through a table of four last-level caches")),
+            "{:?}",
+            sized_by_cache.notes
+        );
+        // Costs from before the walks of other lengths: told that instead.
         costly.costs.as_mut().unwrap().page_walks = None;
         let one_walk = device_rates("dev", Some(&costly), None, None);
         assert!(
@@ -441,6 +466,10 @@ mod tests {
             "{:?}",
             one_walk.notes
         );
+        assert!(!one_walk
+            .notes
+            .iter()
+            .any(|n| n.contains("four last-level caches")));
         // Unmeasured: datasheet figures only.
         let sheet_only = device_rates("dev", None, Some(&sheet()), None);
         assert_eq!(sheet_only.bandwidth.unwrap().value, 900e9);

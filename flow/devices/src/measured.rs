@@ -246,6 +246,11 @@ pub struct OpCosts {
     /// `page_strides_per_s` the longest), loading, storing and copying.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_walks: Option<[WalkRate; 4]>,
+    /// The bytes of the table the walks stepped through; `None` in a
+    /// profile that sized it by the driver's last-level cache (four of
+    /// them), as clflow did before its table was fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_table_bytes: Option<u64>,
     /// Local loads between a loop's barriers at addresses that do not count
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
