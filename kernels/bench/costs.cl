@@ -160,8 +160,7 @@ __kernel void bench_call_chain(__global uint *out, const uint reps)
 
 // A work-item's loads a page or more apart, as a loop that strides by the
 // global size walks an array in GPU code: each work-item sums every
-// step-th element of a table of four times the last-level cache, from its
-// own id on. A CPU runs the loop one work-item after another, so each
+// step-th element of a 128 MiB table, from its own id on. A CPU runs the loop one work-item after another, so each
 // load lands on another page and another line, which the next work-items
 // find in the caches near the core, but no prefetcher brings.
 __kernel void bench_page_stride(__global uint *out, const uint reps,

@@ -251,6 +251,18 @@ pub fn device_rates(
                 .to_string(),
         );
     }
+    // The largest cache measured: its bandwidth and its window.
+    let (cache_bandwidth, cache_window_bytes) = measured
+        .and_then(|m| {
+            let (level, window, rate) = m.cache_peaks().pop()?;
+            let provenance = format!(
+                "clflow bench resident reads of {} KiB ({level}), {}",
+                window >> 10,
+                m.measured_at
+            );
+            Some((Rate::new(rate, provenance), window))
+        })
+        .unzip();
     DeviceRates {
         name: name.to_string(),
         peak: ClassRates {
@@ -265,18 +277,8 @@ pub fn device_rates(
             .and_then(|m| bandwidth(m, |k| !is_gather(k)))
             .or_else(|| sheet(Metric::MemoryBandwidth)),
         bandwidth_by_writes: measured.map(bandwidth_by_writes).unwrap_or_default(),
-        cache_bandwidth: measured.and_then(|m| {
-            let (level, window, rate) = m.cache_peaks().pop()?;
-            Some(Rate::new(
-                rate,
-                format!(
-                    "clflow bench resident reads of {} KiB ({level}), {}",
-                    window >> 10,
-                    m.measured_at
-                ),
-            ))
-        }),
-        cache_window_bytes: measured.and_then(|m| Some(m.cache_peaks().pop()?.1)),
+        cache_bandwidth,
+        cache_window_bytes,
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
         host_link: sheet(Metric::HostLink),
         energy,

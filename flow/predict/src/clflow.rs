@@ -67,9 +67,9 @@
 //!    resident reads) finds them there: each line it touches moves once at
 //!    that cache's bandwidth instead. Not where they fit only the
 //!    last-level cache the driver reports: a virtual machine's driver
-//!    reports the host's whole shared cache (480 MiB on one, whose own
-//!    share held 32 to 64 MiB, and read that no faster than memory). On a CPU, which runs
-//!    a loop one work-item after another, each access that lands a page or
+//!    reports the host's whole shared cache (480 MiB on one that reads
+//!    128 MiB and more no faster than memory). On a CPU, which runs a
+//!    loop one work-item after another, each access that lands a page or
 //!    more from its work-item's last at that instruction, in a walk of 64
 //!    such strides or more (the coalescing analysis's page strides: a loop
 //!    striding by the global size, as GPU code walks an array, or a gather
