@@ -424,6 +424,39 @@ fn a_pyopencl_script_is_captured_and_counted() {
     }
 }
 
+/// The route CLBlast's tuning picks for a small GEMM on this device (its
+/// direct kernel on some): whichever it is, the GEMM kernel's multiply-adds
+/// are m·n·k, as its source makes them.
+#[test]
+fn a_blas_librarys_own_gemm_route_counts_the_sources_multiply_adds() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host_linked(data.path(), "blas_sgemm", &["-lclblast"]);
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
+    let launches = counted["launches"].as_array().unwrap();
+    let gemm: Vec<&serde_json::Value> = launches
+        .iter()
+        .filter(|l| l["kernel"].as_str().unwrap().contains("gemm"))
+        .collect();
+    assert_eq!(gemm.len(), 1, "{launches:?}");
+    assert_eq!(gemm[0]["outputs_match"], true, "{}", gemm[0]);
+    let manifest = out_dir.join(gemm[0]["manifest"].as_str().unwrap());
+    let alone = clflow(
+        data.path(),
+        &["count", manifest.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
+    let alone: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(
+        alone["ops"]["mad"]["float"],
+        256 * 192 * 128,
+        "{}",
+        gemm[0]["kernel"]
+    );
+}
+
 /// A real library's own kernels, which the application never sees: CLBlast
 /// (Debian's libclblast-dev, which ci/setup installs) picks, builds and
 /// launches its GEMM kernel; the capture counts it and reproduces C. The

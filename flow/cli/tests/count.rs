@@ -911,3 +911,58 @@ fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
         manifests.len()
     );
 }
+
+/// A work-item's 4×4 register tile, accumulated over two nested loops and
+/// stored after them: -O2's SLP vectoriser makes the tile one 16-wide
+/// multiply-add and builds it a second time in the inner loop's exit, which
+/// would count one more tile each time that loop ends (48 multiply-adds a
+/// work-item here). The count is the source's:
+/// 16 multiply-adds per step, 4 + 4 floats loaded, 16 stored.
+#[test]
+fn a_register_tiles_multiply_adds_are_the_sources_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tile.cl"),
+        "__kernel void tile(int K, int T, __global const float *A, __global const float *B,\n\
+         \x20                  __global float *C) {\n\
+         \x20 const int i = get_global_id(0), n = get_global_size(0);\n\
+         \x20 float acc[4][4];\n\
+         \x20 for (int a = 0; a < 4; a++) for (int b = 0; b < 4; b++) acc[a][b] = 0.0f;\n\
+         \x20 for (int t = 0; t < T; t++)\n\
+         \x20   for (int k = 0; k < K; k++) {\n\
+         \x20     float ra[4], rb[4];\n\
+         \x20     for (int a = 0; a < 4; a++) ra[a] = A[(t * K + k) * 4 + a];\n\
+         \x20     for (int b = 0; b < 4; b++) rb[b] = B[(t * K + k) * 4 + b];\n\
+         \x20     for (int a = 0; a < 4; a++) for (int b = 0; b < 4; b++) acc[a][b] += ra[a] * rb[b];\n\
+         \x20   }\n\
+         \x20 for (int a = 0; a < 4; a++) for (int b = 0; b < 4; b++) C[(a * 4 + b) * n + i] = acc[a][b];\n\
+         }\n",
+    )
+    .unwrap();
+    // T = 3 tiles of K = 5 steps; A and B hold 1..60.
+    let values: Vec<String> = (1..=60).map(|v| v.to_string()).collect();
+    let values = values.join(" ");
+    let sim = dir.path().join("tile.sim");
+    std::fs::write(
+        &sim,
+        format!(
+            "tile.cl\ntile\n64 1 1\n16 1 1\n<size=4 int>\n5\n<size=4 int>\n3\n\
+             <size=240 float>\n{values}\n<size=240 float>\n{values}\n<size=4096 float fill=0>\n"
+        ),
+    )
+    .unwrap();
+    let v = json(&["count", sim.to_str().unwrap(), "--json"]);
+    let (work_items, steps) = (64, 3 * 5);
+    let mads: u64 = v["ops"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(op, _)| op.contains("mad") || op.contains("fma"))
+        .flat_map(|(_, types)| types.as_object().unwrap().values())
+        .map(|lanes| lanes.as_u64().unwrap())
+        .sum();
+    assert_eq!(mads, work_items * steps * 16, "{}", v["ops"]);
+    assert_eq!(v["W"]["fp32"], 2 * work_items * steps * 16);
+    assert_eq!(v["Q"]["load_bytes"], work_items * steps * 8 * 4);
+    assert_eq!(v["Q"]["store_bytes"], work_items * 16 * 4);
+}

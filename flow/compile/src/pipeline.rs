@@ -3,7 +3,8 @@
 //! ```text
 //! clang-15 -E                            preprocessed source (for the cache key)
 //! clang-15 -target spir64 -O2 -emit-llvm  LLVM IR, with line tables
-//!          -gline-tables-only             (location-only loop nodes dropped)
+//!          -fno-slp-vectorize             (location-only loop nodes dropped)
+//!          -gline-tables-only
 //! opt-15                                  LLVM bitcode
 //! llvm-spirv-15 --spirv-max-version=1.1   SPIR-V with OpLine, its other
 //!                                         debug information then stripped
@@ -17,7 +18,7 @@
 //! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
 //! - the `i2` switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
 //!   exit 10, an empty file);
-//! - `freeze` instructions, e.g. of `x == 0 || y == 0 || ...` on vectors
+//! - `freeze` instructions, e.g. of the dividend of `(x / w) * (x % w)`
 //!   ("Can't translate llvm instruction", exit 15);
 //! - loops behind a guard (`if (i < n) for (...)`) and triangular loop
 //!   nests, whose blocks it writes before their dominators. This one is
@@ -45,6 +46,17 @@ pub const FALLBACK_PASSES: &str =
 /// the kernel too, and those marks would say that the device keeps every
 /// call, where a device's compiler inlines all but the source's `noinline`.
 const FALLBACK_CLANG: [&str; 3] = ["-O1", "-Xclang", "-disable-llvm-passes"];
+
+/// clang's optimisation for the primary module: -O2 without the SLP
+/// vectoriser. It packs a work-item's scalar operations into vectors, and
+/// builds some of its trees twice: a loop's multiply-add tree once for the
+/// loop and once more for the value used after it (a later pass moves that
+/// copy to the loop's exit, where it runs again each time the loop ends), and
+/// loads a register tile's values twice, as a vector and again one by one.
+/// Those copies are not the kernel's work or traffic; without SLP the
+/// counts are the source's. (A device's compiler vectorises across
+/// work-items, not within one.)
+const PRIMARY_CLANG: [&str; 2] = ["-O2", "-fno-slp-vectorize"];
 
 /// C99 makes a helper declared `inline` without `static` an inline
 /// definition only, which leaves calls clang did not inline undefined; GNU89
@@ -216,10 +228,11 @@ impl Pipeline<'_> {
         }
     }
 
-    /// clang -O2, llvm-spirv and spirv-val: the module and clang's warnings.
+    /// clang -O2 (no SLP), llvm-spirv and spirv-val: the module and clang's
+    /// warnings.
     fn primary(&self, work: &Path) -> Result<(Vec<u8>, String), CompileError> {
         let bitcode = work.join("kernel.bc");
-        let warnings = self.clang_to_bitcode(&["-O2"], &bitcode)?;
+        let warnings = self.clang_to_bitcode(&PRIMARY_CLANG, &bitcode)?;
         let spirv = self.translate_and_validate(&bitcode, &work.join("kernel.spv"))?;
         Ok((spirv, warnings))
     }
