@@ -966,3 +966,36 @@ fn a_register_tiles_multiply_adds_are_the_sources_alone() {
     assert_eq!(v["Q"]["load_bytes"], work_items * steps * 8 * 4);
     assert_eq!(v["Q"]["store_bytes"], work_items * 16 * 4);
 }
+
+/// `x / w` and `x % w` together, which -O2 turns into a division, a multiply
+/// and a subtraction on a frozen `x`: the freeze runs as a copy, the outputs
+/// are right, and the count is that division's (no remainder left).
+#[test]
+fn a_division_and_its_remainder_count_and_compute_as_o2_makes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("divmod.cl"),
+        "__kernel void divmod(__global const uint *in, __global uint *out, uint w) {\n\
+         \x20 uint i = get_global_id(0);\n\
+         \x20 out[i] = (in[i] / w) * (in[i] % w);\n\
+         }\n",
+    )
+    .unwrap();
+    let sim = dir.path().join("divmod.sim");
+    std::fs::write(
+        &sim,
+        "divmod.cl\ndivmod\n8 1 1\n8 1 1\n<size=32 uint>\n3 7 12 19 24 26 40 58\n\
+         <size=32 uint fill=0 dump>\n<size=4 uint>\n5\n",
+    )
+    .unwrap();
+    let sim = sim.to_str().unwrap();
+    let stdout = stdout_of(&["count", sim, "-v"]);
+    assert!(
+        stdout.contains("arg 1 (out) after the run: 0, 2, 4, 12, 16, 5, 0, 33"),
+        "{stdout}"
+    );
+    let v = json(&["count", sim, "--json", "--ops", "arith"]);
+    let ops = &v["ops"];
+    assert_eq!(ops["OpUDiv"]["uint"], 8, "{ops}");
+    assert!(ops["OpUMod"].is_null(), "{ops}");
+}

@@ -17,6 +17,7 @@
 
 pub mod cache;
 mod error;
+mod freeze;
 mod input;
 mod loop_locations;
 mod options;

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! clang-15 -E                            preprocessed source (for the cache key)
-//! clang-15 -target spir64 -O2 -emit-llvm  LLVM IR, with line tables
-//!          -fno-slp-vectorize             (location-only loop nodes dropped)
-//!          -gline-tables-only
+//! clang-15 -target spir64 -O2 -emit-llvm  LLVM IR text, with line tables
+//!          -S -fno-slp-vectorize          (location-only loop nodes dropped,
+//!          -gline-tables-only              freezes written as copies)
 //! opt-15                                  LLVM bitcode
 //! llvm-spirv-15 --spirv-max-version=1.1   SPIR-V with OpLine, its other
 //!                                         debug information then stripped
@@ -18,8 +18,9 @@
 //! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
 //! - the `i2` switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
 //!   exit 10, an empty file);
-//! - `freeze` instructions, e.g. of the dividend of `(x / w) * (x % w)`
-//!   ("Can't translate llvm instruction", exit 15);
+//! - `freeze` instructions, which -O2 makes of the dividend of `x / w`
+//!   and `x % w` ("Can't translate llvm instruction", exit 15). These are
+//!   written as copies before translation ([`freezes_as_copies`]);
 //! - loops behind a guard (`if (i < n) for (...)`) and triangular loop
 //!   nests, whose blocks it writes before their dominators. This one is
 //!   mended before validation ([`clflow_spirv::order_blocks`]), so the -O2
@@ -29,6 +30,7 @@
 //! unoptimised (-O1's IR, no pass run) and optimised by an `opt-15` pass list
 //! that keeps what matters for counting and makes none of those forms.
 
+use crate::freeze::freezes_as_copies;
 use crate::loop_locations::drop_location_only_loops;
 use crate::tools::{render, Tool};
 use crate::CompileError;
@@ -318,25 +320,20 @@ impl Pipeline<'_> {
     }
 
     /// clang with `flags` to LLVM bitcode at `bitcode`; returns clang's
-    /// warnings. With line tables, by way of IR text whose location-only
-    /// loop nodes are dropped ([`drop_location_only_loops`]), which opt-15
-    /// then assembles.
+    /// warnings. By way of IR text, which opt-15 then assembles: its
+    /// freezes written as copies ([`freezes_as_copies`]) and, with line
+    /// tables, its location-only loop nodes dropped
+    /// ([`drop_location_only_loops`]).
     fn clang_to_bitcode(&self, flags: &[&str], bitcode: &Path) -> Result<String, CompileError> {
         let mut command = clang_base(self.clang, self.options);
         command
             .args(flags)
-            .args(["-cl-kernel-arg-info", "-emit-llvm"]);
-        if !self.lines {
-            command.arg("-c").arg(self.source).arg("-o").arg(bitcode);
-            return self.compile_to_bitcode(&mut command, bitcode);
+            .args(["-cl-kernel-arg-info", "-emit-llvm", "-S"]);
+        if self.lines {
+            command.args(LINE_TABLES);
         }
         let text = bitcode.with_extension("ll");
-        command
-            .args(LINE_TABLES)
-            .arg("-S")
-            .arg(self.source)
-            .arg("-o")
-            .arg(&text);
+        command.arg(self.source).arg("-o").arg(&text);
         let warnings = self.compile_to_bitcode(&mut command, &text)?;
         let io = |what: String| {
             move |e: std::io::Error| CompileError::Io {
@@ -344,10 +341,16 @@ impl Pipeline<'_> {
                 reason: e.to_string(),
             }
         };
-        let ir = std::fs::read_to_string(&text)
+        let mut ir = std::fs::read_to_string(&text)
             .map_err(io(format!("cannot read {}", text.display())))?;
-        std::fs::write(&text, drop_location_only_loops(&ir))
-            .map_err(io(format!("cannot write {}", text.display())))?;
+        if let Some(copies) = freezes_as_copies(&ir) {
+            (self.trace)("wrote -O2's freezes as copies (llvm-spirv-15 does not translate them)");
+            ir = copies;
+        }
+        if self.lines {
+            ir = drop_location_only_loops(&ir);
+        }
+        std::fs::write(&text, ir).map_err(io(format!("cannot write {}", text.display())))?;
         let opt = (self.opt)()?;
         let mut command = opt.command();
         command.arg(&text).arg("-o").arg(bitcode);
