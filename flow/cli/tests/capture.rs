@@ -424,36 +424,68 @@ fn a_pyopencl_script_is_captured_and_counted() {
     }
 }
 
-/// The route CLBlast's tuning picks for a small GEMM on this device (its
-/// direct kernel on some): whichever it is, the GEMM kernel's multiply-adds
-/// are m·n·k, as its source makes them.
-#[test]
-fn a_blas_librarys_own_gemm_route_counts_the_sources_multiply_adds() {
+/// `blas_sgemm ARGS` (a 256×192×128 GEMM through CLBlast) captured into
+/// `data` and counted for fp32: the capture's directory, the whole count,
+/// the GEMM kernel's launch in it (there is one), and that launch counted
+/// alone (`--json`, every op).
+struct BlasGemm {
+    out_dir: PathBuf,
+    counted: serde_json::Value,
+    gemm: serde_json::Value,
+    alone: serde_json::Value,
+}
+
+const GEMM_SIZE: (u64, u64, u64) = (256, 192, 128);
+
+fn capture_blas_gemm(data: &Path, args: &[&str]) -> BlasGemm {
     layer_is_built();
-    let data = tempfile::tempdir().unwrap();
-    let app = host_linked(data.path(), "blas_sgemm", &["-lclblast"]);
-    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    let app = host_linked(data, "blas_sgemm", &["-lclblast"]);
+    let mut command = vec![app.to_str().unwrap()];
+    command.extend(args);
+    let (out_dir, out) = capture(data, &[], &command);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
+    assert!(
+        text(&out.stdout).contains("sgemm 256x192x128: checksum"),
+        "{}",
+        text(&out.stdout)
+    );
+    let counted = count_json(data, &out_dir, &["--ops", "fp32"]);
     let launches = counted["launches"].as_array().unwrap();
+    assert!(!launches.is_empty());
+    for launch in launches {
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+    }
     let gemm: Vec<&serde_json::Value> = launches
         .iter()
         .filter(|l| l["kernel"].as_str().unwrap().contains("gemm"))
         .collect();
     assert_eq!(gemm.len(), 1, "{launches:?}");
-    assert_eq!(gemm[0]["outputs_match"], true, "{}", gemm[0]);
-    let manifest = out_dir.join(gemm[0]["manifest"].as_str().unwrap());
-    let alone = clflow(
-        data.path(),
-        &["count", manifest.to_str().unwrap(), "--json"],
-    );
+    let gemm = gemm[0].clone();
+    let manifest = out_dir.join(gemm["manifest"].as_str().unwrap());
+    let alone = clflow(data, &["count", manifest.to_str().unwrap(), "--json"]);
     assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
-    let alone: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
+    let alone = serde_json::from_slice(&alone.stdout).unwrap();
+    BlasGemm {
+        out_dir,
+        counted,
+        gemm,
+        alone,
+    }
+}
+
+/// The route CLBlast's tuning picks for a small GEMM on this device (its
+/// direct kernel on some): whichever it is, the GEMM kernel's multiply-adds
+/// are m·n·k, as its source makes them.
+#[test]
+fn a_blas_librarys_own_gemm_route_counts_the_sources_multiply_adds() {
+    let data = tempfile::tempdir().unwrap();
+    let captured = capture_blas_gemm(data.path(), &[]);
+    let (m, n, k) = GEMM_SIZE;
     assert_eq!(
-        alone["ops"]["mad"]["float"],
-        256 * 192 * 128,
+        captured.alone["ops"]["mad"]["float"],
+        m * n * k,
         "{}",
-        gemm[0]["kernel"]
+        captured.gemm["kernel"]
     );
 }
 
@@ -465,47 +497,25 @@ fn a_blas_librarys_own_gemm_route_counts_the_sources_multiply_adds() {
 /// library's tuning for each device.
 #[test]
 fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
-    layer_is_built();
     let data = tempfile::tempdir().unwrap();
-    let app = host_linked(data.path(), "blas_sgemm", &["-lclblast"]);
-    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap(), "--indirect"]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        text(&out.stdout).contains("sgemm 256x192x128: checksum"),
-        "{}",
-        text(&out.stdout)
-    );
-    let counted = count_json(data.path(), &out_dir, &["--ops", "fp32"]);
+    let BlasGemm {
+        out_dir,
+        counted,
+        gemm,
+        alone,
+    } = capture_blas_gemm(data.path(), &["--indirect"]);
     let launches = counted["launches"].as_array().unwrap();
-    assert!(!launches.is_empty());
-    for launch in launches {
-        assert_eq!(launch["outputs_match"], true, "{launch}");
-    }
-    let gemm: Vec<&serde_json::Value> = launches
-        .iter()
-        .filter(|l| l["kernel"].as_str().unwrap().contains("gemm"))
-        .collect();
-    assert!(!gemm.is_empty(), "no GEMM kernel among {launches:?}");
-    let (m, n, k) = (256u64, 192, 128);
+    let (m, n, k) = GEMM_SIZE;
     // The product's multiply-adds are mnk (2mnk operations); the store of
     // each element of C multiplies it by alpha once, after a `beta == 0`
     // test that chooses not to read C (made once per element or once per
     // work-item, as the tuning's tile has it).
-    assert_eq!(gemm.len(), 1, "{gemm:?}");
-    let manifest = out_dir.join(gemm[0]["manifest"].as_str().unwrap());
-    let alone = clflow(
-        data.path(),
-        &["count", manifest.to_str().unwrap(), "--json"],
-    );
-    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
-    let alone: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
     let ops = &alone["ops"];
     assert_eq!(ops["mad"]["float"], m * n * k, "{ops}");
     assert_eq!(ops["OpFMul"]["float"], m * n, "{ops}");
     let tests = ops["OpFOrdEqual"]["float"].as_u64().unwrap();
     assert!(tests > 0 && tests <= m * n, "{ops}");
-    let fp32 = gemm[0]["W"]["fp32"].as_u64().unwrap();
+    let fp32 = gemm["W"]["fp32"].as_u64().unwrap();
     assert_eq!(fp32, 2 * m * n * k + m * n + tests);
     // Helper kernels (padding, transposes) scale each element by alpha at
     // most once, if at all.
@@ -565,11 +575,7 @@ fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
         "{buffers:?}"
     );
     // C is written once, element by element.
-    let stored: u64 = gemm
-        .iter()
-        .map(|l| l["Q"]["store_bytes"].as_u64().unwrap())
-        .sum();
-    assert_eq!(stored, 4 * m * n);
+    assert_eq!(gemm["Q"]["store_bytes"], 4 * m * n);
 }
 
 /// clCompileProgram with a header given as a program of its own, then
