@@ -410,3 +410,40 @@ fn a_shared_load_under_an_if_is_gathered() {
     assert_eq!(report["gathers"]["lanes"], 24);
     assert_eq!(report["gathers"]["carried_lanes"], 0);
 }
+
+/// A `float8` a work-item read one component at a time, as the source
+/// writes it (`v.s0 * a`, ..., `v.s7 * a`): compiled without the SLP
+/// vectoriser that packs them, the eight scalar loads stride 32 bytes along
+/// the row, but together they are the vector the device's compiler makes,
+/// and the row counts up by it: nothing gathered. A stride with no
+/// neighbours beside it (`w[2 * i]` alone) still is.
+#[test]
+fn a_vectors_components_read_one_by_one_are_one_vector_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report) = count_simd(
+        dir.path(),
+        "scale8",
+        "__kernel void scale8(__global float8 *x, __global const float *w, __global float *y,\n\
+         \x20                     float a) {\n\
+         \x20   size_t i = get_global_id(0);\n\
+         \x20   float8 v = x[i];\n\
+         \x20   float8 r;\n\
+         \x20   r.s0 = v.s0 * a; r.s1 = v.s1 * a; r.s2 = v.s2 * a; r.s3 = v.s3 * a;\n\
+         \x20   r.s4 = v.s4 * a; r.s5 = v.s5 * a; r.s6 = v.s6 * a; r.s7 = v.s7 * a;\n\
+         \x20   x[i] = r;\n\
+         \x20   y[i] = w[2 * i];\n\
+         }\n",
+        "global_size = [64]\nlocal_size = [16]\n\
+         [[arg]]\nname = \"x\"\ntype = \"float8\"\ncount = 64\nfill = 1.0\naccess = \"rw\"\n\
+         [[arg]]\nname = \"w\"\ntype = \"float\"\ncount = 128\nfill = 2.0\naccess = \"ro\"\n\
+         [[arg]]\nname = \"y\"\ntype = \"float\"\ncount = 64\naccess = \"wo\"\n\
+         [[arg]]\nname = \"a\"\ntype = \"float\"\nvalue = 3.0\n",
+    );
+    assert_eq!(
+        report["ops"]["OpLoad global"]["float"],
+        8 * 64 + 64,
+        "{}",
+        report["ops"]
+    );
+    assert_eq!(report["gathers"]["lanes"], 64, "{}", report["gathers"]);
+}

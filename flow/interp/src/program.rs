@@ -103,6 +103,10 @@ pub struct Program {
     /// kernel's parameters in the global table.
     pub global_vars: Vec<ProgramBuffer>,
     pub uses_barrier: bool,
+    /// For each pc, the span of the group of adjacent accesses its load or
+    /// store belongs to (the vector the device's SLP vectoriser makes of
+    /// them, `translate::adjacent`), or 0.
+    pub adjacent_span: Vec<u32>,
 }
 
 impl Program {

@@ -32,8 +32,10 @@
 //!    code for lookup3, n-body and spmv has no vector instruction at all).
 //!    Where a CPU's steps run as vectors, a load or store whose row of
 //!    work-items (along the first local id) neither counts up by its size
-//!    nor shares one address (a table lookup, a stride, an index built with
-//!    `%` and `/`) is gathered or scattered lane by lane: each such lane
+//!    (a group of adjacent scalar accesses, by the group's: the vector the
+//!    device's SLP vectoriser packs them into) nor shares one address (a
+//!    table lookup, a stride, an index built with `%` and `/`) is gathered
+//!    or scattered lane by lane: each such lane
 //!    costs what one of the benchmark's gathered local loads costs, on top
 //!    of its issue. So is a scalar one whose address comes from a value
 //!    computed before a barrier (the count's `carried_lanes`): the

@@ -32,7 +32,9 @@ impl std::ops::AddAssign for RowLanes {
     }
 }
 
-/// The rows of one load or store of `bytes` bytes a lane. `addresses` is
+/// The rows of one load or store of `bytes` bytes a lane (the span of its
+/// group, for a member of a group of adjacent accesses that a device's
+/// compiler makes one vector of: `translate::adjacent`). `addresses` is
 /// the pointer register's row and `local_id` the batch's ids, both by lane
 /// (a batch's lanes are its work-items in local-id order); `active` may
 /// come in any order, and is every lane in order where `dense`. Private

@@ -510,6 +510,7 @@ impl Runner<'_> {
         let simd = &mut self.partial.simd[..];
         let branches = &mut self.partial.branches[..];
         let gathers = &mut self.partial.gathers[..];
+        let adjacent_span = &program.adjacent_span[..];
         let mut mem = Mem {
             global: launch.global,
             local: &mut self.local,
@@ -571,14 +572,19 @@ impl Runner<'_> {
             };
         }
         // Where the run measures SIMD use, the lanes of a load or store
-        // (of `bytes` bytes a lane, `n` components) a vectoriser gathers,
-        // and all its lanes.
+        // (of `bytes` bytes a lane, `n` components; a member of an
+        // adjacent group, the group's span) a vectoriser gathers, and all
+        // its lanes.
         macro_rules! count_gathers {
             ($at:expr, $ptr:expr, $bytes:expr, $n:expr) => {
                 if let Some(count) = gathers.get_mut($at) {
                     let row = Reg::index($ptr) * width;
                     let addresses = &regs[row..row + width];
-                    let rows = gathers::row_lanes(addresses, local_id, active, $bytes, dense);
+                    let bytes = match adjacent_span.get($at) {
+                        Some(&span) if span > 0 => u64::from(span),
+                        _ => $bytes,
+                    };
+                    let rows = gathers::row_lanes(addresses, local_id, active, bytes, dense);
                     let n = u64::from($n);
                     *count += gathers::RowLanes {
                         gathered: n * rows.gathered,

@@ -206,6 +206,8 @@ impl<'m> Translator<'m> {
             }
         }
         let dst = self.val(rid)?.slot;
+        self.adjacent
+            .chain(dst, base.slot, &self.terms[terms_start..], disp);
         let terms_len = u16::try_from(self.terms.len() - terms_start)
             .map_err(|_| TranslateError::malformed("an access chain with too many indices"))?;
         let single = (terms_len == 1).then(|| self.terms[terms_start]);
@@ -305,6 +307,12 @@ impl<'m> Translator<'m> {
         })
     }
 
+    /// The load or store about to be emitted, for its adjacent group.
+    fn adjacent_access(&mut self, store: bool, ptr: Reg, bytes: u64) {
+        let pc = self.code.len() as Pc;
+        self.adjacent.access(self.block, store, ptr, bytes, pc);
+    }
+
     pub(super) fn load_value(
         &mut self,
         dst: Reg,
@@ -320,6 +328,7 @@ impl<'m> Translator<'m> {
         let align = power_of_two_align(align.unwrap_or(natural));
         if space == AddressSpace::Generic {
             let (size, n, lt) = self.generic_uniform(ty)?;
+            self.adjacent_access(false, ptr, size as u64 * n as u64);
             self.emit(Op::Load {
                 dst,
                 ptr,
@@ -333,6 +342,7 @@ impl<'m> Translator<'m> {
         let space = traffic_space(space)?;
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
+                self.adjacent_access(false, ptr, size as u64 * n as u64);
                 self.emit(Op::Load {
                     dst,
                     ptr,
@@ -376,6 +386,7 @@ impl<'m> Translator<'m> {
         let align = power_of_two_align(align.unwrap_or(natural));
         if space == AddressSpace::Generic {
             let (size, n, lt) = self.generic_uniform(ty)?;
+            self.adjacent_access(true, ptr, size as u64 * n as u64);
             self.emit(Op::Store {
                 src,
                 ptr,
@@ -389,6 +400,7 @@ impl<'m> Translator<'m> {
         let space = traffic_space(space)?;
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
+                self.adjacent_access(true, ptr, size as u64 * n as u64);
                 self.emit(Op::Store {
                     src,
                     ptr,

@@ -54,8 +54,10 @@ impl<'m> Translator<'m> {
         for (slot, v) in &self.init {
             init_regs[slot.index()] = *v;
         }
+        let adjacent_span = std::mem::take(&mut self.adjacent).spans(self.code.len());
         Ok(Program {
             rank: crate::program::schedule_ranks(&self.code, &self.cases, self.func_pc[&entry_fn]),
+            adjacent_span,
             kernel: self.kernel,
             code: self.code,
             site_of: self.site_of,

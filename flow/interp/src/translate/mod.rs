@@ -14,6 +14,7 @@
 //! tables of `rules`, not by the handlers.
 
 mod access;
+mod adjacent;
 mod arith;
 mod composite;
 mod control;
@@ -181,6 +182,8 @@ struct Translator<'m> {
     stubs: Vec<(Word, Word)>,
     current_label: Word,
     block: usize,
+    /// The access chains and accesses, for the groups of adjacent ones.
+    adjacent: adjacent::Adjacent,
 }
 
 /// The largest power of two dividing `align` (at most 2^15), so that the
@@ -386,6 +389,7 @@ impl<'m> Translator<'m> {
             stubs: Vec::new(),
             current_label: 0,
             block: 0,
+            adjacent: adjacent::Adjacent::default(),
         })
     }
 
