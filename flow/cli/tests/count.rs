@@ -999,3 +999,43 @@ fn a_division_and_its_remainder_count_and_compute_as_o2_makes_them() {
     assert_eq!(ops["OpUDiv"]["uint"], 8, "{ops}");
     assert!(ops["OpUMod"].is_null(), "{ops}");
 }
+
+/// A switch on `len / 4`, which -O2 narrows to 30 bits (llvm-spirv-15
+/// rejects the type) and whose three cases that only break reach the end
+/// straight from the switch (a phi that names the switch's block three
+/// times, which spirv-val rejects): widened and given one entry a
+/// predecessor, the -O2 module builds and computes what the source says.
+#[test]
+fn a_switch_on_a_narrowed_value_keeps_the_o2_module() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tail.cl"),
+        "__kernel void tail(__global const uint *len, __global uint *out) {\n\
+         \x20 uint i = get_global_id(0), v = 9;\n\
+         \x20 switch (len[i] / 4) {\n\
+         \x20   case 0: v = 1; break;\n\
+         \x20   case 1: v = 5;\n\
+         \x20   case 2: v += 7; break;\n\
+         \x20   case 3: case 4: case 6: break;\n\
+         \x20   default: v = 2;\n\
+         \x20 }\n\
+         \x20 out[i] = v;\n\
+         }\n",
+    )
+    .unwrap();
+    let sim = dir.path().join("tail.sim");
+    std::fs::write(
+        &sim,
+        "tail.cl\ntail\n8 1 1\n8 1 1\n<size=32 uint>\n0 4 8 12 16 20 24 40\n\
+         <size=32 uint fill=0 dump>\n",
+    )
+    .unwrap();
+    let stdout = stdout_of(&["count", sim.to_str().unwrap()]);
+    assert!(
+        stdout.contains("arg 1 (out) after the run: 1, 12, 16, 9, 9, 2, 9, 2"),
+        "{stdout}"
+    );
+    let source = dir.path().join("tail.cl");
+    let compiled = json(&["compile", source.to_str().unwrap(), "--json"]);
+    assert_eq!(compiled["fallback_used"], false, "{compiled}");
+}

@@ -189,8 +189,9 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     assert!(plain.get("branches").is_none() && plain.get("chains").is_none());
 }
 
-/// A kernel whose -O2 module llvm-spirv cannot take (a switch on two bits)
-/// is built through the fallback. Its helper, a call in the module, is one
+/// A kernel whose -O2 module llvm-spirv cannot take (a switch on two bits
+/// of a 64-bit value, which the compile does not widen) is built through
+/// the fallback. Its helper, a call in the module, is one
 /// the device's compiler inlines: the sum the loop carries is held across
 /// no kept call, as at -O2. The source's own `noinline` still keeps it, and
 /// the sum then waits on the stack on each of the 256 x 16 calls.
@@ -199,7 +200,7 @@ fn a_fallback_builds_helpers_the_device_inlines_as_inlined() {
     let dir = tempfile::tempdir().unwrap();
     let source = |mark: &str| {
         format!(
-            "{mark}float weight(uint k) {{\n\
+            "{mark}float weight(ulong k) {{\n\
              \x20   switch (k & 3) {{ case 0: return 1.0f; case 1: return 7.0f; \
              case 2: return 9.0f; default: return 4.0f; }}\n\
              }}\n\

@@ -17,13 +17,13 @@
 
 pub mod cache;
 mod error;
-mod freeze;
 mod input;
 mod loop_locations;
 mod options;
 pub mod pipeline;
 mod stamps;
 mod tools;
+mod translatable;
 
 pub use error::{CompileError, SETUP_HINT};
 pub use options::{BuildOptions, DEFAULT_STD};

@@ -16,11 +16,12 @@
 //! them fails is built again without them, and then has no source lines.
 //!
 //! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
-//! - the `i2` switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
-//!   exit 10, an empty file);
-//! - `freeze` instructions, which -O2 makes of the dividend of `x / w`
-//!   and `x % w` ("Can't translate llvm instruction", exit 15). These are
-//!   written as copies before translation ([`freezes_as_copies`]);
+//! - the `i2` (or `i3`, `i30`) switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
+//!   exit 10, an empty file) and `freeze` instructions, which -O2 makes of
+//!   the dividend of `x / w` and `x % w` ("Can't translate llvm
+//!   instruction", exit 15). Both are written in forms it translates
+//!   before translation ([`narrow_switches_widened`],
+//!   [`freezes_as_copies`]);
 //! - loops behind a guard (`if (i < n) for (...)`) and triangular loop
 //!   nests, whose blocks it writes before their dominators. This one is
 //!   mended before validation ([`clflow_spirv::order_blocks`]), so the -O2
@@ -30,9 +31,9 @@
 //! unoptimised (-O1's IR, no pass run) and optimised by an `opt-15` pass list
 //! that keeps what matters for counting and makes none of those forms.
 
-use crate::freeze::freezes_as_copies;
 use crate::loop_locations::drop_location_only_loops;
 use crate::tools::{render, Tool};
+use crate::translatable::{freezes_as_copies, narrow_switches_widened};
 use crate::CompileError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -250,7 +251,8 @@ impl Pipeline<'_> {
         self.order_and_validate(spirv, spirv_path)
     }
 
-    /// Drops the module's merge declarations (`clflow_spirv::strip_merges`),
+    /// Drops the module's merge declarations (`clflow_spirv::strip_merges`)
+    /// and its phis' repeated predecessors (`clflow_spirv::dedupe_phi_parents`),
     /// puts blocks after their dominators where they are not, writes the
     /// module to `spirv_path` and validates it there.
     fn order_and_validate(
@@ -265,6 +267,10 @@ impl Pipeline<'_> {
         }
         if let Ok(Some(stripped)) = clflow_spirv::strip_merges(&spirv) {
             (spirv, changed) = (stripped, true);
+        }
+        if let Ok(Some(deduped)) = clflow_spirv::dedupe_phi_parents(&spirv) {
+            (self.trace)("kept one phi entry a predecessor (a switch's cases that share a target)");
+            (spirv, changed) = (deduped, true);
         }
         if let Ok(Some(ordered)) = clflow_spirv::order_blocks(&spirv) {
             (self.trace)("moved blocks that preceded their dominators after them");
@@ -321,7 +327,8 @@ impl Pipeline<'_> {
 
     /// clang with `flags` to LLVM bitcode at `bitcode`; returns clang's
     /// warnings. By way of IR text, which opt-15 then assembles: its
-    /// freezes written as copies ([`freezes_as_copies`]) and, with line
+    /// freezes written as copies ([`freezes_as_copies`]), its switches on
+    /// narrow integers widened ([`narrow_switches_widened`]) and, with line
     /// tables, its location-only loop nodes dropped
     /// ([`drop_location_only_loops`]).
     fn clang_to_bitcode(&self, flags: &[&str], bitcode: &Path) -> Result<String, CompileError> {
@@ -346,6 +353,10 @@ impl Pipeline<'_> {
         if let Some(copies) = freezes_as_copies(&ir) {
             (self.trace)("wrote -O2's freezes as copies (llvm-spirv-15 does not translate them)");
             ir = copies;
+        }
+        if let Some(widened) = narrow_switches_widened(&ir) {
+            (self.trace)("widened -O2's switches on narrow integers to 32 bits (llvm-spirv-15 rejects their types)");
+            ir = widened;
         }
         if self.lines {
             ir = drop_location_only_loops(&ir);
