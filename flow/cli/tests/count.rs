@@ -912,6 +912,18 @@ fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
     );
 }
 
+/// A kernel of our own, `NAME.cl`, and its launch, `NAME.sim` (`launch` is
+/// the `.sim` text after its first line, the source's name), in a new
+/// directory: the directory (kept while it lives) and the launch's path.
+fn own_kernel(name: &str, source: &str, launch: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(format!("{name}.cl")), source).unwrap();
+    let sim = dir.path().join(format!("{name}.sim"));
+    std::fs::write(&sim, format!("{name}.cl\n{launch}")).unwrap();
+    let sim = sim.to_str().unwrap().to_string();
+    (dir, sim)
+}
+
 /// A work-item's 4×4 register tile, accumulated over two nested loops and
 /// stored after them: -O2's SLP vectoriser makes the tile one 16-wide
 /// multiply-add and builds it a second time in the inner loop's exit, which
@@ -920,9 +932,11 @@ fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
 /// 16 multiply-adds per step, 4 + 4 floats loaded, 16 stored.
 #[test]
 fn a_register_tiles_multiply_adds_are_the_sources_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("tile.cl"),
+    // T = 3 tiles of K = 5 steps; A and B hold 1..60.
+    let values: Vec<String> = (1..=60).map(|v| v.to_string()).collect();
+    let values = values.join(" ");
+    let (_dir, sim) = own_kernel(
+        "tile",
         "__kernel void tile(int K, int T, __global const float *A, __global const float *B,\n\
          \x20                  __global float *C) {\n\
          \x20 const int i = get_global_id(0), n = get_global_size(0);\n\
@@ -937,21 +951,12 @@ fn a_register_tiles_multiply_adds_are_the_sources_alone() {
          \x20   }\n\
          \x20 for (int a = 0; a < 4; a++) for (int b = 0; b < 4; b++) C[(a * 4 + b) * n + i] = acc[a][b];\n\
          }\n",
-    )
-    .unwrap();
-    // T = 3 tiles of K = 5 steps; A and B hold 1..60.
-    let values: Vec<String> = (1..=60).map(|v| v.to_string()).collect();
-    let values = values.join(" ");
-    let sim = dir.path().join("tile.sim");
-    std::fs::write(
-        &sim,
-        format!(
-            "tile.cl\ntile\n64 1 1\n16 1 1\n<size=4 int>\n5\n<size=4 int>\n3\n\
+        &format!(
+            "tile\n64 1 1\n16 1 1\n<size=4 int>\n5\n<size=4 int>\n3\n\
              <size=240 float>\n{values}\n<size=240 float>\n{values}\n<size=4096 float fill=0>\n"
         ),
-    )
-    .unwrap();
-    let v = json(&["count", sim.to_str().unwrap(), "--json"]);
+    );
+    let v = json(&["count", &sim, "--json"]);
     let (work_items, steps) = (64, 3 * 5);
     let mads: u64 = v["ops"]
         .as_object()
@@ -972,23 +977,16 @@ fn a_register_tiles_multiply_adds_are_the_sources_alone() {
 /// are right, and the count is that division's (no remainder left).
 #[test]
 fn a_division_and_its_remainder_count_and_compute_as_o2_makes_them() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("divmod.cl"),
+    let (_dir, sim) = own_kernel(
+        "divmod",
         "__kernel void divmod(__global const uint *in, __global uint *out, uint w) {\n\
          \x20 uint i = get_global_id(0);\n\
          \x20 out[i] = (in[i] / w) * (in[i] % w);\n\
          }\n",
-    )
-    .unwrap();
-    let sim = dir.path().join("divmod.sim");
-    std::fs::write(
-        &sim,
-        "divmod.cl\ndivmod\n8 1 1\n8 1 1\n<size=32 uint>\n3 7 12 19 24 26 40 58\n\
+        "divmod\n8 1 1\n8 1 1\n<size=32 uint>\n3 7 12 19 24 26 40 58\n\
          <size=32 uint fill=0 dump>\n<size=4 uint>\n5\n",
-    )
-    .unwrap();
-    let sim = sim.to_str().unwrap();
+    );
+    let sim = sim.as_str();
     let stdout = stdout_of(&["count", sim, "-v"]);
     assert!(
         stdout.contains("arg 1 (out) after the run: 0, 2, 4, 12, 16, 5, 0, 33"),
@@ -1007,9 +1005,8 @@ fn a_division_and_its_remainder_count_and_compute_as_o2_makes_them() {
 /// predecessor, the -O2 module builds and computes what the source says.
 #[test]
 fn a_switch_on_a_narrowed_value_keeps_the_o2_module() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("tail.cl"),
+    let (dir, sim) = own_kernel(
+        "tail",
         "__kernel void tail(__global const uint *len, __global uint *out) {\n\
          \x20 uint i = get_global_id(0), v = 9;\n\
          \x20 switch (len[i] / 4) {\n\
@@ -1021,16 +1018,9 @@ fn a_switch_on_a_narrowed_value_keeps_the_o2_module() {
          \x20 }\n\
          \x20 out[i] = v;\n\
          }\n",
-    )
-    .unwrap();
-    let sim = dir.path().join("tail.sim");
-    std::fs::write(
-        &sim,
-        "tail.cl\ntail\n8 1 1\n8 1 1\n<size=32 uint>\n0 4 8 12 16 20 24 40\n\
-         <size=32 uint fill=0 dump>\n",
-    )
-    .unwrap();
-    let stdout = stdout_of(&["count", sim.to_str().unwrap()]);
+        "tail\n8 1 1\n8 1 1\n<size=32 uint>\n0 4 8 12 16 20 24 40\n<size=32 uint fill=0 dump>\n",
+    );
+    let stdout = stdout_of(&["count", &sim]);
     assert!(
         stdout.contains("arg 1 (out) after the run: 1, 12, 16, 9, 9, 2, 9, 2"),
         "{stdout}"

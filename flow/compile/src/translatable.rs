@@ -63,11 +63,11 @@ fn as_copy(line: &str) -> Option<String> {
 }
 
 /// The LLVM IR text with each `%t = trunc i32 %x to iN` (a width SPIR-V
-/// lacks) whose value only `switch`es use written `%t = and i32 %x, 2^N -
-/// 1`, and
-/// those switches and their cases on `i32` (`i2 -2` is case 2); or `None`
-/// where there is no such switch, or where a narrow type appears in any
-/// other form (then the module goes to the fallback as before).
+/// lacks) whose value only `switch`es use written `%t = and i32 %x, M`
+/// (M = 2^N - 1), and those switches and their cases on `i32` (`i2 -2` is
+/// case 2); or `None` where there is no such switch, or where a narrow type
+/// appears in any other form (then the module goes to the fallback as
+/// before).
 pub fn narrow_switches_widened(ir: &str) -> Option<String> {
     if !ir.lines().any(|line| narrow_width(line).is_some()) {
         return None;
