@@ -4,7 +4,8 @@
 //! clang-15 -E                            preprocessed source (for the cache key)
 //! clang-15 -target spir64 -O2 -emit-llvm  LLVM IR text, with line tables
 //!          -S -fno-slp-vectorize          (location-only loop nodes dropped,
-//!          -gline-tables-only              freezes written as copies)
+//!          -gline-tables-only              freezes written as copies,
+//!                                          narrow switches widened)
 //! opt-15                                  LLVM bitcode
 //! llvm-spirv-15 --spirv-max-version=1.1   SPIR-V with OpLine, its other
 //!                                         debug information then stripped
@@ -16,11 +17,11 @@
 //! them fails is built again without them, and then has no source lines.
 //!
 //! llvm-spirv-15 mistranslates some -O2 bitcode of valid kernels:
-//! - the `i2` (or `i3`, `i30`) switches LLVM makes of `switch (x & 3)` ("InvalidBitWidth",
-//!   exit 10, an empty file) and `freeze` instructions, which -O2 makes of
-//!   the dividend of `x / w` and `x % w` ("Can't translate llvm
-//!   instruction", exit 15). Both are written in forms it translates
-//!   before translation ([`narrow_switches_widened`],
+//! - the `i2` (or `i3`, `i30`) switches LLVM makes of `switch (x & 3)`
+//!   ("InvalidBitWidth", exit 10, an empty file) and the `freeze`
+//!   instructions -O2 makes of the dividend of `x / w` and `x % w` ("Can't
+//!   translate llvm instruction", exit 15). Both are rewritten in the IR
+//!   text, as forms it translates ([`narrow_switches_widened`],
 //!   [`freezes_as_copies`]);
 //! - loops behind a guard (`if (i < n) for (...)`) and triangular loop
 //!   nests, whose blocks it writes before their dominators. This one is

@@ -85,12 +85,12 @@ pub fn narrow_switches_widened(ir: &str) -> Option<String> {
             continue;
         };
         let ty = format!("i{width}");
+        let mask = (1u64 << width) - 1;
         let body = line.trim_start();
         let indent = &line[..line.len() - body.len()];
         if let Some((name, rest)) = body.split_once(" = trunc i32 ") {
             let (operand, attachments) = split_attachments(rest);
             let value = operand.strip_suffix(&format!(" to {ty}"))?;
-            let mask = (1u64 << width) - 1;
             out.push_str(&format!(
                 "{indent}{name} = and i32 {value}, {mask}{attachments}"
             ));
@@ -102,7 +102,7 @@ pub fn narrow_switches_widened(ir: &str) -> Option<String> {
             out.push_str(&format!("{indent}switch i32 {rest}"));
         } else if let Some(rest) = body.strip_prefix(&format!("{ty} ")) {
             let (value, target) = rest.split_once(", label ")?;
-            let value = value.parse::<i64>().ok()? as u64 & ((1u64 << width) - 1);
+            let value = value.parse::<i64>().ok()? as u64 & mask;
             out.push_str(&format!("{indent}i32 {value}, label {target}"));
         } else {
             return None;
