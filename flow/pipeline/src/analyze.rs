@@ -12,7 +12,7 @@ use crate::order::{device_order, traffic_in_device_order, OrderedDevice};
 use crate::profile::{device_profile, measured_or_datasheet};
 use crate::split::{self as split_stage, split, NamedDevice, SECTION_HEADING};
 use crate::traffic::{
-    describe, device_cache, facts_at, line_sizes, parse_cache_option, probed_caches, DeviceCache,
+    describe, device_cache, facts_at, parse_cache_option, traffic_analysis, DeviceCache,
 };
 use crate::{Error, Observer, Session};
 use clflow_bench::Mode;
@@ -29,7 +29,7 @@ use clflow_report::source::KernelSource;
 use clflow_report::traffic::KernelTraffic;
 use clflow_report::ReportSection;
 use clflow_split::Transfers;
-use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
+use clflow_traffic::DeviceTraffic;
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -599,13 +599,12 @@ fn count_all(
     let mut kernels: Vec<Counted> = Vec::new();
     for (manifest, (input, launch)) in manifests.iter().zip(prepared) {
         let caches = devices.iter().map(|d| &d.cache);
-        let specs = probed_caches(devices.iter().map(|d| &d.cache));
         let result = interpret_traced_checked(
             manifest,
             &input.module,
             Cow::Borrowed(&launch),
             &input.run_options(&options),
-            TrafficAnalysis::new(&line_sizes(caches)).probing(&specs),
+            traffic_analysis(caches),
             args.detect,
             observer,
         );

@@ -11,13 +11,13 @@
 //! (the coalescing stays the lockstep run's: neighbours' addresses).
 
 use crate::count::interpret_traced;
-use crate::traffic::{device_traffic, line_sizes, probed_caches, DeviceCache};
+use crate::traffic::{device_traffic, traffic_analysis, DeviceCache};
 use crate::Observer;
 use clflow_core::Launch;
 use clflow_interp::{ItemOrder, RunOptions};
 use clflow_predict::{DeviceRates, SimdKind};
 use clflow_spirv::Module;
-use clflow_traffic::{format_size, DeviceTraffic, TrafficAnalysis, TrafficReport};
+use clflow_traffic::{format_size, DeviceTraffic, TrafficReport};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -110,9 +110,7 @@ pub fn traffic_in_device_order(
                         simd: false,
                         ..options.clone()
                     },
-                    TrafficAnalysis::new(&line_sizes(&caches))
-                        .probing(&probed_caches(&caches))
-                        .simulating_only(),
+                    traffic_analysis(&caches).simulating_only(),
                     observer,
                 )?;
                 // A kernel with work-group functions runs in lockstep.
@@ -137,6 +135,7 @@ mod tests {
     use super::*;
     use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
     use clflow_predict::Simd;
+    use clflow_traffic::TrafficAnalysis;
 
     fn rates(kind: SimdKind, vectorises_loops: bool) -> DeviceRates {
         DeviceRates {

@@ -10,7 +10,9 @@ use clflow_devices::caches::{cpu_cache_levels, CPU_CACHES};
 use clflow_devices::{DatasheetProfile, Metric, ProfileCatalog};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{Coalescing, KernelFacts};
-use clflow_traffic::{format_size, CacheSpec, DeviceTraffic, TrafficReport, TrafficSummary};
+use clflow_traffic::{
+    format_size, CacheSpec, DeviceTraffic, TrafficAnalysis, TrafficReport, TrafficSummary,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -211,6 +213,14 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
         "  accessed    {:>18} bytes (every load and store)",
         group_digits(summary.accessed_bytes)
     );
+    if let Some(one_in) = summary.sampled_one_in {
+        let _ = writeln!(
+            out,
+            "  (estimated: after {} line touches the simulation sampled the lines it follows, \
+             1 in {one_in} by the end;\n   the figures at a cache that holds every line are exact)",
+            group_digits(clflow_traffic::lru::EXACT_TOUCHES)
+        );
+    }
     // Line rounding alone adds a little; say why only where it is more.
     if q as f64 > 1.01 * summary.accessed_bytes as f64 {
         let _ = writeln!(
@@ -315,6 +325,23 @@ pub fn line_sizes<'a>(caches: impl IntoIterator<Item = &'a Option<DeviceCache>>)
         lines.push(clflow_traffic::DEFAULT_LINE_BYTES);
     }
     lines
+}
+
+/// The cache simulation for these devices' caches: at their line sizes,
+/// keeping each site's traffic at the sizes [`probed_caches`] names, and
+/// fine enough to resolve every level above them.
+pub fn traffic_analysis<'a>(
+    caches: impl IntoIterator<Item = &'a Option<DeviceCache>> + Clone,
+) -> TrafficAnalysis {
+    let upper: Vec<u64> = caches
+        .clone()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c.upper.iter().map(|(_, bytes)| *bytes))
+        .collect();
+    TrafficAnalysis::new(&line_sizes(caches.clone()))
+        .probing(&probed_caches(caches))
+        .resolving(&upper)
 }
 
 /// A device's cache and the kernel's traffic through it.

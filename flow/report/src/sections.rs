@@ -224,6 +224,7 @@ mod tests {
                 compulsory: dram,
                 dram,
                 curve: Vec::new(),
+                sampled_one_in: None,
                 coalescing: CoalescingSummary {
                     line_bytes: 64,
                     bytes: PatternCounts::default(),

@@ -194,6 +194,8 @@ pub struct TrafficAnalysis {
     line_sizes: Vec<u64>,
     /// Cache sizes at which each site's DRAM traffic is kept.
     probes: Vec<u64>,
+    /// Cache sizes whose traffic a sampling simulation must resolve.
+    resolved: Vec<u64>,
     simulations: Vec<Stage<LruCurve>>,
     /// Whether the coalescing analysis runs (`TrafficAnalysis::simulating_only`).
     coalesce: bool,
@@ -225,6 +227,7 @@ impl TrafficAnalysis {
         TrafficAnalysis {
             line_sizes: sizes,
             probes: Vec::new(),
+            resolved: Vec::new(),
             simulations: Vec::new(),
             coalesce: true,
             coalescing: None,
@@ -257,6 +260,14 @@ impl TrafficAnalysis {
     /// (`TrafficSummary` at one of them then has each site's `dram`).
     pub fn probing(mut self, caches: &[CacheSpec]) -> Self {
         self.probes = caches.iter().map(|c| c.bytes).collect();
+        self
+    }
+
+    /// Keeps a long run's simulations fine enough to resolve caches of
+    /// these sizes too (bytes), as the probed ones are (see
+    /// [`LruSimulator::resolving`]).
+    pub fn resolving(mut self, cache_bytes: &[u64]) -> Self {
+        self.resolved = cache_bytes.to_vec();
         self
     }
 
@@ -297,7 +308,9 @@ impl AccessSink for TrafficAnalysis {
             .iter()
             .map(|&line| {
                 Stage::spawn(
-                    LruSimulator::new(line, &sizes).probing(&self.probes),
+                    LruSimulator::new(line, &sizes)
+                        .probing(&self.probes)
+                        .resolving(&self.resolved),
                     simulate,
                     LruSimulator::finish,
                 )
@@ -375,6 +388,11 @@ pub struct TrafficSummary {
     pub dram: DramTraffic,
     /// Q against the cache size, at `cache`'s line size.
     pub curve: Vec<CurvePoint>,
+    /// Where the simulation sampled a long stream, the 1 line in how many
+    /// it followed at the end (its figures are estimates; see
+    /// [`lru`]); absent where it followed every line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_one_in: Option<u64>,
     pub coalescing: CoalescingSummary,
 }
 
@@ -566,6 +584,10 @@ impl TrafficReport {
             compulsory: at.compulsory,
             dram: at.dram,
             curve: self.sweep(cache.line_bytes, &[cache.bytes]),
+            sampled_one_in: self
+                .curve(cache.line_bytes)
+                .map(LruCurve::sampled_one_in)
+                .filter(|&n| n > 1),
             coalescing: CoalescingSummary {
                 line_bytes: self.coalescing_line_bytes,
                 bytes: self.coalescing.bytes(),
@@ -656,10 +678,13 @@ impl TrafficReport {
             return Vec::new();
         };
         let all = curve.lines_touched().max(1) * line_bytes;
-        let mut sizes: Vec<u64> = std::iter::successors(Some(line_bytes.max(1024)), |s| {
-            (*s < all).then(|| s.saturating_mul(2))
-        })
-        .collect();
+        // From the smallest size the simulation resolves.
+        let first = line_bytes
+            .max(1024)
+            .max(curve.resolved_lines() * line_bytes);
+        let mut sizes: Vec<u64> =
+            std::iter::successors(Some(first), |s| (*s < all).then(|| s.saturating_mul(2)))
+                .collect();
         sizes.extend(extra.iter().copied().filter(|&s| s >= line_bytes));
         sizes.sort_unstable();
         sizes.dedup();
@@ -767,6 +792,51 @@ mod tests {
             names(report.levels("4KiB/64".parse().unwrap(), &upper)),
             [("L1".to_string(), 16384), ("DRAM".to_string(), 16384)]
         );
+    }
+
+    /// A run past the exact stretch of the simulation: its summary says
+    /// it sampled, and the curve starts where the sample resolves it.
+    #[test]
+    fn a_long_runs_summary_says_it_sampled_and_sweeps_from_where_it_resolves() {
+        const WORDS: u64 = 4 << 20;
+        let mut analysis = TrafficAnalysis::new(&[64]).simulating_only();
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: 4 * WORDS,
+            read_only: true,
+        }]);
+        // Every word of 16 MiB once, then the first quarter again:
+        // 5,242,880 touches, past the 4,194,304 followed whole.
+        let words = (0..WORDS).chain(0..WORDS / 4);
+        let all: Vec<GlobalAccess> = words
+            .map(|w| GlobalAccess {
+                offset: 4 * w,
+                buffer: 0,
+                bytes: 4,
+                site: 0,
+                dispatch: (w / 64) as u32,
+                item: (w % 64) as u32,
+                kind: clflow_counts::AccessKind::Load,
+                atomic: false,
+                phase: 0,
+            })
+            .collect();
+        for (group, accesses) in all.chunks(1 << 16).enumerate() {
+            analysis.work_group(group as u64, accesses);
+        }
+        let report = analysis.finish();
+        let summary = report.summary("32MiB/64".parse().unwrap());
+        assert_eq!(summary.sampled_one_in, Some(2));
+        // 256 followed lines of 1 in 2: from 32 KiB.
+        assert_eq!(summary.curve[0].cache_bytes, 32 << 10);
+        // The ends exact: every line read once where all fit...
+        assert_eq!(summary.compulsory.read_bytes, 16 << 20);
+        assert_eq!(summary.dram, summary.compulsory);
+        // ...and where none is kept, the quarter read again: its 65,536
+        // lines estimated from the 1 in 2 followed.
+        let again = report.at("1MiB/64".parse().unwrap()).dram.read_bytes - (16 << 20);
+        assert!(again.abs_diff(4 << 20) < (4 << 20) / 100, "{again}");
     }
 
     /// A second run in another order of work-items gives its curves to

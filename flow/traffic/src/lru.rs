@@ -29,9 +29,58 @@
 //! At cache sizes chosen before the run (*probes*) the pass also says which
 //! instruction the traffic comes from: a load miss belongs to the load's
 //! site, a write-back to the site of the store that last dirtied the line.
+//!
+//! A long stream is followed on a sample of its lines (spatial sampling,
+//! Waldspurger et al., "Efficient MRC Construction with SHARDS", 2015):
+//! after the first [`EXACT_TOUCHES`] line touches, only lines whose hash
+//! falls below a threshold are followed, 1 in `2^k`, and the threshold
+//! halves each time the touches seen double. Among followed lines a stack
+//! distance `d` estimates `d * 2^k` lines, and each followed access stands
+//! for `2^k`. A line the threshold leaves behind drops out of the pass;
+//! the lines that stay stand for it from then on. The rate never falls so
+//! low that the smallest probed cache holds fewer than [`RESOLVED_LINES`]
+//! followed lines, and [`LruCurve::resolved_lines`] says from which size
+//! the curve is worth reading. Every line's first touch, and whether it
+//! was ever stored, is kept whether followed or not: the traffic of a
+//! cache that holds every line stays exact, and the estimates at other
+//! sizes count the first touches exactly too. Per-site traffic is the
+//! followed lines' scaled (it need not add up to the total exactly).
 
 use crate::fenwick::BitCounts;
 use serde::{Deserialize, Serialize};
+
+/// Line touches followed in full before the pass samples.
+pub const EXACT_TOUCHES: u64 = 1 << 22;
+
+/// The fewest followed lines the smallest probed cache may hold: the
+/// rate stops halving there. A distance of `n` followed lines estimates
+/// the true one within about `1/sqrt(n)`, so that a cache's traffic is
+/// off where many reuses lie that close to its size (a sweep over as many
+/// lines as it holds): 4,096 lines, 1.6 %.
+pub const RESOLVED_LINES: u64 = 4096;
+
+/// The fewest followed lines a cache size of the curve holds before its
+/// figure is shown (`LruCurve::resolved_lines`): within about 6 %.
+const SHOWN_LINES: u64 = 256;
+
+/// The highest sampling shift: 1 line in 65,536.
+const MAX_SHIFT: u32 = 16;
+
+/// A line's mark once it was touched.
+const TOUCHED: u8 = 1;
+/// A line's mark once it was stored to.
+const STORED: u8 = 2;
+
+/// Counts over every line, followed or not.
+#[derive(Debug, Default, Clone, Copy)]
+struct FirstTouches {
+    /// Lines whose first access loaded (or was atomic).
+    loads: u64,
+    /// Lines whose first access stored without loading.
+    stores: u64,
+    /// Lines touched.
+    lines: u64,
+}
 
 /// Not stored to since the start.
 const NEVER_STORED: i32 = i32::MIN;
@@ -43,7 +92,7 @@ struct LineState {
     /// The line's latest stamp, or `UNTOUCHED`.
     stamp: u32,
     /// `NEVER_STORED`; -1 when the latest access stored; else the largest
-    /// distance of the accesses since the latest store.
+    /// (estimated) distance of the accesses since the latest store.
     since_store: i32,
 }
 
@@ -62,18 +111,31 @@ pub struct LruSimulator {
     owner: Vec<u32>,
     /// The next stamp to hand out.
     now: u32,
-    /// Lines touched so far: the standing stamps.
-    touched: u32,
+    /// Followed lines touched so far: the standing stamps.
+    standing: u32,
+    /// Line touches seen, followed or not.
+    seen: u64,
+    /// Every line's [`TOUCHED`] and [`STORED`] marks, kept for all lines
+    /// however few the pass follows: the ends of the curve stay exact.
+    marks: Vec<u8>,
+    /// The exact counts those marks give.
+    exact: FirstTouches,
+    /// `seen` at which the rate next halves.
+    next_halving: u64,
+    /// Lines followed: 1 in `2^shift`, by their hash ([`follows`]).
+    shift: u32,
+    /// The highest `shift` the probes allow.
+    max_shift: u32,
     /// The line accessed last: an access to it again has distance 0 and
     /// moves nothing.
     last_line: u32,
-    /// Loads by stack distance.
+    /// Loads by (estimated) stack distance, each weighted by the lines it
+    /// stands for; likewise below.
     load_distances: Vec<u64>,
-    cold_loads: u64,
     /// Stores (that do not also load) by stack distance.
     store_distances: Vec<u64>,
-    cold_stores: u64,
-    /// Write-backs: +1 where a range of cache sizes starts, -1 after it ends.
+    /// Write-backs: +weight where a range of cache sizes starts, -weight
+    /// after it ends.
     writeback_delta: Vec<i64>,
     /// Per-site traffic at chosen cache sizes (none unless asked for).
     probes: Vec<Probe>,
@@ -104,10 +166,17 @@ impl LruSimulator {
     /// A simulator for buffers of `buffer_bytes` bytes and lines of
     /// `line_bytes` (a power of two).
     pub fn new(line_bytes: u64, buffer_bytes: &[u64]) -> LruSimulator {
-        Self::with_stamps(line_bytes, buffer_bytes, 1 << 16)
+        Self::with_stamps(line_bytes, buffer_bytes, 1 << 16, EXACT_TOUCHES)
     }
 
-    fn with_stamps(line_bytes: u64, buffer_bytes: &[u64], stamps: u32) -> LruSimulator {
+    /// A simulator that starts with room for `stamps` stamps and samples
+    /// after `exact_touches` line touches.
+    fn with_stamps(
+        line_bytes: u64,
+        buffer_bytes: &[u64],
+        stamps: u32,
+        exact_touches: u64,
+    ) -> LruSimulator {
         assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
         let line_shift = line_bytes.trailing_zeros();
         let mut first_line = Vec::with_capacity(buffer_bytes.len() + 1);
@@ -129,12 +198,16 @@ impl LruSimulator {
             superseded_count: 0,
             owner: vec![u32::MAX; stamps as usize + 1],
             now: 1,
-            touched: 0,
+            standing: 0,
+            seen: 0,
+            marks: vec![0; total as usize],
+            exact: FirstTouches::default(),
+            next_halving: exact_touches,
+            shift: 0,
+            max_shift: MAX_SHIFT,
             last_line: u32::MAX,
             load_distances: Vec::new(),
-            cold_loads: 0,
             store_distances: Vec::new(),
-            cold_stores: 0,
             writeback_delta: Vec::new(),
             probes: Vec::new(),
             store_site: Vec::new(),
@@ -142,7 +215,8 @@ impl LruSimulator {
     }
 
     /// Also tells, at each of these cache sizes (bytes), which site the
-    /// DRAM traffic comes from ([`LruCurve::by_site`]).
+    /// DRAM traffic comes from ([`LruCurve::by_site`]), and keeps the
+    /// sample fine enough to resolve them ([`LruSimulator::resolving`]).
     pub fn probing(mut self, cache_bytes: &[u64]) -> Self {
         for &bytes in cache_bytes {
             let lines = bytes >> self.line_shift;
@@ -153,8 +227,21 @@ impl LruSimulator {
                 });
             }
         }
+        self = self.resolving(cache_bytes);
         if !self.probes.is_empty() {
             self.store_site = vec![u32::MAX; self.lines.len()];
+        }
+        self
+    }
+
+    /// Keeps the sample fine enough to resolve caches of these sizes
+    /// (bytes): each holds [`RESOLVED_LINES`] followed lines or more.
+    pub fn resolving(mut self, cache_bytes: &[u64]) -> Self {
+        for &bytes in cache_bytes {
+            let lines = bytes >> self.line_shift;
+            while self.max_shift > 0 && lines >> self.max_shift < RESOLVED_LINES {
+                self.max_shift -= 1;
+            }
         }
         self
     }
@@ -182,7 +269,26 @@ impl LruSimulator {
         let first = base + (offset >> self.line_shift);
         let last = base + ((offset + bytes as u64 - 1) >> self.line_shift);
         for line in first..=last.min(end.saturating_sub(1)) {
-            self.touch(line as u32, reads, writes, site);
+            self.seen += 1;
+            if self.seen >= self.next_halving {
+                self.halve_rate();
+            }
+            let marks = &mut self.marks[line as usize];
+            if *marks == 0 {
+                *marks = TOUCHED;
+                self.exact.lines += 1;
+                if reads {
+                    self.exact.loads += 1;
+                } else if writes {
+                    self.exact.stores += 1;
+                }
+            }
+            if writes {
+                *marks |= STORED;
+            }
+            if follows(line, self.shift) {
+                self.touch(line as u32, reads, writes, site);
+            }
         }
     }
 
@@ -192,20 +298,18 @@ impl LruSimulator {
             Some(0)
         } else {
             self.last_line = line;
-            self.restamp(line)
+            self.restamp(line).map(|d| u64::from(d) << self.shift)
         };
+        let weight = 1u64 << self.shift;
         if !self.probes.is_empty() {
-            self.probe(line, distance, reads, writes, site);
+            self.probe(line, distance, reads, writes, site, weight);
         }
-        if reads {
-            match distance {
-                Some(d) => bump(&mut self.load_distances, d as usize),
-                None => self.cold_loads += 1,
-            }
-        } else if writes {
-            match distance {
-                Some(d) => bump(&mut self.store_distances, d as usize),
-                None => self.cold_stores += 1,
+        // First touches (no distance) are counted for every line in `exact`.
+        if let Some(d) = distance {
+            if reads {
+                bump(&mut self.load_distances, d as usize, weight);
+            } else if writes {
+                bump(&mut self.store_distances, d as usize, weight);
             }
         }
         let state = &mut self.lines[line as usize];
@@ -214,10 +318,10 @@ impl LruSimulator {
                 // Evicted and dirty for C in [since_store + 1, d].
                 let from = (state.since_store + 1).max(1) as usize;
                 if from <= d as usize {
-                    add_at(&mut self.writeback_delta, from, 1);
-                    add_at(&mut self.writeback_delta, d as usize + 1, -1);
+                    add_at(&mut self.writeback_delta, from, weight as i64);
+                    add_at(&mut self.writeback_delta, d as usize + 1, -(weight as i64));
                 }
-                state.since_store = state.since_store.max(d.min(i32::MAX as u32) as i32);
+                state.since_store = state.since_store.max(d.min(i32::MAX as u64) as i32);
             }
         }
         if writes {
@@ -228,14 +332,22 @@ impl LruSimulator {
     /// Charges this access's misses and write-backs at each probed size to
     /// their sites, before the line's state moves on.
     #[cold]
-    fn probe(&mut self, line: u32, distance: Option<u32>, reads: bool, writes: bool, site: u32) {
+    fn probe(
+        &mut self,
+        line: u32,
+        distance: Option<u64>,
+        reads: bool,
+        writes: bool,
+        site: u32,
+        weight: u64,
+    ) {
         let since_store = self.lines[line as usize].since_store;
         let stored_by = self.store_site[line as usize];
         for probe in &mut self.probes {
             let c = probe.lines;
-            let miss = distance.is_none_or(|d| u64::from(d) >= c);
+            let miss = distance.is_none_or(|d| d >= c);
             if reads && miss {
-                probe.site(site).0 += 1;
+                probe.site(site).0 += weight;
             }
             // Evicted dirty at this size: written back by the line's store.
             if miss
@@ -243,7 +355,7 @@ impl LruSimulator {
                 && since_store != NEVER_STORED
                 && (since_store as i64) < c as i64
             {
-                probe.site(stored_by).1 += 1;
+                probe.site(stored_by).1 += weight;
             }
         }
         if writes {
@@ -259,7 +371,7 @@ impl LruSimulator {
         }
         let old = self.lines[line as usize].stamp;
         let distance = if old == UNTOUCHED {
-            self.touched += 1;
+            self.standing += 1;
             None
         } else {
             // Standing stamps after `old` (lines touched since): those
@@ -278,13 +390,41 @@ impl LruSimulator {
         distance
     }
 
+    /// Follows half the lines from now on (unless the probes need them
+    /// all): those the new threshold leaves behind drop out, their stamps
+    /// superseded, and the rest stand for them.
+    #[cold]
+    fn halve_rate(&mut self) {
+        if self.shift == self.max_shift {
+            self.next_halving = u64::MAX;
+            return;
+        }
+        self.shift += 1;
+        self.next_halving = self.next_halving.saturating_mul(2);
+        for stamp in 1..self.now as usize {
+            let line = self.owner[stamp];
+            if line == u32::MAX || follows(u64::from(line), self.shift) {
+                continue;
+            }
+            self.superseded.insert(stamp);
+            self.superseded_count += 1;
+            self.owner[stamp] = u32::MAX;
+            self.standing -= 1;
+            self.lines[line as usize] = LineState {
+                stamp: UNTOUCHED,
+                since_store: NEVER_STORED,
+            };
+        }
+        self.last_line = u32::MAX;
+    }
+
     /// Gives the touched lines stamps 1.. in their order, none superseded,
     /// with room for as many new stamps again. The owners move down in place:
     /// a fresh table each time had the system zero tens of megabytes of
     /// pages a renumbering, a tenth of a long pass.
     fn renumber(&mut self) {
-        let touched = self.touched as usize;
-        let capacity = (2 * touched + 1024).min(u32::MAX as usize - 1);
+        let standing = self.standing as usize;
+        let capacity = (2 * standing + 1024).min(u32::MAX as usize - 1);
         let mut next = 1;
         for at in 0..self.owner.len() {
             let line = self.owner[at];
@@ -295,7 +435,7 @@ impl LruSimulator {
                 next += 1;
             }
         }
-        debug_assert_eq!(next - 1, touched);
+        debug_assert_eq!(next - 1, standing);
         self.owner.truncate(next);
         self.owner.resize(capacity + 1, u32::MAX);
         self.superseded = BitCounts::new(capacity);
@@ -306,18 +446,23 @@ impl LruSimulator {
     /// The traffic at every cache size.
     pub fn finish(mut self) -> LruCurve {
         let line_bytes = 1 << self.line_shift;
+        let weight = 1u64 << self.shift;
         let mut flush_from = Vec::new();
         let mut dirty_lines = 0u64;
         for (line, state) in self.lines.iter().enumerate() {
             if state.since_store != NEVER_STORED {
-                dirty_lines += 1;
-                bump(&mut flush_from, (state.since_store + 1).max(1) as usize);
+                dirty_lines += weight;
+                bump(
+                    &mut flush_from,
+                    (state.since_store + 1).max(1) as usize,
+                    weight,
+                );
                 // Still dirty at the end where the cache outlasted the
                 // accesses since its store.
                 for probe in &mut self.probes {
                     if (state.since_store as i64) < probe.lines as i64 {
                         let site = self.store_site[line];
-                        probe.site(site).1 += 1;
+                        probe.site(site).1 += weight;
                     }
                 }
             }
@@ -329,17 +474,22 @@ impl LruSimulator {
             .max(self.writeback_delta.len())
             .max(flush_from.len())
             + 1;
-        // load_misses[c]: loads with distance ≥ c, plus the cold ones.
-        let load_misses = misses(&self.load_distances, self.cold_loads, sizes);
-        let store_misses = misses(&self.store_distances, self.cold_stores, sizes);
+        // load_misses[c]: loads with distance ≥ c, plus the cold ones,
+        // whose number the marks know exactly (as they do the lines a
+        // cache that holds every line writes back).
+        let exact = self.exact;
+        let load_misses = misses(&self.load_distances, exact.loads, sizes);
+        let store_misses = misses(&self.store_distances, exact.stores, sizes);
+        let stored = self.marks.iter().filter(|&&m| m & STORED != 0).count() as i64;
         let mut writebacks = vec![0u64; sizes + 1];
         let (mut open, mut flushed) = (0i64, 0u64);
         for (c, slot) in writebacks.iter_mut().enumerate() {
             open += self.writeback_delta.get(c).copied().unwrap_or(0);
             flushed += flush_from.get(c).copied().unwrap_or(0);
-            *slot = open as u64 + flushed;
+            // A sample's estimate of the dirty lines, moved to the exact number.
+            *slot = (open + flushed as i64 + stored - dirty_lines as i64).max(0) as u64;
         }
-        debug_assert_eq!(writebacks[sizes], dirty_lines);
+        debug_assert_eq!(writebacks[sizes], stored as u64);
         let by_site = self
             .probes
             .into_iter()
@@ -363,7 +513,8 @@ impl LruSimulator {
             .collect();
         LruCurve {
             line_bytes,
-            lines_touched: self.touched as u64,
+            lines_touched: exact.lines,
+            sample_shift: self.shift,
             load_misses,
             store_misses,
             writebacks,
@@ -382,11 +533,30 @@ fn misses(distances: &[u64], cold: u64, sizes: usize) -> Vec<u64> {
     misses
 }
 
-fn bump(counts: &mut Vec<u64>, at: usize) {
+fn bump(counts: &mut Vec<u64>, at: usize, weight: u64) {
     if counts.len() <= at {
         counts.resize(at + 1, 0);
     }
-    counts[at] += 1;
+    counts[at] += weight;
+}
+
+/// Whether a pass that follows 1 line in `2^shift` follows `line`: the
+/// top `shift` bits of its hash are clear, so that a line left behind by
+/// a higher shift is never followed again.
+#[inline]
+fn follows(line: u64, shift: u32) -> bool {
+    shift == 0 || mix(line) >> (64 - shift) == 0
+}
+
+/// A 64-bit mixer (splitmix64's finaliser), so that lines a stride apart
+/// are sampled as if at random.
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 fn add_at(counts: &mut Vec<i64>, at: usize, amount: i64) {
@@ -421,6 +591,8 @@ impl DramTraffic {
 pub struct LruCurve {
     line_bytes: u64,
     lines_touched: u64,
+    /// The pass ended following 1 line in `2^sample_shift`.
+    sample_shift: u32,
     /// Load misses at a cache of `c` lines (the last entry holds for every
     /// larger cache).
     load_misses: Vec<u64>,
@@ -437,10 +609,27 @@ impl LruCurve {
         self.line_bytes
     }
 
-    /// Distinct lines the kernel touched: a cache this large (in lines)
-    /// misses only the first time.
+    /// Distinct lines the kernel touched (estimated where the pass
+    /// sampled): a cache this large (in lines) misses only the first time.
     pub fn lines_touched(&self) -> u64 {
         self.lines_touched
+    }
+
+    /// The smallest cache (in lines) whose traffic the pass's sample
+    /// resolves: 1 where it followed every line; where it sampled 1 line
+    /// in `2^k`, the size that holds 64 of the lines it followed.
+    pub fn resolved_lines(&self) -> u64 {
+        if self.sample_shift == 0 {
+            1
+        } else {
+            SHOWN_LINES << self.sample_shift
+        }
+    }
+
+    /// The 1 line in how many the pass followed at its end: 1 where it
+    /// followed every line, and its figures are exact.
+    pub fn sampled_one_in(&self) -> u64 {
+        1 << self.sample_shift
     }
 
     /// The traffic through a cache of `lines` lines.
@@ -537,7 +726,7 @@ mod tests {
         for seed in 0..6 {
             let stream = random_stream(seed, 3000, 300);
             // Few stamps, so that renumbering happens many times.
-            let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4);
+            let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4, EXACT_TOUCHES);
             for &(line, reads, writes) in &stream {
                 sim.access(0, line * 64 + 8, 4, (reads, writes), 0);
             }
@@ -606,7 +795,8 @@ mod tests {
         for seed in 0..4 {
             let stream = random_stream(seed, 3000, 300);
             let probes: Vec<u64> = capacities.iter().map(|c| c * 64).collect();
-            let mut sim = LruSimulator::with_stamps(64, &[300 * 64], 4).probing(&probes);
+            let mut sim =
+                LruSimulator::with_stamps(64, &[300 * 64], 4, EXACT_TOUCHES).probing(&probes);
             for (i, &(line, reads, writes)) in stream.iter().enumerate() {
                 sim.access(0, line * 64 + 8, 4, (reads, writes), (i % 7) as u32);
             }
@@ -677,7 +867,7 @@ mod tests {
 
     #[test]
     fn renumbering_keeps_the_order_of_lines() {
-        let mut sim = LruSimulator::with_stamps(64, &[64 * 1000], 2);
+        let mut sim = LruSimulator::with_stamps(64, &[64 * 1000], 2, EXACT_TOUCHES);
         for round in 0..3 {
             for line in 0..10 {
                 sim.access(0, line * 64, 4, (true, round == 2), 0);
@@ -687,5 +877,73 @@ mod tests {
         assert_eq!(curve.at_lines(10).read_bytes, 10 * 64);
         assert_eq!(curve.at_lines(9).read_bytes, 30 * 64);
         assert_eq!(curve.at_lines(10).written_bytes, 10 * 64);
+    }
+
+    /// A stream with reuse at several distances: sweeps over 3,000 lines
+    /// (stores every fourth pass), a hot set of 40 lines, and loads
+    /// scattered over 60,000.
+    fn mixed_stream(len: usize) -> Vec<(u64, bool, bool)> {
+        use rand_core::Rng;
+        let mut rng = Pcg64Mcg::new(7);
+        (0..len)
+            .map(|i| match i % 4 {
+                0 | 1 => {
+                    let pass = i / 6_000;
+                    ((i / 2 % 3_000) as u64 + 100_000, true, pass % 4 == 3)
+                }
+                2 => (rng.next_u64() % 40 + 200_000, true, false),
+                _ => (rng.next_u64() % 60_000, true, false),
+            })
+            .collect()
+    }
+
+    fn curve_of(stream: &[(u64, bool, bool)], exact_touches: u64, probes: &[u64]) -> LruCurve {
+        let mut sim =
+            LruSimulator::with_stamps(64, &[300_000 * 64], 1 << 16, exact_touches).probing(probes);
+        for &(line, reads, writes) in stream {
+            sim.access(0, line * 64, 4, (reads, writes), 0);
+        }
+        sim.finish()
+    }
+
+    #[test]
+    fn a_long_stream_sampled_keeps_its_curve_and_its_ends_exact() {
+        let stream = mixed_stream(2_000_000);
+        let exact = curve_of(&stream, u64::MAX, &[]);
+        let sampled = curve_of(&stream, 100_000, &[]);
+        // 2,000,000 touches from 100,000 on: the rate halved five times.
+        assert_eq!(exact.sampled_one_in(), 1);
+        assert_eq!(sampled.sampled_one_in(), 32);
+        assert_eq!(sampled.resolved_lines(), 256 * 32);
+        // A cache that holds every line: exact, as are the lines touched.
+        assert_eq!(sampled.compulsory(), exact.compulsory());
+        assert_eq!(sampled.lines_touched(), exact.lines_touched());
+        // Away from a cliff of the curve (the sweep's at 3,000 lines and
+        // more, the scattered loads' at 60,000) a few percent off.
+        for lines in [8_192u64, 30_000, 70_000] {
+            let (want, got) = (
+                exact.at_lines(lines).total(),
+                sampled.at_lines(lines).total(),
+            );
+            let off = (got as f64 - want as f64).abs() / want as f64;
+            assert!(off < 0.05, "{lines} lines: {got} against {want}");
+        }
+    }
+
+    #[test]
+    fn the_smallest_probe_holds_the_rate_up() {
+        let stream = mixed_stream(2_000_000);
+        // 1 MiB of 64-byte lines: 16,384 lines, at least 4,096 followed.
+        let curve = curve_of(&stream, 100_000, &[1 << 20]);
+        assert_eq!(curve.sampled_one_in(), 4);
+        // A probe at the sweep's cliff: followed whole, exact there.
+        let exact = curve_of(&stream, u64::MAX, &[]);
+        let curve = curve_of(&stream, 100_000, &[3_100 * 64]);
+        assert_eq!(curve.sampled_one_in(), 1);
+        assert_eq!(curve.at_lines(3_100), exact.at_lines(3_100));
+        // A short stream is followed whole.
+        let curve = curve_of(&stream[..50_000], 100_000, &[]);
+        assert_eq!(curve.sampled_one_in(), 1);
+        assert_eq!(curve.resolved_lines(), 1);
     }
 }

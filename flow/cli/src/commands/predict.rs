@@ -15,11 +15,11 @@ use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::order::{device_order, traffic_in_device_order, OrderedDevice};
 use clflow_pipeline::profile::measured_or_datasheet;
 use clflow_pipeline::traffic::{
-    describe, device_cache, facts_at, line_sizes, parse_cache_option, probed_caches, DeviceCache,
+    describe, device_cache, facts_at, parse_cache_option, traffic_analysis, DeviceCache,
 };
 use clflow_pipeline::Session;
 use clflow_predict::{predict_all, KernelFacts, Measured, Model, Predictions};
-use clflow_traffic::{DeviceTraffic, TrafficAnalysis};
+use clflow_traffic::DeviceTraffic;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ fn predict_one(
         &input.module,
         Cow::Borrowed(&launch),
         &options,
-        TrafficAnalysis::new(&line_sizes(caches)).probing(&probed_caches(caches)),
+        traffic_analysis(caches),
         observer,
     );
     let (counted, traffic_report) = counted?;
