@@ -139,6 +139,81 @@ fn a_kernel_of_every_kind_of_op_runs_the_same_compiled() {
     assert_eq!(f64::from_le_bytes(doubles), 1000.5 / 3.0 + 278.5);
 }
 
+/// 64-bit integer arithmetic and shifts, float vectors' arithmetic, square
+/// roots, float and double division: the interpreter runs these a row of
+/// lanes at a time; every lane's value as Rust computes it, compiled and
+/// interpreted. A kernel of straight-line code, so that -O2 keeps each op
+/// apart.
+#[test]
+fn long_arithmetic_and_divisions_compute_the_same_both_ways() {
+    const SOURCE: &str = r#"
+__kernel void wide(__global ulong *u, __global float *f, __global double *d,
+                   __global float4 *v) {
+  size_t i = get_global_id(0);
+  ulong x = u[i], y = u[i + 64];
+  uint s = (uint)y & 63;
+  u[i] = (x * y + (x << s)) ^ ((x >> s) - y) ^ (ulong)((long)x >> s);
+  float a = f[i], b = f[i + 64];
+  f[i] = a / b;
+  f[i + 64] = sqrt(fabs(a)) + rsqrt(fabs(b));
+  d[i] = d[i] / d[i + 64] + d[i] * d[i + 64] - d[i + 64];
+  float4 p = v[i], q = v[i + 64];
+  v[i] = (p + q) / (p - q);
+  v[i + 64] = p * q;
+}"#;
+    let n = 64;
+    let us: Vec<u64> = (0..2 * n as u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 40))
+        .collect();
+    let fs: Vec<f32> = (0..2 * n).map(|i| (i as f32 - 60.0) * 0.37).collect();
+    let ds: Vec<f64> = (0..2 * n).map(|i| (i as f64 - 70.0) * 1.3e-5).collect();
+    let vs: Vec<f32> = (0..8 * n).map(|i| (i as f32 - 200.0) * 0.61).collect();
+    let u64s = |v: &[u64]| buffer("ulong", v.iter().flat_map(|x| x.to_le_bytes()).collect());
+    let vector = |v: &[f32]| buffer("float4", v.iter().flat_map(|x| x.to_le_bytes()).collect());
+    let r = both(
+        SOURCE,
+        "wide",
+        &[n as u64],
+        Some(&[n as u64]),
+        vec![u64s(&us), f32s(&fs), f64s(&ds), vector(&vs)],
+        RunOptions::default(),
+    )
+    .unwrap();
+    let word = |b: &[u8], i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
+    let floats = as_f32(&r.buffers[1].bytes);
+    for i in 0..n {
+        let (x, y) = (us[i], us[i + n]);
+        let s = (y & 63) as u32;
+        let want = (x.wrapping_mul(y).wrapping_add(x << s))
+            ^ (x >> s).wrapping_sub(y)
+            ^ ((x as i64) >> s) as u64;
+        assert_eq!(word(&r.buffers[0].bytes, i), want, "ulong lane {i}");
+        let (a, b) = (fs[i], fs[i + n]);
+        assert_eq!(floats[i].to_bits(), (a / b).to_bits(), "float lane {i}");
+        let rsqrt = (1.0 / (b.abs() as f64).sqrt()) as f32;
+        let roots = a.abs().sqrt() + rsqrt;
+        assert_eq!(floats[i + n].to_bits(), roots.to_bits(), "roots, lane {i}");
+        let vectors = as_f32(&r.buffers[3].bytes);
+        for c in 0..4 {
+            let (p, q) = (vs[4 * i + c], vs[4 * (i + n) + c]);
+            let (sum, product) = (vectors[4 * i + c], vectors[4 * (i + n) + c]);
+            assert_eq!(
+                sum.to_bits(),
+                ((p + q) / (p - q)).to_bits(),
+                "float4 lane {i}.{c}"
+            );
+            assert_eq!(product.to_bits(), (p * q).to_bits(), "float4 lane {i}.{c}");
+        }
+        let (a, b) = (ds[i], ds[i + n]);
+        let double = f64::from_bits(word(&r.buffers[2].bytes, i));
+        assert_eq!(
+            double.to_bits(),
+            (a / b + a * b - b).to_bits(),
+            "double lane {i}"
+        );
+    }
+}
+
 const FAULTY: &str = r#"
 __kernel void faulty(__global int *data, int bad, int divisor) {
   size_t i = get_global_id(0);

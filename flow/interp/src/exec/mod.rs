@@ -751,9 +751,22 @@ impl Runner<'_> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) =
-                            math::int_bin(op, bits, r!(l, a + i), r!(l, b + i))
-                                .map_err(|kind| (at, l, kind))?);
+                        let (d, x, y) = (dst + i, a + i, b + i);
+                        // The everyday 64-bit ops (a random generator's,
+                        // an index's) without a call a lane; `int_bin`'s
+                        // values.
+                        match (op, bits) {
+                            (IntOp::Add, 64) => binary!(d, x, y, u64::wrapping_add),
+                            (IntOp::Sub, 64) => binary!(d, x, y, u64::wrapping_sub),
+                            (IntOp::Mul, 64) => binary!(d, x, y, u64::wrapping_mul),
+                            (IntOp::Shl, 64) => binary!(d, x, y, |x, y| x << (y % 64)),
+                            (IntOp::LShr, 64) => binary!(d, x, y, |x, y| x >> (y % 64)),
+                            (IntOp::AShr, 64) => {
+                                binary!(d, x, y, |x, y| ((x as i64) >> (y % 64)) as u64)
+                            }
+                            _ => lanes!(l => r!(l, d) = math::int_bin(op, bits, r!(l, x), r!(l, y))
+                                .map_err(|kind| (at, l, kind))?),
+                        }
                     }
                 }
                 Op::IntUn {
@@ -808,8 +821,35 @@ impl Runner<'_> {
                     b,
                 } => {
                     for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) =
-                            math::float_bin(op, bits, r!(l, a + i), r!(l, b + i)));
+                        let (d, x, y) = (dst + i, a + i, b + i);
+                        // Vectors' arithmetic, division, and double
+                        // precision's, without a call a lane; `float_bin`'s
+                        // values (its f32 arithmetic through f64 rounds the
+                        // same).
+                        let f64_op = |f: fn(f64, f64) -> f64| {
+                            move |x: u64, y: u64| f(f64::from_bits(x), f64::from_bits(y)).to_bits()
+                        };
+                        match (op, bits) {
+                            (FloatOp::Add, 32) => {
+                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x + y))
+                            }
+                            (FloatOp::Sub, 32) => {
+                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x - y))
+                            }
+                            (FloatOp::Mul, 32) => {
+                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x * y))
+                            }
+                            (FloatOp::Div, 32) => {
+                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x / y))
+                            }
+                            (FloatOp::Add, 64) => binary!(d, x, y, f64_op(|x, y| x + y)),
+                            (FloatOp::Sub, 64) => binary!(d, x, y, f64_op(|x, y| x - y)),
+                            (FloatOp::Mul, 64) => binary!(d, x, y, f64_op(|x, y| x * y)),
+                            (FloatOp::Div, 64) => binary!(d, x, y, f64_op(|x, y| x / y)),
+                            _ => {
+                                lanes!(l => r!(l, d) = math::float_bin(op, bits, r!(l, x), r!(l, y)))
+                            }
+                        }
                     }
                 }
                 Op::FloatUn {
@@ -820,7 +860,19 @@ impl Runner<'_> {
                     a,
                 } => {
                     for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = math::float_un(op, bits, r!(l, a + i)));
+                        let (d, x) = (dst + i, a + i);
+                        // Square roots without a call a lane: `float_un`'s
+                        // values, computed as it computes them.
+                        let f32_via_f64 = |f: fn(f64) -> f64| {
+                            move |x: u64| {
+                                (f(f32::from_bits(x as u32) as f64) as f32).to_bits() as u64
+                            }
+                        };
+                        match (op, bits) {
+                            (FloatUnOp::Sqrt, 32) => unary!(d, x, f32_via_f64(f64::sqrt)),
+                            (FloatUnOp::Rsqrt, 32) => unary!(d, x, f32_via_f64(|x| 1.0 / x.sqrt())),
+                            _ => lanes!(l => r!(l, d) = math::float_un(op, bits, r!(l, x))),
+                        }
                     }
                 }
                 Op::FloatTer {
