@@ -14,7 +14,8 @@
 //! to 4,096 steps a work-item (a short walk's pages and lines stay in the
 //! TLB and caches for the work-items after it); the same walks storing
 //! alone, and copying one such table to another, give the rates of its
-//! stores (a CPU pays more for a walk of stores alone). Loads from a
+//! stores (a CPU pays more for a walk of stores alone). All of them again
+//! over a 16 MiB table, which the last-level cache keeps. Loads from a
 //! local table between a loop's barriers, at addresses that do not count
 //! up along the work-items, give the rate of the lanes a vectoriser
 //! gathers.
@@ -46,6 +47,12 @@ pub const ID: &str =
 /// longest is the walk of `OpCosts::page_strides_per_s`.
 pub const WALK_STEPS: [u32; 4] = [64, 256, 1024, 4096];
 
+/// The walk lengths through the small table: from where a walk leaves the
+/// first-level caches to past the second-level TLB's reach (2,048 pages on
+/// the machine these were chosen on, where the rate falls by half between
+/// 2,048 and 3,072 steps). Shorter walks take the 256 steps' rate.
+pub const SMALL_WALK_STEPS: [u32; 4] = [256, 1024, 2048, 4096];
+
 /// The table the walks step through: 128 MiB, an input of the size that
 /// kernels walk page by page, far beyond any core's own caches, its
 /// longest walk stepping 32 KiB (8 pages, as a loop over 8,192 work-items'
@@ -56,6 +63,14 @@ pub const WALK_STEPS: [u32; 4] = [64, 256, 1024, 4096];
 /// (0.15 G loads/s at 4,096 steps there, against 0.20 G/s over 128 MiB and
 /// the 0.19 G/s a pyopencl elementwise kernel's walk runs at).
 const WALK_TABLE_BYTES: u64 = 128 << 20;
+
+/// The same walks through 16 MiB ([`SMALL_WALK_STEPS`] long), which the
+/// last-level cache keeps from one work-item's walk to the next and from
+/// launch to launch, as a GEMM's walks down 4 MiB matrices find them
+/// (0.58 and 0.47 G loads/s at 1,024 and 2,048 steps here, against 0.30
+/// G/s at 1,024 over 128 MiB). The longest walk steps a page (4,096 steps
+/// of 4 KiB).
+const SMALL_WALK_TABLE_BYTES: u64 = 16 << 20;
 
 /// The kernels, with the operations each runs per work-item and trip.
 const KERNELS: [(&str, u64); 5] = [
@@ -119,48 +134,49 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let trips = calibrated("bench_cache_gather", &table)?;
     let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
     let cache_gathers_per_s = per_s(trips, ROUNDS, ns);
-    // Each work-item walks the table from its id on, `steps` steps.
-    let walked_items = WALK_TABLE_BYTES / 4;
-    let walk = |access: Access, steps: u32| {
-        [
-            uint_table("table", walked_items, access),
-            uint_arg("n", walked_items as u32),
-            uint_arg("step", (walked_items / u64::from(steps)) as u32),
-        ]
-    };
-    // Accesses per second of a walk kernel of `steps` steps a work-item,
-    // `per_step` accesses a step.
-    let walk_rate = |kernel: &str, args: &[LaunchArg], steps: u32, per_step: u64| {
-        let step = walked_items / u64::from(steps);
-        let steps_per_trip: u64 = (0..work_items.min(walked_items))
-            .map(|g| (walked_items - g).div_ceil(step))
-            .sum();
-        let trips = calibrated(kernel, args)?;
-        let ns = median_ns(kernel, args, trips, launches)?;
-        Ok::<f64, BenchError>(
-            (u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9),
-        )
-    };
-    let mut page_walks = WALK_STEPS.map(|steps| WalkRate {
-        steps,
-        loads_per_s: 0.0,
-        stores_per_s: 0.0,
-        copies_per_s: 0.0,
-    });
-    for w in &mut page_walks {
-        let steps = w.steps;
-        w.loads_per_s = walk_rate(
-            "bench_page_stride",
-            &walk(Access::ReadOnly, steps),
+    // Each work-item walks a table of `table_bytes` from its id on,
+    // `steps` steps: accesses per second of each walk kernel.
+    let walks = |table_bytes: u64, lengths: [u32; 4]| {
+        let items = table_bytes / 4;
+        let walk = |access: Access, steps: u32| {
+            [
+                uint_table("table", items, access),
+                uint_arg("n", items as u32),
+                uint_arg("step", (items / u64::from(steps)) as u32),
+            ]
+        };
+        // `per_step` accesses a step.
+        let walk_rate = |kernel: &str, args: &[LaunchArg], steps: u32, per_step: u64| {
+            let step = items / u64::from(steps);
+            let steps_per_trip: u64 = (0..work_items.min(items))
+                .map(|g| (items - g).div_ceil(step))
+                .sum();
+            let trips = calibrated(kernel, args)?;
+            let ns = median_ns(kernel, args, trips, launches)?;
+            Ok::<f64, BenchError>(
+                (u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9),
+            )
+        };
+        let mut rates = lengths.map(|steps| WalkRate {
             steps,
-            1,
-        )?;
-        let stores = walk(Access::ReadWrite, steps);
-        w.stores_per_s = walk_rate("bench_page_stride_store", &stores, steps, 1)?;
-        let mut copy = walk(Access::ReadOnly, steps).to_vec();
-        copy.push(uint_table("copy", walked_items, Access::ReadWrite));
-        w.copies_per_s = walk_rate("bench_page_stride_copy", &copy, steps, 2)?;
-    }
+            loads_per_s: 0.0,
+            stores_per_s: 0.0,
+            copies_per_s: 0.0,
+        });
+        for w in &mut rates {
+            let steps = w.steps;
+            let loads = walk(Access::ReadOnly, steps);
+            w.loads_per_s = walk_rate("bench_page_stride", &loads, steps, 1)?;
+            let stores = walk(Access::ReadWrite, steps);
+            w.stores_per_s = walk_rate("bench_page_stride_store", &stores, steps, 1)?;
+            let mut copy = loads.to_vec();
+            copy.push(uint_table("copy", items, Access::ReadWrite));
+            w.copies_per_s = walk_rate("bench_page_stride_copy", &copy, steps, 2)?;
+        }
+        Ok::<[WalkRate; 4], BenchError>(rates)
+    };
+    let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS)?;
+    let small_page_walks = walks(SMALL_WALK_TABLE_BYTES, SMALL_WALK_STEPS)?;
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -174,6 +190,8 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         page_strides_per_s: Some(page_walks[3].loads_per_s),
         page_walks: Some(page_walks),
         walk_table_bytes: Some(WALK_TABLE_BYTES),
+        small_page_walks: Some(small_page_walks),
+        small_walk_table_bytes: Some(SMALL_WALK_TABLE_BYTES),
         gathered_lanes_per_s: Some(rates[4]),
     })
 }

@@ -323,7 +323,12 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
         for pair in more.chunks(2) {
             let _ = writeln!(out, "        {}", pair.join(", "));
         }
-        if let Some(walks) = &costs.page_walks {
+        let tables = [
+            (costs.page_walks, costs.walk_table_bytes),
+            (costs.small_page_walks, costs.small_walk_table_bytes),
+        ];
+        for (walks, table) in tables {
+            let Some(walks) = walks else { continue };
             let column = |rate: fn(&clflow_devices::WalkRate) -> f64| {
                 let rates: Vec<String> = walks
                     .iter()
@@ -331,9 +336,12 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                     .collect();
                 rates.join("/")
             };
+            let through = table.map_or(String::new(), |bytes| {
+                format!(" through {} MiB", bytes >> 20)
+            });
             let _ = writeln!(
                 out,
-                "walks   {} steps a work-item, a page a step: {} G loads/s,\n        \
+                "walks   {} steps a work-item, a page or more a step{through}: {} G loads/s,\n        \
                  {} G stores/s storing alone, {} G accesses/s copying",
                 walks.map(|w| w.steps.to_string()).join("/"),
                 column(|w| w.loads_per_s),
@@ -503,6 +511,15 @@ mod tests {
                         copies_per_s: loads_per_s,
                     },
                 )),
+                small_walk_table_bytes: Some(16 << 20),
+                small_page_walks: Some([64, 256, 1024, 4096].map(|steps| {
+                    clflow_devices::WalkRate {
+                        steps,
+                        loads_per_s: 1e9,
+                        stores_per_s: 0.5e9,
+                        copies_per_s: 0.8e9,
+                    }
+                })),
                 gathered_lanes_per_s: Some(9e9),
             }),
         }
@@ -606,10 +623,14 @@ mod tests {
                  0.25 G trips/s of a float sum carried across a call\n        \
                  0.35 G loads/s a page apart in a work-item's walk, \
                  9.00 G gathered local loads/s\n\
-                 walks   64/256/1024/4096 steps a work-item, a page a step: \
-                 0.90/0.60/0.45/0.35 G loads/s,\n        \
+                 walks   64/256/1024/4096 steps a work-item, a page or more a step through \
+                 128 MiB: 0.90/0.60/0.45/0.35 G loads/s,\n        \
                  0.45/0.30/0.23/0.17 G stores/s storing alone, \
-                 0.90/0.60/0.45/0.35 G accesses/s copying\n"
+                 0.90/0.60/0.45/0.35 G accesses/s copying\n\
+                 walks   64/256/1024/4096 steps a work-item, a page or more a step through \
+                 16 MiB: 1.00/1.00/1.00/1.00 G loads/s,\n        \
+                 0.50/0.50/0.50/0.50 G stores/s storing alone, \
+                 0.80/0.80/0.80/0.80 G accesses/s copying\n"
             ),
             "{table}"
         );

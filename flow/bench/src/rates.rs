@@ -295,14 +295,10 @@ pub fn device_rates(
             cache_gathers_per_s: c.cache_gathers_per_s,
             carried_calls_per_s: c.carried_calls_per_s,
             page_strides_per_s: c.page_strides_per_s,
-            page_walks: c.page_walks.map(|walks| {
-                walks.map(|w| WalkRates {
-                    steps: w.steps,
-                    loads_per_s: w.loads_per_s,
-                    stores_per_s: w.stores_per_s,
-                    copies_per_s: w.copies_per_s,
-                })
-            }),
+            page_walks: c.page_walks.map(walk_rates),
+            walk_table_bytes: c.walk_table_bytes,
+            small_page_walks: c.small_page_walks.map(walk_rates),
+            small_walk_table_bytes: c.small_walk_table_bytes,
             gathered_lanes_per_s: c.gathered_lanes_per_s,
         }),
         simd: simd.map(|simd| Simd {
@@ -311,6 +307,16 @@ pub fn device_rates(
         }),
         notes,
     }
+}
+
+/// A profile's walks as the models take them.
+fn walk_rates(walks: [clflow_devices::WalkRate; 4]) -> [WalkRates; 4] {
+    walks.map(|w| WalkRates {
+        steps: w.steps,
+        loads_per_s: w.loads_per_s,
+        stores_per_s: w.stores_per_s,
+        copies_per_s: w.copies_per_s,
+    })
 }
 
 #[cfg(test)]
@@ -430,6 +436,13 @@ mod tests {
                 stores_per_s: 1.5e8,
                 copies_per_s: 3e8,
             })),
+            small_walk_table_bytes: Some(16 << 20),
+            small_page_walks: Some([64, 256, 1024, 4096].map(|steps| clflow_devices::WalkRate {
+                steps,
+                loads_per_s: 6e8,
+                stores_per_s: 3e8,
+                copies_per_s: 5e8,
+            })),
             gathered_lanes_per_s: Some(9e9),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
@@ -441,6 +454,12 @@ mod tests {
         let walks = costs.page_walks.unwrap();
         assert_eq!((walks[0].steps, walks[0].loads_per_s), (64, 3e8 * 64.0));
         assert_eq!((walks[3].stores_per_s, walks[3].copies_per_s), (1.5e8, 3e8));
+        let small = costs.small_page_walks.unwrap();
+        assert_eq!((small[2].steps, small[2].loads_per_s), (1024, 6e8));
+        assert_eq!(
+            (costs.walk_table_bytes, costs.small_walk_table_bytes),
+            (Some(128 << 20), Some(16 << 20))
+        );
         assert_eq!(costs.gathered_lanes_per_s, Some(9e9));
         assert!(!with_costs
             .notes

@@ -251,6 +251,12 @@ pub struct OpCosts {
     /// them), as clflow did before its table was fixed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walk_table_bytes: Option<u64>,
+    /// The same walks through a table the last-level cache keeps between
+    /// walks and launches (`small_walk_table_bytes`), at the same lengths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_page_walks: Option<[WalkRate; 4]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_walk_table_bytes: Option<u64>,
     /// Local loads between a loop's barriers at addresses that do not count
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -157,6 +157,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.page_strides = Some(summary.coalescing.page_strides());
     facts.page_stride_stores = Some(summary.coalescing.page_stride_stores());
     facts.page_walkers = Some(summary.coalescing.page_walkers);
+    facts.page_walk_bytes = Some(summary.coalescing.page_walk_bytes);
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);

@@ -138,6 +138,15 @@ pub struct OpCostRates {
     /// The same walk at other lengths, shortest first.
     #[serde(default)]
     pub page_walks: Option<[WalkRates; 4]>,
+    /// The bytes of the table those walks stepped through.
+    #[serde(default)]
+    pub walk_table_bytes: Option<u64>,
+    /// The same walks through a table the last-level cache keeps, and its
+    /// bytes (smaller than `walk_table_bytes`).
+    #[serde(default)]
+    pub small_page_walks: Option<[WalkRates; 4]>,
+    #[serde(default)]
+    pub small_walk_table_bytes: Option<u64>,
     /// Lanes of loads and stores a vectoriser gathers one at a time.
     #[serde(default)]
     pub gathered_lanes_per_s: Option<f64>,
@@ -156,29 +165,64 @@ pub struct WalkRates {
 
 impl OpCostRates {
     /// Page-strided accesses per second where a work-item makes `steps`
-    /// of them between two barriers, `store_share` of them stores. The
-    /// loads', the stores' and the copy's rates are each interpolated at
-    /// `steps` between the walks of as many page strides a work-item (in
-    /// the logarithm of the length; the longest's rate beyond it, the
-    /// shortest's below it), then by the share of stores: time per access
-    /// between the loads (none), the copy (half) and the stores (all). A
-    /// profile with one walk of loads gives its rate for every walk.
-    pub fn page_strides_at(&self, steps: f64, store_share: f64) -> Option<f64> {
+    /// of them between two barriers, `store_share` of them stores, over
+    /// buffers of `walked_bytes` in all. The loads', the stores' and the
+    /// copy's rates are each interpolated at `steps` between the walks of
+    /// as many page strides a work-item (in the logarithm of the length;
+    /// the longest's rate beyond it, the shortest's below it), then by the
+    /// share of stores: time per access between the loads (none), the copy
+    /// (half) and the stores (all). Where the profile timed the walks
+    /// through a table the last-level cache keeps too, time per access is
+    /// interpolated between the two tables in the logarithm of
+    /// `walked_bytes` (the small table's rate below it, the large one's
+    /// above). A profile with one walk of loads gives its rate for every
+    /// walk.
+    pub fn page_strides_at(
+        &self,
+        steps: f64,
+        store_share: f64,
+        walked_bytes: Option<u64>,
+    ) -> Option<f64> {
         let Some(walks) = self.page_walks else {
             return self.page_strides_per_s;
         };
-        let length = steps.max(1.0).log2();
-        let along = |per_step: f64, rate: fn(&WalkRates) -> f64| {
-            let points = walks.map(|w| ((f64::from(w.steps) * per_step).log2(), rate(&w)));
-            rate_at(&points, length)
-        };
-        let points = [
-            (0.0, along(1.0, |w| w.loads_per_s)?),
-            (0.5, along(2.0, |w| w.copies_per_s)?),
-            (1.0, along(1.0, |w| w.stores_per_s)?),
-        ];
-        rate_at(&points, store_share)
+        let large = walk_rate(&walks, steps, store_share)?;
+        match (
+            self.small_page_walks,
+            self.small_walk_table_bytes,
+            self.walk_table_bytes,
+            walked_bytes,
+        ) {
+            (Some(small), Some(small_bytes), Some(large_bytes), Some(walked))
+                if small_bytes < large_bytes =>
+            {
+                let small = walk_rate(&small, steps, store_share)?;
+                let points = [
+                    ((small_bytes as f64).log2(), small),
+                    ((large_bytes as f64).log2(), large),
+                ];
+                rate_at(&points, (walked.max(1) as f64).log2())
+            }
+            _ => Some(large),
+        }
     }
+}
+
+/// The rate of page-strided accesses in walks of `steps` steps a
+/// work-item, `store_share` of them stores, from one table's walks (see
+/// [`OpCostRates::page_strides_at`]).
+fn walk_rate(walks: &[WalkRates; 4], steps: f64, store_share: f64) -> Option<f64> {
+    let length = steps.max(1.0).log2();
+    let along = |per_step: f64, rate: fn(&WalkRates) -> f64| {
+        let points = walks.map(|w| ((f64::from(w.steps) * per_step).log2(), rate(&w)));
+        rate_at(&points, length)
+    };
+    let points = [
+        (0.0, along(1.0, |w| w.loads_per_s)?),
+        (0.5, along(2.0, |w| w.copies_per_s)?),
+        (1.0, along(1.0, |w| w.stores_per_s)?),
+    ];
+    rate_at(&points, store_share)
 }
 
 /// How a device runs work-items together: `width` at a time, in a vector

@@ -243,6 +243,9 @@ pub struct KernelFacts {
     pub page_stride_stores: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_walkers: Option<u64>,
+    /// The bytes of the buffers those walks step through, together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_walk_bytes: Option<u64>,
 }
 
 impl KernelFacts {
@@ -293,6 +296,7 @@ impl KernelFacts {
             page_strides: None,
             page_stride_stores: None,
             page_walkers: None,
+            page_walk_bytes: None,
         }
     }
 

@@ -232,6 +232,7 @@ mod tests {
                     sites: Vec::new(),
                     stretch_lines: 0,
                     page_walkers: 0,
+                    page_walk_bytes: 0,
                 },
             },
             levels: Vec::new(),

@@ -442,6 +442,10 @@ pub struct CoalescingSummary {
     /// between two barriers (see `CoalescingReport::page_walkers`).
     #[serde(default)]
     pub page_walkers: u64,
+    /// The bytes of the buffers the sites with page strides access,
+    /// together: how much memory the walks step through.
+    #[serde(default)]
+    pub page_walk_bytes: u64,
 }
 
 impl CoalescingSummary {
@@ -595,8 +599,28 @@ impl TrafficReport {
                 sites,
                 stretch_lines: self.coalescing.stretch_lines,
                 page_walkers: self.coalescing.page_walkers,
+                page_walk_bytes: self.page_walk_bytes(),
             },
         }
+    }
+
+    /// The bytes of the buffers that sites with page strides access, each
+    /// buffer once.
+    pub fn page_walk_bytes(&self) -> u64 {
+        let mut walked: Vec<u32> = self
+            .coalescing
+            .sites
+            .iter()
+            .filter(|s| s.page_strides > 0)
+            .flat_map(|s| s.buffers.iter().copied())
+            .collect();
+        walked.sort_unstable();
+        walked.dedup();
+        walked
+            .iter()
+            .filter_map(|&b| self.buffers.get(b as usize))
+            .map(|b| b.bytes)
+            .sum()
     }
 
     /// The hierarchical roofline's traffic through `cache` (the last level
@@ -792,6 +816,55 @@ mod tests {
             names(report.levels("4KiB/64".parse().unwrap(), &upper)),
             [("L1".to_string(), 16384), ("DRAM".to_string(), 16384)]
         );
+    }
+
+    /// The bytes the page walks step through: the buffers of the sites
+    /// that made page strides, each once, not those of the others.
+    #[test]
+    fn the_walks_bytes_are_their_buffers() {
+        let mut analysis = TrafficAnalysis::new(&[64]);
+        let buffer = |label: &str, bytes: u64| TraceBuffer {
+            label: label.into(),
+            space: "__global",
+            bytes,
+            read_only: false,
+        };
+        analysis.buffers(&[buffer("walked", 8 << 20), buffer("streamed", 1 << 20)]);
+        // Two work-items each walk 100 steps of 32 KiB through buffer 0
+        // and store one word of buffer 1.
+        let access = |site: u32, buffer: u32, offset: u64, item: u32, dispatch: u32| GlobalAccess {
+            offset,
+            buffer,
+            bytes: 4,
+            site,
+            dispatch,
+            item,
+            kind: clflow_counts::AccessKind::Load,
+            atomic: false,
+            phase: 0,
+        };
+        let mut accesses = Vec::new();
+        for k in 0..100u64 {
+            for item in 0..2u32 {
+                accesses.push(access(
+                    0,
+                    0,
+                    k * 32768 + 4 * u64::from(item),
+                    item,
+                    k as u32,
+                ));
+            }
+        }
+        for item in 0..2u32 {
+            accesses.push(GlobalAccess {
+                kind: clflow_counts::AccessKind::Store,
+                ..access(7, 1, 4 * u64::from(item), item, 1000)
+            });
+        }
+        analysis.work_group(0, &accesses);
+        let summary = analysis.finish().summary("1MiB/64".parse().unwrap());
+        assert!(summary.coalescing.page_strides() > 0);
+        assert_eq!(summary.coalescing.page_walk_bytes, 8 << 20);
     }
 
     /// A run past the exact stretch of the simulation: its summary says
