@@ -752,6 +752,22 @@ mod tests {
         assert!(spec("0.3").is_err());
     }
 
+    /// A load of word `w` of buffer 0, by work-item `w % 64` of dispatch
+    /// `w / 64` (64 work-items reading words in order).
+    fn word_load(w: u64) -> GlobalAccess {
+        GlobalAccess {
+            offset: 4 * w,
+            buffer: 0,
+            bytes: 4,
+            site: 0,
+            dispatch: (w / 64) as u32,
+            item: (w % 64) as u32,
+            kind: clflow_counts::AccessKind::Load,
+            atomic: false,
+            phase: 0,
+        }
+    }
+
     fn report_of(groups: &[Vec<GlobalAccess>], buffer_bytes: u64) -> TrafficReport {
         let mut analysis = TrafficAnalysis::new(&[64, 128, 64]);
         analysis.buffers(&[TraceBuffer {
@@ -769,19 +785,7 @@ mod tests {
     #[test]
     fn a_report_answers_at_any_size_and_sweeps_to_the_compulsory_traffic() {
         // Two work-groups each read the same 8 KiB (128 lines of 64 B).
-        let group: Vec<GlobalAccess> = (0..2048)
-            .map(|i| GlobalAccess {
-                offset: 4 * i,
-                buffer: 0,
-                bytes: 4,
-                site: 0,
-                dispatch: (i / 64) as u32,
-                item: (i % 64) as u32,
-                kind: clflow_counts::AccessKind::Load,
-                atomic: false,
-                phase: 0,
-            })
-            .collect();
+        let group: Vec<GlobalAccess> = (0..2048).map(word_load).collect();
         let report = report_of(&[group.clone(), group], 8192);
         assert_eq!(report.line_sizes(), [64, 128]);
         assert_eq!(report.accessed_bytes, 16384);
@@ -882,19 +886,7 @@ mod tests {
         // Every word of 16 MiB once, then the first quarter again:
         // 5,242,880 touches, past the 4,194,304 followed whole.
         let words = (0..WORDS).chain(0..WORDS / 4);
-        let all: Vec<GlobalAccess> = words
-            .map(|w| GlobalAccess {
-                offset: 4 * w,
-                buffer: 0,
-                bytes: 4,
-                site: 0,
-                dispatch: (w / 64) as u32,
-                item: (w % 64) as u32,
-                kind: clflow_counts::AccessKind::Load,
-                atomic: false,
-                phase: 0,
-            })
-            .collect();
+        let all: Vec<GlobalAccess> = words.map(word_load).collect();
         for (group, accesses) in all.chunks(1 << 16).enumerate() {
             analysis.work_group(group as u64, accesses);
         }
