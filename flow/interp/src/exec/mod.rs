@@ -705,9 +705,9 @@ impl Runner<'_> {
                     binary!(dst, a, b, |x, y| (x as u32).rotate_left(y as u32 % 32)
                         as u64)
                 }
-                Op::FAdd32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x + y)),
-                Op::FSub32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x - y)),
-                Op::FMul32 { dst, a, b } => binary!(dst, a, b, |x, y| f32_op(x, y, |x, y| x * y)),
+                Op::FAdd32 { dst, a, b } => binary!(dst, a, b, f32_add),
+                Op::FSub32 { dst, a, b } => binary!(dst, a, b, f32_sub),
+                Op::FMul32 { dst, a, b } => binary!(dst, a, b, f32_mul),
                 Op::SExt32 { dst, src } => unary!(dst, src, |x: u64| x as u32 as i32 as i64 as u64),
                 Op::SubXorRotl32 { dst, a, b, k } => {
                     lanes!(l => {
@@ -830,18 +830,10 @@ impl Runner<'_> {
                             move |x: u64, y: u64| f(f64::from_bits(x), f64::from_bits(y)).to_bits()
                         };
                         match (op, bits) {
-                            (FloatOp::Add, 32) => {
-                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x + y))
-                            }
-                            (FloatOp::Sub, 32) => {
-                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x - y))
-                            }
-                            (FloatOp::Mul, 32) => {
-                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x * y))
-                            }
-                            (FloatOp::Div, 32) => {
-                                binary!(d, x, y, |x, y| f32_op(x, y, |x, y| x / y))
-                            }
+                            (FloatOp::Add, 32) => binary!(d, x, y, f32_add),
+                            (FloatOp::Sub, 32) => binary!(d, x, y, f32_sub),
+                            (FloatOp::Mul, 32) => binary!(d, x, y, f32_mul),
+                            (FloatOp::Div, 32) => binary!(d, x, y, f32_div),
                             (FloatOp::Add, 64) => binary!(d, x, y, f64_op(|x, y| x + y)),
                             (FloatOp::Sub, 64) => binary!(d, x, y, f64_op(|x, y| x - y)),
                             (FloatOp::Mul, 64) => binary!(d, x, y, f64_op(|x, y| x * y)),
@@ -1793,6 +1785,27 @@ fn simd_use(per_block: &mut [[u64; 2]; SIMD_WIDTHS.len()], active: &[u32], len: 
 #[inline(always)]
 fn f32_op(x: u64, y: u64, f: impl Fn(f32, f32) -> f32) -> u64 {
     f(f32::from_bits(x as u32), f32::from_bits(y as u32)).to_bits() as u64
+}
+
+/// `float` arithmetic on registers, for the direct forms and the row loops.
+#[inline(always)]
+fn f32_add(x: u64, y: u64) -> u64 {
+    f32_op(x, y, |x, y| x + y)
+}
+
+#[inline(always)]
+fn f32_sub(x: u64, y: u64) -> u64 {
+    f32_op(x, y, |x, y| x - y)
+}
+
+#[inline(always)]
+fn f32_mul(x: u64, y: u64) -> u64 {
+    f32_op(x, y, |x, y| x * y)
+}
+
+#[inline(always)]
+fn f32_div(x: u64, y: u64) -> u64 {
+    f32_op(x, y, |x, y| x / y)
 }
 
 /// Lanes of a dense batch taken together by [`rows_binary`].
