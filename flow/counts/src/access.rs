@@ -91,6 +91,83 @@ pub trait AccessSink {
     fn pool(&self) -> Option<Arc<AccessPool>> {
         None
     }
+
+    /// The line size (bytes) at which the sink can take a work-group's
+    /// accesses as [`LineTouch`]es, where it can: what a compiled
+    /// work-group hands over, one work-item's touches after another's
+    /// (see [`AccessSink::reorders`]). `None`: every access, in order.
+    fn line_touches(&self) -> Option<u64> {
+        None
+    }
+
+    /// Asked after each work-group: whether, from here on, the sink
+    /// estimates what it finds, so that an order of accesses within a
+    /// work-group other than the batch's and a sample of whole traces do as
+    /// well. The run then hands most work-groups over as line touches
+    /// ([`AccessSink::take_lines`]) and traces a sample of them whole
+    /// ([`AccessSink::take_sample`]). Once true, it stays so.
+    fn reorders(&mut self) -> bool {
+        false
+    }
+
+    /// A compiled work-group's line touches (a large one's in several
+    /// calls), and the bytes its accesses moved (an atomic's twice).
+    fn take_lines(&mut self, group: u64, touches: Vec<LineTouch>, accessed_bytes: u64) {
+        let _ = (group, touches, accessed_bytes);
+        unreachable!("a run hands over line touches only where the sink takes them")
+    }
+
+    /// A work-group traced whole after the sink began to estimate
+    /// ([`AccessSink::reorders`]): it stands for `stands_for` work-groups
+    /// (itself and those after it handed over as line touches), or for
+    /// none but itself where it is 0 (it ran interpreted for another
+    /// reason).
+    fn take_sample(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
+        let _ = stands_for;
+        self.take_work_group(group, accesses);
+    }
+}
+
+/// Touches of one cache line by one work-item in a row: what compiled code
+/// hands over instead of each access (see [`AccessSink::line_touches`]).
+/// Touches of the line the work-item touched last fold into that one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct LineTouch {
+    /// The buffer (the top [`LineTouch::BUFFER_BITS`]) and the line in it.
+    pub key: u64,
+    /// The instruction that touched the line first.
+    pub site: u32,
+    /// [`LineTouch::READS`] where the first touch read, and
+    /// [`LineTouch::WRITES`] where any wrote.
+    pub kind: u32,
+}
+
+impl LineTouch {
+    pub const BUFFER_BITS: u32 = 22;
+    pub const LINE_BITS: u32 = 64 - Self::BUFFER_BITS;
+    pub const READS: u32 = 1;
+    pub const WRITES: u32 = 2;
+
+    pub fn key(buffer: u32, line: u64) -> u64 {
+        (u64::from(buffer) << Self::LINE_BITS) | line
+    }
+
+    pub fn buffer(&self) -> u32 {
+        (self.key >> Self::LINE_BITS) as u32
+    }
+
+    pub fn line(&self) -> u64 {
+        self.key & ((1 << Self::LINE_BITS) - 1)
+    }
+
+    pub fn reads(&self) -> bool {
+        self.kind & Self::READS != 0
+    }
+
+    pub fn writes(&self) -> bool {
+        self.kind & Self::WRITES != 0
+    }
 }
 
 /// Emptied access lists, kept for reuse. A traced run hands over a list a

@@ -43,7 +43,7 @@ mod types;
 pub use counts::{ByRole, CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError, Role};
 pub use error::{InterpError, TranslateError, Trap, TrapKind};
 pub use sample::{Sample, SampleReport, SampleSize};
-pub use trace::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+pub use trace::{AccessKind, AccessSink, GlobalAccess, LineTouch, TraceBuffer};
 
 use clflow_core::{AddressSpace, ArgValue, Launch};
 use counts::{LineCounts, Traffic, WorkKey};
@@ -607,9 +607,16 @@ impl Program {
                 })
                 .collect(),
             native: exec::native::Tiering::never(),
+            touch_shift: sink
+                .as_ref()
+                .and_then(|s| s.line_touches())
+                .map(u64::trailing_zeros),
         };
+        // A sink that takes line touches gets them from compiled code once
+        // it estimates (see `trace`); others need every access in order.
+        let traced_whole = sink.as_ref().is_some_and(|s| s.line_touches().is_none());
         let never = self
-            .interpreter_because(options, sink.is_some())
+            .interpreter_because(options, traced_whole)
             .or_else(|| exec::native::ineligible(&launched));
         launched.native = match (&never, options.tier) {
             (Some(_), _) | (None, Tier::Interpret) => exec::native::Tiering::never(),
@@ -673,6 +680,9 @@ impl Program {
             (Some(why), _) => Engine::Interpreted(why),
             (None, Some(Ok(_))) => Engine::Compiled,
             (None, Some(Err(why))) => Engine::Interpreted(why.clone()),
+            (None, None) if launched.touch_shift.is_some() => Engine::Interpreted(
+                "the run traces its accesses, and its sink never began to estimate".into(),
+            ),
             (None, None) => Engine::Interpreted(format!(
                 "it ran in under {} ms, too short to pay for compiling",
                 TIER_UP_AFTER.as_millis()
@@ -729,10 +739,10 @@ impl Program {
     /// Why a run with `options` (and a trace, where `traced`) needs the
     /// interpreter whatever the kernel: what it watches or measures is
     /// done there alone.
-    fn interpreter_because(&self, options: &RunOptions, traced: bool) -> Option<String> {
+    fn interpreter_because(&self, options: &RunOptions, traced_whole: bool) -> Option<String> {
         let why = if options.tier == Tier::Interpret {
             "asked to interpret"
-        } else if traced {
+        } else if traced_whole {
             "the run traces its accesses"
         } else if options.uninit {
             "the run follows undefined values"

@@ -15,13 +15,23 @@
 //! [`CHUNK_ACCESSES`] accesses (a long loop over global memory) is not held
 //! whole: its worker waits for the group's turn and hands it over in
 //! chunks, each ending where a memory instruction's dispatch ends.
+//!
+//! Where the sink estimates from some point on ([`AccessSink::reorders`]),
+//! the work-groups from a little after that point run compiled, except one
+//! in [`Tracing::every`], which is traced whole and stands for the others in the
+//! coalescing analysis; a compiled work-group hands over its line touches,
+//! one work-item's after another's ([`AccessSink::take_lines`]). Which
+//! work-group runs how depends on the stream alone, not on the threads'
+//! timing: the point is the first group that no worker can have started
+//! when the sink said so.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-pub use clflow_counts::access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
+pub use clflow_counts::access::{AccessKind, AccessSink, GlobalAccess, LineTouch, TraceBuffer};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many work-groups per worker may run ahead of the last delivered.
 const WINDOW_PER_THREAD: u64 = 2;
@@ -30,13 +40,39 @@ const WINDOW_PER_THREAD: u64 = 2;
 /// (32 MiB of them).
 pub const CHUNK_ACCESSES: usize = 1 << 20;
 
+/// Work-groups traced whole, at the least, of those after the sink began
+/// to estimate (where there are as many).
+const WHOLE_SAMPLES: u64 = 1024;
+
+/// One work-group in at most this many is traced whole then.
+const MOST_EVERY: u64 = 32;
+
 /// What a worker sends: a work-group's accesses, all of them or (for the
 /// group whose turn it is) the next chunk.
 pub(crate) struct Arrival {
     pub group: u64,
-    pub accesses: Vec<GlobalAccess>,
+    pub body: Body,
     /// The group's last accesses: the sink may go on to the next group.
     pub complete: bool,
+}
+
+/// A work-group's accesses as a run hands them over.
+pub(crate) enum Body {
+    /// Every access, in the order made; the group stands for `.1` groups
+    /// (1 but where it is a sample, see [`AccessSink::take_sample`]).
+    Accesses(Vec<GlobalAccess>, u64),
+    /// A compiled group's line touches, and the bytes its accesses moved.
+    Lines(Vec<LineTouch>, u64),
+}
+
+/// How a traced work-group runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Traced {
+    /// Interpreted, every access handed over; it stands for this many
+    /// work-groups.
+    Whole(u64),
+    /// Compiled, its line touches handed over.
+    Lines,
 }
 
 /// The delivery side shared by the workers: they send finished
@@ -46,15 +82,53 @@ pub(crate) struct Delivery {
     next: Mutex<u64>,
     moved: Condvar,
     window: u64,
+    /// Whether the launch may hand over line touches (its kernel compiles
+    /// and the sink takes them).
+    may_reorder: bool,
+    groups: u64,
+    /// The first work-group that may run compiled (`u64::MAX`: none yet),
+    /// and one in how many of those after it is traced whole.
+    from: AtomicU64,
+    every: AtomicU64,
 }
 
 impl Delivery {
-    pub fn new(threads: usize) -> Self {
+    pub fn new(threads: usize, groups: u64, may_reorder: bool) -> Self {
         Delivery {
             next: Mutex::new(0),
             moved: Condvar::new(),
             window: WINDOW_PER_THREAD * threads.max(1) as u64,
+            may_reorder,
+            groups,
+            from: AtomicU64::new(u64::MAX),
+            every: AtomicU64::new(1),
         }
+    }
+
+    /// How work-group `group` runs, asked once its turn to start has come
+    /// (`wait_turn`); `None`: as without a sink that reorders.
+    pub fn traced(&self, group: u64) -> Option<Traced> {
+        let from = self.from.load(Ordering::Acquire);
+        if group < from {
+            return None;
+        }
+        let every = self.every.load(Ordering::Acquire);
+        Some(if (group - from).is_multiple_of(every) {
+            Traced::Whole(every.min(self.groups - group))
+        } else {
+            Traced::Lines
+        })
+    }
+
+    /// Once the sink estimates: the first group no worker can have
+    /// started (every group below `next` plus the window may have), and
+    /// how often a group is traced whole.
+    fn start_reordering(&self, next: u64) {
+        let from = next + self.window;
+        let left = self.groups.saturating_sub(from);
+        let every = (left / WHOLE_SAMPLES).clamp(1, MOST_EVERY);
+        self.every.store(every, Ordering::Release);
+        self.from.store(from, Ordering::Release);
     }
 
     /// Blocks a worker about to run `group` while it is too far ahead;
@@ -90,24 +164,46 @@ impl Delivery {
 
     /// Hands every work-group that arrives to `sink` in order, until
     /// every sender is gone.
-    pub fn deliver(&self, arrivals: Receiver<Arrival>, sink: &mut dyn AccessSink) {
+    /// `compiled` compiles the kernel once the sink estimates, and says
+    /// whether it could: only then do work-groups run compiled.
+    pub fn deliver(
+        &self,
+        arrivals: Receiver<Arrival>,
+        sink: &mut dyn AccessSink,
+        compiled: &dyn Fn() -> bool,
+    ) {
         let mut held = BTreeMap::new();
         let mut next = 0;
+        let mut reordering = false;
         for arrival in arrivals {
             if !arrival.complete {
                 // A chunk comes only when its group's turn has come.
                 debug_assert_eq!(arrival.group, next);
-                sink.take_work_group(arrival.group, arrival.accesses);
+                hand(sink, arrival.group, arrival.body);
                 continue;
             }
-            held.insert(arrival.group, arrival.accesses);
-            while let Some(accesses) = held.remove(&next) {
-                sink.take_work_group(next, accesses);
+            held.insert(arrival.group, arrival.body);
+            while let Some(body) = held.remove(&next) {
+                hand(sink, next, body);
                 next += 1;
+                if self.may_reorder && !reordering && sink.reorders() && compiled() {
+                    reordering = true;
+                    // Before the workers hear of `next`: no group at or past
+                    // the point has started.
+                    self.start_reordering(next);
+                }
             }
             *self.next.lock().unwrap_or_else(|p| p.into_inner()) = next;
             self.moved.notify_all();
         }
+    }
+}
+
+fn hand(sink: &mut dyn AccessSink, group: u64, body: Body) {
+    match body {
+        Body::Accesses(accesses, 1) => sink.take_work_group(group, accesses),
+        Body::Accesses(accesses, stands_for) => sink.take_sample(group, accesses, stands_for),
+        Body::Lines(touches, accessed_bytes) => sink.take_lines(group, touches, accessed_bytes),
     }
 }
 

@@ -31,14 +31,15 @@ __kernel void gather(__global const float4 *in, __global const uint *index,
   if (get_local_id(0) == 0) atomic_inc(hits);
 }"#;
 
-/// `gather` over `n` float4s in groups of 32, work-item i reading `index(i)`.
-fn gather_launch(n: u32, index: impl Fn(u32) -> u32) -> clflow_core::Launch {
+/// `gather` over `n` float4s in groups of `local`, work-item i reading
+/// `index(i)`.
+fn gather_launch(n: u32, local: u64, index: impl Fn(u32) -> u32) -> clflow_core::Launch {
     let index: Vec<u32> = (0..n).map(index).collect();
     let input: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
     launch(
         "gather",
         &[n as u64],
-        Some(&[32]),
+        Some(&[local]),
         vec![
             f32s(&input),
             u32s(&index),
@@ -51,7 +52,7 @@ fn gather_launch(n: u32, index: impl Fn(u32) -> u32) -> clflow_core::Launch {
 #[test]
 fn every_access_arrives_in_work_group_order_with_its_work_item() {
     let n = 256u32;
-    let launch = gather_launch(n, |i| (i * 7) % n);
+    let launch = gather_launch(n, 32, |i| (i * 7) % n);
     let program = program(GATHER, "gather");
     let plain = program.run(&launch, &RunOptions::default()).unwrap();
     let mut recording = Recording::default();
@@ -215,7 +216,7 @@ __kernel void sum(__global const float *a, __global float *out, uint n) {
 
 #[test]
 fn a_run_counts_its_finished_work_groups_for_a_watcher() {
-    let launch = gather_launch(256, |i| i);
+    let launch = gather_launch(256, 32, |i| i);
     let program = program(GATHER, "gather");
     let progress = std::sync::Arc::new(clflow_interp::Progress::default());
     assert_eq!((progress.total(), progress.done()), (0, 0));
@@ -324,7 +325,7 @@ fn a_sink_that_asks_gets_local_accesses_with_the_barriers_passed() {
 
 fn program_gather_atomics(sink: &mut dyn AccessSink) {
     let program = program(GATHER, "gather");
-    let launch = gather_launch(64, |i| i);
+    let launch = gather_launch(64, 32, |i| i);
     program
         .run_traced(&launch, &RunOptions::default(), sink)
         .unwrap();
@@ -423,4 +424,212 @@ fn a_cpu_order_runs_each_work_item_up_to_its_barrier_before_the_next() {
     assert!(four[(4 * steps) as usize..(8 * steps) as usize]
         .iter()
         .all(|a| a.item >= 4));
+}
+
+/// A sink that estimates once it has taken `exact` work-groups whole, and
+/// then takes line touches of 64-byte lines.
+struct Estimating {
+    exact: u64,
+    whole: Vec<(u64, Vec<GlobalAccess>, u64)>,
+    lines: Vec<(u64, Vec<clflow_interp::LineTouch>, u64)>,
+}
+
+impl AccessSink for Estimating {
+    fn buffers(&mut self, _: &[TraceBuffer]) {}
+
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.whole.push((group, accesses.to_vec(), 1));
+    }
+
+    fn line_touches(&self) -> Option<u64> {
+        Some(64)
+    }
+
+    fn reorders(&mut self) -> bool {
+        self.whole.len() as u64 >= self.exact
+    }
+
+    fn take_lines(&mut self, group: u64, touches: Vec<clflow_interp::LineTouch>, bytes: u64) {
+        self.lines.push((group, touches, bytes));
+    }
+
+    fn take_sample(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
+        self.whole.push((group, accesses, stands_for));
+    }
+}
+
+/// A work-group's accesses as compiled code hands them over: each
+/// work-item's in the order it made them, as the 64-byte lines they
+/// touch, a touch of the line touched just before folding into it.
+fn as_line_touches(accesses: &[GlobalAccess], items: u32) -> (Vec<clflow_interp::LineTouch>, u64) {
+    use clflow_interp::LineTouch;
+    let mut touches: Vec<LineTouch> = Vec::new();
+    let mut bytes = 0;
+    for item in 0..items {
+        let mut last = u64::MAX;
+        for a in accesses.iter().filter(|a| a.item == item) {
+            let kind = match a.kind {
+                AccessKind::Load => LineTouch::READS,
+                AccessKind::Store => LineTouch::WRITES,
+                AccessKind::Atomic => LineTouch::READS | LineTouch::WRITES,
+            };
+            bytes += a.bytes as u64 * if a.kind == AccessKind::Atomic { 2 } else { 1 };
+            for line in a.offset / 64..=(a.offset + a.bytes as u64 - 1) / 64 {
+                let key = LineTouch::key(a.buffer, line);
+                if key == last {
+                    touches.last_mut().unwrap().kind |= kind & LineTouch::WRITES;
+                } else {
+                    touches.push(LineTouch {
+                        key,
+                        site: a.site,
+                        kind,
+                    });
+                    last = key;
+                }
+            }
+        }
+    }
+    (touches, bytes)
+}
+
+const UPDATE: &str = r#"
+__kernel void update(__global float *a, __global float2 *b) {
+  size_t i = get_global_id(0);
+  a[i] = a[i] * 3.0f;
+  if (i % 4 == 0) b[i / 4] = b[i / 4] * 0.5f;
+}"#;
+
+#[test]
+fn once_the_sink_estimates_compiled_work_groups_hand_over_their_line_touches() {
+    // 4,096 work-groups of 8: after the first 5, one in 3 is traced whole
+    // and stands for itself and the two compiled after it.
+    let n = 8 * 4096u32;
+    let update = launch(
+        "update",
+        &[n as u64],
+        Some(&[8]),
+        vec![
+            f32s(&vec![1.5; n as usize]),
+            f32s(&vec![0.5; n as usize / 2]),
+        ],
+    );
+    for (source, name, launch) in [
+        (GATHER, "gather", gather_launch(n, 8, |i| i / 2)),
+        (UPDATE, "update", update),
+    ] {
+        estimates_from_line_touches(&program(source, name), &launch);
+    }
+}
+
+/// Runs `launch` traced whole, interpreted, and for a sink that
+/// estimates after 5 work-groups: the same counts and outputs, and each
+/// work-group's accesses, whole or as line touches, are what the
+/// interpreter traced.
+fn estimates_from_line_touches(program: &clflow_interp::Program, launch: &clflow_core::Launch) {
+    let options = RunOptions {
+        threads: Some(3),
+        ..RunOptions::default()
+    };
+    let mut whole = Recording::default();
+    let interpreted = RunOptions {
+        tier: clflow_interp::Tier::Interpret,
+        ..options.clone()
+    };
+    let plain = program
+        .run_traced(launch, &interpreted, &mut whole)
+        .unwrap();
+    let mut estimating = Estimating {
+        exact: 5,
+        whole: Vec::new(),
+        lines: Vec::new(),
+    };
+    let run = program
+        .run_traced(launch, &options, &mut estimating)
+        .unwrap();
+    assert_eq!(run.buffers, plain.buffers);
+    assert_eq!(run.counts, plain.counts);
+
+    // Every group once, whole or as lines; the samples stand for all the
+    // groups from the first that may run compiled.
+    let mut groups: Vec<u64> = estimating.whole.iter().map(|w| w.0).collect();
+    groups.extend(estimating.lines.iter().map(|l| l.0));
+    groups.sort();
+    assert_eq!(groups, (0..4096).collect::<Vec<_>>());
+    let from = estimating.whole.iter().position(|w| w.2 != 1).unwrap() as u64;
+    assert!((5..5 + 2 * 3 * 2).contains(&from), "from group {from}");
+    let stood_for: u64 = estimating.whole[from as usize..].iter().map(|w| w.2).sum();
+    assert_eq!(stood_for, 4096 - from);
+    assert_eq!(
+        estimating.lines.len() as u64,
+        4096 - from - (4096 - from).div_ceil(3)
+    );
+
+    // A whole group is what the interpreter traced; a compiled one hands
+    // over its work-items' touches and bytes exactly.
+    // (Dispatch numbers count on per thread: only their changes tell.)
+    let renumbered = |accesses: &[GlobalAccess]| {
+        let mut n = 0;
+        let mut out = accesses.to_vec();
+        for k in 0..out.len() {
+            if k > 0 && accesses[k].dispatch != accesses[k - 1].dispatch {
+                n += 1;
+            }
+            out[k].dispatch = n;
+        }
+        out
+    };
+    for (group, accesses, _) in &estimating.whole {
+        let expected = renumbered(&whole.groups[*group as usize].1);
+        assert_eq!(renumbered(accesses), expected, "group {group}");
+    }
+    for (group, touches, bytes) in &estimating.lines {
+        let expected = as_line_touches(&whole.groups[*group as usize].1, 8);
+        assert_eq!(
+            (touches, bytes),
+            (&expected.0, &expected.1),
+            "group {group}"
+        );
+    }
+}
+
+/// The cache simulation and the coalescing analysis of a run whose
+/// work-groups run compiled once the simulation samples: what a cache that
+/// holds everything moves and the bytes accessed stay exact; the
+/// coalescing, from a sample of whole work-groups, comes within a few
+/// percent of the whole run's.
+#[test]
+fn a_sampled_simulation_fed_by_compiled_work_groups_keeps_its_exact_ends() {
+    let n = 8 * 4096u32;
+    let launch = gather_launch(n, 8, |i| i / 2);
+    let program = program(GATHER, "gather");
+    let analyse = |tier| {
+        let mut analysis = clflow_traffic::TrafficAnalysis::new(&[64]).sampling_after(20_000);
+        let options = RunOptions {
+            threads: Some(2),
+            tier,
+            ..RunOptions::default()
+        };
+        let run = program
+            .run_traced(&launch, &options, &mut analysis)
+            .unwrap();
+        (run, analysis.finish())
+    };
+    let (whole_run, whole) = analyse(clflow_interp::Tier::Interpret);
+    let (run, estimated) = analyse(clflow_interp::Tier::Auto);
+    assert_eq!(run.counts, whole_run.counts);
+    assert_eq!(run.buffers, whole_run.buffers);
+    assert_eq!(run.engine, clflow_interp::Engine::Compiled);
+    let (w, e) = (whole.curve(64).unwrap(), estimated.curve(64).unwrap());
+    assert!(w.sampled_one_in() > 1 && e.sampled_one_in() > 1);
+    assert_eq!(estimated.accessed_bytes, whole.accessed_bytes);
+    assert_eq!(e.compulsory(), w.compulsory());
+    assert_eq!(e.lines_touched(), w.lines_touched());
+    let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= 0.05 * b as f64;
+    let (we, ee) = (whole.coalescing.accesses(), estimated.coalescing.accesses());
+    assert!(close(ee.total(), we.total()), "{ee:?} {we:?}");
+    assert!(close(ee.coalesced(), we.coalesced()), "{ee:?} {we:?}");
+    let lines = |r: &clflow_traffic::TrafficReport| -> u64 {
+        r.coalescing.sites.iter().map(|s| s.lines).sum()
+    };
+    assert!(close(lines(&estimated), lines(&whole)));
 }

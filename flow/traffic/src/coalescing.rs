@@ -226,6 +226,9 @@ pub struct CoalescingAnalyzer {
     /// The work-group whose accesses came last (a large one comes in
     /// several lists).
     group: Option<u64>,
+    /// The work-groups it stands for (a sample's, see
+    /// [`CoalescingAnalyzer::sample`]): what its counts are multiplied by.
+    weight: u64,
     stretches: Stretches,
 }
 
@@ -299,7 +302,7 @@ struct Walk {
 impl WorkItemWalks {
     /// Follows a dispatch's accesses (one site's) along their work-items'
     /// walks.
-    fn follow(&mut self, site: u32, accesses: &[GlobalAccess]) {
+    fn follow(&mut self, site: u32, accesses: &[GlobalAccess], weight: u64) {
         let row = self.rows.entry(site).or_default();
         let credits = &mut self.credits;
         for a in accesses {
@@ -332,7 +335,7 @@ impl WorkItemWalks {
                     walk.run + 1
                 }
             } else {
-                credits.credit(site, a.item, walk);
+                credits.credit(site, a.item, walk, weight);
                 0
             };
             *walk = Walk {
@@ -346,15 +349,16 @@ impl WorkItemWalks {
         }
     }
 
-    /// Ends every walk: at the end of a work-group, and of the launch.
-    fn end_all(&mut self) {
+    /// Ends every walk: at the end of a work-group (which stands for
+    /// `weight`), and of the launch.
+    fn end_all(&mut self, weight: u64) {
         for (site, item) in self.running.drain(..) {
             if let Some(walk) = self
                 .rows
                 .get_mut(&site)
                 .and_then(|row| row.get_mut(item as usize))
             {
-                self.credits.credit(site, item, walk);
+                self.credits.credit(site, item, walk, weight);
                 walk.run = 0;
             }
         }
@@ -373,14 +377,14 @@ struct Credits {
 }
 
 impl Credits {
-    /// Counts `item`'s walk at `site` where it was long.
-    fn credit(&mut self, site: u32, item: u32, walk: &Walk) {
+    /// Counts `item`'s walk at `site` where it was long, `weight` times.
+    fn credit(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
         if walk.run < LONG_WALK {
             return;
         }
         let (strides, walks) = self.by_site.entry(site).or_default();
-        *strides += walk.run;
-        *walks += 1;
+        *strides += walk.run * weight;
+        *walks += weight;
         let at = item as usize;
         if at >= self.counted.len() {
             self.counted.resize(at + 1, (0, 0));
@@ -388,7 +392,7 @@ impl Credits {
         // Work-groups count from 1: (0, 0) is no stretch.
         if self.counted[at] != (walk.group, walk.phase) {
             self.counted[at] = (walk.group, walk.phase);
-            self.walkers += 1;
+            self.walkers += weight;
         }
     }
 }
@@ -404,6 +408,7 @@ impl CoalescingAnalyzer {
             gaps: Vec::new(),
             walks: WorkItemWalks::default(),
             group: None,
+            weight: 1,
             stretches: Stretches::default(),
         }
     }
@@ -411,9 +416,18 @@ impl CoalescingAnalyzer {
     /// Work-group `group`'s accesses, in the order they were made: all of
     /// them, or the next of the lists a large group comes in.
     pub fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.sample(group, accesses, 1);
+    }
+
+    /// [`CoalescingAnalyzer::work_group`] for a work-group that stands for
+    /// `stands_for` of them (itself and others like it, not traced): its
+    /// counts are multiplied by that. The longest stretch stays a maximum.
+    pub fn sample(&mut self, group: u64, accesses: &[GlobalAccess], stands_for: u64) {
         if self.group != Some(group) {
             self.group = Some(group);
-            self.walks.end_all();
+            // The walks of the group before end with its own weight.
+            self.walks.end_all(self.weight);
+            self.weight = stands_for;
             self.walks.group += 1;
             self.stretches.restart(0);
         }
@@ -470,8 +484,9 @@ impl CoalescingAnalyzer {
                 page_strides: 0,
                 page_walks: 0,
             });
-        stats.dispatches += 1;
-        self.walks.follow(site, accesses);
+        let weight = self.weight;
+        stats.dispatches += weight;
+        self.walks.follow(site, accesses, weight);
         // How far each access is from the next, where in the same buffer.
         let gaps = &mut self.gaps;
         gaps.clear();
@@ -502,14 +517,14 @@ impl CoalescingAnalyzer {
                     stats.buffers.push(access.buffer);
                 }
             }
-            stats.accesses.add(pattern, 1);
-            stats.bytes.add(pattern, access.bytes as u64);
+            stats.accesses.add(pattern, weight);
+            stats.bytes.add(pattern, access.bytes as u64 * weight);
         }
-        stats.lines += distinct_lines(accesses, self.line_shift, &mut self.lines);
+        stats.lines += weight * distinct_lines(accesses, self.line_shift, &mut self.lines);
     }
 
     pub fn finish(mut self) -> CoalescingReport {
-        self.walks.end_all();
+        self.walks.end_all(self.weight);
         let mut sites: Vec<SiteCoalescing> = self.sites.into_values().collect();
         for site in &mut sites {
             (site.page_strides, site.page_walks) = self
@@ -722,6 +737,42 @@ mod tests {
             }
         }
         assert_eq!(lines_in_order([(0, 4, 4), (0, 2, 2)].into_iter()), None);
+    }
+
+    /// A sample that stands for three work-groups counts as the three
+    /// would, walks and transactions included; the longest stretch stays
+    /// the longest.
+    #[test]
+    fn a_sample_counts_for_the_work_groups_it_stands_for() {
+        let walk: Vec<GlobalAccess> = (0..70u64)
+            .flat_map(|k| {
+                (0..2).map(move |item| GlobalAccess {
+                    dispatch: k as u32,
+                    ..access(item, 4 * u64::from(item) + k * 32768, 4, 0)
+                })
+            })
+            .collect();
+        let rows: Vec<GlobalAccess> = (0..16).map(|i| access(i, 4 * i as u64, 4, 1)).collect();
+        let mut sampled = CoalescingAnalyzer::new(64);
+        sampled.work_group(0, &rows);
+        sampled.sample(1, &walk, 3);
+        sampled.sample(2, &rows, 2);
+        let sampled = sampled.finish();
+        let each = analyse(&[
+            rows.clone(),
+            walk.clone(),
+            walk.clone(),
+            walk,
+            rows.clone(),
+            rows,
+        ]);
+        assert_eq!(sampled, each);
+        assert_eq!(sampled.page_walkers, 3 * 2);
+        let rows_site = sampled.sites.iter().find(|s| s.site == 1).unwrap();
+        assert_eq!(
+            (rows_site.dispatches, rows_site.accesses.contiguous),
+            (3, 3 * 16)
+        );
     }
 
     /// Two work-items each walk a site 32 KiB at a time (a grid-stride

@@ -26,7 +26,7 @@ pub use coalescing::{
 };
 pub use lru::{DramTraffic, LruCurve, LruSimulator};
 
-use clflow_counts::access::{AccessPool, Pooled};
+use clflow_counts::access::{AccessPool, LineTouch, Pooled};
 use clflow_counts::{AccessSink, GlobalAccess, SourceLine, TraceBuffer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -136,9 +136,26 @@ const STAGE_QUEUE: usize = 4;
 /// fifth of a traced run's time where groups are small.
 const BATCH_ACCESSES: usize = 1 << 16;
 
-/// Work-groups' access lists, in order and each with its group's index,
-/// handed to the stages together.
-type Batch = Arc<Vec<(u64, Pooled)>>;
+/// Work-groups' accesses, in order, handed to the stages together.
+type Batch = Arc<Vec<Delivered>>;
+
+/// What the run handed over of a work-group (or of part of a large one).
+#[derive(Debug)]
+enum Delivered {
+    /// Its accesses, in the order they were made; it stands for
+    /// `stands_for` work-groups in the coalescing analysis.
+    Accesses {
+        group: u64,
+        list: Pooled,
+        stands_for: u64,
+    },
+    /// A compiled work-group's line touches, at lines of
+    /// `1 << touch_shift` bytes.
+    Lines {
+        touches: Vec<LineTouch>,
+        touch_shift: u32,
+    },
+}
 
 /// A simulation running on a thread of its own, fed work-group by
 /// work-group in order.
@@ -151,14 +168,14 @@ struct Stage<R> {
 impl<R: Send + 'static> Stage<R> {
     fn spawn<S: Send + 'static>(
         mut state: S,
-        feed: fn(&mut S, u64, &[GlobalAccess]),
+        feed: fn(&mut S, &Delivered),
         done: fn(S) -> R,
     ) -> Stage<R> {
         let (queue, batches) = sync_channel::<Batch>(STAGE_QUEUE);
         let worker = std::thread::spawn(move || {
             for batch in batches {
-                for (group, accesses) in batch.iter() {
-                    feed(&mut state, *group, accesses);
+                for delivered in batch.iter() {
+                    feed(&mut state, delivered);
                 }
             }
             done(state)
@@ -179,10 +196,29 @@ impl<R: Send + 'static> Stage<R> {
     }
 }
 
-fn simulate(sim: &mut LruSimulator, _group: u64, accesses: &[GlobalAccess]) {
-    for a in accesses {
-        let kind = (a.kind.reads(), a.kind.writes());
-        sim.access(a.buffer, a.offset, a.bytes, kind, a.site);
+fn simulate(sim: &mut LruSimulator, delivered: &Delivered) {
+    match delivered {
+        Delivered::Accesses { list, .. } => {
+            for a in list.iter() {
+                let kind = (a.kind.reads(), a.kind.writes());
+                sim.access(a.buffer, a.offset, a.bytes, kind, a.site);
+            }
+        }
+        Delivered::Lines {
+            touches,
+            touch_shift,
+        } => sim.touches(touches, *touch_shift),
+    }
+}
+
+fn coalesce(analyzer: &mut CoalescingAnalyzer, delivered: &Delivered) {
+    if let Delivered::Accesses {
+        group,
+        list,
+        stands_for,
+    } = delivered
+    {
+        analyzer.sample(*group, list, *stands_for);
     }
 }
 
@@ -207,8 +243,15 @@ pub struct TrafficAnalysis {
     /// Where the run takes its access lists, and the stages give them back.
     pool: Arc<AccessPool>,
     /// Work-groups not yet handed to the stages, and their accesses.
-    pending: Vec<(u64, Pooled)>,
+    pending: Vec<Delivered>,
     pending_accesses: usize,
+    /// Line touches the largest line size's simulation has seen, counted
+    /// until `exact_limit`, from where the simulations sample
+    /// ([`lru::EXACT_TOUCHES`] unless a test asks for fewer).
+    exact_touches: u64,
+    exact_limit: u64,
+    /// Whether they do: the run may hand over line touches.
+    sampling: bool,
 }
 
 impl TrafficAnalysis {
@@ -237,6 +280,37 @@ impl TrafficAnalysis {
             pool: Arc::default(),
             pending: Vec::new(),
             pending_accesses: 0,
+            exact_touches: 0,
+            exact_limit: lru::EXACT_TOUCHES,
+            sampling: false,
+        }
+    }
+
+    /// Takes a list of accesses that stands for `stands_for` work-groups.
+    fn take(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
+        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
+        let shift = largest.trailing_zeros();
+        for a in &accesses {
+            // An atomic reads and writes its bytes.
+            let times = if a.kind.reads() && a.kind.writes() {
+                2
+            } else {
+                1
+            };
+            self.accessed_bytes += a.bytes as u64 * times;
+            if !self.sampling && a.bytes > 0 {
+                let end = a.offset + a.bytes as u64 - 1;
+                self.exact_touches += (end >> shift) - (a.offset >> shift) + 1;
+            }
+        }
+        self.pending_accesses += accesses.len();
+        self.pending.push(Delivered::Accesses {
+            group,
+            list: Pooled::new(accesses, Arc::clone(&self.pool)),
+            stands_for,
+        });
+        if self.pending_accesses >= BATCH_ACCESSES {
+            self.flush();
         }
     }
 
@@ -268,6 +342,13 @@ impl TrafficAnalysis {
     /// [`LruSimulator::resolving`]).
     pub fn resolving(mut self, cache_bytes: &[u64]) -> Self {
         self.resolved = cache_bytes.to_vec();
+        self
+    }
+
+    /// Samples after `touches` line touches rather than
+    /// [`lru::EXACT_TOUCHES`] (a test's short run reaches it).
+    pub fn sampling_after(mut self, touches: u64) -> Self {
+        self.exact_limit = touches;
         self
     }
 
@@ -307,19 +388,17 @@ impl AccessSink for TrafficAnalysis {
             .line_sizes
             .iter()
             .map(|&line| {
-                Stage::spawn(
-                    LruSimulator::new(line, &sizes)
-                        .probing(&self.probes)
-                        .resolving(&self.resolved),
-                    simulate,
-                    LruSimulator::finish,
-                )
+                let sim = LruSimulator::new(line, &sizes)
+                    .probing(&self.probes)
+                    .resolving(&self.resolved)
+                    .sampling_after(self.exact_limit);
+                Stage::spawn(sim, simulate, LruSimulator::finish)
             })
             .collect();
         self.coalescing = self.coalesce.then(|| {
             Stage::spawn(
                 CoalescingAnalyzer::new(self.line_sizes[0]),
-                CoalescingAnalyzer::work_group,
+                coalesce,
                 CoalescingAnalyzer::finish,
             )
         });
@@ -332,25 +411,43 @@ impl AccessSink for TrafficAnalysis {
     }
 
     fn take_work_group(&mut self, group: u64, accesses: Vec<GlobalAccess>) {
-        for a in &accesses {
-            // An atomic reads and writes its bytes.
-            let times = if a.kind.reads() && a.kind.writes() {
-                2
-            } else {
-                1
-            };
-            self.accessed_bytes += a.bytes as u64 * times;
+        self.take(group, accesses, 1);
+    }
+
+    fn pool(&self) -> Option<Arc<AccessPool>> {
+        Some(Arc::clone(&self.pool))
+    }
+
+    fn line_touches(&self) -> Option<u64> {
+        let caches: Vec<u64> = self.probes.iter().chain(&self.resolved).copied().collect();
+        let samples = |&line: &u64| LruSimulator::samples(line, &caches);
+        let smallest = self.line_sizes.iter().min().copied();
+        self.line_sizes.iter().all(samples).then_some(smallest)?
+    }
+
+    fn reorders(&mut self) -> bool {
+        if !self.sampling && self.exact_touches >= self.exact_limit && self.line_touches().is_some()
+        {
+            self.sampling = true;
         }
-        self.pending_accesses += accesses.len();
-        self.pending
-            .push((group, Pooled::new(accesses, Arc::clone(&self.pool))));
+        self.sampling
+    }
+
+    fn take_lines(&mut self, _group: u64, touches: Vec<LineTouch>, accessed_bytes: u64) {
+        self.accessed_bytes += accessed_bytes;
+        self.pending_accesses += touches.len();
+        let smallest = self.line_sizes.iter().min().copied().unwrap_or(1);
+        self.pending.push(Delivered::Lines {
+            touches,
+            touch_shift: smallest.trailing_zeros(),
+        });
         if self.pending_accesses >= BATCH_ACCESSES {
             self.flush();
         }
     }
 
-    fn pool(&self) -> Option<Arc<AccessPool>> {
-        Some(Arc::clone(&self.pool))
+    fn take_sample(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
+        self.take(group, accesses, stands_for);
     }
 }
 

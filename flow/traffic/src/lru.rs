@@ -47,6 +47,7 @@
 //! followed lines' scaled (it need not add up to the total exactly).
 
 use crate::fenwick::BitCounts;
+use clflow_counts::access::LineTouch;
 use serde::{Deserialize, Serialize};
 
 /// Line touches followed in full before the pass samples.
@@ -250,6 +251,12 @@ impl LruSimulator {
         1 << self.line_shift
     }
 
+    /// Samples after `touches` line touches rather than [`EXACT_TOUCHES`].
+    pub fn sampling_after(mut self, touches: u64) -> Self {
+        self.next_halving = touches;
+        self
+    }
+
     /// One access of `bytes` bytes at `offset` in buffer `buffer`; every
     /// line it spans is accessed in turn. Accesses outside the buffers
     /// (which the interpreter never makes) are ignored.
@@ -269,26 +276,59 @@ impl LruSimulator {
         let first = base + (offset >> self.line_shift);
         let last = base + ((offset + bytes as u64 - 1) >> self.line_shift);
         for line in first..=last.min(end.saturating_sub(1)) {
-            self.seen += 1;
-            if self.seen >= self.next_halving {
-                self.halve_rate();
+            self.line(line, reads, writes, site);
+        }
+    }
+
+    /// Line touches of a compiled work-group, one work-item's after
+    /// another's, each at lines of `1 << touch_shift` bytes (no larger
+    /// than this simulator's): each is a touch of the line holding it.
+    pub fn touches(&mut self, touches: &[LineTouch], touch_shift: u32) {
+        let down = self.line_shift - touch_shift;
+        for t in touches {
+            let b = t.buffer() as usize;
+            if b + 1 >= self.first_line.len() {
+                continue;
             }
-            let marks = &mut self.marks[line as usize];
-            if *marks == 0 {
-                *marks = TOUCHED;
-                self.exact.lines += 1;
-                if reads {
-                    self.exact.loads += 1;
-                } else if writes {
-                    self.exact.stores += 1;
-                }
+            let line = self.first_line[b] + (t.line() >> down);
+            if line < self.first_line[b + 1] {
+                self.line(line, t.reads(), t.writes(), t.site);
             }
-            if writes {
-                *marks |= STORED;
+        }
+    }
+
+    /// Whether a pass at lines of `line_bytes` that resolves caches of
+    /// these sizes ([`LruSimulator::resolving`]) samples a long stream:
+    /// not where one of them holds too few lines to follow half.
+    pub fn samples(line_bytes: u64, cache_bytes: &[u64]) -> bool {
+        let shift = line_bytes.trailing_zeros();
+        cache_bytes
+            .iter()
+            .all(|&bytes| (bytes >> shift) >> 1 >= RESOLVED_LINES)
+    }
+
+    /// One touch of `line` (an index into `lines`).
+    #[inline]
+    fn line(&mut self, line: u64, reads: bool, writes: bool, site: u32) {
+        self.seen += 1;
+        if self.seen >= self.next_halving {
+            self.halve_rate();
+        }
+        let marks = &mut self.marks[line as usize];
+        if *marks == 0 {
+            *marks = TOUCHED;
+            self.exact.lines += 1;
+            if reads {
+                self.exact.loads += 1;
+            } else if writes {
+                self.exact.stores += 1;
             }
-            if follows(line, self.shift) {
-                self.touch(line as u32, reads, writes, site);
-            }
+        }
+        if writes {
+            *marks |= STORED;
+        }
+        if follows(line, self.shift) {
+            self.touch(line as u32, reads, writes, site);
         }
     }
 
@@ -719,6 +759,38 @@ mod tests {
                 (line, kind != 1, kind == 1 || kind == 2)
             })
             .collect()
+    }
+
+    /// Line touches of 32-byte lines, two buffers' worth, give a 64-byte
+    /// pass what the accesses behind them give it, where each touch is the
+    /// access's first (a touch stands for the accesses folded into it,
+    /// which hit at every size).
+    #[test]
+    fn line_touches_count_as_the_accesses_they_stand_for() {
+        let stream = random_stream(7, 4000, 250);
+        let buffers = [150 * 64, 100 * 64];
+        let mut by_access = LruSimulator::with_stamps(64, &buffers, 8, EXACT_TOUCHES);
+        let mut by_touch = LruSimulator::with_stamps(64, &buffers, 8, EXACT_TOUCHES);
+        let mut touches = Vec::new();
+        for (k, &(line, reads, writes)) in stream.iter().enumerate() {
+            let (buffer, line) = if line < 150 {
+                (0, line)
+            } else {
+                (1, line - 150)
+            };
+            let site = k as u32 % 5;
+            by_access.access(buffer, line * 64 + 40, 8, (reads, writes), site);
+            let kind = u32::from(reads) * LineTouch::READS + u32::from(writes) * LineTouch::WRITES;
+            // The second half of the 64-byte line: 32-byte line 2k + 1.
+            let key = LineTouch::key(buffer, 2 * line + 1);
+            touches.push(LineTouch { key, site, kind });
+        }
+        by_touch.touches(&touches, 5);
+        let (a, t) = (by_access.finish(), by_touch.finish());
+        for lines in [1, 2, 5, 17, 100, 250, 1000] {
+            assert_eq!(a.at_lines(lines), t.at_lines(lines), "{lines} lines");
+        }
+        assert_eq!(a.lines_touched(), t.lines_touched());
     }
 
     #[test]

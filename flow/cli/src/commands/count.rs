@@ -65,7 +65,8 @@ access. Sizes take B, KiB, MiB or GiB (K, M, G and KB, MB, GB mean the same); th
 bytes unless given. Past its first 4,194,304 line touches the simulation follows a sample of
 the lines (chosen by a hash of the address, fewer as the run goes on, never fewer than 4,096 in
 the cache asked for) and says so: the figures there are estimates, those of a cache that holds
-every line stay exact.
+every line stay exact. From there on the work-groups run compiled, one work-item after another,
+but for a sample of them traced whole for the coalescing table (see the README).
 
 Faults: a work-item that accesses memory out of bounds, through a NULL, invalid or misaligned
 pointer, or divides by zero is stopped there, and the count goes on without it. Each fault

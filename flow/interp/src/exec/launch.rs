@@ -266,6 +266,9 @@ pub struct Launched<'a> {
     pub undefined: super::GlobalShadow,
     /// Whether and when the compiled tier takes the launch over.
     pub native: super::native::Tiering,
+    /// Where a traced run's compiled work-groups hand over line touches:
+    /// the lines' size, as a shift (`AccessSink::line_touches`).
+    pub touch_shift: Option<u32>,
 }
 
 /// Which work-groups a run takes, and what it keeps of each.
@@ -342,7 +345,8 @@ pub fn run_groups(
     // order) still run, so that the fault reported is always the first
     // group's, however the threads interleave.
     let first_fault = AtomicU64::new(u64::MAX);
-    let delivery = Delivery::new(threads);
+    let may_reorder = sink.as_ref().is_some_and(|s| s.line_touches().is_some());
+    let delivery = Delivery::new(threads, groups, may_reorder);
     let locals = sink.as_ref().is_some_and(|s| s.wants_local());
     let pool = sink.as_ref().and_then(|s| s.pool());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
@@ -369,11 +373,17 @@ pub fn run_groups(
             let before = selection
                 .tally
                 .map(|_| (runner.partial.hits.clone(), runner.partial.traffic));
-            runner.run_group(selection.group(g)).map_err(|fault| {
-                first_fault.fetch_min(g, Ordering::Relaxed);
-                (g, fault)
-            })?;
-            launch.native.check(launch);
+            let traced = if tracing { delivery.traced(g) } else { None };
+            runner
+                .run_group(selection.group(g), traced)
+                .map_err(|fault| {
+                    first_fault.fetch_min(g, Ordering::Relaxed);
+                    (g, fault)
+                })?;
+            if !tracing {
+                // A traced run compiles once the sink estimates (below).
+                launch.native.check(launch);
+            }
             if let (Some(weights), Some(before)) = (selection.tally, before) {
                 let sum = tally(weights, &runner.partial, &before);
                 runner.partial.tallies.push(sum);
@@ -400,7 +410,8 @@ pub fn run_groups(
                 .collect();
             drop(sender);
             if let Some(sink) = sink {
-                delivery.deliver(arrivals, sink);
+                let compiled = || launch.native.now(launch).is_some();
+                delivery.deliver(arrivals, sink, &compiled);
             }
             workers
                 .into_iter()

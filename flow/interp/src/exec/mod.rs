@@ -62,6 +62,7 @@ use crate::error::TrapKind;
 use crate::memory::{self, Arena, SPACE_LOCAL};
 use crate::opencl_std as math;
 use crate::trace::AccessKind;
+use crate::trace::Traced;
 use crate::ItemOrder;
 use builtins::{builtin, geometric};
 use mem::Mem;
@@ -231,22 +232,40 @@ impl<'a> Runner<'a> {
                 phase: 0,
                 atomic: false,
                 local_base: locals.then_some(launch.global.buffers.len() as u32),
+                stands_for: 1,
+                lines: Vec::new(),
+                accessed: 0,
+                compiled: false,
                 outlet,
             }),
         }
     }
 
-    pub fn run_group(&mut self, index: u64) -> Result<(), Fault> {
+    /// Runs work-group `index`; where its accesses are traced, as
+    /// `traced` says (`None`: interpreted, each access handed over).
+    pub(crate) fn run_group(&mut self, index: u64, traced: Option<Traced>) -> Result<(), Fault> {
         let g = self.launch.geometry;
         let group = g.group_of(index);
-        if let Some(native) = self.launch.native.native() {
-            return native.run_group(self.launch, index, &mut self.partial);
+        let native = self.launch.native.native();
+        match (&mut self.trace, native) {
+            (Some(recorder), native) => {
+                recorder.group = index;
+                recorder.stands_for = match traced {
+                    Some(Traced::Whole(n)) => n,
+                    _ => 1,
+                };
+                recorder.compiled = traced == Some(Traced::Lines) && native.is_some();
+                if let (true, Some(native)) = (recorder.compiled, native) {
+                    return native.run_group(self.launch, index, &mut self.partial, Some(recorder));
+                }
+            }
+            (None, Some(native)) => {
+                return native.run_group(self.launch, index, &mut self.partial, None);
+            }
+            (None, None) => {}
         }
         self.group = group;
         self.index = index;
-        if let Some(recorder) = &mut self.trace {
-            recorder.group = index;
-        }
         reset_arena(&mut self.local);
         // Each work-group starts its predictors afresh, so that what they
         // count does not hang on which thread ran the group before.

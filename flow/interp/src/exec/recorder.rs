@@ -1,7 +1,9 @@
 //! Where a traced run's work-groups record their accesses, and hand them
 //! over to the sink (see `crate::trace`).
 
-use crate::trace::{AccessKind, Arrival, Arrivals, Delivery, GlobalAccess, CHUNK_ACCESSES};
+use crate::trace::{
+    AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, CHUNK_ACCESSES,
+};
 use clflow_counts::access::AccessPool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,6 +35,14 @@ pub(super) struct Recorder<'a> {
     /// Where `__local` accesses are traced too: the stream's index of the
     /// first local buffer (the global buffers come before).
     pub(super) local_base: Option<u32>,
+    /// How many work-groups the one being traced whole stands for.
+    pub(super) stands_for: u64,
+    /// A compiled work-group's line touches (compiled code writes them,
+    /// `native::TouchOut`), and the bytes its accesses moved; whether the
+    /// group being run is one.
+    pub(super) lines: Vec<LineTouch>,
+    pub(super) accessed: u64,
+    pub(super) compiled: bool,
     pub(super) outlet: Outlet<'a>,
 }
 
@@ -53,12 +63,19 @@ impl Recorder<'_> {
     /// or a chunk, once the group's turn has come. A chunk whose turn never
     /// comes (an earlier group faulted) is dropped: the run fails anyway.
     pub(super) fn hand_over(&mut self, complete: bool) {
-        let capacity = self.accesses.len().min(CHUNK_ACCESSES);
-        let fresh = match &self.outlet.pool {
-            Some(pool) => pool.take(capacity),
-            None => Vec::with_capacity(capacity),
+        let body = if self.compiled {
+            let capacity = self.lines.len().min(CHUNK_ACCESSES);
+            let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
+            Body::Lines(lines, std::mem::take(&mut self.accessed))
+        } else {
+            let capacity = self.accesses.len().min(CHUNK_ACCESSES);
+            let fresh = match &self.outlet.pool {
+                Some(pool) => pool.take(capacity),
+                None => Vec::with_capacity(capacity),
+            };
+            let accesses = std::mem::replace(&mut self.accesses, fresh);
+            Body::Accesses(accesses, self.stands_for)
         };
-        let accesses = std::mem::replace(&mut self.accesses, fresh);
         let out = &self.outlet;
         let group = self.group;
         let stop = || group > out.first_fault.load(Ordering::Relaxed);
@@ -66,7 +83,7 @@ impl Recorder<'_> {
             // The sink side is gone only when this run is over anyway.
             let _ = out.arrivals.send(Arrival {
                 group,
-                accesses,
+                body,
                 complete,
             });
         }

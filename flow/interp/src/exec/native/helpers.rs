@@ -9,6 +9,7 @@ use crate::exec::builtins::builtin;
 use crate::exec::mem::Mem;
 use crate::memory::Arena;
 use crate::opencl_std as math;
+use crate::trace::CHUNK_ACCESSES;
 
 /// `eval(env, pc, lane, a, b, c)`: lane `lane` of the op at `pc` on its
 /// operands' values in that lane; a fault (an integer division by zero)
@@ -78,4 +79,23 @@ pub(super) extern "C" fn fault(env: *mut Env, pc: u32, pointer: u64, bytes: u64,
         Ok(_) => TrapKind::BadPointer { value: pointer },
     };
     env.keep(pc, kind);
+}
+
+/// `more_touches(env)`: the room for line touches is full: compiled code
+/// writes on into new room once this returns.
+pub(super) type MoreTouches = extern "C" fn(*mut Env);
+
+pub(super) extern "C" fn more_touches(env: *mut Env) {
+    // SAFETY: as in `eval`.
+    let env = unsafe { &mut *env };
+    env.keep_touches();
+    // SAFETY: compiled code calls this only where the group is traced,
+    // with `recorder` the one `Native::run_group` was handed.
+    let recorder = unsafe { &mut *env.recorder };
+    if recorder.lines.len() >= CHUNK_ACCESSES {
+        recorder.hand_over(false);
+    }
+    // The last touch may be gone: the next one starts a new.
+    env.touches.last = u64::MAX;
+    env.room();
 }

@@ -28,10 +28,12 @@ mod live;
 pub(crate) use live::{reads_writes, Spans};
 mod provenance;
 
+use super::recorder::Recorder;
 use super::{Fault, Launched, Partial};
 use crate::bytecode::Op;
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, BufferView};
+use crate::trace::{LineTouch, CHUNK_ACCESSES};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
@@ -45,6 +47,21 @@ use std::time::{Duration, Instant};
 /// starts it, k + 1 goes on after barrier site k. Returns 0 at its end, 1
 /// after a fault kept in `env`, k + 2 at barrier site k.
 type KernelFn = unsafe extern "C" fn(*mut Env, *const u64, *mut u64, *mut u64, u64) -> u64;
+
+/// Where compiled code writes a traced work-group's line touches: into
+/// the room its recorder's list has (`Recorder::lines`), a touch of the
+/// line it touched last folding into that one.
+#[repr(C)]
+struct TouchOut {
+    /// Where the next touch goes, and the end of the room.
+    next: *mut LineTouch,
+    end: *mut LineTouch,
+    /// The key of the work-item's last touch (`LineTouch::key`),
+    /// `u64::MAX` as it starts or goes on after a barrier.
+    last: u64,
+    /// Bytes accessed (an atomic's twice).
+    accessed: u64,
+}
 
 /// What compiled code and its helpers share for one work-item.
 #[repr(C)]
@@ -62,6 +79,43 @@ pub(crate) struct Env<'a> {
     launch: &'a Launched<'a>,
     group: [u64; 3],
     local_id: [u64; 3],
+    touches: TouchOut,
+    /// The traced work-group's recorder (null where untraced), whose list
+    /// `touches` writes into.
+    recorder: *mut Recorder<'a>,
+}
+
+impl<'a> Env<'a> {
+    /// Room for touches after the `recorder`'s list as it stands.
+    fn room(&mut self) {
+        // SAFETY: `recorder` is the one `Native::run_group` was handed,
+        // borrowed for the whole group; nothing else uses it meanwhile.
+        let lines = unsafe { &mut (*self.recorder).lines };
+        if lines.spare_capacity_mut().is_empty() {
+            lines.reserve(lines.len().clamp(1024, CHUNK_ACCESSES));
+        }
+        let spare = lines.spare_capacity_mut().as_mut_ptr_range();
+        self.touches.next = spare.start.cast();
+        self.touches.end = spare.end.cast();
+    }
+
+    /// Takes the touches compiled code wrote into the recorder's list.
+    fn keep_touches(&mut self) {
+        if self.recorder.is_null() {
+            return;
+        }
+        // SAFETY: as in `room`; compiled code wrote whole `LineTouch`es
+        // from the list's end up to `next`, inside the room `room` gave.
+        unsafe {
+            let lines = &mut (*self.recorder).lines;
+            let written = self
+                .touches
+                .next
+                .offset_from(lines.as_ptr().add(lines.len()));
+            lines.set_len(lines.len() + written as usize);
+            (*self.recorder).accessed += std::mem::take(&mut self.touches.accessed);
+        }
+    }
 }
 
 impl Env<'_> {
@@ -196,11 +250,14 @@ impl Native {
     /// `Launched::keep_going`, the faults that stop one work-item. With
     /// barriers, each runs to the next barrier in turn, and the group goes
     /// on once all wait at the same one (or have been stopped).
-    pub(super) fn run_group(
+    ///
+    /// With a `recorder`, each work-item's line touches go to its list.
+    pub(super) fn run_group<'a>(
         &self,
-        launch: &Launched<'_>,
+        launch: &'a Launched<'a>,
         index: u64,
         partial: &mut Partial,
+        recorder: Option<&mut Recorder<'a>>,
     ) -> Result<(), Fault> {
         let g = &launch.geometry;
         let group = g.group_of(index);
@@ -219,7 +276,6 @@ impl Native {
                 }
             }
         }
-        let global_id = |item: usize| [ids[item][0], ids[item][1], ids[item][2]];
         // Fresh for each work-group and each work-item, as the
         // interpreter's arenas are; where work-items wait at barriers, each
         // keeps its own private memory and registers.
@@ -252,7 +308,43 @@ impl Native {
             launch,
             group,
             local_id: [0; 3],
+            touches: TouchOut {
+                next: std::ptr::null_mut(),
+                end: std::ptr::null_mut(),
+                last: u64::MAX,
+                accessed: 0,
+            },
+            recorder: recorder.map_or(std::ptr::null_mut(), |r| r as *mut Recorder<'a>),
         };
+        if !env.recorder.is_null() {
+            env.room();
+        }
+        let ran = self.run_items(
+            &mut env,
+            (&ids, slots),
+            (&mut private, &mut state),
+            partial,
+            index,
+        );
+        env.keep_touches();
+        ran
+    }
+
+    /// Runs a group's work-items (`Native::run_group`), each on from where
+    /// it stopped, until all are done.
+    fn run_items(
+        &self,
+        env: &mut Env<'_>,
+        (ids, slots): (&[[u64; 9]], usize),
+        (private, state): (&mut [u8], &mut [u64]),
+        partial: &mut Partial,
+        index: u64,
+    ) -> Result<(), Fault> {
+        let launch = env.launch;
+        let items = ids.len();
+        let private_bytes = launch.program.private.total() as usize;
+        let state_words = launch.regs.len() + 1;
+        let global_id = |item: usize| [ids[item][0], ids[item][1], ids[item][2]];
         let mut at = vec![Item::Start; items];
         loop {
             for (item, at) in at.iter_mut().enumerate() {
@@ -274,6 +366,7 @@ impl Native {
                 env.private = mine.as_mut_ptr();
                 let hits = partial.hits.as_mut_ptr();
                 let registers = state[slot * state_words..].as_mut_ptr();
+                env.touches.last = u64::MAX;
                 // SAFETY: `run` was compiled for this launch, whose
                 // buffers (`_views`) outlive the call; `env` points at
                 // arenas of the sizes its layouts (`_layouts`) give and
@@ -281,8 +374,7 @@ impl Native {
                 // restores; `ids` holds the nine ids it reads and `hits`
                 // one count per block of the program (every block index
                 // it adds to).
-                let status =
-                    unsafe { (self.run)(&mut env, these.as_ptr(), hits, registers, resume) };
+                let status = unsafe { (self.run)(env, these.as_ptr(), hits, registers, resume) };
                 *at = match status {
                     0 => Item::Done,
                     1 => {
@@ -410,6 +502,16 @@ impl Tiering {
     /// The compiled kernel, once there is one.
     pub(super) fn native(&self) -> Option<&Native> {
         self.compiled.get().and_then(|c| c.as_ref().ok())
+    }
+
+    /// The compiled kernel, compiled now if the launch may run compiled
+    /// and it is not yet (one thread compiles, the others wait for it).
+    pub(crate) fn now(&self, launch: &Launched<'_>) -> Option<&Native> {
+        if self.after.is_none() && self.compiled.get().is_none() {
+            return None;
+        }
+        let compiled = self.compiled.get_or_init(|| Native::compile(launch));
+        compiled.as_ref().ok()
     }
 
     /// Compiles `launch`'s kernel if it is time (one thread compiles, the

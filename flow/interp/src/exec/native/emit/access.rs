@@ -4,9 +4,12 @@
 
 use super::{ArenaView, Emitter};
 use crate::bytecode::Reg;
+use crate::exec::native::helpers;
+use crate::exec::native::{Env, TouchOut};
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
+use crate::trace::LineTouch;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlags, Value};
 
 /// The lines an access touches: read, written, or both (an atomic).
@@ -32,6 +35,17 @@ struct Access {
 /// Loads of what does not change while the kernel runs (views, layouts,
 /// the arenas' addresses): the code generator may move and merge them.
 pub(super) const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_move();
+
+/// `Env::touches`'s fields, by offset from `Env`.
+const TOUCHES: usize = std::mem::offset_of!(Env, touches);
+const TOUCH_NEXT: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, next)) as i32;
+const TOUCH_END: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, end)) as i32;
+const TOUCH_LAST: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, last)) as i32;
+const TOUCH_ACCESSED: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, accessed)) as i32;
+/// A `LineTouch`'s fields and size.
+const TOUCH_SITE: i32 = std::mem::offset_of!(LineTouch, site) as i32;
+const TOUCH_KIND: i32 = std::mem::offset_of!(LineTouch, kind) as i32;
+const TOUCH_BYTES: i64 = std::mem::size_of::<LineTouch>() as i64;
 
 /// `BufferView`'s fields, by offset.
 const VIEW_BYTES: i64 = std::mem::size_of::<BufferView>() as i64;
@@ -59,7 +73,7 @@ impl Emitter<'_, '_> {
         let done = self.b.create_block();
         self.b.append_block_param(done, self.pointer);
         if let Some(buffer) = self.known.get(ptr.index()).copied().flatten() {
-            self.known_access(p, buffer, (size, n, align, touch), done);
+            self.known_access(p, buffer, (size, n, align, touch), (pc, done));
         }
         let space = self.b.ins().ushr_imm(p, 62);
         let buffer = self.b.ins().ushr_imm(p, 40);
@@ -80,7 +94,7 @@ impl Emitter<'_, '_> {
         let global_block = self.b.create_block();
         self.b.ins().brif(global, global_block, &[], next, &[]);
         self.b.switch_to_block(global_block);
-        self.global_access(&at, size, n, touch);
+        self.global_access(&at, size, n, touch, pc);
         for (space_id, arena) in [(SPACE_LOCAL, self.local), (SPACE_PRIVATE, self.private)] {
             if arena.buffers == 0 {
                 continue;
@@ -117,7 +131,7 @@ impl Emitter<'_, '_> {
         p: Value,
         buffer: u32,
         (size, n, align, touch): (u8, u8, u16, Touch),
-        done: Block,
+        (pc, done): (usize, Block),
     ) {
         let (address, len) = self.known_views[buffer as usize];
         let bytes = size as u64 * n as u64;
@@ -140,13 +154,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(ok, pass, &[], general, &[]);
         self.b.switch_to_block(pass);
         let index = self.b.ins().iconst(I64, buffer as i64);
-        for i in 0..n as i64 {
-            for written in [false, true] {
-                if touch == Touch::Both || (touch == Touch::Write) == written {
-                    self.mark(index, written, offset, i * size as i64, size, align);
-                }
-            }
-        }
+        self.mark_all(index, offset, (size, n, align, touch), pc);
         let address = self.b.ins().iadd_imm(offset, address as i64);
         self.b.ins().jump(done, &[BlockArg::Value(address)]);
         self.b.set_cold_block(general);
@@ -173,7 +181,7 @@ impl Emitter<'_, '_> {
 
     /// `at` into a global buffer: checked against its view, its lines
     /// marked, on to `at.done` with its address.
-    fn global_access(&mut self, at: &Access, size: u8, n: u8, touch: Touch) {
+    fn global_access(&mut self, at: &Access, size: u8, n: u8, touch: Touch, pc: usize) {
         if self.nviews == 0 {
             self.b.ins().jump(at.fault, &[]);
             return;
@@ -194,14 +202,7 @@ impl Emitter<'_, '_> {
         let pass = self.b.create_block();
         self.b.ins().brif(ok, pass, &[], at.fault, &[]);
         self.b.switch_to_block(pass);
-        for i in 0..n as i64 {
-            for written in [false, true] {
-                if touch == Touch::Both || (touch == Touch::Write) == written {
-                    let at_element = i * size as i64;
-                    self.mark(at.buffer, written, at.offset, at_element, size, at.align);
-                }
-            }
-        }
+        self.mark_all(at.buffer, at.offset, (size, n, at.align, touch), pc);
         let base = self.b.ins().load(self.pointer, FIXED, view, VIEW_BASE);
         let address = self.b.ins().iadd(base, at.offset);
         self.b.ins().jump(at.done, &[BlockArg::Value(address)]);
@@ -233,6 +234,118 @@ impl Emitter<'_, '_> {
         let address = self.b.ins().iadd(memory, base);
         let address = self.b.ins().iadd(address, at.offset);
         self.b.ins().jump(at.done, &[BlockArg::Value(address)]);
+    }
+
+    /// Marks the lines `n` elements of `size` bytes at `offset` in global
+    /// buffer `buffer` touch, and where the run is traced, hands them over
+    /// as line touches of the access at `pc`.
+    fn mark_all(
+        &mut self,
+        buffer: Value,
+        offset: Value,
+        (size, n, align, touch): (u8, u8, u16, Touch),
+        pc: usize,
+    ) {
+        for i in 0..n as i64 {
+            for written in [false, true] {
+                if touch == Touch::Both || (touch == Touch::Write) == written {
+                    self.mark(buffer, written, offset, i * size as i64, size, align);
+                }
+            }
+        }
+        let Some(shift) = self.touch_shift else {
+            return;
+        };
+        let kind = match touch {
+            Touch::Read => LineTouch::READS,
+            Touch::Write => LineTouch::WRITES,
+            Touch::Both => LineTouch::READS | LineTouch::WRITES,
+        };
+        let key_base = self.b.ins().ishl_imm(buffer, LineTouch::LINE_BITS as i64);
+        let straddles = !(align.is_multiple_of(size as u16) && (1u64 << shift) >= size as u64);
+        for i in 0..n as i64 {
+            let first = self.b.ins().iadd_imm(offset, i * size as i64);
+            let line = self.b.ins().ushr_imm(first, shift as i64);
+            let key = self.b.ins().bor(key_base, line);
+            self.touch_line(key, kind, pc as u32);
+            if size > 1 && straddles {
+                let last = self.b.ins().iadd_imm(offset, (i + 1) * size as i64 - 1);
+                let line = self.b.ins().ushr_imm(last, shift as i64);
+                let key = self.b.ins().bor(key_base, line);
+                self.touch_line(key, kind, pc as u32);
+            }
+        }
+        let times = if touch == Touch::Both { 2 } else { 1 };
+        let flags = MemFlags::trusted();
+        let accessed = self.b.ins().load(I64, flags, self.env, TOUCH_ACCESSED);
+        let accessed = self
+            .b
+            .ins()
+            .iadd_imm(accessed, times * size as i64 * n as i64);
+        self.b
+            .ins()
+            .store(flags, accessed, self.env, TOUCH_ACCESSED);
+    }
+
+    /// Hands over a touch of the line `key` names (`LineTouch::key`): a
+    /// new touch, or where the work-item touched that line last, folded
+    /// into that touch (a write marks it written).
+    fn touch_line(&mut self, key: Value, kind: u32, site: u32) {
+        let flags = MemFlags::trusted();
+        let env = self.env;
+        let (again, new, write, grow, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(write, self.pointer);
+        self.b.set_cold_block(grow);
+        let last = self.b.ins().load(I64, flags, env, TOUCH_LAST);
+        let same = self.b.ins().icmp(IntCC::Equal, key, last);
+        self.b.ins().brif(same, again, &[], new, &[]);
+
+        self.b.switch_to_block(again);
+        if kind & LineTouch::WRITES != 0 {
+            let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
+            let at = TOUCH_KIND - TOUCH_BYTES as i32;
+            let old = self.b.ins().load(I32, flags, next, at);
+            let marked = self.b.ins().bor_imm(old, LineTouch::WRITES as i64);
+            self.b.ins().store(flags, marked, next, at);
+        }
+        self.b.ins().jump(done, &[]);
+
+        self.b.switch_to_block(new);
+        let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
+        let end = self.b.ins().load(self.pointer, flags, env, TOUCH_END);
+        let full = self.b.ins().icmp(IntCC::Equal, next, end);
+        self.b
+            .ins()
+            .brif(full, grow, &[], write, &[BlockArg::Value(next)]);
+
+        self.b.switch_to_block(grow);
+        let callee = self.b.ins().iconst(
+            self.pointer,
+            helpers::more_touches as helpers::MoreTouches as usize as i64,
+        );
+        self.b.ins().call_indirect(self.more_sig, callee, &[env]);
+        let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
+        self.b.ins().jump(write, &[BlockArg::Value(next)]);
+
+        self.b.switch_to_block(write);
+        let at = self.b.block_params(write)[0];
+        self.b.ins().store(flags, key, at, 0);
+        let site = self.b.ins().iconst(I32, site as i64);
+        self.b.ins().store(flags, site, at, TOUCH_SITE);
+        let kind = self.b.ins().iconst(I32, kind as i64);
+        self.b.ins().store(flags, kind, at, TOUCH_KIND);
+        let after = self.b.ins().iadd_imm(at, TOUCH_BYTES);
+        self.b.ins().store(flags, after, env, TOUCH_NEXT);
+        self.b.ins().store(flags, key, env, TOUCH_LAST);
+        self.b.ins().jump(done, &[]);
+
+        self.b.switch_to_block(done);
     }
 
     /// Marks the lines that `size` bytes at `offset + at` touch in the

@@ -110,6 +110,9 @@ pub(super) fn kernel(
     let mut b = FunctionBuilder::new(func, &mut context);
     let eval_sig = b.import_signature(helper_signature(call_conv, pointer, 6, true));
     let fault_sig = b.import_signature(helper_signature(call_conv, pointer, 5, false));
+    let mut more_sig = Signature::new(call_conv);
+    more_sig.params.push(AbiParam::new(pointer));
+    let more_sig = b.import_signature(more_sig);
 
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -157,6 +160,8 @@ pub(super) fn kernel(
         known_views: views.iter().map(|v| (v.base as u64, v.len)).collect(),
         eval_sig,
         fault_sig,
+        more_sig,
+        touch_shift: launch.touch_shift,
         fail,
         targets,
         blocks: HashMap::new(),
@@ -301,6 +306,10 @@ struct Emitter<'a, 'f> {
     known_views: Vec<(u64, u64)>,
     eval_sig: SigRef,
     fault_sig: SigRef,
+    more_sig: SigRef,
+    /// Where the run is traced: global accesses are handed over as line
+    /// touches, of lines of `1 << touch_shift` bytes (`access`).
+    touch_shift: Option<u32>,
     /// Returns 1: a fault was kept.
     fail: Block,
     /// The pcs control goes to other than by falling through.
