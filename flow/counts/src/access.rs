@@ -128,15 +128,19 @@ pub trait AccessSink {
     }
 }
 
-/// Touches of one cache line by one work-item in a row: what compiled code
-/// hands over instead of each access (see [`AccessSink::line_touches`]).
-/// Touches of the line the work-item touched last fold into that one.
+/// Touches of one cache line by a work-group: what compiled code hands
+/// over instead of each access (see [`AccessSink::line_touches`]). A
+/// work-group's touches come one work-item's after another's; a touch of a
+/// line the group touched already folds into that touch, where the line
+/// still holds its slot in the group's table of recent lines
+/// ([`LineTouch::slot`]: a line that lost its slot to another gets a new
+/// touch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct LineTouch {
     /// The buffer (the top [`LineTouch::BUFFER_BITS`]) and the line in it.
     pub key: u64,
-    /// The instruction that touched the line first.
+    /// The instruction that touched the line first in the group.
     pub site: u32,
     /// [`LineTouch::READS`] where the first touch read, and
     /// [`LineTouch::WRITES`] where any wrote.
@@ -148,6 +152,16 @@ impl LineTouch {
     pub const LINE_BITS: u32 = 64 - Self::BUFFER_BITS;
     pub const READS: u32 = 1;
     pub const WRITES: u32 = 2;
+    /// Slots of a work-group's table of recent lines.
+    pub const SLOTS: u64 = 256;
+    /// The multiplier of [`LineTouch::slot`]'s hash (Fibonacci hashing).
+    pub const SLOT_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    /// The slot of the line `key` names in a work-group's table of recent
+    /// lines: the top bits of `key * SLOT_HASH`.
+    pub fn slot(key: u64) -> u64 {
+        key.wrapping_mul(Self::SLOT_HASH) >> (64 - Self::SLOTS.trailing_zeros())
+    }
 
     pub fn key(buffer: u32, line: u64) -> u64 {
         (u64::from(buffer) << Self::LINE_BITS) | line

@@ -42,10 +42,19 @@ pub const CHUNK_ACCESSES: usize = 1 << 20;
 
 /// Work-groups traced whole, at the least, of those after the sink began
 /// to estimate (where there are as many).
-const WHOLE_SAMPLES: u64 = 1024;
+const WHOLE_SAMPLES: u64 = 256;
 
 /// One work-group in at most this many is traced whole then.
-const MOST_EVERY: u64 = 32;
+const MOST_EVERY: u64 = 128;
+
+/// How much further workers may run ahead once work-groups run compiled:
+/// their line touches are small, and a worker hands over up to
+/// [`BATCH_GROUPS`] of them at once (the delivering thread woken for every
+/// work-group cost more than the simulation).
+const COMPILED_WINDOW: u64 = 8;
+
+/// Compiled work-groups a worker hands over together.
+pub(crate) const BATCH_GROUPS: usize = 16;
 
 /// What a worker sends: a work-group's accesses, all of them or (for the
 /// group whose turn it is) the next chunk.
@@ -133,9 +142,21 @@ impl Delivery {
 
     /// Blocks a worker about to run `group` while it is too far ahead;
     /// `stop` is checked now and then so that a fault elsewhere ends it.
-    pub fn wait_turn(&self, group: u64, stop: &dyn Fn() -> bool) {
+    /// Before it first waits, `flush` hands over what the worker holds
+    /// back (the groups the sink waits for may be among them).
+    pub fn wait_turn(&self, group: u64, stop: &dyn Fn() -> bool, flush: &mut dyn FnMut()) {
+        let window = if group >= self.from.load(Ordering::Acquire) {
+            self.window * COMPILED_WINDOW
+        } else {
+            self.window
+        };
         let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-        while group >= *next + self.window && !stop() {
+        if group >= *next + window {
+            drop(next);
+            flush();
+            next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        }
+        while group >= *next + window && !stop() {
             next = self
                 .moved
                 .wait_timeout(next, Duration::from_millis(5))
@@ -168,31 +189,34 @@ impl Delivery {
     /// whether it could: only then do work-groups run compiled.
     pub fn deliver(
         &self,
-        arrivals: Receiver<Arrival>,
+        arrivals: Receiver<Vec<Arrival>>,
         sink: &mut dyn AccessSink,
         compiled: &dyn Fn() -> bool,
     ) {
         let mut held = BTreeMap::new();
         let mut next = 0;
         let mut reordering = false;
-        for arrival in arrivals {
-            if !arrival.complete {
-                // A chunk comes only when its group's turn has come.
-                debug_assert_eq!(arrival.group, next);
-                hand(sink, arrival.group, arrival.body);
-                continue;
-            }
-            held.insert(arrival.group, arrival.body);
-            while let Some(body) = held.remove(&next) {
-                hand(sink, next, body);
-                next += 1;
-                if self.may_reorder && !reordering && sink.reorders() && compiled() {
-                    reordering = true;
-                    // Before the workers hear of `next`: no group at or past
-                    // the point has started.
-                    self.start_reordering(next);
+        for arrivals in arrivals {
+            for arrival in arrivals {
+                if !arrival.complete {
+                    // A chunk comes only when its group's turn has come.
+                    debug_assert_eq!(arrival.group, next);
+                    hand(sink, arrival.group, arrival.body);
+                    continue;
+                }
+                held.insert(arrival.group, arrival.body);
+                while let Some(body) = held.remove(&next) {
+                    hand(sink, next, body);
+                    next += 1;
+                    if self.may_reorder && !reordering && sink.reorders() && compiled() {
+                        reordering = true;
+                        // Before the workers hear of `next`: no group at or past
+                        // the point has started.
+                        self.start_reordering(next);
+                    }
                 }
             }
+            // Once a batch: the workers wake to every group it moved on.
             *self.next.lock().unwrap_or_else(|p| p.into_inner()) = next;
             self.moved.notify_all();
         }
@@ -207,9 +231,10 @@ fn hand(sink: &mut dyn AccessSink, group: u64, body: Body) {
     }
 }
 
-/// Where a worker sends its work-groups' accesses: a bounded queue, so
-/// that workers wait for a slow sink rather than pile up accesses.
-pub(crate) type Arrivals = SyncSender<Arrival>;
+/// Where a worker sends its work-groups' accesses, one or (compiled groups)
+/// several at a time: a bounded queue, so that workers wait for a slow
+/// sink rather than pile up accesses.
+pub(crate) type Arrivals = SyncSender<Vec<Arrival>>;
 
 /// Arrivals the queue holds per worker.
 pub(crate) const QUEUED_PER_THREAD: usize = 2;

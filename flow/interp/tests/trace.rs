@@ -460,13 +460,14 @@ impl AccessSink for Estimating {
 
 /// A work-group's accesses as compiled code hands them over: each
 /// work-item's in the order it made them, as the 64-byte lines they
-/// touch, a touch of the line touched just before folding into it.
+/// touch, a touch of a line that holds its slot in the group's table of
+/// recent lines folding into the touch there.
 fn as_line_touches(accesses: &[GlobalAccess], items: u32) -> (Vec<clflow_interp::LineTouch>, u64) {
     use clflow_interp::LineTouch;
     let mut touches: Vec<LineTouch> = Vec::new();
+    let mut table = vec![(u64::MAX, 0); LineTouch::SLOTS as usize];
     let mut bytes = 0;
     for item in 0..items {
-        let mut last = u64::MAX;
         for a in accesses.iter().filter(|a| a.item == item) {
             let kind = match a.kind {
                 AccessKind::Load => LineTouch::READS,
@@ -476,15 +477,16 @@ fn as_line_touches(accesses: &[GlobalAccess], items: u32) -> (Vec<clflow_interp:
             bytes += a.bytes as u64 * if a.kind == AccessKind::Atomic { 2 } else { 1 };
             for line in a.offset / 64..=(a.offset + a.bytes as u64 - 1) / 64 {
                 let key = LineTouch::key(a.buffer, line);
-                if key == last {
-                    touches.last_mut().unwrap().kind |= kind & LineTouch::WRITES;
+                let slot = &mut table[LineTouch::slot(key) as usize];
+                if slot.0 == key {
+                    touches[slot.1].kind |= kind & LineTouch::WRITES;
                 } else {
+                    *slot = (key, touches.len());
                     touches.push(LineTouch {
                         key,
                         site: a.site,
                         kind,
                     });
-                    last = key;
                 }
             }
         }
@@ -501,8 +503,9 @@ __kernel void update(__global float *a, __global float2 *b) {
 
 #[test]
 fn once_the_sink_estimates_compiled_work_groups_hand_over_their_line_touches() {
-    // 4,096 work-groups of 8: after the first 5, one in 3 is traced whole
-    // and stands for itself and the two compiled after it.
+    // 4,096 work-groups of 8: a few after the first 5, one in 15 is traced
+    // whole and stands for itself and the 14 compiled after it (at least
+    // 256 such samples).
     let n = 8 * 4096u32;
     let update = launch(
         "update",
@@ -557,11 +560,15 @@ fn estimates_from_line_touches(program: &clflow_interp::Program, launch: &clflow
     assert_eq!(groups, (0..4096).collect::<Vec<_>>());
     let from = estimating.whole.iter().position(|w| w.2 != 1).unwrap() as u64;
     assert!((5..5 + 2 * 3 * 2).contains(&from), "from group {from}");
-    let stood_for: u64 = estimating.whole[from as usize..].iter().map(|w| w.2).sum();
+    let samples = &estimating.whole[from as usize..];
+    let every = (4096 - from) / 256;
+    assert_eq!(samples[0].2, every);
+    assert!(samples.windows(2).all(|w| w[1].0 - w[0].0 == every));
+    let stood_for: u64 = samples.iter().map(|w| w.2).sum();
     assert_eq!(stood_for, 4096 - from);
     assert_eq!(
         estimating.lines.len() as u64,
-        4096 - from - (4096 - from).div_ceil(3)
+        4096 - from - (4096 - from).div_ceil(every)
     );
 
     // A whole group is what the interpreter traced; a compiled one hands

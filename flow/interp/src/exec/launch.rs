@@ -356,17 +356,25 @@ pub fn run_groups(
             arrivals,
             first_fault: &first_fault,
             pool: pool.clone(),
+            batch: Vec::new(),
         });
         let mut runner = Runner::new(launch, outlet, locals);
+        let flush = |runner: &mut Runner<'_>| {
+            if let Some(recorder) = &mut runner.trace {
+                recorder.outlet.flush();
+            }
+        };
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
             let after_fault = || g > first_fault.load(Ordering::Relaxed);
             if g >= groups || after_fault() {
+                flush(&mut runner);
                 return Ok(flush_lines(runner.partial, launch));
             }
             if tracing {
-                delivery.wait_turn(g, &after_fault);
+                delivery.wait_turn(g, &after_fault, &mut || flush(&mut runner));
                 if after_fault() {
+                    flush(&mut runner);
                     return Ok(flush_lines(runner.partial, launch));
                 }
             }

@@ -2,7 +2,8 @@
 //! over to the sink (see `crate::trace`).
 
 use crate::trace::{
-    AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, CHUNK_ACCESSES,
+    AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, BATCH_GROUPS,
+    CHUNK_ACCESSES,
 };
 use clflow_counts::access::AccessPool;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +17,18 @@ pub(super) struct Outlet<'a> {
     pub(super) first_fault: &'a AtomicU64,
     /// Where new access lists come from, where the sink gives them back.
     pub(super) pool: Option<Arc<AccessPool>>,
+    /// Compiled work-groups held back, to be handed over together.
+    pub(super) batch: Vec<Arrival>,
+}
+
+impl Outlet<'_> {
+    /// Hands over the work-groups held back.
+    pub(super) fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            // The sink side is gone only when this run is over anyway.
+            let _ = self.arrivals.send(std::mem::take(&mut self.batch));
+        }
+    }
 }
 
 /// Collects a work-group's global accesses as they are made.
@@ -76,16 +89,28 @@ impl Recorder<'_> {
             let accesses = std::mem::replace(&mut self.accesses, fresh);
             Body::Accesses(accesses, self.stands_for)
         };
-        let out = &self.outlet;
+        let arrival = Arrival {
+            group: self.group,
+            body,
+            complete,
+        };
+        let out = &mut self.outlet;
+        if complete && self.compiled {
+            out.batch.push(arrival);
+            if out.batch.len() >= BATCH_GROUPS {
+                out.flush();
+            }
+            return;
+        }
+        // Whatever is held back comes first: a chunk waits for its turn,
+        // which may be behind a group held back.
+        out.flush();
         let group = self.group;
-        let stop = || group > out.first_fault.load(Ordering::Relaxed);
+        let first_fault = out.first_fault;
+        let stop = || group > first_fault.load(Ordering::Relaxed);
         if complete || out.delivery.wait_current(group, &stop) {
             // The sink side is gone only when this run is over anyway.
-            let _ = out.arrivals.send(Arrival {
-                group,
-                body,
-                complete,
-            });
+            let _ = out.arrivals.send(vec![arrival]);
         }
     }
 

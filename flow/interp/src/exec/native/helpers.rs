@@ -94,8 +94,9 @@ pub(super) extern "C" fn more_touches(env: *mut Env) {
     let recorder = unsafe { &mut *env.recorder };
     if recorder.lines.len() >= CHUNK_ACCESSES {
         recorder.hand_over(false);
+        // The touches handed over take no more folds: the next touch of
+        // each line is a new one.
+        env.table().fill(super::NO_SLOT);
     }
-    // The last touch may be gone: the next one starts a new.
-    env.touches.last = u64::MAX;
     env.room();
 }

@@ -49,19 +49,36 @@ use std::time::{Duration, Instant};
 type KernelFn = unsafe extern "C" fn(*mut Env, *const u64, *mut u64, *mut u64, u64) -> u64;
 
 /// Where compiled code writes a traced work-group's line touches: into
-/// the room its recorder's list has (`Recorder::lines`), a touch of the
-/// line it touched last folding into that one.
+/// the room its recorder's list has (`Recorder::lines`), a touch of a line
+/// the group touched already folding into that one (`LineTouch`).
 #[repr(C)]
 struct TouchOut {
     /// Where the next touch goes, and the end of the room.
     next: *mut LineTouch,
     end: *mut LineTouch,
-    /// The key of the work-item's last touch (`LineTouch::key`),
-    /// `u64::MAX` as it starts or goes on after a barrier.
-    last: u64,
+    /// The group's table of recent lines: per slot (`LineTouch::slot`), the
+    /// key of the line that holds it (`u64::MAX`: none) and its touch.
+    table: *mut Slot,
     /// Bytes accessed (an atomic's twice).
     accessed: u64,
 }
+
+/// Slots in a work-group's table of recent lines.
+const SLOTS: usize = LineTouch::SLOTS as usize;
+
+/// A slot of the table of recent lines.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Slot {
+    key: u64,
+    touch: *mut LineTouch,
+}
+
+/// An empty slot.
+const NO_SLOT: Slot = Slot {
+    key: u64::MAX,
+    touch: std::ptr::null_mut(),
+};
 
 /// What compiled code and its helpers share for one work-item.
 #[repr(C)]
@@ -86,17 +103,40 @@ pub(crate) struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
-    /// Room for touches after the `recorder`'s list as it stands.
+    /// Room for touches after the `recorder`'s list as it stands; where the
+    /// list moves, the table's touches move with it.
     fn room(&mut self) {
         // SAFETY: `recorder` is the one `Native::run_group` was handed,
         // borrowed for the whole group; nothing else uses it meanwhile.
         let lines = unsafe { &mut (*self.recorder).lines };
+        let was = lines.as_ptr();
         if lines.spare_capacity_mut().is_empty() {
             lines.reserve(lines.len().clamp(1024, CHUNK_ACCESSES));
         }
         let spare = lines.spare_capacity_mut().as_mut_ptr_range();
         self.touches.next = spare.start.cast();
         self.touches.end = spare.end.cast();
+        let now = lines.as_mut_ptr();
+        if now.cast_const() != was {
+            for slot in self.table() {
+                if !slot.touch.is_null() {
+                    // The slot's touch lay in the list as it was: the moved
+                    // list holds it at the same index.
+                    let index = (slot.touch.addr() - was.addr()) / std::mem::size_of::<LineTouch>();
+                    // SAFETY: the list holds the touches up to `next`, this
+                    // one among them.
+                    slot.touch = unsafe { now.add(index) };
+                }
+            }
+        }
+    }
+
+    /// The group's table of recent lines.
+    fn table(&mut self) -> &mut [Slot] {
+        // SAFETY: `table` is the group's `LineTouch::SLOTS` slots
+        // (`Native::run_group`), which only compiled code running for this
+        // `Env` reads and writes otherwise.
+        unsafe { std::slice::from_raw_parts_mut(self.touches.table, SLOTS) }
     }
 
     /// Takes the touches compiled code wrote into the recorder's list.
@@ -299,6 +339,7 @@ impl Native {
                 .collect();
         }
         let lines: Vec<*mut u64> = partial.lines.iter_mut().map(|l| l.as_mut_ptr()).collect();
+        let mut table = [NO_SLOT; SLOTS];
         let mut env = Env {
             faulted: 0,
             local: local.as_mut_ptr(),
@@ -311,7 +352,7 @@ impl Native {
             touches: TouchOut {
                 next: std::ptr::null_mut(),
                 end: std::ptr::null_mut(),
-                last: u64::MAX,
+                table: table.as_mut_ptr(),
                 accessed: 0,
             },
             recorder: recorder.map_or(std::ptr::null_mut(), |r| r as *mut Recorder<'a>),
@@ -366,7 +407,6 @@ impl Native {
                 env.private = mine.as_mut_ptr();
                 let hits = partial.hits.as_mut_ptr();
                 let registers = state[slot * state_words..].as_mut_ptr();
-                env.touches.last = u64::MAX;
                 // SAFETY: `run` was compiled for this launch, whose
                 // buffers (`_views`) outlive the call; `env` points at
                 // arenas of the sizes its layouts (`_layouts`) give and

@@ -5,7 +5,7 @@
 use super::{ArenaView, Emitter};
 use crate::bytecode::Reg;
 use crate::exec::native::helpers;
-use crate::exec::native::{Env, TouchOut};
+use crate::exec::native::{Env, Slot, TouchOut};
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::trace::LineTouch;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -40,12 +40,16 @@ pub(super) const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_
 const TOUCHES: usize = std::mem::offset_of!(Env, touches);
 const TOUCH_NEXT: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, next)) as i32;
 const TOUCH_END: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, end)) as i32;
-const TOUCH_LAST: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, last)) as i32;
+const TOUCH_TABLE: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, table)) as i32;
 const TOUCH_ACCESSED: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, accessed)) as i32;
 /// A `LineTouch`'s fields and size.
 const TOUCH_SITE: i32 = std::mem::offset_of!(LineTouch, site) as i32;
 const TOUCH_KIND: i32 = std::mem::offset_of!(LineTouch, kind) as i32;
 const TOUCH_BYTES: i64 = std::mem::size_of::<LineTouch>() as i64;
+/// A table slot's fields and size.
+const SLOT_KEY: i32 = std::mem::offset_of!(Slot, key) as i32;
+const SLOT_TOUCH: i32 = std::mem::offset_of!(Slot, touch) as i32;
+const SLOT_BYTES: i64 = std::mem::size_of::<Slot>() as i64;
 
 /// `BufferView`'s fields, by offset.
 const VIEW_BYTES: i64 = std::mem::size_of::<BufferView>() as i64;
@@ -288,8 +292,9 @@ impl Emitter<'_, '_> {
     }
 
     /// Hands over a touch of the line `key` names (`LineTouch::key`): a
-    /// new touch, or where the work-item touched that line last, folded
-    /// into that touch (a write marks it written).
+    /// new touch, or where the line holds its slot in the group's table of
+    /// recent lines, folded into the touch there (a write marks it
+    /// written).
     fn touch_line(&mut self, key: Value, kind: u32, site: u32) {
         let flags = MemFlags::trusted();
         let env = self.env;
@@ -302,17 +307,22 @@ impl Emitter<'_, '_> {
         );
         self.b.append_block_param(write, self.pointer);
         self.b.set_cold_block(grow);
-        let last = self.b.ins().load(I64, flags, env, TOUCH_LAST);
-        let same = self.b.ins().icmp(IntCC::Equal, key, last);
+        let table = self.b.ins().load(self.pointer, FIXED, env, TOUCH_TABLE);
+        let hash = self.b.ins().imul_imm(key, LineTouch::SLOT_HASH as i64);
+        let bits = LineTouch::SLOTS.trailing_zeros() as i64;
+        let slot = self.b.ins().ushr_imm(hash, 64 - bits);
+        let slot = self.b.ins().imul_imm(slot, SLOT_BYTES);
+        let slot = self.b.ins().iadd(table, slot);
+        let held = self.b.ins().load(I64, flags, slot, SLOT_KEY);
+        let same = self.b.ins().icmp(IntCC::Equal, key, held);
         self.b.ins().brif(same, again, &[], new, &[]);
 
         self.b.switch_to_block(again);
         if kind & LineTouch::WRITES != 0 {
-            let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
-            let at = TOUCH_KIND - TOUCH_BYTES as i32;
-            let old = self.b.ins().load(I32, flags, next, at);
+            let touch = self.b.ins().load(self.pointer, flags, slot, SLOT_TOUCH);
+            let old = self.b.ins().load(I32, flags, touch, TOUCH_KIND);
             let marked = self.b.ins().bor_imm(old, LineTouch::WRITES as i64);
-            self.b.ins().store(flags, marked, next, at);
+            self.b.ins().store(flags, marked, touch, TOUCH_KIND);
         }
         self.b.ins().jump(done, &[]);
 
@@ -342,7 +352,8 @@ impl Emitter<'_, '_> {
         self.b.ins().store(flags, kind, at, TOUCH_KIND);
         let after = self.b.ins().iadd_imm(at, TOUCH_BYTES);
         self.b.ins().store(flags, after, env, TOUCH_NEXT);
-        self.b.ins().store(flags, key, env, TOUCH_LAST);
+        self.b.ins().store(flags, key, slot, SLOT_KEY);
+        self.b.ins().store(flags, at, slot, SLOT_TOUCH);
         self.b.ins().jump(done, &[]);
 
         self.b.switch_to_block(done);
