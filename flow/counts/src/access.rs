@@ -69,6 +69,12 @@ pub trait AccessSink {
     /// Called once, before any access, with the buffers by index.
     fn buffers(&mut self, buffers: &[TraceBuffer]);
 
+    /// Called once, before any access, with how many work-groups the
+    /// launch runs.
+    fn work_groups(&mut self, groups: u64) {
+        let _ = groups;
+    }
+
     /// Whether `__local` accesses come too (a race checker's need; each
     /// costs the run a record, so the rest say no).
     fn wants_local(&self) -> bool {

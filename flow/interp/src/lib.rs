@@ -653,6 +653,7 @@ impl Program {
                 }));
             }
             sink.buffers(&buffers);
+            sink.work_groups(launched.geometry.groups.iter().product());
         }
         let progress = options.progress.as_deref();
         if let Some(progress) = progress {
@@ -681,7 +682,9 @@ impl Program {
             (None, Some(Ok(_))) => Engine::Compiled,
             (None, Some(Err(why))) => Engine::Interpreted(why.clone()),
             (None, None) if launched.touch_shift.is_some() => Engine::Interpreted(
-                "the run traces its accesses, and its sink never began to estimate".into(),
+                "the run traces its accesses in order: the cache simulation did not sample, or its \
+                 work-groups touch too many lines to be taken in another order"
+                    .into(),
             ),
             (None, None) => Engine::Interpreted(format!(
                 "it ran in under {} ms, too short to pay for compiling",

@@ -42,7 +42,7 @@ pub const CHUNK_ACCESSES: usize = 1 << 20;
 
 /// Work-groups traced whole, at the least, of those after the sink began
 /// to estimate (where there are as many).
-const WHOLE_SAMPLES: u64 = 256;
+const WHOLE_SAMPLES: u64 = 64;
 
 /// One work-group in at most this many is traced whole then.
 const MOST_EVERY: u64 = 128;

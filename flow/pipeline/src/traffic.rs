@@ -219,7 +219,11 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
             out,
             "  (estimated: after {} line touches the simulation sampled the lines it follows, \
              1 in {one_in} by the end;\n   the figures at a cache that holds every line are exact)",
-            group_digits(clflow_traffic::lru::EXACT_TOUCHES)
+            group_digits(
+                summary
+                    .sampled_after
+                    .unwrap_or(clflow_traffic::lru::EXACT_TOUCHES)
+            )
         );
     }
     // Line rounding alone adds a little; say why only where it is more.

@@ -225,6 +225,7 @@ mod tests {
                 dram,
                 curve: Vec::new(),
                 sampled_one_in: None,
+                sampled_after: None,
                 coalescing: CoalescingSummary {
                     line_bytes: 64,
                     bytes: PatternCounts::default(),

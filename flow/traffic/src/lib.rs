@@ -128,6 +128,14 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// A run is judged once a simulation has seen this share of the exact
+/// limit ([`lru::EXACT_TOUCHES`]): whether it will be long.
+const EARLY_SHARE: u64 = 4;
+
+/// A run foretold to make this many times the exact limit of line touches
+/// or more samples from the moment it is judged ([`EARLY_SHARE`]).
+const LONG_RUN: u64 = 2;
+
 /// Batches a stage may have queued before the run waits for it.
 const STAGE_QUEUE: usize = 4;
 
@@ -155,6 +163,8 @@ enum Delivered {
         touches: Vec<LineTouch>,
         touch_shift: u32,
     },
+    /// The simulations sample from here on.
+    SampleNow,
 }
 
 /// A simulation running on a thread of its own, fed work-group by
@@ -208,6 +218,7 @@ fn simulate(sim: &mut LruSimulator, delivered: &Delivered) {
             touches,
             touch_shift,
         } => sim.touches(touches, *touch_shift),
+        Delivered::SampleNow => sim.sample_now(),
     }
 }
 
@@ -250,8 +261,24 @@ pub struct TrafficAnalysis {
     /// ([`lru::EXACT_TOUCHES`] unless a test asks for fewer).
     exact_touches: u64,
     exact_limit: u64,
-    /// Whether they do: the run may hand over line touches.
+    /// The launch's work-groups, and whether the run was found long (see
+    /// [`EARLY_SHARE`]) once the simulations had seen a share of the limit.
+    groups: u64,
+    judged: bool,
+    /// Whether they do.
     sampling: bool,
+    /// The most lines (of the largest size) a work-group touched: the run
+    /// hands over line touches, in another order, only where every cache
+    /// the simulations resolve, and the smallest a sample resolves, holds
+    /// [`lru::REORDER_MARGIN`] times as many.
+    footprint: u64,
+    /// Whether it does.
+    reordering: bool,
+    /// The most lines a work-group may touch for that: none where the
+    /// simulations may not sample.
+    most_footprint: u64,
+    /// Scratch for counting a work-group's lines.
+    group_lines: Vec<(u32, u64)>,
 }
 
 impl TrafficAnalysis {
@@ -282,6 +309,12 @@ impl TrafficAnalysis {
             pending_accesses: 0,
             exact_touches: 0,
             exact_limit: lru::EXACT_TOUCHES,
+            groups: 0,
+            judged: false,
+            footprint: 0,
+            reordering: false,
+            most_footprint: 0,
+            group_lines: Vec::new(),
             sampling: false,
         }
     }
@@ -290,6 +323,10 @@ impl TrafficAnalysis {
     fn take(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
         let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
         let shift = largest.trailing_zeros();
+        // Counted until the run reorders, or may not.
+        let watch =
+            !self.reordering && self.most_footprint > 0 && self.footprint <= self.most_footprint;
+        self.group_lines.clear();
         for a in &accesses {
             // An atomic reads and writes its bytes.
             let times = if a.kind.reads() && a.kind.writes() {
@@ -302,6 +339,16 @@ impl TrafficAnalysis {
                 let end = a.offset + a.bytes as u64 - 1;
                 self.exact_touches += (end >> shift) - (a.offset >> shift) + 1;
             }
+            if watch && a.bytes > 0 {
+                let end = a.offset + a.bytes as u64 - 1;
+                let lines = (a.offset >> shift)..=(end >> shift);
+                self.group_lines.extend(lines.map(|line| (a.buffer, line)));
+            }
+        }
+        if watch {
+            self.group_lines.sort_unstable();
+            self.group_lines.dedup();
+            self.footprint = self.footprint.max(self.group_lines.len() as u64);
         }
         self.pending_accesses += accesses.len();
         self.pending.push(Delivered::Accesses {
@@ -309,8 +356,26 @@ impl TrafficAnalysis {
             list: Pooled::new(accesses, Arc::clone(&self.pool)),
             stands_for,
         });
+        if !self.judged && self.exact_touches >= self.exact_limit / EARLY_SHARE {
+            self.judged = true;
+            self.sample_if_long(group);
+        }
         if self.pending_accesses >= BATCH_ACCESSES {
             self.flush();
+        }
+    }
+
+    /// After work-group `group`: where the touches so far, over the groups
+    /// so far, foretell a run of [`LONG_RUN`] times the exact limit or
+    /// more, the simulations sample from here on. The whole run is an
+    /// estimate then anyway, and its exact prefix, interpreted and compared
+    /// whole, would cost as much as the rest.
+    fn sample_if_long(&mut self, group: u64) {
+        let done = group + 1;
+        let foretold = self.exact_touches as f64 * self.groups as f64 / done as f64;
+        if foretold >= (LONG_RUN * self.exact_limit) as f64 && self.line_touches().is_some() {
+            self.pending.push(Delivered::SampleNow);
+            self.sampling = true;
         }
     }
 
@@ -374,7 +439,20 @@ impl TrafficAnalysis {
         TrafficReport {
             accessed_bytes: self.accessed_bytes,
             buffers: self.buffers,
-            curves: self.simulations.into_iter().map(Stage::finish).collect(),
+            curves: self
+                .simulations
+                .into_iter()
+                .map(Stage::finish)
+                .map(|curve| match self.reordering {
+                    // The footprint in lines of the curve's size.
+                    true => {
+                        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
+                        let lines = self.footprint * largest / curve.line_bytes();
+                        curve.reordered(lines)
+                    }
+                    false => curve,
+                })
+                .collect(),
             coalescing_line_bytes: self.line_sizes[0],
             coalescing,
         }
@@ -384,6 +462,16 @@ impl TrafficAnalysis {
 impl AccessSink for TrafficAnalysis {
     fn buffers(&mut self, buffers: &[TraceBuffer]) {
         let sizes: Vec<u64> = buffers.iter().map(|b| b.bytes).collect();
+        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
+        let smallest_cache = self.probes.iter().chain(&self.resolved).min().copied();
+        // No larger than the smallest cache a first halving of the rate
+        // resolves, so that the curve starts where sampling alone lets it.
+        let resolved = smallest_cache.map_or(u64::MAX, |bytes| bytes / largest);
+        let lines = resolved.min(2 * lru::RESOLVED_LINES);
+        self.most_footprint = match self.line_touches() {
+            Some(_) => lines / lru::REORDER_MARGIN,
+            None => 0,
+        };
         self.simulations = self
             .line_sizes
             .iter()
@@ -425,16 +513,26 @@ impl AccessSink for TrafficAnalysis {
         self.line_sizes.iter().all(samples).then_some(smallest)?
     }
 
+    fn work_groups(&mut self, groups: u64) {
+        self.groups = groups;
+    }
+
     fn reorders(&mut self) -> bool {
         if !self.sampling && self.exact_touches >= self.exact_limit && self.line_touches().is_some()
         {
             self.sampling = true;
         }
-        self.sampling
+        self.reordering |= self.sampling && self.footprint <= self.most_footprint;
+        self.reordering
     }
 
     fn take_lines(&mut self, _group: u64, touches: Vec<LineTouch>, accessed_bytes: u64) {
         self.accessed_bytes += accessed_bytes;
+        // Its touches are its lines at the smallest size, or more.
+        let smallest = self.line_sizes.iter().min().copied().unwrap_or(1);
+        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
+        let lines = (touches.len() as u64 * smallest).div_ceil(largest);
+        self.footprint = self.footprint.max(lines);
         self.pending_accesses += touches.len();
         let smallest = self.line_sizes.iter().min().copied().unwrap_or(1);
         self.pending.push(Delivered::Lines {
@@ -490,6 +588,10 @@ pub struct TrafficSummary {
     /// [`lru`]); absent where it followed every line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled_one_in: Option<u64>,
+    /// The line touches followed whole before it sampled (4,194,304, or
+    /// fewer where the first foretold a long run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_after: Option<u64>,
     pub coalescing: CoalescingSummary,
 }
 
@@ -689,6 +791,9 @@ impl TrafficReport {
                 .curve(cache.line_bytes)
                 .map(LruCurve::sampled_one_in)
                 .filter(|&n| n > 1),
+            sampled_after: self
+                .curve(cache.line_bytes)
+                .and_then(LruCurve::followed_whole),
             coalescing: CoalescingSummary {
                 line_bytes: self.coalescing_line_bytes,
                 bytes: self.coalescing.bytes(),
@@ -970,6 +1075,72 @@ mod tests {
 
     /// A run past the exact stretch of the simulation: its summary says
     /// it sampled, and the curve starts where the sample resolves it.
+    /// A run whose first quarter of the exact limit, over its first
+    /// work-groups, foretells twice the limit or more samples from there,
+    /// and may hand over line touches; a shorter one is followed whole.
+    #[test]
+    fn a_run_foretold_long_samples_early() {
+        let run = |groups: u64| run_of_groups(groups, 16, None);
+        // 1,024 touches after 64 groups of 1,000: 16,000 foretold.
+        let (from, long) = run(1000);
+        assert_eq!(from, Some(63));
+        let curve = long.curve(64).unwrap();
+        assert!(curve.sampled_one_in() > 1);
+        assert_eq!(curve.compulsory().read_bytes, 64 * 16 * 1000);
+        // Resolved where the order within a group of 16 lines cannot tell.
+        assert!(curve.resolved_lines() >= 16 * 16);
+        // 1,600 foretold of 100 groups: followed whole to the end.
+        let (from, short) = run(100);
+        assert_eq!(from, None);
+        assert_eq!(short.curve(64).unwrap().sampled_one_in(), 1);
+        // 300 groups: 4,800 touches, past the limit but not foretold long.
+        let (from, _) = run(300);
+        assert_eq!(from, Some(255));
+        // A 512 KiB cache probed (8,192 lines, the fewest that let the pass
+        // sample): groups of 512 lines may come in another order, groups
+        // of 513 may not, and are traced whole.
+        let probe = CacheSpec {
+            bytes: 512 << 10,
+            line_bytes: 64,
+        };
+        assert_eq!(run_of_groups(100, 512, Some(probe)).0, Some(1));
+        let (from, sampled) = run_of_groups(100, 513, Some(probe));
+        assert_eq!(from, None);
+        assert!(sampled.curve(64).unwrap().sampled_one_in() > 1);
+    }
+
+    /// `groups` work-groups that each load a word from `lines` lines of
+    /// their own, through an analysis that samples after 4,096 touches
+    /// (probing `probe`): the group after which it reorders, and what it
+    /// found.
+    fn run_of_groups(
+        groups: u64,
+        lines: u64,
+        probe: Option<CacheSpec>,
+    ) -> (Option<u64>, TrafficReport) {
+        let mut analysis = TrafficAnalysis::new(&[64])
+            .probing(&probe.into_iter().collect::<Vec<_>>())
+            .sampling_after(4096);
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: 64 * lines * groups,
+            read_only: false,
+        }]);
+        analysis.work_groups(groups);
+        let mut from = None;
+        for g in 0..groups {
+            let accesses = (0..lines)
+                .map(|k| word_load(16 * (lines * g + k)))
+                .collect();
+            analysis.take_work_group(g, accesses);
+            if from.is_none() && analysis.reorders() {
+                from = Some(g);
+            }
+        }
+        (from, analysis.finish())
+    }
+
     #[test]
     fn a_long_runs_summary_says_it_sampled_and_sweeps_from_where_it_resolves() {
         const WORDS: u64 = 4 << 20;

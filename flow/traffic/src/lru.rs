@@ -64,6 +64,11 @@ pub const RESOLVED_LINES: u64 = 4096;
 /// figure is shown (`LruCurve::resolved_lines`): within about 6 %.
 const SHOWN_LINES: u64 = 256;
 
+/// How many times the lines a work-group touches a cache must hold before
+/// the order of the group's accesses may change (`LruCurve::reordered`):
+/// only reuses within that many lines of its size can go from hit to miss.
+pub const REORDER_MARGIN: u64 = 16;
+
 /// The highest sampling shift: 1 line in 65,536.
 const MAX_SHIFT: u32 = 16;
 
@@ -121,8 +126,10 @@ pub struct LruSimulator {
     marks: Vec<u8>,
     /// The exact counts those marks give.
     exact: FirstTouches,
-    /// `seen` at which the rate next halves.
+    /// The rate next halves once `seen` passes this.
     next_halving: u64,
+    /// The line touches followed whole, where the pass went on to sample.
+    followed_whole: Option<u64>,
     /// Lines followed: 1 in `2^shift`, by their hash ([`follows`]).
     shift: u32,
     /// The highest `shift` the probes allow.
@@ -204,6 +211,7 @@ impl LruSimulator {
             marks: vec![0; total as usize],
             exact: FirstTouches::default(),
             next_halving: exact_touches,
+            followed_whole: None,
             shift: 0,
             max_shift: MAX_SHIFT,
             last_line: u32::MAX,
@@ -255,6 +263,12 @@ impl LruSimulator {
     pub fn sampling_after(mut self, touches: u64) -> Self {
         self.next_halving = touches;
         self
+    }
+
+    /// Samples from the next line touch on, however few came so far (a
+    /// run that will be long: see `TrafficAnalysis`).
+    pub fn sample_now(&mut self) {
+        self.next_halving = self.next_halving.min(self.seen);
     }
 
     /// One access of `bytes` bytes at `offset` in buffer `buffer`; every
@@ -311,7 +325,7 @@ impl LruSimulator {
     #[inline]
     fn line(&mut self, line: u64, reads: bool, writes: bool, site: u32) {
         self.seen += 1;
-        if self.seen >= self.next_halving {
+        if self.seen > self.next_halving {
             self.halve_rate();
         }
         let marks = &mut self.marks[line as usize];
@@ -439,6 +453,7 @@ impl LruSimulator {
             self.next_halving = u64::MAX;
             return;
         }
+        self.followed_whole.get_or_insert(self.next_halving);
         self.shift += 1;
         self.next_halving = self.next_halving.saturating_mul(2);
         for stamp in 1..self.now as usize {
@@ -555,6 +570,8 @@ impl LruSimulator {
             line_bytes,
             lines_touched: exact.lines,
             sample_shift: self.shift,
+            followed_whole: self.followed_whole,
+            reordered_lines: 1,
             load_misses,
             store_misses,
             writebacks,
@@ -633,6 +650,12 @@ pub struct LruCurve {
     lines_touched: u64,
     /// The pass ended following 1 line in `2^sample_shift`.
     sample_shift: u32,
+    /// The line touches it followed whole, where it went on to sample.
+    followed_whole: Option<u64>,
+    /// The smallest cache (lines) the order of the accesses within a
+    /// work-group cannot move, where work-groups came in another order
+    /// (see [`LruCurve::reordered`]).
+    reordered_lines: u64,
     /// Load misses at a cache of `c` lines (the last entry holds for every
     /// larger cache).
     load_misses: Vec<u64>,
@@ -659,17 +682,34 @@ impl LruCurve {
     /// resolves: 1 where it followed every line; where it sampled 1 line
     /// in `2^k`, the size that holds 64 of the lines it followed.
     pub fn resolved_lines(&self) -> u64 {
-        if self.sample_shift == 0 {
+        let sampled = if self.sample_shift == 0 {
             1
         } else {
             SHOWN_LINES << self.sample_shift
-        }
+        };
+        sampled.max(self.reordered_lines)
+    }
+
+    /// The curve of a run whose work-groups, from some point on, came in
+    /// another order within each (compiled, one work-item after another)
+    /// and touched up to `footprint` lines each: a reuse distance moved by
+    /// at most that, so the curve is resolved from [`REORDER_MARGIN`]
+    /// times it.
+    pub fn reordered(mut self, footprint: u64) -> LruCurve {
+        self.reordered_lines = footprint.saturating_mul(REORDER_MARGIN);
+        self
     }
 
     /// The 1 line in how many the pass followed at its end: 1 where it
     /// followed every line, and its figures are exact.
     pub fn sampled_one_in(&self) -> u64 {
         1 << self.sample_shift
+    }
+
+    /// The line touches the pass followed whole before it sampled, where
+    /// it did.
+    pub fn followed_whole(&self) -> Option<u64> {
+        self.followed_whole.filter(|_| self.sample_shift > 0)
     }
 
     /// The traffic through a cache of `lines` lines.

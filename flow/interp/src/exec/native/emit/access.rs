@@ -280,15 +280,25 @@ impl Emitter<'_, '_> {
             }
         }
         let times = if touch == Touch::Both { 2 } else { 1 };
-        let flags = MemFlags::trusted();
-        let accessed = self.b.ins().load(I64, flags, self.env, TOUCH_ACCESSED);
+        let accessed = self.b.use_var(self.accessed);
         let accessed = self
             .b
             .ins()
             .iadd_imm(accessed, times * size as i64 * n as i64);
-        self.b
-            .ins()
-            .store(flags, accessed, self.env, TOUCH_ACCESSED);
+        self.b.def_var(self.accessed, accessed);
+    }
+
+    /// Adds the bytes accessed since the call began to `Env`'s count, on
+    /// a way out of the call.
+    pub(super) fn keep_accessed(&mut self) {
+        if self.touch_shift.is_none() {
+            return;
+        }
+        let flags = MemFlags::trusted();
+        let kept = self.b.ins().load(I64, flags, self.env, TOUCH_ACCESSED);
+        let accessed = self.b.use_var(self.accessed);
+        let kept = self.b.ins().iadd(kept, accessed);
+        self.b.ins().store(flags, kept, self.env, TOUCH_ACCESSED);
     }
 
     /// Hands over a touch of the line `key` names (`LineTouch::key`): a
@@ -320,9 +330,7 @@ impl Emitter<'_, '_> {
         self.b.switch_to_block(again);
         if kind & LineTouch::WRITES != 0 {
             let touch = self.b.ins().load(self.pointer, flags, slot, SLOT_TOUCH);
-            let old = self.b.ins().load(I32, flags, touch, TOUCH_KIND);
-            let marked = self.b.ins().bor_imm(old, LineTouch::WRITES as i64);
-            self.b.ins().store(flags, marked, touch, TOUCH_KIND);
+            self.mark_written(touch);
         }
         self.b.ins().jump(done, &[]);
 
@@ -357,6 +365,14 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(done, &[]);
 
         self.b.switch_to_block(done);
+    }
+
+    /// Marks the line touch at `touch` written.
+    fn mark_written(&mut self, touch: Value) {
+        let flags = MemFlags::trusted();
+        let old = self.b.ins().load(I32, flags, touch, TOUCH_KIND);
+        let marked = self.b.ins().bor_imm(old, LineTouch::WRITES as i64);
+        self.b.ins().store(flags, marked, touch, TOUCH_KIND);
     }
 
     /// Marks the lines that `size` bytes at `offset + at` touch in the

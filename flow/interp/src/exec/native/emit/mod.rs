@@ -126,6 +126,10 @@ pub(super) fn kernel(
     let steps = b.declare_var(I64);
     let zero = b.ins().iconst(I64, 0);
     b.def_var(steps, zero);
+    // Bytes accessed since the call began, added to `Env`'s at each way
+    // out: a counter in memory made every access wait for the last's store.
+    let accessed = b.declare_var(I64);
+    b.def_var(accessed, zero);
     let fail = b.create_block();
 
     let program = launch.program;
@@ -145,6 +149,7 @@ pub(super) fn kernel(
         max_steps: launch.max_steps,
         vars,
         steps,
+        accessed,
         env: params[0],
         ids: params[1],
         hits: params[2],
@@ -205,6 +210,7 @@ pub(super) fn kernel(
             let v = e.b.use_var(var);
             e.b.ins().store(MemFlags::trusted(), v, e.state, at);
         }
+        e.keep_accessed();
         let stopped = e.b.ins().iconst(I64, k as i64 + 2);
         e.b.ins().return_(&[stopped]);
         e.b.switch_to_block(stop);
@@ -221,6 +227,7 @@ pub(super) fn kernel(
     e.b.switch_to_block(resume);
     switch.emit(&mut e.b, params[4], fail);
     e.b.switch_to_block(fail);
+    e.keep_accessed();
     let one = e.b.ins().iconst(I64, 1);
     e.b.ins().return_(&[one]);
     e.b.seal_all_blocks();
@@ -288,6 +295,8 @@ struct Emitter<'a, 'f> {
     max_steps: u64,
     vars: Vec<Variable>,
     steps: Variable,
+    /// Bytes the traced work-item accessed since the call began.
+    accessed: Variable,
     env: Value,
     ids: Value,
     hits: Value,
@@ -551,6 +560,7 @@ impl Emitter<'_, '_> {
                     let c = &self.contexts[ctx as usize];
                     let (parent, ret_pc, ret, n) = (c.parent, c.ret_pc, c.ret, n.min(c.ret_n));
                     if parent == u32::MAX {
+                        self.keep_accessed();
                         let zero = self.b.ins().iconst(I64, 0);
                         self.b.ins().return_(&[zero]);
                         return Ok(());
