@@ -1088,7 +1088,7 @@ mod tests {
         assert!(curve.sampled_one_in() > 1);
         assert_eq!(curve.compulsory().read_bytes, 64 * 16 * 1000);
         // Resolved where the order within a group of 16 lines cannot tell.
-        assert!(curve.resolved_lines() >= 16 * 16);
+        assert!(curve.resolved_lines() >= 16 * 16 && curve.resolved_lines().is_power_of_two());
         // 1,600 foretold of 100 groups: followed whole to the end.
         let (from, short) = run(100);
         assert_eq!(from, None);

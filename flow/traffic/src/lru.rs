@@ -694,9 +694,10 @@ impl LruCurve {
     /// another order within each (compiled, one work-item after another)
     /// and touched up to `footprint` lines each: a reuse distance moved by
     /// at most that, so the curve is resolved from [`REORDER_MARGIN`]
-    /// times it.
+    /// times it (rounded up to a power of two, as the curve's sizes are).
     pub fn reordered(mut self, footprint: u64) -> LruCurve {
-        self.reordered_lines = footprint.saturating_mul(REORDER_MARGIN);
+        let lines = footprint.saturating_mul(REORDER_MARGIN).max(1);
+        self.reordered_lines = lines.checked_next_power_of_two().unwrap_or(lines);
         self
     }
 
