@@ -18,8 +18,8 @@
 //!
 //! Where the sink estimates from some point on ([`AccessSink::reorders`]),
 //! the work-groups from a little after that point run compiled, except one
-//! in [`Tracing::every`], which is traced whole and stands for the others in the
-//! coalescing analysis; a compiled work-group hands over its line touches,
+//! in up to [`MOST_EVERY`], which is traced whole and stands for the others
+//! in the coalescing analysis; a compiled work-group hands over its line touches,
 //! one work-item's after another's ([`AccessSink::take_lines`]). Which
 //! work-group runs how depends on the stream alone, not on the threads'
 //! timing: the point is the first group that no worker can have started

@@ -261,11 +261,12 @@ pub struct TrafficAnalysis {
     /// ([`lru::EXACT_TOUCHES`] unless a test asks for fewer).
     exact_touches: u64,
     exact_limit: u64,
-    /// The launch's work-groups, and whether the run was found long (see
+    /// The launch's work-groups, and whether the run was judged (see
     /// [`EARLY_SHARE`]) once the simulations had seen a share of the limit.
     groups: u64,
     judged: bool,
-    /// Whether they do.
+    /// Whether the simulations sample: past the limit, or the run judged
+    /// long.
     sampling: bool,
     /// The most lines (of the largest size) a work-group touched: the run
     /// hands over line touches, in another order, only where every cache
@@ -319,10 +320,26 @@ impl TrafficAnalysis {
         }
     }
 
+    /// The largest and the smallest line size simulated.
+    fn largest_line(&self) -> u64 {
+        self.line_sizes
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or(DEFAULT_LINE_BYTES)
+    }
+
+    fn smallest_line(&self) -> u64 {
+        self.line_sizes
+            .iter()
+            .min()
+            .copied()
+            .unwrap_or(DEFAULT_LINE_BYTES)
+    }
+
     /// Takes a list of accesses that stands for `stands_for` work-groups.
     fn take(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
-        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
-        let shift = largest.trailing_zeros();
+        let shift = self.largest_line().trailing_zeros();
         // Counted until the run reorders, or may not.
         let watch =
             !self.reordering && self.most_footprint > 0 && self.footprint <= self.most_footprint;
@@ -335,13 +352,14 @@ impl TrafficAnalysis {
                 1
             };
             self.accessed_bytes += a.bytes as u64 * times;
-            if !self.sampling && a.bytes > 0 {
-                let end = a.offset + a.bytes as u64 - 1;
-                self.exact_touches += (end >> shift) - (a.offset >> shift) + 1;
+            if a.bytes == 0 {
+                continue;
             }
-            if watch && a.bytes > 0 {
-                let end = a.offset + a.bytes as u64 - 1;
-                let lines = (a.offset >> shift)..=(end >> shift);
+            let lines = (a.offset >> shift)..=((a.offset + a.bytes as u64 - 1) >> shift);
+            if !self.sampling {
+                self.exact_touches += lines.end() - lines.start() + 1;
+            }
+            if watch {
                 self.group_lines.extend(lines.map(|line| (a.buffer, line)));
             }
         }
@@ -436,6 +454,10 @@ impl TrafficAnalysis {
             Some(stage) => stage.finish(),
             None => CoalescingReport::default(),
         };
+        // The footprint in bytes, where work-groups came in another order.
+        let reordered = self
+            .reordering
+            .then(|| self.footprint * self.largest_line());
         TrafficReport {
             accessed_bytes: self.accessed_bytes,
             buffers: self.buffers,
@@ -443,14 +465,12 @@ impl TrafficAnalysis {
                 .simulations
                 .into_iter()
                 .map(Stage::finish)
-                .map(|curve| match self.reordering {
-                    // The footprint in lines of the curve's size.
-                    true => {
-                        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
-                        let lines = self.footprint * largest / curve.line_bytes();
+                .map(|curve| match reordered {
+                    Some(bytes) => {
+                        let lines = bytes / curve.line_bytes();
                         curve.reordered(lines)
                     }
-                    false => curve,
+                    None => curve,
                 })
                 .collect(),
             coalescing_line_bytes: self.line_sizes[0],
@@ -462,11 +482,10 @@ impl TrafficAnalysis {
 impl AccessSink for TrafficAnalysis {
     fn buffers(&mut self, buffers: &[TraceBuffer]) {
         let sizes: Vec<u64> = buffers.iter().map(|b| b.bytes).collect();
-        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
         let smallest_cache = self.probes.iter().chain(&self.resolved).min().copied();
         // No larger than the smallest cache a first halving of the rate
         // resolves, so that the curve starts where sampling alone lets it.
-        let resolved = smallest_cache.map_or(u64::MAX, |bytes| bytes / largest);
+        let resolved = smallest_cache.map_or(u64::MAX, |bytes| bytes / self.largest_line());
         let lines = resolved.min(2 * lru::RESOLVED_LINES);
         self.most_footprint = match self.line_touches() {
             Some(_) => lines / lru::REORDER_MARGIN,
@@ -509,8 +528,10 @@ impl AccessSink for TrafficAnalysis {
     fn line_touches(&self) -> Option<u64> {
         let caches: Vec<u64> = self.probes.iter().chain(&self.resolved).copied().collect();
         let samples = |&line: &u64| LruSimulator::samples(line, &caches);
-        let smallest = self.line_sizes.iter().min().copied();
-        self.line_sizes.iter().all(samples).then_some(smallest)?
+        self.line_sizes
+            .iter()
+            .all(samples)
+            .then(|| self.smallest_line())
     }
 
     fn work_groups(&mut self, groups: u64) {
@@ -529,12 +550,10 @@ impl AccessSink for TrafficAnalysis {
     fn take_lines(&mut self, _group: u64, touches: Vec<LineTouch>, accessed_bytes: u64) {
         self.accessed_bytes += accessed_bytes;
         // Its touches are its lines at the smallest size, or more.
-        let smallest = self.line_sizes.iter().min().copied().unwrap_or(1);
-        let largest = self.line_sizes.iter().max().copied().unwrap_or(1);
-        let lines = (touches.len() as u64 * smallest).div_ceil(largest);
+        let smallest = self.smallest_line();
+        let lines = (touches.len() as u64 * smallest).div_ceil(self.largest_line());
         self.footprint = self.footprint.max(lines);
         self.pending_accesses += touches.len();
-        let smallest = self.line_sizes.iter().min().copied().unwrap_or(1);
         self.pending.push(Delivered::Lines {
             touches,
             touch_shift: smallest.trailing_zeros(),
@@ -1073,8 +1092,6 @@ mod tests {
         assert_eq!(summary.coalescing.page_walk_bytes, 8 << 20);
     }
 
-    /// A run past the exact stretch of the simulation: its summary says
-    /// it sampled, and the curve starts where the sample resolves it.
     /// A run whose first quarter of the exact limit, over its first
     /// work-groups, foretells twice the limit or more samples from there,
     /// and may hand over line touches; a shorter one is followed whole.
@@ -1141,6 +1158,8 @@ mod tests {
         (from, analysis.finish())
     }
 
+    /// A run past the exact stretch of the simulation: its summary says
+    /// it sampled, and the curve starts where the sample resolves it.
     #[test]
     fn a_long_runs_summary_says_it_sampled_and_sweeps_from_where_it_resolves() {
         const WORDS: u64 = 4 << 20;

@@ -246,12 +246,7 @@ impl LruSimulator {
     /// Keeps the sample fine enough to resolve caches of these sizes
     /// (bytes): each holds [`RESOLVED_LINES`] followed lines or more.
     pub fn resolving(mut self, cache_bytes: &[u64]) -> Self {
-        for &bytes in cache_bytes {
-            let lines = bytes >> self.line_shift;
-            while self.max_shift > 0 && lines >> self.max_shift < RESOLVED_LINES {
-                self.max_shift -= 1;
-            }
-        }
+        self.max_shift = self.max_shift.min(max_shift(self.line_shift, cache_bytes));
         self
     }
 
@@ -315,10 +310,7 @@ impl LruSimulator {
     /// these sizes ([`LruSimulator::resolving`]) samples a long stream:
     /// not where one of them holds too few lines to follow half.
     pub fn samples(line_bytes: u64, cache_bytes: &[u64]) -> bool {
-        let shift = line_bytes.trailing_zeros();
-        cache_bytes
-            .iter()
-            .all(|&bytes| (bytes >> shift) >> 1 >= RESOLVED_LINES)
+        max_shift(line_bytes.trailing_zeros(), cache_bytes) > 0
     }
 
     /// One touch of `line` (an index into `lines`).
@@ -595,6 +587,19 @@ fn bump(counts: &mut Vec<u64>, at: usize, weight: u64) {
         counts.resize(at + 1, 0);
     }
     counts[at] += weight;
+}
+
+/// The highest sampling shift at which each cache of `cache_bytes` holds
+/// [`RESOLVED_LINES`] followed lines of `1 << line_shift` bytes.
+fn max_shift(line_shift: u32, cache_bytes: &[u64]) -> u32 {
+    let mut shift = MAX_SHIFT;
+    for &bytes in cache_bytes {
+        let lines = bytes >> line_shift;
+        while shift > 0 && lines >> shift < RESOLVED_LINES {
+            shift -= 1;
+        }
+    }
+    shift
 }
 
 /// Whether a pass that follows 1 line in `2^shift` follows `line`: the

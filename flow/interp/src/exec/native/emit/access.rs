@@ -266,7 +266,7 @@ impl Emitter<'_, '_> {
             Touch::Both => LineTouch::READS | LineTouch::WRITES,
         };
         let key_base = self.b.ins().ishl_imm(buffer, LineTouch::LINE_BITS as i64);
-        let straddles = !(align.is_multiple_of(size as u16) && (1u64 << shift) >= size as u64);
+        let straddles = may_straddle(size, align, shift as u64);
         for i in 0..n as i64 {
             let first = self.b.ins().iadd_imm(offset, i * size as i64);
             let line = self.b.ins().ushr_imm(first, shift as i64);
@@ -393,10 +393,7 @@ impl Emitter<'_, '_> {
         let first = self.b.ins().iadd_imm(offset, at);
         let first_line = self.b.ins().ushr_imm(first, self.line_shift as i64);
         self.mark_line(bits, first_line);
-        // An element aligned to its size (a power of two) never straddles
-        // two lines no smaller than it; others may.
-        let aligned = align.is_multiple_of(size as u16) && (1u64 << self.line_shift) >= size as u64;
-        if size > 1 && !aligned {
+        if size > 1 && may_straddle(size, align, self.line_shift) {
             let last = self.b.ins().iadd_imm(offset, at + size as i64 - 1);
             let last_line = self.b.ins().ushr_imm(last, self.line_shift as i64);
             self.mark_line(bits, last_line);
@@ -416,4 +413,11 @@ impl Emitter<'_, '_> {
         let new = self.b.ins().bor(old, bit);
         self.b.ins().store(flags, new, word, 0);
     }
+}
+
+/// Whether an element of `size` bytes aligned to `align` may straddle two
+/// lines of `1 << line_shift` bytes: one aligned to its size (a power of
+/// two) never straddles lines no smaller than it; others may.
+fn may_straddle(size: u8, align: u16, line_shift: u64) -> bool {
+    !(align.is_multiple_of(size as u16) && (1u64 << line_shift) >= size as u64)
 }
