@@ -130,7 +130,7 @@ pub fn format_size(bytes: u64) -> String {
 
 /// A run is judged once a simulation has seen this share of the exact
 /// limit ([`lru::EXACT_TOUCHES`]): whether it will be long.
-const EARLY_SHARE: u64 = 4;
+const EARLY_SHARE: u64 = 16;
 
 /// A run foretold to make this many times the exact limit of line touches
 /// or more samples from the moment it is judged ([`EARLY_SHARE`]).
@@ -1092,15 +1092,15 @@ mod tests {
         assert_eq!(summary.coalescing.page_walk_bytes, 8 << 20);
     }
 
-    /// A run whose first quarter of the exact limit, over its first
+    /// A run whose first sixteenth of the exact limit, over its first
     /// work-groups, foretells twice the limit or more samples from there,
     /// and may hand over line touches; a shorter one is followed whole.
     #[test]
     fn a_run_foretold_long_samples_early() {
         let run = |groups: u64| run_of_groups(groups, 16, None);
-        // 1,024 touches after 64 groups of 1,000: 16,000 foretold.
+        // 256 touches after 16 groups of 1,000: 16,000 foretold.
         let (from, long) = run(1000);
-        assert_eq!(from, Some(63));
+        assert_eq!(from, Some(15));
         let curve = long.curve(64).unwrap();
         assert!(curve.sampled_one_in() > 1);
         assert_eq!(curve.compulsory().read_bytes, 64 * 16 * 1000);
@@ -1120,7 +1120,7 @@ mod tests {
             bytes: 512 << 10,
             line_bytes: 64,
         };
-        assert_eq!(run_of_groups(100, 512, Some(probe)).0, Some(1));
+        assert_eq!(run_of_groups(100, 512, Some(probe)).0, Some(0));
         let (from, sampled) = run_of_groups(100, 513, Some(probe));
         assert_eq!(from, None);
         assert!(sampled.curve(64).unwrap().sampled_one_in() > 1);

@@ -50,7 +50,7 @@ pub(super) struct Recorder<'a> {
     pub(super) local_base: Option<u32>,
     /// How many work-groups the one being traced whole stands for.
     pub(super) stands_for: u64,
-    /// A compiled work-group's line touches (compiled code writes them,
+    /// A compiled work-group's line touches (`native::helpers::new_touch` writes them,
     /// `native::TouchOut`), and the bytes its accesses moved; whether the
     /// group being run is one.
     pub(super) lines: Vec<LineTouch>,

@@ -2,14 +2,14 @@
 //! interpreter's own functions (one lane's value at a time, so that both
 //! tiers compute with the same code), and the faults it reports.
 
-use super::Env;
+use super::{Env, Slot};
 use crate::bytecode::Op;
 use crate::error::TrapKind;
 use crate::exec::builtins::builtin;
 use crate::exec::mem::Mem;
 use crate::memory::Arena;
 use crate::opencl_std as math;
-use crate::trace::CHUNK_ACCESSES;
+use crate::trace::{LineTouch, CHUNK_ACCESSES};
 
 /// `eval(env, pc, lane, a, b, c)`: lane `lane` of the op at `pc` on its
 /// operands' values in that lane; a fault (an integer division by zero)
@@ -81,16 +81,35 @@ pub(super) extern "C" fn fault(env: *mut Env, pc: u32, pointer: u64, bytes: u64,
     env.keep(pc, kind);
 }
 
-/// `more_touches(env)`: the room for line touches is full: compiled code
-/// writes on into new room once this returns.
-pub(super) type MoreTouches = extern "C" fn(*mut Env);
+/// `new_touch(env, slot, key, site, kind)`: a touch of the line `key`
+/// names that does not hold its `slot` in the group's table of recent
+/// lines: written after the group's touches so far, and given the slot.
+pub(super) type NewTouch = extern "C" fn(*mut Env, *mut Slot, u64, u32, u32);
 
-pub(super) extern "C" fn more_touches(env: *mut Env) {
+pub(super) extern "C" fn new_touch(env: *mut Env, slot: *mut Slot, key: u64, site: u32, kind: u32) {
     // SAFETY: as in `eval`.
     let env = unsafe { &mut *env };
+    if env.touches.next == env.touches.end {
+        more_room(env);
+    }
+    let touch = env.touches.next;
+    // SAFETY: `room` gave `next` up to `end` inside the list's spare
+    // capacity, and `next` is short of `end`; `slot` is one of the group's
+    // table, which compiled code found by `LineTouch::slot` and which
+    // `more_room` may empty but never moves.
+    unsafe {
+        touch.write(LineTouch { key, site, kind });
+        env.touches.next = touch.add(1);
+        *slot = Slot { key, touch };
+    }
+}
+
+/// The room for line touches is full: where the list holds a chunk, it is
+/// handed over (and the table emptied), and there is room again.
+fn more_room(env: &mut Env) {
     env.keep_touches();
-    // SAFETY: compiled code calls this only where the group is traced,
-    // with `recorder` the one `Native::run_group` was handed.
+    // SAFETY: compiled code calls `new_touch` only where the group is
+    // traced, with `recorder` the one `Native::run_group` was handed.
     let recorder = unsafe { &mut *env.recorder };
     if recorder.lines.len() >= CHUNK_ACCESSES {
         recorder.hand_over(false);

@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 /// after a fault kept in `env`, k + 2 at barrier site k.
 type KernelFn = unsafe extern "C" fn(*mut Env, *const u64, *mut u64, *mut u64, u64) -> u64;
 
-/// Where compiled code writes a traced work-group's line touches: into
+/// Where `helpers::new_touch` writes a traced work-group's line touches: into
 /// the room its recorder's list has (`Recorder::lines`), a touch of a line
 /// the group touched already folding into that one (`LineTouch`).
 #[repr(C)]
@@ -139,12 +139,12 @@ impl<'a> Env<'a> {
         unsafe { std::slice::from_raw_parts_mut(self.touches.table, SLOTS) }
     }
 
-    /// Takes the touches compiled code wrote into the recorder's list.
+    /// Takes the touches `helpers::new_touch` wrote into the recorder's list.
     fn keep_touches(&mut self) {
         if self.recorder.is_null() {
             return;
         }
-        // SAFETY: as in `room`; compiled code wrote whole `LineTouch`es
+        // SAFETY: as in `room`; `new_touch` wrote whole `LineTouch`es
         // from the list's end up to `next`, inside the room `room` gave.
         unsafe {
             let lines = &mut (*self.recorder).lines;
@@ -251,6 +251,16 @@ impl Native {
             ("opt_level", "speed"),
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
+            // The verifier checks the emitter's IR: a quarter of the time a
+            // compile takes, spent where tests run, not where users count.
+            (
+                "enable_verifier",
+                if cfg!(debug_assertions) {
+                    "true"
+                } else {
+                    "false"
+                },
+            ),
         ] {
             flags.set(name, value).map_err(|e| e.to_string())?;
         }

@@ -38,14 +38,10 @@ pub(super) const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_
 
 /// `Env::touches`'s fields, by offset from `Env`.
 const TOUCHES: usize = std::mem::offset_of!(Env, touches);
-const TOUCH_NEXT: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, next)) as i32;
-const TOUCH_END: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, end)) as i32;
 const TOUCH_TABLE: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, table)) as i32;
 const TOUCH_ACCESSED: i32 = (TOUCHES + std::mem::offset_of!(TouchOut, accessed)) as i32;
-/// A `LineTouch`'s fields and size.
-const TOUCH_SITE: i32 = std::mem::offset_of!(LineTouch, site) as i32;
+/// A `LineTouch`'s kind.
 const TOUCH_KIND: i32 = std::mem::offset_of!(LineTouch, kind) as i32;
-const TOUCH_BYTES: i64 = std::mem::size_of::<LineTouch>() as i64;
 /// A table slot's fields and size.
 const SLOT_KEY: i32 = std::mem::offset_of!(Slot, key) as i32;
 const SLOT_TOUCH: i32 = std::mem::offset_of!(Slot, touch) as i32;
@@ -301,23 +297,23 @@ impl Emitter<'_, '_> {
         self.b.ins().store(flags, kept, self.env, TOUCH_ACCESSED);
     }
 
-    /// Hands over a touch of the line `key` names (`LineTouch::key`): a
-    /// new touch, or where the line holds its slot in the group's table of
-    /// recent lines, folded into the touch there (a write marks it
-    /// written).
+    /// Hands over a touch of the line `key` names (`LineTouch::key`): where
+    /// the line holds its slot in the group's table of recent lines, folded
+    /// into the touch there (a write marks it written); else a new touch,
+    /// out of line (`helpers::new_touch`), so that the common fold stays
+    /// short and the function quick to compile.
     fn touch_line(&mut self, key: Value, kind: u32, site: u32) {
         let flags = MemFlags::trusted();
-        let env = self.env;
-        let (again, new, write, grow, done) = (
-            self.b.create_block(),
-            self.b.create_block(),
+        let (again, new, done) = (
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
         );
-        self.b.append_block_param(write, self.pointer);
-        self.b.set_cold_block(grow);
-        let table = self.b.ins().load(self.pointer, FIXED, env, TOUCH_TABLE);
+        self.b.set_cold_block(new);
+        let table = self
+            .b
+            .ins()
+            .load(self.pointer, FIXED, self.env, TOUCH_TABLE);
         let hash = self.b.ins().imul_imm(key, LineTouch::SLOT_HASH as i64);
         let bits = LineTouch::SLOTS.trailing_zeros() as i64;
         let slot = self.b.ins().ushr_imm(hash, 64 - bits);
@@ -335,33 +331,14 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(done, &[]);
 
         self.b.switch_to_block(new);
-        let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
-        let end = self.b.ins().load(self.pointer, flags, env, TOUCH_END);
-        let full = self.b.ins().icmp(IntCC::Equal, next, end);
-        self.b
-            .ins()
-            .brif(full, grow, &[], write, &[BlockArg::Value(next)]);
-
-        self.b.switch_to_block(grow);
         let callee = self.b.ins().iconst(
             self.pointer,
-            helpers::more_touches as helpers::MoreTouches as usize as i64,
+            helpers::new_touch as helpers::NewTouch as usize as i64,
         );
-        self.b.ins().call_indirect(self.more_sig, callee, &[env]);
-        let next = self.b.ins().load(self.pointer, flags, env, TOUCH_NEXT);
-        self.b.ins().jump(write, &[BlockArg::Value(next)]);
-
-        self.b.switch_to_block(write);
-        let at = self.b.block_params(write)[0];
-        self.b.ins().store(flags, key, at, 0);
         let site = self.b.ins().iconst(I32, site as i64);
-        self.b.ins().store(flags, site, at, TOUCH_SITE);
         let kind = self.b.ins().iconst(I32, kind as i64);
-        self.b.ins().store(flags, kind, at, TOUCH_KIND);
-        let after = self.b.ins().iadd_imm(at, TOUCH_BYTES);
-        self.b.ins().store(flags, after, env, TOUCH_NEXT);
-        self.b.ins().store(flags, key, slot, SLOT_KEY);
-        self.b.ins().store(flags, at, slot, SLOT_TOUCH);
+        let args = [self.env, slot, key, site, kind];
+        self.b.ins().call_indirect(self.touch_sig, callee, &args);
         self.b.ins().jump(done, &[]);
 
         self.b.switch_to_block(done);

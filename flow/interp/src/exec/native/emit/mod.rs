@@ -110,9 +110,11 @@ pub(super) fn kernel(
     let mut b = FunctionBuilder::new(func, &mut context);
     let eval_sig = b.import_signature(helper_signature(call_conv, pointer, 6, true));
     let fault_sig = b.import_signature(helper_signature(call_conv, pointer, 5, false));
-    let mut more_sig = Signature::new(call_conv);
-    more_sig.params.push(AbiParam::new(pointer));
-    let more_sig = b.import_signature(more_sig);
+    let mut touch_sig = Signature::new(call_conv);
+    touch_sig
+        .params
+        .extend([pointer, pointer, I64, I32, I32].map(AbiParam::new));
+    let touch_sig = b.import_signature(touch_sig);
 
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -165,7 +167,7 @@ pub(super) fn kernel(
         known_views: views.iter().map(|v| (v.base as u64, v.len)).collect(),
         eval_sig,
         fault_sig,
-        more_sig,
+        touch_sig,
         touch_shift: launch.touch_shift,
         fail,
         targets,
@@ -315,7 +317,7 @@ struct Emitter<'a, 'f> {
     known_views: Vec<(u64, u64)>,
     eval_sig: SigRef,
     fault_sig: SigRef,
-    more_sig: SigRef,
+    touch_sig: SigRef,
     /// Where the run is traced: global accesses are handed over as line
     /// touches, of lines of `1 << touch_shift` bytes (`access`).
     touch_shift: Option<u32>,
