@@ -52,6 +52,17 @@ __kernel void bench_triad(__global const VT *restrict b, __global const VT *rest
     }
 }
 
+// Scales every element in place: each line is read, then written back. A
+// CPU's store finds the line its load brought in and need not read it
+// first, as in an in-place update (`y = a * x + y`, a swap); what the
+// write-backs cost beside the reads is this kernel's time less `read`'s.
+__kernel void bench_update(__global VT *restrict a, const ST q) {
+#pragma unroll
+    for (int k = 0; k < PER_ITEM; k++) {
+        a[INDEX(k)] = q * a[INDEX(k)];
+    }
+}
+
 // Reads every element and sums them. The sum is stored only when a lane
 // equals `sentinel`, a value the host picks so that it practically never
 // happens: the compiler cannot drop the loads, and the kernel writes

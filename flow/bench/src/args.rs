@@ -118,6 +118,10 @@ pub fn stream_launch(
             arg("a", wo(take(&mut arrays.a))),
             arg("q", factor()),
         ],
+        StreamKernel::Update => vec![
+            arg("a", data.buffer(Access::ReadWrite, take(&mut arrays.a))),
+            arg("q", factor()),
+        ],
         StreamKernel::Read
         | StreamKernel::Gather
         | StreamKernel::Resident16K

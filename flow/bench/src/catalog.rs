@@ -147,6 +147,10 @@ pub enum StreamKernel {
     Triad,
     Read,
     Write,
+    /// Scales an array in place: lines read, then written back with no read
+    /// before the write (not among the peaks: its write-backs cost a CPU
+    /// less than its reads).
+    Update,
     /// Reads like `read`, at scattered addresses: the uncoalesced bandwidth.
     Gather,
     /// Reads like `read` within 16 KiB, which an L1 cache holds: its bandwidth.
@@ -175,6 +179,7 @@ impl StreamKernel {
             StreamKernel::Triad => "triad",
             StreamKernel::Read => "read",
             StreamKernel::Write => "write",
+            StreamKernel::Update => "update",
             StreamKernel::Gather => "gather",
             StreamKernel::Resident16K => "resident-16k",
             StreamKernel::Resident256K => "resident-256k",
@@ -380,6 +385,14 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
             }
         }
     }
+    // In-place updates, for the cost of a CPU's write-backs of lines it
+    // read (clflow's model).
+    for &width in widths {
+        list.push(Benchmark::Bandwidth {
+            kernel: StreamKernel::Update,
+            data: DataType::new(Lane::Float, width),
+        });
+    }
     // Scattered accesses: one scalar run is all the boat hull needs.
     list.push(Benchmark::Bandwidth {
         kernel: StreamKernel::Gather,
@@ -501,10 +514,13 @@ mod tests {
     fn the_catalog_covers_every_kernel_type_and_width_once() {
         let all = all_benchmarks(&WIDTHS);
         // 6 stream kernels x 2 lane types + 6 compute kinds, 5 widths each;
-        // one gather; 2 cache-resident reads at 5 widths; the local
-        // load/store at widths 1, 2, 4; three diverged chains at width 1.
-        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 1 + 2 * 5 + 3 + 3);
+        // the in-place update at 5 widths; one gather; 2 cache-resident
+        // reads at 5 widths; the local load/store at widths 1, 2, 4; three
+        // diverged chains at width 1.
+        assert_eq!(all.len(), (6 * 2 + 6) * 5 + 5 + 1 + 2 * 5 + 3 + 3);
         assert!(all.iter().any(|b| b.id() == "gather/float"));
+        assert!(all.iter().any(|b| b.id() == "update/float16"));
+        assert!(!all.iter().any(|b| b.id() == "update/uint"));
         assert!(all.iter().any(|b| b.id() == "mad-diverged-chain/float"));
         assert!(!all.iter().any(|b| b.id() == "add-diverged-chain/uint2"));
         let resident = Benchmark::Bandwidth {
@@ -524,6 +540,6 @@ mod tests {
         assert!(ids.contains("add/uint4") && ids.contains("add-chain/uint4"));
         // Bandwidth comes first: P̂ is sampled there.
         assert!(matches!(all[0], Benchmark::Bandwidth { .. }));
-        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6 + 1 + 2 + 1);
+        assert_eq!(all_benchmarks(&[4]).len(), 6 * 2 + 6 + 1 + 1 + 2 + 1);
     }
 }

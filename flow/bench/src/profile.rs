@@ -6,8 +6,8 @@ use crate::runner::{BenchResult, Measurement};
 use crate::work::Unit;
 use clflow_devices::power::PowerTrace;
 use clflow_devices::{
-    BandwidthPeak, CachePeak, ComputePeak, ComputeType, DatasheetProfile, DeviceIdentity,
-    EnergySample, MeasuredProfile, Metric, PowerPeak, Statistic,
+    is_in_place, BandwidthPeak, CachePeak, ComputePeak, ComputeType, DatasheetProfile,
+    DeviceIdentity, EnergySample, MeasuredProfile, Metric, PowerPeak, Statistic,
 };
 use std::fmt::Write as _;
 
@@ -86,7 +86,9 @@ impl Measurement {
 fn energy_sample(result: &BenchResult) -> Option<EnergySample> {
     let qualifies = match result.benchmark {
         Benchmark::Bandwidth { kernel, .. } => {
-            kernel != StreamKernel::Gather && kernel.window_bytes().is_none()
+            kernel != StreamKernel::Gather
+                && kernel != StreamKernel::Update
+                && kernel.window_bytes().is_none()
         }
         Benchmark::Compute { op, .. } => op != ComputeOp::Ldst,
     };
@@ -373,10 +375,12 @@ fn peak_lines(rows: &[Row], profile: &MeasuredProfile) -> Vec<String> {
         r.unit == Unit::GigabytesPerSecond
             && !r.id.starts_with("gather/")
             && !r.id.starts_with("resident-")
+            && !is_in_place(&r.id)
     };
     let mut lines: Vec<String> = [
         best("B̂", &stream),
         best("B̂ scattered", &|r: &Row| r.id.starts_with("gather/")),
+        best("in place", &|r: &Row| is_in_place(&r.id)),
         best("B̂ L1", &|r: &Row| r.id.starts_with("resident-16k/")),
         best("B̂ L2", &|r: &Row| r.id.starts_with("resident-256k/")),
         best("T ldst", &|r: &Row| r.id.starts_with("ldst-")),

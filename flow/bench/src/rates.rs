@@ -3,7 +3,7 @@
 //! it, else the datasheet, with its source.
 
 use crate::catalog::{ComputeOp, StreamKernel};
-use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, Metric};
+use clflow_devices::{is_in_place, ComputeType, DatasheetProfile, MeasuredProfile, Metric};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{
     fit, ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
@@ -274,12 +274,13 @@ pub fn device_rates(
         int_add: measured.and_then(|m| compute(m, ComputeType::Int32, ComputeOp::Add)),
         ldst: measured.and_then(|m| compute(m, ComputeType::Fp32, ComputeOp::Ldst)),
         bandwidth: measured
-            .and_then(|m| bandwidth(m, |k| !is_gather(k)))
+            .and_then(|m| bandwidth(m, |k| !is_gather(k) && !is_in_place(k)))
             .or_else(|| sheet(Metric::MemoryBandwidth)),
         bandwidth_by_writes: measured.map(bandwidth_by_writes).unwrap_or_default(),
         cache_bandwidth,
         cache_window_bytes,
         uncoalesced_bandwidth: measured.and_then(|m| bandwidth(m, is_gather)),
+        in_place_bandwidth: measured.and_then(|m| bandwidth(m, is_in_place)),
         host_link: sheet(Metric::HostLink),
         energy,
         issue: measured.map(issue_rates).unwrap_or_default(),
@@ -362,6 +363,7 @@ mod tests {
             stream("triad/float", 20e9),
             stream("read/float", 25e9),
             stream("gather/float", 3e9),
+            stream("update/float", 40e9),
         ];
         p
     }
@@ -403,7 +405,10 @@ mod tests {
         assert_eq!(rates.ldst.as_ref().unwrap().value, 120e9);
         assert_eq!(rates.bandwidth.as_ref().unwrap().value, 25e9);
         assert_eq!(rates.uncoalesced_bandwidth.as_ref().unwrap().value, 3e9);
-        // By written share: read none, triad a third; the gather is neither.
+        // The in-place update is its own rate, no peak.
+        assert_eq!(rates.in_place_bandwidth.as_ref().unwrap().value, 40e9);
+        // By written share: read none, triad a third; the gather and the
+        // update are neither.
         let shares: Vec<(f64, f64)> = rates
             .bandwidth_by_writes
             .iter()

@@ -368,6 +368,6 @@ mod tests {
             .iter()
             .any(|s| s.id == "mad-chain/double8" && s.reason == "the device lacks cl_khr_fp64"));
         assert!(skipped.iter().any(|s| s.id == "mad-chain/half"));
-        assert_eq!(runnable.len() + skipped.len(), 107);
+        assert_eq!(runnable.len() + skipped.len(), 112);
     }
 }

@@ -128,7 +128,7 @@ impl Benchmark {
 fn stream_traffic(kernel: StreamKernel) -> (u64, u64) {
     match kernel {
         StreamKernel::Copy => (2, 0),
-        StreamKernel::Scale => (2, 1),
+        StreamKernel::Scale | StreamKernel::Update => (2, 1),
         StreamKernel::Add => (3, 1),
         StreamKernel::Triad => (3, 2),
         StreamKernel::Read => (1, 1),

@@ -168,6 +168,13 @@ pub struct PowerPeak {
 /// throughput of the quantitative roofline, not an arithmetic peak.
 pub const LOCAL_LDST_KERNEL: &str = "ldst";
 
+/// Whether a bandwidth benchmark (`update/float4`) updates its array in
+/// place: what a CPU's write-backs of lines it read cost, for clflow's
+/// model; no peak, as those write-backs cost a CPU less than its reads.
+pub fn is_in_place(kernel: &str) -> bool {
+    kernel.split('/').next() == Some("update")
+}
+
 /// Mean power while one benchmark ran, beside the rates it ran at: one
 /// point of the energy-roofline fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -304,9 +311,15 @@ impl MeasuredProfile {
         )
     }
 
-    /// The best bandwidth of any kernel, bytes per second (B̂).
+    /// The best bandwidth of any kernel but the in-place update, bytes per
+    /// second (B̂).
     pub fn peak_bytes_per_s(&self) -> Option<f64> {
-        best_of(self.bandwidth.iter().map(|b| b.bytes_per_s.best))
+        best_of(
+            self.bandwidth
+                .iter()
+                .filter(|b| !is_in_place(&b.kernel))
+                .map(|b| b.bytes_per_s.best),
+        )
     }
 
     /// Each cache level's best bandwidth, bytes per second, nearest the

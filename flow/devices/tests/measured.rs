@@ -76,6 +76,15 @@ fn a_saved_profile_loads_back_unchanged() {
     assert_eq!(back.peak_ops_per_s(ComputeType::Fp32), Some(45.3e9));
     assert_eq!(back.peak_ops_per_s(ComputeType::Fp64), None);
     assert_eq!(back.peak_bytes_per_s(), Some(29.4e9));
+    // An in-place update, counted both ways, is no peak: a CPU's write-backs
+    // of lines it read cost it less than reads.
+    let mut updated = back.clone();
+    updated.bandwidth.push(BandwidthPeak {
+        kernel: "update/float16".into(),
+        vector_width: 16,
+        bytes_per_s: stat(&[46e9]),
+    });
+    assert_eq!(updated.peak_bytes_per_s(), Some(29.4e9));
     // P̂ is the bandwidth benchmark's peak (paper §3.1), not the higher compute one.
     assert_eq!(back.peak_power(), Some((71.5, PowerSource::Rapl)));
     assert_eq!(back.schema, 1);

@@ -60,8 +60,13 @@
 //!    time per byte interpolated between them. Their stores write lines
 //!    they never read, which a CPU's store reads first; so on a CPU the
 //!    share is that of the lines a store brought into the cache, and a
-//!    line a load brought in is written in place (`y = a * x + y` moves at
-//!    the `read` benchmark's rate, not `triad`'s). On a GPU, the share the coalescing analysis found uncoalesced moves at
+//!    line a load brought in is written back in place (`y = a * x + y`
+//!    moves its reads at the `read` benchmark's rate, not `triad`'s). Such
+//!    write-backs cost what the `update` benchmark, which scales an array
+//!    in place, takes beyond the `read` benchmark's time for its reads: a
+//!    fifth of a read on one 2-core machine, whose cores can keep only so
+//!    many reads in flight and whose write-backs need none (as a read where
+//!    the profile predates it). On a GPU, the share the coalescing analysis found uncoalesced moves at
 //!    the gather bandwidth (a CPU's caches make whole lines of scattered
 //!    accesses, which the cache simulation charged already). Launched
 //!    again and again, as the timing does, a kernel whose lines all fit the
@@ -128,7 +133,7 @@
 //!    `c[i] = 2 * a[i] + b[i]` over 32 M floats runs 25 ms instead of 8.8).
 
 use crate::device::{missing, DeviceRates, OpCostRates, Rate, SimdKind};
-use crate::kernel::KernelFacts;
+use crate::kernel::{KernelFacts, Traffic};
 use crate::roofline::Bound;
 use clflow_counts::{Gathers, OpClass};
 use serde::{Deserialize, Serialize};
@@ -409,7 +414,13 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
     // The stream benchmarks' stores all write lines they did not read: on
     // a CPU, whose store reads its line first, what they measured per
     // written byte holds for the lines a store brought into the cache; a
-    // line a load brought in is written in place.
+    // line a load brought in is written in place, at what the in-place
+    // update's write-backs cost beside its reads.
+    if kind == SimdKind::WorkGroupVectoriser {
+        if let Some(time) = in_place_time(traffic, device) {
+            return Ok(time);
+        }
+    }
     let share = match kind {
         SimdKind::WorkGroupVectoriser => traffic.dram_allocated_share(),
         SimdKind::Simt => traffic.dram_write_share(),
@@ -429,6 +440,33 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
         _ => 1.0,
     };
     Ok(dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather))
+}
+
+/// On a CPU, the DRAM traffic's time where some of it is written back in
+/// place and the profile timed the in-place update: those write-backs at
+/// the update's time less the `read` benchmark's for its reads, per byte;
+/// the rest at the stream bandwidth of its share of lines a store brought
+/// in. `None` where either is missing.
+fn in_place_time(traffic: &Traffic, device: &DeviceRates) -> Option<f64> {
+    let (dram, _) = traffic.dram();
+    let in_place = traffic.dram_written_in_place().min(dram);
+    let update = device.in_place_bandwidth.as_ref()?.value;
+    if in_place == 0 || update <= 0.0 {
+        return None;
+    }
+    let read = device.bandwidth_at(0.0)?;
+    // The update reads N bytes and writes N back: 2N / update seconds, of
+    // which N / read are its reads.
+    let per_write_back = (2.0 / update - 1.0 / read).max(0.0);
+    let rest = dram - in_place;
+    let allocated = traffic.simulated_allocated.unwrap_or(0);
+    let share = if rest == 0 {
+        0.0
+    } else {
+        (allocated as f64 / rest as f64).min(1.0)
+    };
+    let stream = device.bandwidth_at(share)?;
+    Some(rest as f64 / stream + in_place as f64 * per_write_back)
 }
 
 #[cfg(test)]
@@ -754,6 +792,44 @@ mod tests {
         assert!(close(p.barriers_s.unwrap(), 2e-6), "{p:?}");
         // A GPU's warp takes scattered addresses in one instruction.
         assert_eq!(p.gathers_s, None);
+    }
+
+    /// On a CPU, the bytes written back to lines a load brought in cost
+    /// what the in-place update's write-backs add to its reads; the rest
+    /// moves at the stream rate of its share of lines a store brought in.
+    #[test]
+    fn in_place_write_backs_cost_what_the_update_adds_to_its_reads() {
+        let mut facts = sgemm_facts();
+        // 3 MB read, 1 MB written back in place, 1 MB written to lines
+        // stores brought in.
+        facts.traffic.simulated = Some(5_000_000);
+        facts.traffic.simulated_written = Some(2_000_000);
+        facts.traffic.simulated_allocated = Some(1_000_000);
+        assert_eq!(facts.traffic.dram_written_in_place(), 1_000_000);
+        let mut rates = device(CPU);
+        rates.bandwidth_by_writes = vec![
+            (0.0, Rate::new(10e9, "read")),
+            (0.5, Rate::new(8e9, "copy")),
+        ];
+        let memory = |rates: &DeviceRates, kind| memory_time(&facts, rates, kind).unwrap();
+        let cpu = SimdKind::WorkGroupVectoriser;
+        // No update timed: all 5 MB at the share of a fifth.
+        let all = 5e6 * (0.6 / 10e9 + 0.4 / 8e9);
+        assert!(close(memory(&rates, cpu), all));
+        // The update moves 16 GB/s counting both ways: 0.125 ns a byte
+        // read and written back, of which a read takes 0.1 ns.
+        rates.in_place_bandwidth = Some(Rate::new(16e9, "update"));
+        let split = 4e6 * (0.5 / 10e9 + 0.5 / 8e9) + 1e6 * (2.0 / 16e9 - 1.0 / 10e9);
+        assert!(close(memory(&rates, cpu), split), "{}", memory(&rates, cpu));
+        // An update no slower than its reads: the write-backs cost nothing.
+        rates.in_place_bandwidth = Some(Rate::new(25e9, "update"));
+        assert!(close(memory(&rates, cpu), 4e6 * (0.5 / 10e9 + 0.5 / 8e9)));
+        // A GPU charges the written share, as before.
+        let gpu = memory(&rates, SimdKind::Simt);
+        assert!(close(gpu, 5e6 * (0.2 / 10e9 + 0.8 / 8e9)), "{gpu}");
+        // Without a simulation, nothing is known to be written in place.
+        facts.traffic.simulated_allocated = None;
+        assert_eq!(facts.traffic.dram_written_in_place(), 0);
     }
 
     /// Launched again and again, a kernel whose lines fit the measured

@@ -77,6 +77,11 @@ pub struct DeviceRates {
     pub cache_window_bytes: Option<u64>,
     /// Global-memory bandwidth of scattered accesses (P_uncoalesced).
     pub uncoalesced_bandwidth: Option<Rate>,
+    /// Global-memory bandwidth of an array updated in place, its bytes read
+    /// and written counted: each line read, then written back with no read
+    /// before the write (clflow's model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_place_bandwidth: Option<Rate>,
     /// Host-to-device link bandwidth (B_bus).
     pub host_link: Option<Rate>,
     /// The energy roofline's coefficients, fitted from power sampled

@@ -165,6 +165,20 @@ impl Traffic {
         }
     }
 
+    /// Of [`Traffic::dram`]'s bytes, those written back to lines a load
+    /// brought into the cache (an in-place update's, which a CPU's store
+    /// writes without reading first); 0 where no simulation said.
+    pub fn dram_written_in_place(&self) -> u64 {
+        match (
+            self.simulated,
+            self.simulated_written,
+            self.simulated_allocated,
+        ) {
+            (Some(_), Some(written), Some(allocated)) => written.saturating_sub(allocated),
+            _ => 0,
+        }
+    }
+
     /// The bytes the models charge to memory: the simulated DRAM traffic
     /// where a simulation ran, else the compulsory traffic; and which.
     pub fn dram(&self) -> (u64, &'static str) {

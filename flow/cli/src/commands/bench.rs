@@ -23,10 +23,12 @@ Examples:
 
 F̂_f and F̂_i come from chains of multiply-adds at vector widths 1 to 16, B̂ from streaming
 kernels (copy, scale, add, triad, read, write), P̂ from the device's power sensor (NVML, RAPL or
-hwmon) while they run. For clflow's model, `costs` times what throughput does not cover: a chain
-of dependent operations, local atomics, barriers, mispredicted branches, scattered loads from
-the last-level cache, a float sum carried across a `noinline` call, and loads, stores and copies
-a page apart in walks of 64 to 4,096 steps a work-item (`--only costs` runs them alone).
+hwmon) while they run. For clflow's model, `update` scales an array in place (what a CPU's
+write-backs of lines it read cost beside the reads; no peak), and `costs` times what throughput
+does not cover: a chain of dependent operations, local atomics, barriers, mispredicted branches,
+scattered loads from the last-level cache, a float sum carried across a `noinline` call, and
+loads, stores and copies a page apart in walks of 64 to 4,096 steps a work-item (`--only costs`
+runs them alone).
 Profiles are stored in $CLFLOW_DATA_DIR/measured (else ~/.local/share/clflow/measured);
 `clflow devices` shows which devices have one.";
 
