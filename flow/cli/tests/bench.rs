@@ -59,9 +59,11 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
         .unwrap()
         .is_empty());
 
-    // 6 stream kernels x {float, uint} x widths {1, 4}, and the scalar gather.
+    // 6 stream kernels x {float, uint} x widths {1, 4}, the in-place update
+    // on float at widths 1 and 4, and the scalar gather.
     let bandwidth = figures(&profile["bandwidth"], "bytes_per_s");
-    assert_eq!(bandwidth.len(), 25);
+    assert_eq!(bandwidth.len(), 27);
+    assert!(bandwidth.iter().any(|b| b.0.contains("update/float")));
     for (name, best, median) in &bandwidth {
         // Quick buffers sit in the cache: well above DRAM speed is expected,
         // above 10 TB/s would mean the kernel did not touch its data.
@@ -113,6 +115,7 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
     assert!(shown.starts_with("benchmark "), "{shown}");
     assert!(shown.contains("\ntriad/float4 "), "{shown}");
     assert!(shown.contains("\nF̂ fp32 "), "{shown}");
+    assert!(shown.contains("\nin place "), "{shown}");
     assert!(text(&table.stderr).contains("--refresh measures again"));
     let refreshed = json(&clflow(
         data.path(),
