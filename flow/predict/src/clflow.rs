@@ -65,9 +65,9 @@
 //!    write-backs cost what the `update` benchmark, which scales an array
 //!    in place, takes beyond the `read` benchmark's time for its reads:
 //!    next to nothing on one 2-core machine (55 GB/s counting both ways,
-//!    where reads alone move 28), whose cores keep only so many reads in
-//!    flight, and whose write-backs need none of them (as a read where the
-//!    profile predates the benchmark). On a GPU, the share the coalescing analysis found uncoalesced moves at
+//!    where reads alone move 28; likely because its cores keep only so
+//!    many reads in flight, and a write-back needs none). Where the
+//!    profile predates the benchmark, as a read. On a GPU, the share the coalescing analysis found uncoalesced moves at
 //!    the gather bandwidth (a CPU's caches make whole lines of scattered
 //!    accesses, which the cache simulation charged already). Launched
 //!    again and again, as the timing does, a kernel whose lines all fit the
