@@ -177,6 +177,10 @@ pub struct Clflow {
     /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_s: Option<f64>,
+    /// Write-backs of lines a load brought in, on a CPU where the in-place
+    /// update was timed (part of `memory_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_backs_s: Option<f64>,
     /// The DRAM traffic (the cache's, where every line fits it) and the
     /// cache gathers together.
     pub memory_s: f64,
@@ -283,7 +287,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         .flatten()
         .sum::<f64>();
 
-    let mut memory_s = memory_time(facts, device, simd.kind)?;
+    let (mut memory_s, write_backs_s) = memory_time(facts, device, simd.kind)?;
     // On a CPU, scattered loads the last level serves wait on it each.
     let cache_gathers_s = match (facts.cache_gathers, costs) {
         (Some(lines), Some(c)) => c.cache_gathers_per_s.map(|rate| lines as f64 / rate),
@@ -323,6 +327,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         gathers_s,
         cache_gathers_s,
         page_strides_s,
+        write_backs_s,
         memory_s,
         vector_share,
         simd_width: simd.width,
@@ -398,8 +403,12 @@ fn barrier_passes(facts: &KernelFacts, kind: SimdKind) -> u64 {
 }
 
 /// The DRAM traffic's time (assumption 4), or the cache's where every line
-/// fits it.
-fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Result<f64, String> {
+/// fits it; and of it, the in-place write-backs', where charged apart.
+fn memory_time(
+    facts: &KernelFacts,
+    device: &DeviceRates,
+    kind: SimdKind,
+) -> Result<(f64, Option<f64>), String> {
     let traffic = &facts.traffic;
     // Launched again and again, as the timing does, a kernel whose lines
     // all fit the measured cache (and the simulated one) finds them there.
@@ -409,7 +418,7 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
         &device.cache_bandwidth,
     ) {
         if traffic.compulsory <= cache.min(window) && rate.value > 0.0 {
-            return Ok(traffic.compulsory as f64 / rate.value);
+            return Ok((traffic.compulsory as f64 / rate.value, None));
         }
     }
     // The stream benchmarks' stores all write lines they did not read: on
@@ -418,8 +427,8 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
     // line a load brought in is written in place, at what the in-place
     // update's write-backs cost beside its reads.
     if kind == SimdKind::WorkGroupVectoriser {
-        if let Some(time) = in_place_time(traffic, device) {
-            return Ok(time);
+        if let Some((time, write_backs)) = in_place_time(traffic, device) {
+            return Ok((time, Some(write_backs)));
         }
     }
     let share = match kind {
@@ -440,15 +449,16 @@ fn memory_time(facts: &KernelFacts, device: &DeviceRates, kind: SimdKind) -> Res
         (SimdKind::Simt, Some(c)) => c.coalesced_share(),
         _ => 1.0,
     };
-    Ok(dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather))
+    let time = dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather);
+    Ok((time, None))
 }
 
 /// On a CPU, the DRAM traffic's time where some of it is written back in
 /// place and the profile timed the in-place update: those write-backs at
 /// the update's time less the `read` benchmark's for its reads, per byte;
 /// the rest at the stream bandwidth of its share of lines a store brought
-/// in. `None` where either is missing.
-fn in_place_time(traffic: &Traffic, device: &DeviceRates) -> Option<f64> {
+/// in. `None` where either is missing. With the write-backs' own time.
+fn in_place_time(traffic: &Traffic, device: &DeviceRates) -> Option<(f64, f64)> {
     let (dram, _) = traffic.dram();
     let in_place = traffic.dram_written_in_place().min(dram);
     let update = device.in_place_bandwidth.as_ref()?.value;
@@ -467,7 +477,8 @@ fn in_place_time(traffic: &Traffic, device: &DeviceRates) -> Option<f64> {
         (allocated as f64 / rest as f64).min(1.0)
     };
     let stream = device.bandwidth_at(share)?;
-    Some(rest as f64 / stream + in_place as f64 * per_write_back)
+    let write_backs = in_place as f64 * per_write_back;
+    Some((rest as f64 / stream + write_backs, write_backs))
 }
 
 #[cfg(test)]
@@ -812,7 +823,7 @@ mod tests {
             (0.0, Rate::new(10e9, "read")),
             (0.5, Rate::new(8e9, "copy")),
         ];
-        let memory = |rates: &DeviceRates, kind| memory_time(&facts, rates, kind).unwrap();
+        let memory = |rates: &DeviceRates, kind| memory_time(&facts, rates, kind).unwrap().0;
         let cpu = SimdKind::WorkGroupVectoriser;
         // No update timed: all 5 MB at the share of a fifth.
         let all = 5e6 * (0.6 / 10e9 + 0.4 / 8e9);
@@ -822,6 +833,8 @@ mod tests {
         rates.in_place_bandwidth = Some(Rate::new(16e9, "update"));
         let split = 4e6 * (0.5 / 10e9 + 0.5 / 8e9) + 1e6 * (2.0 / 16e9 - 1.0 / 10e9);
         assert!(close(memory(&rates, cpu), split), "{}", memory(&rates, cpu));
+        let (_, write_backs) = memory_time(&facts, &rates, cpu).unwrap();
+        assert!(close(write_backs.unwrap(), 1e6 * (2.0 / 16e9 - 1.0 / 10e9)));
         // An update no slower than its reads: the write-backs cost nothing.
         rates.in_place_bandwidth = Some(Rate::new(25e9, "update"));
         assert!(close(memory(&rates, cpu), 4e6 * (0.5 / 10e9 + 0.5 / 8e9)));
@@ -846,7 +859,9 @@ mod tests {
         let mut rates = device(CPU);
         rates.cache_bandwidth = Some(Rate::new(100e9, "test"));
         let memory = |rates: &DeviceRates, facts: &KernelFacts| {
-            memory_time(facts, rates, SimdKind::WorkGroupVectoriser).unwrap()
+            memory_time(facts, rates, SimdKind::WorkGroupVectoriser)
+                .unwrap()
+                .0
         };
         // No window measured: the stream's rate.
         assert!(close(memory(&rates, &facts), f64::from(1 << 20) / 10e9));

@@ -386,6 +386,7 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
     let memory = within(vec![
         part("last-cache gathers", c.cache_gathers_s),
         part("page strides", c.page_strides_s),
+        part("write-backs in place", c.write_backs_s),
     ]);
     format!(
         "  clflow: launch {}, issue {}{issue}, memory {}{memory}; {:.0}% of steps in {}-lane vectors\n",
