@@ -8,7 +8,8 @@
 //! mispredicted) over the same kernel whose branches always go one way.
 //! Scattered loads from the last-level cache read a table of a quarter of
 //! it (the cache the driver reports), where the caches above it hold
-//! little. A loop whose float sum is carried across a kept call gives the
+//! little, and tables of a 4th, 16th and 64th of that, of which the
+//! caches above and the TLB hold more. A loop whose float sum is carried across a kept call gives the
 //! rate of such trips. Loads a page apart in each work-item's own walk
 //! stride over a 128 MiB table, in walks of 64
 //! to 4,096 steps a work-item (a short walk's pages and lines stay in the
@@ -24,7 +25,7 @@ use crate::catalog::source;
 use crate::error::{BenchError, Result};
 use crate::sizing::Plan;
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
-use clflow_devices::{OpCosts, WalkRate};
+use clflow_devices::{GatherRate, OpCosts, WalkRate};
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
 const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
@@ -124,16 +125,27 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let random = median_ns("bench_branch", &pattern(1), trips, launches)?;
     let steady = median_ns("bench_branch", &pattern(0), trips, launches)?;
     let mispredicted = (work_items * u64::from(trips) * ROUNDS) as f64 / 2.0;
-    // A table of a quarter of the last-level cache, in a power of two.
-    let table_bytes = (device.info.global_cache_bytes / 4).max(4096);
-    let table_items = 1u64 << (table_bytes / 4).ilog2();
-    let table = [
-        uint_table("table", table_items, Access::ReadOnly),
-        uint_arg("mask", (table_items - 1) as u32),
-    ];
-    let trips = calibrated("bench_cache_gather", &table)?;
-    let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
-    let cache_gathers_per_s = per_s(trips, ROUNDS, ns);
+    // Tables of a quarter of the last-level cache, in a power of two, and
+    // of a 4th, 16th and 64th of that.
+    let largest_items = 1u64 << ((device.info.global_cache_bytes / 16).max(1024)).ilog2();
+    let unmeasured = GatherRate {
+        table_bytes: 0,
+        per_s: 0.0,
+    };
+    let mut cache_gather_tables = [unmeasured; 4];
+    for (k, rate) in cache_gather_tables.iter_mut().enumerate() {
+        let items = (largest_items >> (2 * (3 - k))).max(1024);
+        let table = [
+            uint_table("table", items, Access::ReadOnly),
+            uint_arg("mask", (items - 1) as u32),
+        ];
+        let trips = calibrated("bench_cache_gather", &table)?;
+        let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
+        *rate = GatherRate {
+            table_bytes: 4 * items,
+            per_s: per_s(trips, ROUNDS, ns),
+        };
+    }
     // Each work-item walks a table of `table_bytes` from its id on,
     // `steps` steps: accesses per second of each walk kernel.
     let walks = |table_bytes: u64, lengths: [u32; 4]| {
@@ -185,7 +197,8 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         // both ways, as a GPU's diverged warp does, pays in issue instead).
         mispredicts_per_s: (random > steady)
             .then(|| mispredicted / ((random - steady) as f64 * 1e-9)),
-        cache_gathers_per_s: Some(cache_gathers_per_s),
+        cache_gathers_per_s: Some(cache_gather_tables[3].per_s),
+        cache_gather_tables: Some(cache_gather_tables),
         carried_calls_per_s: Some(rates[3]),
         page_strides_per_s: Some(page_walks[3].loads_per_s),
         page_walks: Some(page_walks),

@@ -351,6 +351,18 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 column(|w| w.copies_per_s)
             );
         }
+        if let Some(tables) = costs.cache_gather_tables {
+            let size = |bytes: u64| match bytes >> 20 {
+                0 => format!("{} KiB", bytes >> 10),
+                mib => format!("{mib} MiB"),
+            };
+            let _ = writeln!(
+                out,
+                "gathers {} tables: {} G scattered loads/s from the last-level cache",
+                tables.map(|t| size(t.table_bytes)).join("/"),
+                tables.map(|t| format!("{:.2}", t.per_s / 1e9)).join("/")
+            );
+        }
     }
     for note in &profile.notes {
         let _ = writeln!(out, "note: {note}");
@@ -504,6 +516,15 @@ mod tests {
                 barriers_per_s: 6e9,
                 mispredicts_per_s: Some(0.25e9),
                 cache_gathers_per_s: Some(1.5e9),
+                cache_gather_tables: Some(
+                    [
+                        (512 << 10, 9e9),
+                        (2 << 20, 4e9),
+                        (8 << 20, 2e9),
+                        (32 << 20, 1.5e9),
+                    ]
+                    .map(|(table_bytes, per_s)| clflow_devices::GatherRate { table_bytes, per_s }),
+                ),
                 carried_calls_per_s: Some(2.5e8),
                 page_strides_per_s: Some(3.5e8),
                 walk_table_bytes: Some(128 << 20),
@@ -634,7 +655,9 @@ mod tests {
                  walks   64/256/1024/4096 steps a work-item, a page or more a step through \
                  16 MiB: 1.00/1.00/1.00/1.00 G loads/s,\n        \
                  0.50/0.50/0.50/0.50 G stores/s storing alone, \
-                 0.80/0.80/0.80/0.80 G accesses/s copying\n"
+                 0.80/0.80/0.80/0.80 G accesses/s copying\n\
+                 gathers 512 KiB/2 MiB/8 MiB/32 MiB tables: 9.00/4.00/2.00/1.50 G scattered \
+                 loads/s from the last-level cache\n"
             ),
             "{table}"
         );

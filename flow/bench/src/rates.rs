@@ -294,6 +294,9 @@ pub fn device_rates(
             barriers_per_s: c.barriers_per_s,
             mispredicts_per_s: c.mispredicts_per_s,
             cache_gathers_per_s: c.cache_gathers_per_s,
+            cache_gather_tables: c
+                .cache_gather_tables
+                .map(|tables| tables.map(|t| (t.table_bytes, t.per_s))),
             carried_calls_per_s: c.carried_calls_per_s,
             page_strides_per_s: c.page_strides_per_s,
             page_walks: c.page_walks.map(walk_rates),
@@ -432,6 +435,10 @@ mod tests {
             barriers_per_s: 6e9,
             mispredicts_per_s: None,
             cache_gathers_per_s: Some(3e9),
+            cache_gather_tables: Some([1, 4, 16, 64].map(|mib| clflow_devices::GatherRate {
+                table_bytes: mib << 20,
+                per_s: 12e9 / mib as f64,
+            })),
             carried_calls_per_s: Some(2e8),
             page_strides_per_s: Some(3e8),
             walk_table_bytes: Some(128 << 20),
@@ -454,6 +461,11 @@ mod tests {
         let costs = with_costs.costs.unwrap();
         assert_eq!((costs.chain_ops_per_s, costs.atomics_per_s), (8e9, 4e8));
         assert_eq!(costs.cache_gathers_per_s, Some(3e9));
+        let tables = costs.cache_gather_tables.unwrap();
+        assert_eq!(
+            (tables[0], tables[3]),
+            ((1 << 20, 12e9), (64 << 20, 12e9 / 64.0))
+        );
         assert_eq!(costs.carried_calls_per_s, Some(2e8));
         assert_eq!(costs.page_strides_per_s, Some(3e8));
         let walks = costs.page_walks.unwrap();

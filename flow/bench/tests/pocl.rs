@@ -221,6 +221,15 @@ fn costs_are_measured_as_a_core_can_run_them() {
         gathers > 0.0 && gathers < costs.chain_ops_per_s * 4.0,
         "{costs:?}"
     );
+    // Timed from tables a quarter the size of the next, the last that
+    // rate's; the caches above the last and the TLB hold more of the
+    // smallest, which gives the most.
+    let tables = costs.cache_gather_tables.expect("measured");
+    assert_eq!(tables[3].per_s, gathers);
+    for pair in tables.windows(2) {
+        assert_eq!(pair[0].table_bytes * 4, pair[1].table_bytes, "{costs:?}");
+    }
+    assert!(tables[0].per_s > tables[3].per_s, "{costs:?}");
     // A trip whose float sum goes through a call and the stack takes
     // longer than the sum's add alone (3 cycles of dependent work).
     let calls = costs.carried_calls_per_s.expect("measured");

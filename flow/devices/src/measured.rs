@@ -241,6 +241,11 @@ pub struct OpCosts {
     /// of it, read at hashed places).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers_per_s: Option<f64>,
+    /// The same loads from tables of other sizes, smallest first, the
+    /// last that of `cache_gathers_per_s`: the caches above the last level
+    /// and the TLB hold more of a smaller one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gather_tables: Option<[GatherRate; 4]>,
     /// Trips of a loop that adds a `noinline` helper's result to a float
     /// sum, one call a trip.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,6 +273,13 @@ pub struct OpCosts {
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gathered_lanes_per_s: Option<f64>,
+}
+
+/// Scattered loads per second from a table of `table_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GatherRate {
+    pub table_bytes: u64,
+    pub per_s: f64,
 }
 
 /// Accesses per second of a walk of `steps` page strides a work-item:

@@ -154,6 +154,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     let summary = &traffic.summary;
     let mut facts = facts.clone();
     facts.cache_gathers = traffic.cache_gathers;
+    facts.cache_gather_table = traffic.cache_gather_table;
     facts.page_strides = Some(summary.coalescing.page_strides());
     facts.page_stride_stores = Some(summary.coalescing.page_stride_stores());
     facts.page_walkers = Some(summary.coalescing.page_walkers);
@@ -360,6 +361,10 @@ pub fn device_traffic(device: &str, cache: &DeviceCache, report: &TrafficReport)
             .upper
             .last()
             .and_then(|(_, above)| report.cache_gathers(cache.spec, *above)),
+        cache_gather_table: cache
+            .upper
+            .last()
+            .and_then(|(_, above)| report.cache_gather_table(cache.spec, *above)),
         order: None,
     }
 }

@@ -290,7 +290,9 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     let (mut memory_s, write_backs_s) = memory_time(facts, device, simd.kind)?;
     // On a CPU, scattered loads the last level serves wait on it each.
     let cache_gathers_s = match (facts.cache_gathers, costs) {
-        (Some(lines), Some(c)) => c.cache_gathers_per_s.map(|rate| lines as f64 / rate),
+        (Some(lines), Some(c)) => c
+            .cache_gathers_at(facts.cache_gather_table)
+            .map(|rate| lines as f64 / rate),
         _ => None,
     };
     // A CPU's core walks each work-item's stride alone, page by page.
@@ -624,6 +626,7 @@ mod tests {
             barriers_per_s: 1e9,
             mispredicts_per_s: Some(1e8),
             cache_gathers_per_s: Some(1e8),
+            cache_gather_tables: None,
             // 100 ns a trip, of which the add's 3 cycles take 3 ns.
             carried_calls_per_s: Some(1e7),
             page_strides_per_s: Some(1e8),
@@ -682,6 +685,35 @@ mod tests {
         assert_eq!(p.cache_gathers_s, Some(1e-5));
         assert_eq!(p.page_strides_s, Some(3e-6));
         assert!(close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 3e-6), "{p:?}");
+        // Gathers timed from tables of 1 to 64 MiB: a kernel's table takes
+        // its size's rate, time per load interpolated in the logarithm of
+        // the size between two, the end's rate beyond either end; an
+        // unknown table the profile's one rate.
+        let mut tabled = in_loops.clone();
+        tabled.costs.as_mut().unwrap().cache_gather_tables = Some([
+            (1 << 20, 2e9),
+            (4 << 20, 1e9),
+            (16 << 20, 4e8),
+            (64 << 20, 2e8),
+        ]);
+        let gathering = |table: Option<u64>| {
+            let facts = KernelFacts {
+                cache_gather_table: table,
+                ..facts.clone()
+            };
+            predict_kernel(&facts, &tabled)
+                .unwrap()
+                .cache_gathers_s
+                .unwrap()
+        };
+        assert!(close(gathering(Some(16 << 20)), 1000.0 / 4e8));
+        assert!(close(
+            gathering(Some(8 << 20)),
+            1000.0 * (0.5 / 1e9 + 0.5 / 4e8)
+        ));
+        assert!(close(gathering(Some(64 << 10)), 1000.0 / 2e9));
+        assert!(close(gathering(Some(1 << 30)), 1000.0 / 2e8));
+        assert!(close(gathering(None), 1000.0 / 1e8));
         // A profile that timed one walk of loads charges stores alike.
         let with_stores = KernelFacts {
             page_stride_stores: Some(300),

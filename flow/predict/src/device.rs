@@ -134,6 +134,10 @@ pub struct OpCostRates {
     /// Scattered loads the last-level cache serves.
     #[serde(default)]
     pub cache_gathers_per_s: Option<f64>,
+    /// The same from tables of other sizes: (bytes, loads per second),
+    /// smallest first.
+    #[serde(default)]
+    pub cache_gather_tables: Option<[(u64, f64); 4]>,
     /// Trips of a loop whose float sum is carried across a kept call.
     #[serde(default)]
     pub carried_calls_per_s: Option<f64>,
@@ -169,6 +173,21 @@ pub struct WalkRates {
 }
 
 impl OpCostRates {
+    /// Scattered loads per second the last-level cache serves from a table
+    /// of `table_bytes`: time per load interpolated between the measured
+    /// tables in the logarithm of the size (the smallest's rate below it,
+    /// the largest's above). Where the profile timed one table, or the
+    /// table is not known, that one's rate.
+    pub fn cache_gathers_at(&self, table_bytes: Option<u64>) -> Option<f64> {
+        match (self.cache_gather_tables, table_bytes) {
+            (Some(tables), Some(bytes)) if bytes > 0 => {
+                let points = tables.map(|(size, rate)| ((size.max(1) as f64).log2(), rate));
+                rate_at(&points, (bytes as f64).log2())
+            }
+            _ => self.cache_gathers_per_s,
+        }
+    }
+
     /// Page-strided accesses per second where a work-item makes `steps`
     /// of them between two barriers, `store_share` of them stores, over
     /// buffers of `walked_bytes` in all. The loads', the stores' and the

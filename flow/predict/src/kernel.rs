@@ -247,6 +247,9 @@ pub struct KernelFacts {
     /// cache and find in it, from a cache simulation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_gathers: Option<u64>,
+    /// The bytes of the buffers they read: the table they scatter over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gather_table: Option<u64>,
     /// Accesses a page or more past their work-item's own last at their
     /// instruction, in long walks (a loop striding by the global size),
     /// from the coalescing analysis; of those, the stores'; and the
@@ -307,6 +310,7 @@ impl KernelFacts {
             branches: counts.branches,
             gathers: counts.gathers,
             cache_gathers: None,
+            cache_gather_table: None,
             page_strides: None,
             page_stride_stores: None,
             page_walkers: None,

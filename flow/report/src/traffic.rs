@@ -294,6 +294,7 @@ mod tests {
                 }),
                 levels: Vec::new(),
                 cache_gathers: None,
+                cache_gather_table: None,
                 order: None,
             })
             .collect()

@@ -630,6 +630,10 @@ pub struct DeviceTraffic {
     /// find in it (see [`TrafficReport::cache_gathers`]), where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_gathers: Option<u64>,
+    /// The bytes of the buffers they read (see
+    /// [`TrafficReport::cache_gather_table`]), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gather_table: Option<u64>,
     /// The order of work-items the cache was simulated in, where not the
     /// interpreter's lockstep (the device's own: see
     /// `clflow_interp::ItemOrder`), in words.
@@ -885,6 +889,38 @@ impl TrafficReport {
     /// gathers from a vector that only it holds do. None unless the
     /// simulation probed both sizes.
     pub fn cache_gathers(&self, cache: CacheSpec, above: u64) -> Option<u64> {
+        let bytes: u64 = self
+            .gathering_sites(cache, above)?
+            .iter()
+            .map(|(_, bytes)| bytes)
+            .sum();
+        Some(bytes / cache.line_bytes)
+    }
+
+    /// The bytes of the buffers those gathers read, each buffer once: the
+    /// table they are scattered over (a sparse matrix's vector). None
+    /// where the simulation did not probe both sizes, 0 where nothing
+    /// gathers.
+    pub fn cache_gather_table(&self, cache: CacheSpec, above: u64) -> Option<u64> {
+        let mut read: Vec<u32> = self
+            .gathering_sites(cache, above)?
+            .iter()
+            .filter(|(_, bytes)| *bytes > 0)
+            .flat_map(|(site, _)| site.buffers.iter().copied())
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        Some(
+            read.iter()
+                .filter_map(|&b| self.buffers.get(b as usize))
+                .map(|b| b.bytes)
+                .sum(),
+        )
+    }
+
+    /// The mostly scattered sites and the bytes each reads that miss at
+    /// `above` and hit in `cache`.
+    fn gathering_sites(&self, cache: CacheSpec, above: u64) -> Option<Vec<(&SiteCoalescing, u64)>> {
         let curve = self.curve(cache.line_bytes)?;
         let (upper, last) = (curve.by_site(above)?, curve.by_site(cache.bytes)?);
         let read = |sites: &[(u32, DramTraffic)], site: u32| {
@@ -893,14 +929,14 @@ impl TrafficReport {
                 .find(|(s, _)| *s == site)
                 .map_or(0, |(_, t)| t.read_bytes)
         };
-        let bytes: u64 = self
-            .coalescing
-            .sites
-            .iter()
-            .filter(|s| 2 * s.bytes.scattered > s.bytes.total())
-            .map(|s| read(upper, s.site).saturating_sub(read(last, s.site)))
-            .sum();
-        Some(bytes / cache.line_bytes)
+        Some(
+            self.coalescing
+                .sites
+                .iter()
+                .filter(|s| 2 * s.bytes.scattered > s.bytes.total())
+                .map(|s| (s, read(upper, s.site).saturating_sub(read(last, s.site))))
+                .collect(),
+        )
     }
 
     /// Q at `cache`, whose line size must be one the analysis ran with.
@@ -1266,6 +1302,7 @@ mod tests {
             summary: report.summary("16KiB/128".parse().unwrap()),
             levels: Vec::new(),
             cache_gathers: None,
+            cache_gather_table: None,
             order: None,
         };
         let json = serde_json::to_value(&traffic).unwrap();
@@ -1308,9 +1345,10 @@ mod tests {
     /// contiguous site's do not count.
     #[test]
     fn cache_gathers_count_the_scattered_loads_the_last_level_serves() {
+        // Each site reads a buffer of its own.
         let access = |site: u32, item: u64, line: u64, dispatch: u32| GlobalAccess {
             offset: 64 * line,
-            buffer: 0,
+            buffer: site,
             bytes: 4,
             site,
             dispatch,
@@ -1327,16 +1365,23 @@ mod tests {
         let (small, large): (CacheSpec, CacheSpec) =
             ("4KiB/64".parse().unwrap(), "32KiB/64".parse().unwrap());
         let mut analysis = TrafficAnalysis::new(&[64]).probing(&[small, large]);
-        analysis.buffers(&[TraceBuffer {
-            label: "a".into(),
+        let buffer = |label: &str, bytes: u64| TraceBuffer {
+            label: label.into(),
             space: "__global",
-            bytes: 64 * 512,
+            bytes,
             read_only: true,
-        }]);
+        };
+        analysis.buffers(&[buffer("a", 64 * 512), buffer("b", 64 * 1024)]);
         analysis.work_group(0, &group);
         let report = analysis.finish();
         assert_eq!(report.cache_gathers(large, small.bytes), Some(256));
+        // They gather from `a` alone, 32 KiB.
+        assert_eq!(
+            report.cache_gather_table(large, small.bytes),
+            Some(64 * 512)
+        );
         // Without a probe at the level above, no answer.
         assert_eq!(report.cache_gathers(large, 8192), None);
+        assert_eq!(report.cache_gather_table(large, 8192), None);
     }
 }
