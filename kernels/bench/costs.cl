@@ -203,3 +203,49 @@ __kernel void bench_page_stride_copy(__global uint *out, const uint reps,
     }
     out[get_global_id(0)] = trips;
 }
+
+// Calls of a math builtin, one a trip on each of ROUNDS independent
+// values, each fed back through one multiply-add or add that keeps it in range, so
+// nothing can be folded or hoisted: run as a work-group vectoriser runs a
+// kernel's work-items together (`_vector`: the trip count is the same for
+// all, and a barrier ends each trip, so the stretch between barriers is a
+// loop over the work-items it vectorises, with whatever it makes of the
+// call: PoCL widens `exp` but calls `sin` lane by lane), and lane by lane
+// (`_scalar`: each work-item's own trip count).
+#define SIN_STEP(x) (sin(x) * 4.0f + 8.0f)
+#define COS_STEP(x) (cos(x) * 4.0f + 8.0f)
+#define EXP_STEP(x) (exp(-(x)) + 1.0f)
+#define LOG_STEP(x) (log(x) + 3.0f)
+#define POW_STEP(x) (pow((x), 0.75f) + 1.0f)
+
+#define BUILTIN_LOOP(step, start, trips, end_trip)                            \
+    float x[ROUNDS];                                                          \
+    _Pragma("unroll") for (uint k = 0; k < ROUNDS; k++)                       \
+        x[k] = (start) + (float)k * 0.03125f;                                 \
+    for (uint r = 0; r < (trips); r++) {                                      \
+        _Pragma("unroll") for (uint k = 0; k < ROUNDS; k++)                   \
+            x[k] = step(x[k]);                                                \
+        end_trip;                                                             \
+    }                                                                         \
+    float sum = 0.0f;                                                         \
+    _Pragma("unroll") for (uint k = 0; k < ROUNDS; k++)                       \
+        sum += x[k];                                                          \
+    out[get_global_id(0)] = sum;
+
+#define BUILTIN_KERNELS(name, step)                                           \
+    __kernel void bench_##name##_vector(__global float *out, const uint reps) \
+    {                                                                         \
+        BUILTIN_LOOP(step, (float)(get_global_id(0) & 15) * 0.0625f + 1.5f,   \
+                     reps, barrier(CLK_LOCAL_MEM_FENCE))                      \
+    }                                                                         \
+    __kernel void bench_##name##_scalar(__global float *out, const uint reps) \
+    {                                                                         \
+        BUILTIN_LOOP(step, (float)(get_global_id(0) & 15) * 0.0625f + 1.5f,   \
+                     TRIPS, (void)0)                                          \
+    }
+
+BUILTIN_KERNELS(sin, SIN_STEP)
+BUILTIN_KERNELS(cos, COS_STEP)
+BUILTIN_KERNELS(exp, EXP_STEP)
+BUILTIN_KERNELS(log, LOG_STEP)
+BUILTIN_KERNELS(pow, POW_STEP)

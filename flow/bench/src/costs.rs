@@ -19,13 +19,15 @@
 //! over a 16 MiB table, which the last-level cache keeps. Loads from a
 //! local table between a loop's barriers, at addresses that do not count
 //! up along the work-items, give the rate of the lanes a vectoriser
-//! gathers.
+//! gathers. Calls of `sin`, `cos`, `exp`, `log` and `pow` between barriers
+//! (which a work-group vectoriser runs with the work-items together) and
+//! in a loop of each work-item's own give each builtin's rate both ways.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
 use crate::sizing::Plan;
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
-use clflow_devices::{GatherRate, OpCosts, WalkRate};
+use clflow_devices::{BuiltinRates, GatherRate, LaneRates, OpCosts, WalkRate};
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
 const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
@@ -40,8 +42,8 @@ const GROUP: u64 = 64;
 const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
-pub const ID: &str =
-    "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,local-gather";
+pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,\
+     local-gather,builtins";
 
 /// The walk lengths the page-stride kernels are timed at, in steps a
 /// work-item: from what a first-level TLB keeps to far beyond it. The
@@ -189,6 +191,22 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     };
     let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS)?;
     let small_page_walks = walks(SMALL_WALK_TABLE_BYTES, SMALL_WALK_STEPS)?;
+    // Calls per second of each math builtin, a lane each.
+    let lanes = |kernel: &str| {
+        let trips = calibrated(kernel, &[])?;
+        let ns = median_ns(kernel, &[], trips, launches)?;
+        Ok::<f64, BenchError>(per_s(trips, ROUNDS, ns))
+    };
+    let mut builtins = [LaneRates {
+        vector_per_s: 0.0,
+        scalar_per_s: 0.0,
+    }; 5];
+    for (name, rates) in BuiltinRates::NAMES.iter().zip(&mut builtins) {
+        *rates = LaneRates {
+            vector_per_s: lanes(&format!("bench_{name}_vector"))?,
+            scalar_per_s: lanes(&format!("bench_{name}_scalar"))?,
+        };
+    }
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -206,6 +224,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         small_page_walks: Some(small_page_walks),
         small_walk_table_bytes: Some(SMALL_WALK_TABLE_BYTES),
         gathered_lanes_per_s: Some(rates[4]),
+        builtins: Some(BuiltinRates::from_all(builtins)),
     })
 }
 

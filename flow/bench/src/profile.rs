@@ -351,6 +351,21 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 column(|w| w.copies_per_s)
             );
         }
+        if let Some(builtins) = costs.builtins {
+            let column = |rate: fn(&clflow_devices::LaneRates) -> f64| {
+                builtins
+                    .all()
+                    .map(|r| format!("{:.2}", rate(&r) / 1e9))
+                    .join("/")
+            };
+            let _ = writeln!(
+                out,
+                "math    {}: {} G lanes/s vectorised, {} G lanes/s lane by lane",
+                clflow_devices::BuiltinRates::NAMES.join("/"),
+                column(|r| r.vector_per_s),
+                column(|r| r.scalar_per_s)
+            );
+        }
         if let Some(tables) = costs.cache_gather_tables {
             let size = |bytes: u64| match bytes >> 20 {
                 0 => format!("{} KiB", bytes >> 10),
@@ -546,6 +561,21 @@ mod tests {
                     }
                 })),
                 gathered_lanes_per_s: Some(9e9),
+                builtins: Some(clflow_devices::BuiltinRates::from_all(
+                    [
+                        (2e9, 0.1e9),
+                        (2e9, 0.1e9),
+                        (8e9, 0.5e9),
+                        (4e9, 0.2e9),
+                        (0.5e9, 0.02e9),
+                    ]
+                    .map(|(vector_per_s, scalar_per_s)| {
+                        clflow_devices::LaneRates {
+                            vector_per_s,
+                            scalar_per_s,
+                        }
+                    }),
+                )),
             }),
         }
     }
@@ -656,6 +686,8 @@ mod tests {
                  16 MiB: 1.00/1.00/1.00/1.00 G loads/s,\n        \
                  0.50/0.50/0.50/0.50 G stores/s storing alone, \
                  0.80/0.80/0.80/0.80 G accesses/s copying\n\
+                 math    sin/cos/exp/log/pow: 2.00/2.00/8.00/4.00/0.50 G lanes/s vectorised, \
+                 0.10/0.10/0.50/0.20/0.02 G lanes/s lane by lane\n\
                  gathers 512 KiB/2 MiB/8 MiB/32 MiB tables: 9.00/4.00/2.00/1.50 G scattered \
                  loads/s from the last-level cache\n"
             ),

@@ -304,6 +304,9 @@ pub fn device_rates(
             small_page_walks: c.small_page_walks.map(walk_rates),
             small_walk_table_bytes: c.small_walk_table_bytes,
             gathered_lanes_per_s: c.gathered_lanes_per_s,
+            builtins: c
+                .builtins
+                .map(|b| b.all().map(|r| (r.vector_per_s, r.scalar_per_s))),
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
@@ -456,6 +459,12 @@ mod tests {
                 copies_per_s: 5e8,
             })),
             gathered_lanes_per_s: Some(9e9),
+            builtins: Some(clflow_devices::BuiltinRates::from_all(
+                [1.0, 2.0, 3.0, 4.0, 5.0].map(|k| clflow_devices::LaneRates {
+                    vector_per_s: k * 1e9,
+                    scalar_per_s: k * 1e8,
+                }),
+            )),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();
@@ -478,6 +487,12 @@ mod tests {
             (Some(128 << 20), Some(16 << 20))
         );
         assert_eq!(costs.gathered_lanes_per_s, Some(9e9));
+        // The builtins in the order the model names them.
+        assert_eq!(
+            clflow_devices::BuiltinRates::NAMES,
+            clflow_predict::device::BUILTINS
+        );
+        assert_eq!(costs.builtins.unwrap()[4], (5e9, 5e8));
         assert!(!with_costs
             .notes
             .iter()

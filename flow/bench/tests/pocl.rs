@@ -260,5 +260,18 @@ fn costs_are_measured_as_a_core_can_run_them() {
     // gathers more than four a cycle.
     let lanes = costs.gathered_lanes_per_s.expect("measured");
     assert!(lanes > 1e8 && lanes < cores * 4.0 * 5e9, "{costs:?}");
+    // Every math builtin's calls take time both ways, a call no less than
+    // a dependent add; the vectoriser widens `exp`, which then runs faster
+    // than lane by lane.
+    let builtins = costs.builtins.expect("measured");
+    for rates in builtins.all() {
+        for rate in [rates.vector_per_s, rates.scalar_per_s] {
+            assert!(rate > 0.0 && rate < costs.chain_ops_per_s, "{builtins:?}");
+        }
+    }
+    assert!(
+        builtins.exp.vector_per_s > builtins.exp.scalar_per_s,
+        "{builtins:?}"
+    );
     assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

@@ -86,6 +86,16 @@ fn quick_bench_measures_stores_and_reuses_a_profile() {
     for key in ["chain_ops_per_s", "local_atomics_per_s", "barriers_per_s"] {
         assert!(costs[key].as_f64().unwrap() > 0.0, "{key}: {costs}");
     }
+    // Each math builtin's calls both ways, and scattered loads from four
+    // tables.
+    for name in ["sin", "cos", "exp", "log", "pow"] {
+        for way in ["vector_per_s", "scalar_per_s"] {
+            let rate = costs["builtins"][name][way].as_f64().unwrap();
+            assert!(rate > 0.0, "{name} {way}: {costs}");
+        }
+    }
+    let tables = costs["cache_gather_tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 4, "{costs}");
     for (name, best, median) in &compute {
         // Two CPU cores cannot exceed a few hundred G operations per second.
         assert!(*median > 0.0 && best >= median, "{name}: {best} / {median}");

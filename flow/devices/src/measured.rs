@@ -273,6 +273,50 @@ pub struct OpCosts {
     /// up along the work-items (a vectoriser gathers them lane by lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gathered_lanes_per_s: Option<f64>,
+    /// Calls of float math builtins, per lane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtins: Option<BuiltinRates>,
+}
+
+/// Lanes per second of calls of float math builtins (each fed back
+/// through one add or multiply-add): with the work-items run together, as
+/// a work-group vectoriser runs them (which may widen the call or make it
+/// lane by lane), and lane by lane.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BuiltinRates {
+    pub sin: LaneRates,
+    pub cos: LaneRates,
+    pub exp: LaneRates,
+    pub log: LaneRates,
+    pub pow: LaneRates,
+}
+
+impl BuiltinRates {
+    /// The builtins timed, by their OpenCL names, in the order of
+    /// [`BuiltinRates::all`].
+    pub const NAMES: [&'static str; 5] = ["sin", "cos", "exp", "log", "pow"];
+
+    pub fn all(&self) -> [LaneRates; 5] {
+        [self.sin, self.cos, self.exp, self.log, self.pow]
+    }
+
+    /// The rates in the order of [`BuiltinRates::NAMES`].
+    pub fn from_all([sin, cos, exp, log, pow]: [LaneRates; 5]) -> BuiltinRates {
+        BuiltinRates {
+            sin,
+            cos,
+            exp,
+            log,
+            pow,
+        }
+    }
+}
+
+/// Lanes per second of one builtin's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LaneRates {
+    pub vector_per_s: f64,
+    pub scalar_per_s: f64,
 }
 
 /// Scattered loads per second from a table of `table_bytes`.

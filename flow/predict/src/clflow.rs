@@ -17,7 +17,12 @@
 //!    mad chain's for floats (two). Vector instructions of every class share
 //!    the vector pipes and add up; on a CPU, scalar integer and float
 //!    instructions issue on pipes of their own, side by side, and take the
-//!    longest class's time.
+//!    longest class's time. On a CPU, a float call of `sin`, `cos`, `exp`,
+//!    `log` or `pow` (which the count takes for one operation) costs what
+//!    the benchmark's calls of it cost a lane: with the work-items run
+//!    together by the vectoriser for the share of steps run as vectors,
+//!    lane by lane for the rest (PoCL widens `exp`, but calls `sin` lane by
+//!    lane either way, about 12 ns a call).
 //! 3. **Vectors.** On a CPU, whose OpenCL compiler vectorises a work-group's
 //!    work-items where their control flow agrees, the steps the interpreter
 //!    saw run in full vectors of the device's SIMD width (its native `float`
@@ -165,6 +170,10 @@ pub struct Clflow {
     /// Mispredicted branches, on a CPU where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branches_s: Option<f64>,
+    /// Calls of the math builtins the benchmarks time, on a CPU where
+    /// measured (part of `issue_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtins_s: Option<f64>,
     /// Lanes of loads and stores a CPU's vectoriser gathers, where
     /// measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,13 +237,16 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         }
         SimdKind::Simt => (used.efficiency(), 0.0),
     };
-    let mut issue_s = issue_time(facts, device, simd.kind, (vector_share, scalar_share))?;
-
-    // The costs only a CPU pays (chains, branches, last-cache gathers),
-    // where the device's are measured; atomics and barriers cost any device.
+    // The costs only a CPU pays (chains, branches, last-cache gathers,
+    // math builtins), where the device's are measured; atomics and
+    // barriers cost any device.
     let costs = device
         .costs
         .filter(|_| simd.kind == SimdKind::WorkGroupVectoriser);
+    let shares = (vector_share, scalar_share);
+    let builtins = costs.and_then(|c| builtin_time(&facts.builtin_lanes, c, shares));
+    let (builtin_s, builtin_lanes) = builtins.unwrap_or_default();
+    let mut issue_s = issue_time(facts, device, simd.kind, shares, builtin_lanes)? + builtin_s;
     // Blocks that carry a chain take the longer of their issue and it.
     let mut round_trips_s = None;
     let chain_s = match (facts.chains, costs) {
@@ -327,6 +339,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         barriers_s,
         branches_s,
         gathers_s,
+        builtins_s: builtins.map(|(s, _)| s),
         cache_gathers_s,
         page_strides_s,
         write_backs_s,
@@ -338,12 +351,15 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
 }
 
 /// Every class's instructions at its vector and scalar rates, the
-/// `(vector, scalar)` shares of the steps each way (assumptions 2 and 3).
+/// `(vector, scalar)` shares of the steps each way (assumptions 2 and 3),
+/// but for `timed_fp32` float lanes charged apart (the math builtins the
+/// benchmarks time).
 fn issue_time(
     facts: &KernelFacts,
     device: &DeviceRates,
     kind: SimdKind,
     (vector_share, scalar_share): (f64, f64),
+    timed_fp32: u64,
 ) -> Result<f64, String> {
     let a = &facts.instructions.arithmetic;
     let lanes = [
@@ -351,7 +367,7 @@ fn issue_time(
             OpClass::Int,
             a.int + facts.instructions.ldst - facts.instructions.private_ldst,
         ),
-        (OpClass::Fp32, a.fp32),
+        (OpClass::Fp32, a.fp32.saturating_sub(timed_fp32)),
         (OpClass::Fp64, a.fp64),
         (OpClass::Fp16, a.fp16),
     ];
@@ -380,6 +396,29 @@ fn issue_time(
         }
     }
     Ok(vector_s + scalar_s)
+}
+
+/// The calls of the math builtins the benchmarks timed, each lane at its
+/// builtin's rate as a vector and lane by lane by the `(vector, scalar)`
+/// shares of the steps (assumption 2); and the lanes so charged. None
+/// where the profile timed none or the kernel calls none of them.
+fn builtin_time(
+    lanes: &[u64; 5],
+    costs: OpCostRates,
+    (vector_share, scalar_share): (f64, f64),
+) -> Option<(f64, u64)> {
+    let rates = costs.builtins?;
+    let timed: u64 = lanes.iter().sum();
+    (timed > 0).then(|| {
+        let s = lanes
+            .iter()
+            .zip(rates)
+            .map(|(&n, (vector, scalar))| {
+                n as f64 * (vector_share / vector + scalar_share / scalar)
+            })
+            .sum();
+        (s, timed)
+    })
 }
 
 /// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
@@ -635,6 +674,7 @@ mod tests {
             small_page_walks: None,
             small_walk_table_bytes: None,
             gathered_lanes_per_s: Some(1e9),
+            builtins: None,
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -658,6 +698,27 @@ mod tests {
         assert!(close(p.gathers_s.unwrap(), 2e-6), "{p:?}");
         let total = issue * 0.1 + chain + 300.0 / 1e8 + 2e-6 + 1e-5 + 3e-6;
         assert!(close(p.issue_s, total), "{p:?}");
+        assert_eq!(p.builtins_s, None);
+        // A profile that timed the math builtins: 1,000 of the float lanes
+        // are `sin` calls, 10 ns a lane as vectors and 100 ns lane by lane,
+        // charged by the shares of steps (a tenth as vectors) apart from
+        // the float issue.
+        let mut timed = rates.clone();
+        timed.costs.as_mut().unwrap().builtins = Some([(1e8, 1e7); 5]);
+        let sines = KernelFacts {
+            builtin_lanes: [1000, 0, 0, 0, 0],
+            ..facts.clone()
+        };
+        let p = predict_kernel(&sines, &timed).unwrap();
+        let builtins = 1000.0 * (0.1 / 1e8 + 0.9 / 1e7);
+        assert!(close(p.builtins_s.unwrap(), builtins), "{p:?}");
+        let rest = 300_032.0 * 0.1 / 100e9
+            + 31_768.0 * 0.1 / 200e9
+            + (300_032.0f64 * 0.9 / 10e9).max(31_768.0 * 0.9 / 20e9);
+        let total = (rest + builtins) * 0.1 + chain + 300.0 / 1e8 + 2e-6 + 1e-5 + 3e-6;
+        assert!(close(p.issue_s, total), "{p:?}");
+        // Without timed builtins in the profile, a sine is one operation.
+        assert_eq!(predict_kernel(&sines, &rates).unwrap().builtins_s, None);
         // Vectorising loops too, every gathered lane counts.
         let in_loops = DeviceRates {
             simd: rates.simd.map(|s| Simd {

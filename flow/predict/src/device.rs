@@ -159,7 +159,15 @@ pub struct OpCostRates {
     /// Lanes of loads and stores a vectoriser gathers one at a time.
     #[serde(default)]
     pub gathered_lanes_per_s: Option<f64>,
+    /// Lanes per second of calls of the float math builtins [`BUILTINS`]
+    /// names, in that order: (work-items vectorised, lane by lane).
+    #[serde(default)]
+    pub builtins: Option<[(f64, f64); 5]>,
 }
+
+/// The math builtins whose calls the benchmarks time, by their OpenCL
+/// names (`clflow bench`'s `costs`).
+pub const BUILTINS: [&str; 5] = ["sin", "cos", "exp", "log", "pow"];
 
 /// A page-stride walk of `steps` steps a work-item: accesses per second
 /// loading, storing alone, and copying (a load and a store a step, so

@@ -263,6 +263,10 @@ pub struct KernelFacts {
     /// The bytes of the buffers those walks step through, together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_walk_bytes: Option<u64>,
+    /// Lanes of float calls of each math builtin [`crate::device::BUILTINS`]
+    /// names, in that order (part of `instructions`' fp32).
+    #[serde(default)]
+    pub builtin_lanes: [u64; 5],
 }
 
 impl KernelFacts {
@@ -315,6 +319,14 @@ impl KernelFacts {
             page_stride_stores: None,
             page_walkers: None,
             page_walk_bytes: None,
+            builtin_lanes: crate::device::BUILTINS.map(|name| {
+                counts
+                    .histogram
+                    .iter()
+                    .filter(|e| e.op == name && e.ty == "float")
+                    .map(|e| e.lanes)
+                    .sum()
+            }),
         }
     }
 

@@ -26,9 +26,10 @@ kernels (copy, scale, add, triad, read, write), P̂ from the device's power sens
 hwmon) while they run. For clflow's model, `update` scales an array in place (what a CPU's
 write-backs of lines it read cost beside the reads; no peak), and `costs` times what throughput
 does not cover: a chain of dependent operations, local atomics, barriers, mispredicted branches,
-scattered loads from the last-level cache, a float sum carried across a `noinline` call, and
-loads, stores and copies a page apart in walks of 64 to 4,096 steps a work-item (`--only costs`
-runs them alone).
+scattered loads from the last-level cache (tables of four sizes), a float sum carried across a
+`noinline` call, loads, stores and copies a page apart in walks of 64 to 4,096 steps a
+work-item, and calls of sin, cos, exp, log and pow vectorised and lane by lane
+(`--only costs` runs them alone).
 Profiles are stored in $CLFLOW_DATA_DIR/measured (else ~/.local/share/clflow/measured);
 `clflow devices` shows which devices have one.";
 

@@ -379,6 +379,7 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
             c.round_trips_s,
         ),
         part("mispredicted branches", c.branches_s),
+        part("math builtins", c.builtins_s),
         part("gathers", c.gathers_s),
         part("atomics", c.atomics_s),
         part("barriers", c.barriers_s),
