@@ -51,10 +51,14 @@ const MOST_EVERY: u64 = 128;
 /// their line touches are small, and a worker hands over up to
 /// [`BATCH_GROUPS`] of them at once (the delivering thread woken for every
 /// work-group cost more than the simulation).
-const COMPILED_WINDOW: u64 = 8;
+const COMPILED_WINDOW: u64 = 32;
 
 /// Compiled work-groups a worker hands over together.
-pub(crate) const BATCH_GROUPS: usize = 16;
+pub(crate) const BATCH_GROUPS: usize = 64;
+
+/// Line touches a worker holds back before it hands its compiled
+/// work-groups over, however few they are.
+pub(crate) const BATCH_TOUCHES: usize = 1 << 16;
 
 /// What a worker sends: a work-group's accesses, all of them or (for the
 /// group whose turn it is) the next chunk.

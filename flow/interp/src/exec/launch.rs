@@ -357,6 +357,7 @@ pub fn run_groups(
             first_fault: &first_fault,
             pool: pool.clone(),
             batch: Vec::new(),
+            batch_touches: 0,
         });
         let mut runner = Runner::new(launch, outlet, locals);
         let flush = |runner: &mut Runner<'_>| {

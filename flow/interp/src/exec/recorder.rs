@@ -3,7 +3,7 @@
 
 use crate::trace::{
     AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, BATCH_GROUPS,
-    CHUNK_ACCESSES,
+    BATCH_TOUCHES, CHUNK_ACCESSES,
 };
 use clflow_counts::access::AccessPool;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,14 +17,17 @@ pub(super) struct Outlet<'a> {
     pub(super) first_fault: &'a AtomicU64,
     /// Where new access lists come from, where the sink gives them back.
     pub(super) pool: Option<Arc<AccessPool>>,
-    /// Compiled work-groups held back, to be handed over together.
+    /// Compiled work-groups held back, to be handed over together, and
+    /// their line touches.
     pub(super) batch: Vec<Arrival>,
+    pub(super) batch_touches: usize,
 }
 
 impl Outlet<'_> {
     /// Hands over the work-groups held back.
     pub(super) fn flush(&mut self) {
         if !self.batch.is_empty() {
+            self.batch_touches = 0;
             // The sink side is gone only when this run is over anyway.
             let _ = self.arrivals.send(std::mem::take(&mut self.batch));
         }
@@ -76,8 +79,9 @@ impl Recorder<'_> {
     /// or a chunk, once the group's turn has come. A chunk whose turn never
     /// comes (an earlier group faulted) is dropped: the run fails anyway.
     pub(super) fn hand_over(&mut self, complete: bool) {
+        let touches = self.lines.len();
         let body = if self.compiled {
-            let capacity = self.lines.len().min(CHUNK_ACCESSES);
+            let capacity = touches.min(CHUNK_ACCESSES);
             let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
             Body::Lines(lines, std::mem::take(&mut self.accessed))
         } else {
@@ -97,7 +101,8 @@ impl Recorder<'_> {
         let out = &mut self.outlet;
         if complete && self.compiled {
             out.batch.push(arrival);
-            if out.batch.len() >= BATCH_GROUPS {
+            out.batch_touches += touches;
+            if out.batch.len() >= BATCH_GROUPS || out.batch_touches >= BATCH_TOUCHES {
                 out.flush();
             }
             return;
