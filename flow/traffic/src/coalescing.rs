@@ -561,7 +561,13 @@ fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32,
     }
     scratch.clear();
     for (buffer, first, last) in spans() {
-        scratch.extend((first..=last).map(|line| (buffer, line)));
+        for line in first..=last {
+            // Rows of work-items that read the same lines again come as
+            // runs: each run's line goes to the sort once.
+            if scratch.last() != Some(&(buffer, line)) {
+                scratch.push((buffer, line));
+            }
+        }
     }
     scratch.sort_unstable();
     scratch.dedup();

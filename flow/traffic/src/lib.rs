@@ -360,7 +360,11 @@ impl TrafficAnalysis {
                 self.exact_touches += lines.end() - lines.start() + 1;
             }
             if watch {
-                self.group_lines.extend(lines.map(|line| (a.buffer, line)));
+                for line in lines {
+                    if self.group_lines.last() != Some(&(a.buffer, line)) {
+                        self.group_lines.push((a.buffer, line));
+                    }
+                }
             }
         }
         if watch {
