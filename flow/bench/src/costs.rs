@@ -9,8 +9,8 @@
 //! Scattered loads from the last-level cache read a table of a quarter of
 //! it (the cache the driver reports), where the caches above it hold
 //! little, and tables of a 4th, 16th and 64th of that, of which the
-//! caches above and the TLB hold more. A loop whose float sum is carried across a kept call gives the
-//! rate of such trips. Loads a page apart in each work-item's own walk
+//! caches above and the TLB hold more. A loop whose float sum is carried
+//! across a kept call gives the rate of such trips. Loads a page apart in each work-item's own walk
 //! stride over a 128 MiB table, in walks of 64
 //! to 4,096 steps a work-item (a short walk's pages and lines stay in the
 //! TLB and caches for the work-items after it); the same walks storing
@@ -116,11 +116,15 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let per_s = |trips: u32, per_trip: u64, ns: u64| {
         (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9)
     };
+    // `kernel` calibrated and timed: its operations per second.
+    let rate = |kernel: &str, extra: &[LaunchArg], per_trip: u64| {
+        let trips = calibrated(kernel, extra)?;
+        let ns = median_ns(kernel, extra, trips, launches)?;
+        Ok::<f64, BenchError>(per_s(trips, per_trip, ns))
+    };
     let mut rates = [0.0; KERNELS.len()];
-    for ((kernel, per_trip), rate) in KERNELS.iter().zip(&mut rates) {
-        let trips = calibrated(kernel, &[])?;
-        let ns = median_ns(kernel, &[], trips, launches)?;
-        *rate = per_s(trips, *per_trip, ns);
+    for ((kernel, per_trip), r) in KERNELS.iter().zip(&mut rates) {
+        *r = rate(kernel, &[], *per_trip)?;
     }
     let pattern = |p: u32| [uint_arg("pattern", p)];
     let trips = calibrated("bench_branch", &pattern(1))?;
@@ -135,17 +139,15 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         per_s: 0.0,
     };
     let mut cache_gather_tables = [unmeasured; 4];
-    for (k, rate) in cache_gather_tables.iter_mut().enumerate() {
+    for (k, table_rate) in cache_gather_tables.iter_mut().enumerate() {
         let items = (largest_items >> (2 * (3 - k))).max(1024);
         let table = [
             uint_table("table", items, Access::ReadOnly),
             uint_arg("mask", (items - 1) as u32),
         ];
-        let trips = calibrated("bench_cache_gather", &table)?;
-        let ns = median_ns("bench_cache_gather", &table, trips, launches)?;
-        *rate = GatherRate {
+        *table_rate = GatherRate {
             table_bytes: 4 * items,
-            per_s: per_s(trips, ROUNDS, ns),
+            per_s: rate("bench_cache_gather", &table, ROUNDS)?,
         };
     }
     // Each work-item walks a table of `table_bytes` from its id on,
@@ -192,19 +194,14 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS)?;
     let small_page_walks = walks(SMALL_WALK_TABLE_BYTES, SMALL_WALK_STEPS)?;
     // Calls per second of each math builtin, a lane each.
-    let lanes = |kernel: &str| {
-        let trips = calibrated(kernel, &[])?;
-        let ns = median_ns(kernel, &[], trips, launches)?;
-        Ok::<f64, BenchError>(per_s(trips, ROUNDS, ns))
-    };
     let mut builtins = [LaneRates {
         vector_per_s: 0.0,
         scalar_per_s: 0.0,
     }; 5];
     for (name, rates) in BuiltinRates::NAMES.iter().zip(&mut builtins) {
         *rates = LaneRates {
-            vector_per_s: lanes(&format!("bench_{name}_vector"))?,
-            scalar_per_s: lanes(&format!("bench_{name}_scalar"))?,
+            vector_per_s: rate(&format!("bench_{name}_vector"), &[], ROUNDS)?,
+            scalar_per_s: rate(&format!("bench_{name}_scalar"), &[], ROUNDS)?,
         };
     }
     Ok(OpCosts {

@@ -836,16 +836,15 @@ impl TrafficReport {
     /// The bytes of the buffers that sites with page strides access, each
     /// buffer once.
     pub fn page_walk_bytes(&self) -> u64 {
-        let mut walked: Vec<u32> = self
-            .coalescing
-            .sites
-            .iter()
-            .filter(|s| s.page_strides > 0)
-            .flat_map(|s| s.buffers.iter().copied())
-            .collect();
-        walked.sort_unstable();
-        walked.dedup();
-        walked
+        self.buffer_bytes(self.coalescing.sites.iter().filter(|s| s.page_strides > 0))
+    }
+
+    /// The bytes of the buffers these sites access, each buffer once.
+    fn buffer_bytes<'a>(&self, sites: impl Iterator<Item = &'a SiteCoalescing>) -> u64 {
+        let mut accessed: Vec<u32> = sites.flat_map(|s| s.buffers.iter().copied()).collect();
+        accessed.sort_unstable();
+        accessed.dedup();
+        accessed
             .iter()
             .filter_map(|&b| self.buffers.get(b as usize))
             .map(|b| b.bytes)
@@ -906,20 +905,9 @@ impl TrafficReport {
     /// where the simulation did not probe both sizes, 0 where nothing
     /// gathers.
     pub fn cache_gather_table(&self, cache: CacheSpec, above: u64) -> Option<u64> {
-        let mut read: Vec<u32> = self
-            .gathering_sites(cache, above)?
-            .iter()
-            .filter(|(_, bytes)| *bytes > 0)
-            .flat_map(|(site, _)| site.buffers.iter().copied())
-            .collect();
-        read.sort_unstable();
-        read.dedup();
-        Some(
-            read.iter()
-                .filter_map(|&b| self.buffers.get(b as usize))
-                .map(|b| b.bytes)
-                .sum(),
-        )
+        let sites = self.gathering_sites(cache, above)?;
+        let gathering = sites.iter().filter(|(_, bytes)| *bytes > 0);
+        Some(self.buffer_bytes(gathering.map(|(site, _)| *site)))
     }
 
     /// The mostly scattered sites and the bytes each reads that miss at
