@@ -640,3 +640,38 @@ fn a_sampled_simulation_fed_by_compiled_work_groups_keeps_its_exact_ends() {
     };
     assert!(close(lines(&estimated), lines(&whole)));
 }
+
+/// Gives up (panics) when handed work-group `at`.
+struct GivingUp {
+    at: u64,
+}
+
+impl AccessSink for GivingUp {
+    fn buffers(&mut self, _: &[TraceBuffer]) {}
+
+    fn work_group(&mut self, group: u64, _: &[GlobalAccess]) {
+        assert_ne!(group, self.at, "the sink gives up");
+    }
+}
+
+#[test]
+fn a_sink_that_panics_ends_the_run_rather_than_leave_its_workers_waiting() {
+    let (sender, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let n = 4096u32;
+        let launch = gather_launch(n, 32, |i| i);
+        let program = program(GATHER, "gather");
+        let options = RunOptions {
+            threads: Some(2),
+            ..RunOptions::default()
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = program.run_traced(&launch, &options, &mut GivingUp { at: 2 });
+        }));
+        let _ = sender.send(run.is_err());
+    });
+    let panicked = outcome
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run ends instead of waiting for ever");
+    assert!(panicked, "the sink's panic reaches the caller");
+}

@@ -311,12 +311,21 @@ fn tally(weights: &[[u64; 2]], partial: &Partial, before: &(Vec<u64>, Traffic)) 
     sum
 }
 
-/// Runs the work-groups `selection` names on `threads` threads, each
-/// taking the next group not yet taken and keeping one `Runner`
-/// throughout. Where work-items fault, the fault of the first such
-/// work-group is returned. With a sink, every global access goes to it,
-/// work-group by work-group in order, on the calling thread (see
-/// [`crate::trace`]). `done` counts the work-groups finished.
+/// Stops a run's other threads when the thread holding it unwinds: workers
+/// wait for the delivering thread and it for them, so a panic on either
+/// side (a sink's, the code generator's) would leave the rest waiting for
+/// ever. Every work-group after the first then counts as after a fault,
+/// and the panic goes on once they have stopped.
+struct StopOnPanic<'a>(&'a AtomicU64);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Adds the lines a thread marked on its own (`Partial::lines`) to the
 /// buffers' line sets.
 fn flush_lines(mut partial: Partial, launch: &Launched<'_>) -> Partial {
@@ -331,6 +340,12 @@ fn flush_lines(mut partial: Partial, launch: &Launched<'_>) -> Partial {
     partial
 }
 
+/// Runs the work-groups `selection` names on `threads` threads, each
+/// taking the next group not yet taken and keeping one `Runner`
+/// throughout. Where work-items fault, the fault of the first such
+/// work-group is returned. With a sink, every global access goes to it,
+/// work-group by work-group in order, on the calling thread (see
+/// [`crate::trace`]). `done` counts the work-groups finished.
 pub fn run_groups(
     launch: &Launched<'_>,
     selection: Selection<'_>,
@@ -350,6 +365,7 @@ pub fn run_groups(
     let locals = sink.as_ref().is_some_and(|s| s.wants_local());
     let pool = sink.as_ref().and_then(|s| s.pool());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
+        let _stop = StopOnPanic(&first_fault);
         let tracing = arrivals.is_some();
         let outlet = arrivals.map(|arrivals| Outlet {
             delivery: &delivery,
@@ -419,6 +435,7 @@ pub fn run_groups(
                 .collect();
             drop(sender);
             if let Some(sink) = sink {
+                let _stop = StopOnPanic(&first_fault);
                 let compiled = || launch.native.now(launch).is_some();
                 delivery.deliver(arrivals, sink, &compiled);
             }
