@@ -116,6 +116,14 @@ pub trait AccessSink {
         false
     }
 
+    /// Asked after each work-group until the sink reorders: whether it
+    /// expects to, so that the run may compile the kernel meanwhile rather
+    /// than have the switch to compiled work-groups wait for the compile.
+    /// A hint only: which work-group runs how still hangs on `reorders`.
+    fn foresees_reordering(&mut self) -> bool {
+        false
+    }
+
     /// A compiled work-group's line touches (a large one's in several
     /// calls), and the bytes its accesses moved (an atomic's twice).
     fn take_lines(&mut self, group: u64, touches: Vec<LineTouch>, accessed_bytes: u64) {

@@ -191,15 +191,19 @@ impl Delivery {
     /// every sender is gone.
     /// `compiled` compiles the kernel once the sink estimates, and says
     /// whether it could: only then do work-groups run compiled.
+    /// `compile_soon` starts that compile beside the run where the sink
+    /// foresees estimating, so that the switch need not wait for it.
     pub fn deliver(
         &self,
         arrivals: Receiver<Vec<Arrival>>,
         sink: &mut dyn AccessSink,
         compiled: &dyn Fn() -> bool,
+        compile_soon: &dyn Fn(),
     ) {
         let mut held = BTreeMap::new();
         let mut next = 0;
         let mut reordering = false;
+        let mut foreseen = false;
         for arrivals in arrivals {
             for arrival in arrivals {
                 if !arrival.complete {
@@ -212,11 +216,17 @@ impl Delivery {
                 while let Some(body) = held.remove(&next) {
                     hand(sink, next, body);
                     next += 1;
-                    if self.may_reorder && !reordering && sink.reorders() && compiled() {
+                    if !self.may_reorder || reordering {
+                        continue;
+                    }
+                    if sink.reorders() && compiled() {
                         reordering = true;
                         // Before the workers hear of `next`: no group at or past
                         // the point has started.
                         self.start_reordering(next);
+                    } else if !foreseen && sink.foresees_reordering() {
+                        foreseen = true;
+                        compile_soon();
                     }
                 }
             }

@@ -136,6 +136,11 @@ const EARLY_SHARE: u64 = 16;
 /// or more samples from the moment it is judged ([`EARLY_SHARE`]).
 const LONG_RUN: u64 = 2;
 
+/// Once a simulation has seen this share of the exact limit, a run
+/// foretold to reach the limit is foreseen to sample, and the kernel may
+/// compile meanwhile ([`AccessSink::foresees_reordering`]).
+const FORESIGHT_SHARE: u64 = 64;
+
 /// Batches a stage may have queued before the run waits for it.
 const STAGE_QUEUE: usize = 4;
 
@@ -265,6 +270,9 @@ pub struct TrafficAnalysis {
     /// [`EARLY_SHARE`]) once the simulations had seen a share of the limit.
     groups: u64,
     judged: bool,
+    /// Whether the run, by the time it was judged, was foretold to reach
+    /// the limit.
+    foreseen: bool,
     /// Whether the simulations sample: past the limit, or the run judged
     /// long.
     sampling: bool,
@@ -312,6 +320,7 @@ impl TrafficAnalysis {
             exact_limit: lru::EXACT_TOUCHES,
             groups: 0,
             judged: false,
+            foreseen: false,
             footprint: 0,
             reordering: false,
             most_footprint: 0,
@@ -378,9 +387,12 @@ impl TrafficAnalysis {
             list: Pooled::new(accesses, Arc::clone(&self.pool)),
             stands_for,
         });
-        if !self.judged && self.exact_touches >= self.exact_limit / EARLY_SHARE {
-            self.judged = true;
-            self.sample_if_long(group);
+        if !self.judged && self.exact_touches >= self.exact_limit / FORESIGHT_SHARE {
+            self.foreseen |= self.foretold(group) >= self.exact_limit as f64;
+            if self.exact_touches >= self.exact_limit / EARLY_SHARE {
+                self.judged = true;
+                self.sample_if_long(group);
+            }
         }
         if self.pending_accesses >= BATCH_ACCESSES {
             self.flush();
@@ -393,12 +405,18 @@ impl TrafficAnalysis {
     /// estimate then anyway, and its exact prefix, interpreted and compared
     /// whole, would cost as much as the rest.
     fn sample_if_long(&mut self, group: u64) {
-        let done = group + 1;
-        let foretold = self.exact_touches as f64 * self.groups as f64 / done as f64;
-        if foretold >= (LONG_RUN * self.exact_limit) as f64 && self.line_touches().is_some() {
+        if self.foretold(group) >= (LONG_RUN * self.exact_limit) as f64
+            && self.line_touches().is_some()
+        {
             self.pending.push(Delivered::SampleNow);
             self.sampling = true;
         }
+    }
+
+    /// The touches the whole run will make, foretold from those of the
+    /// work-groups up to `group`.
+    fn foretold(&self, group: u64) -> f64 {
+        self.exact_touches as f64 * self.groups as f64 / (group + 1) as f64
     }
 
     /// Hands the pending work-groups to every stage; the last stage done
@@ -540,6 +558,11 @@ impl AccessSink for TrafficAnalysis {
 
     fn work_groups(&mut self, groups: u64) {
         self.groups = groups;
+    }
+
+    fn foresees_reordering(&mut self) -> bool {
+        // As `reorders` asks, but of the run foretold.
+        self.foreseen && self.footprint <= self.most_footprint && self.line_touches().is_some()
     }
 
     fn reorders(&mut self) -> bool {
@@ -1126,21 +1149,24 @@ mod tests {
     #[test]
     fn a_run_foretold_long_samples_early() {
         let run = |groups: u64| run_of_groups(groups, 16, None);
-        // 256 touches after 16 groups of 1,000: 16,000 foretold.
-        let (from, long) = run(1000);
+        // 256 touches after 16 groups of 1,000: 16,000 foretold; foreseen
+        // after 64 touches, so that the kernel compiles meanwhile.
+        let (from, long, foreseen) = run(1000);
         assert_eq!(from, Some(15));
+        assert_eq!(foreseen, Some(3));
         let curve = long.curve(64).unwrap();
         assert!(curve.sampled_one_in() > 1);
         assert_eq!(curve.compulsory().read_bytes, 64 * 16 * 1000);
         // Resolved where the order within a group of 16 lines cannot tell.
         assert!(curve.resolved_lines() >= 16 * 16 && curve.resolved_lines().is_power_of_two());
         // 1,600 foretold of 100 groups: followed whole to the end.
-        let (from, short) = run(100);
-        assert_eq!(from, None);
+        let (from, short, foreseen) = run(100);
+        assert_eq!((from, foreseen), (None, None));
         assert_eq!(short.curve(64).unwrap().sampled_one_in(), 1);
-        // 300 groups: 4,800 touches, past the limit but not foretold long.
-        let (from, _) = run(300);
-        assert_eq!(from, Some(255));
+        // 300 groups: 4,800 touches, past the limit but not foretold long;
+        // foreseen after 64 touches all the same, for it samples at the limit.
+        let (from, _, foreseen) = run(300);
+        assert_eq!((from, foreseen), (Some(255), Some(3)));
         // A 512 KiB cache probed (8,192 lines, the fewest that let the pass
         // sample): groups of 512 lines may come in another order, groups
         // of 513 may not, and are traced whole.
@@ -1149,20 +1175,21 @@ mod tests {
             line_bytes: 64,
         };
         assert_eq!(run_of_groups(100, 512, Some(probe)).0, Some(0));
-        let (from, sampled) = run_of_groups(100, 513, Some(probe));
-        assert_eq!(from, None);
+        let (from, sampled, foreseen) = run_of_groups(100, 513, Some(probe));
+        // Its first group takes more lines than may come in another order.
+        assert_eq!((from, foreseen), (None, None));
         assert!(sampled.curve(64).unwrap().sampled_one_in() > 1);
     }
 
     /// `groups` work-groups that each load a word from `lines` lines of
     /// their own, through an analysis that samples after 4,096 touches
-    /// (probing `probe`): the group after which it reorders, and what it
-    /// found.
+    /// (probing `probe`): the group after which it reorders, what it
+    /// found, and the group after which it foresaw reordering.
     fn run_of_groups(
         groups: u64,
         lines: u64,
         probe: Option<CacheSpec>,
-    ) -> (Option<u64>, TrafficReport) {
+    ) -> (Option<u64>, TrafficReport, Option<u64>) {
         let mut analysis = TrafficAnalysis::new(&[64])
             .probing(&probe.into_iter().collect::<Vec<_>>())
             .sampling_after(4096);
@@ -1173,7 +1200,7 @@ mod tests {
             read_only: false,
         }]);
         analysis.work_groups(groups);
-        let mut from = None;
+        let (mut from, mut foreseen) = (None, None);
         for g in 0..groups {
             let accesses = (0..lines)
                 .map(|k| word_load(16 * (lines * g + k)))
@@ -1182,8 +1209,11 @@ mod tests {
             if from.is_none() && analysis.reorders() {
                 from = Some(g);
             }
+            if foreseen.is_none() && from.is_none() && analysis.foresees_reordering() {
+                foreseen = Some(g);
+            }
         }
-        (from, analysis.finish())
+        (from, analysis.finish(), foreseen)
     }
 
     /// A run past the exact stretch of the simulation: its summary says

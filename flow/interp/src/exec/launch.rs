@@ -437,7 +437,10 @@ pub fn run_groups(
             if let Some(sink) = sink {
                 let _stop = StopOnPanic(&first_fault);
                 let compiled = || launch.native.now(launch).is_some();
-                delivery.deliver(arrivals, sink, &compiled);
+                let compile_soon = || {
+                    scope.spawn(|| launch.native.now(launch).is_some());
+                };
+                delivery.deliver(arrivals, sink, &compiled, &compile_soon);
             }
             workers
                 .into_iter()
