@@ -10,8 +10,8 @@
 //! it (the cache the driver reports), where the caches above it hold
 //! little, and tables of a 4th, 16th and 64th of that, of which the
 //! caches above and the TLB hold more. A loop whose float sum is carried
-//! across a kept call gives the rate of such trips. Loads a page apart in each work-item's own walk
-//! stride over a 128 MiB table, in walks of 64
+//! across a kept call gives the rate of such trips. Loads a page apart in
+//! each work-item's own walk stride over a 128 MiB table, in walks of 64
 //! to 4,096 steps a work-item (a short walk's pages and lines stay in the
 //! TLB and caches for the work-items after it); the same walks storing
 //! alone, and copying one such table to another, give the rates of its

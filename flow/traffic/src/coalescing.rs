@@ -43,6 +43,7 @@ use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::ops::RangeInclusive;
 
 /// Accesses (or bytes) per pattern.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -548,6 +549,17 @@ impl CoalescingAnalyzer {
     }
 }
 
+/// Pushes `buffer`'s `lines` onto `out`, to be sorted and deduplicated:
+/// rows of work-items that read the same lines again come as runs, and
+/// each run's line goes in once.
+pub(crate) fn push_lines(out: &mut Vec<(u32, u64)>, buffer: u32, lines: RangeInclusive<u64>) {
+    for line in lines {
+        if out.last() != Some(&(buffer, line)) {
+            out.push((buffer, line));
+        }
+    }
+}
+
 /// The lines a dispatch's accesses touch, each once.
 fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32, u64)>) -> u64 {
     let spans = || {
@@ -561,13 +573,7 @@ fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32,
     }
     scratch.clear();
     for (buffer, first, last) in spans() {
-        for line in first..=last {
-            // Rows of work-items that read the same lines again come as
-            // runs: each run's line goes to the sort once.
-            if scratch.last() != Some(&(buffer, line)) {
-                scratch.push((buffer, line));
-            }
-        }
+        push_lines(scratch, buffer, first..=last);
     }
     scratch.sort_unstable();
     scratch.dedup();

@@ -369,11 +369,7 @@ impl TrafficAnalysis {
                 self.exact_touches += lines.end() - lines.start() + 1;
             }
             if watch {
-                for line in lines {
-                    if self.group_lines.last() != Some(&(a.buffer, line)) {
-                        self.group_lines.push((a.buffer, line));
-                    }
-                }
+                coalescing::push_lines(&mut self.group_lines, a.buffer, lines);
             }
         }
         if watch {
