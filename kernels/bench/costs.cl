@@ -176,6 +176,25 @@ __kernel void bench_page_stride(__global uint *out, const uint reps,
     out[get_global_id(0)] = acc;
 }
 
+// Each work-group walks a window of its own, and each of its work-items
+// takes one element of every 64-byte line of it, copying it to a second
+// table (a loop over a group's interval that strides by the group's size,
+// as a scan's last pass makes). A CPU runs the loop one work-item after
+// another: each walk passes more lines than the core's first-level cache
+// keeps, and the next work-item finds them further down.
+__kernel void bench_line_walk(__global uint *out, const uint reps,
+                              __global const uint *table, __global uint *copy,
+                              const uint window)
+{
+    const uint base = (uint)get_group_id(0) * window;
+    const uint n = (uint)get_local_size(0);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint i = base + (uint)get_local_id(0); i < base + window; i += n)
+            copy[i] = table[i] + r;
+    }
+}
+
 // The same walk storing, and copying one table to another (a load and a
 // store a step): a CPU pays more for a walk of stores alone than for one
 // whose stores go with loads, so the model takes the rate of a kernel's
@@ -244,8 +263,35 @@ __kernel void bench_page_stride_copy(__global uint *out, const uint reps,
                      TRIPS, (void)0)                                          \
     }
 
+// A page walk copying the 128 MiB table, with a call on each step's value
+// (inputs 0.5 to 16.5), as an elementwise `b[i] = sin(a[i])` runs in a loop
+// that strides by the global size (so each work-item walks 4,096 steps at
+// 8,192 work-items). A long call leaves the core no room for the next
+// steps' loads: each waits on its page in turn. The index is a `long` and
+// the stride the global size, as such loops are written in real code: with
+// a `uint` index, or a stride passed as an argument, a walk calling `exp`
+// ran half as long again.
+#define WALK_BUILTIN_KERNEL(name, step)                                       \
+    __kernel void bench_##name##_walk(__global float *out, const uint reps,   \
+                                      __global const uint *table,             \
+                                      const uint n, __global float *copy)     \
+    {                                                                         \
+        const uint trips = TRIPS;                                             \
+        for (uint r = 0; r < trips; r++) {                                    \
+            for (long i = get_global_id(0); i < n; i += get_global_size(0))   \
+                copy[i] = step((float)(table[i] & 1023u) * 0.015625f + 0.5f); \
+        }                                                                     \
+        out[get_global_id(0)] = (float)trips;                                 \
+    }
+
 BUILTIN_KERNELS(sin, SIN_STEP)
 BUILTIN_KERNELS(cos, COS_STEP)
 BUILTIN_KERNELS(exp, EXP_STEP)
 BUILTIN_KERNELS(log, LOG_STEP)
 BUILTIN_KERNELS(pow, POW_STEP)
+
+WALK_BUILTIN_KERNEL(sin, SIN_STEP)
+WALK_BUILTIN_KERNEL(cos, COS_STEP)
+WALK_BUILTIN_KERNEL(exp, EXP_STEP)
+WALK_BUILTIN_KERNEL(log, LOG_STEP)
+WALK_BUILTIN_KERNEL(pow, POW_STEP)

@@ -21,13 +21,18 @@
 //! up along the work-items, give the rate of the lanes a vectoriser
 //! gathers. Calls of `sin`, `cos`, `exp`, `log` and `pow` between barriers
 //! (which a work-group vectoriser runs with the work-items together) and
-//! in a loop of each work-item's own give each builtin's rate both ways.
+//! in a loop of each work-item's own give each builtin's rate both ways,
+//! and a page walk copying the table (a loop striding by the global size),
+//! with a call of it on each step's value, the rate of such steps.
+//! Work-groups of 16 work-items that each walk a window of their own, every
+//! work-item copying one element of each line, give the rate of accesses a
+//! line apart in walks of 1 to 64 MiB a work-item.
 
 use crate::catalog::source;
 use crate::error::{BenchError, Result};
-use crate::sizing::Plan;
+use crate::sizing::{Mode, Plan};
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
-use clflow_devices::{BuiltinRates, GatherRate, LaneRates, OpCosts, WalkRate};
+use clflow_devices::{BuiltinRates, GatherRate, LaneRates, LineWalkRate, OpCosts, WalkRate};
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
 const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
@@ -43,7 +48,7 @@ const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
 pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,\
-     local-gather,builtins";
+     local-gather,builtins,line-walk";
 
 /// The walk lengths the page-stride kernels are timed at, in steps a
 /// work-item: from what a first-level TLB keeps to far beyond it. The
@@ -74,6 +79,18 @@ const WALK_TABLE_BYTES: u64 = 128 << 20;
 /// G/s at 1,024 over 128 MiB). The longest walk steps a page (4,096 steps
 /// of 4 KiB).
 const SMALL_WALK_TABLE_BYTES: u64 = 16 << 20;
+
+/// The bytes each work-item of the line walks moves on to (its loads' and
+/// stores' lines): from what a core's second-level cache keeps to what no
+/// last-level cache does.
+pub const LINE_WALK_BYTES: [u64; 4] = [1 << 20, 4 << 20, 16 << 20, 64 << 20];
+
+/// The line walks' tables: 128 MiB each, 32 windows of the longest walk.
+const LINE_WALK_TABLE_BYTES: u64 = 128 << 20;
+
+/// Work-items per work-group of the line walks: one per `uint` of a
+/// 64-byte line.
+const LINE_WALK_GROUP: u64 = 16;
 
 /// The kernels, with the operations each runs per work-item and trip.
 const KERNELS: [(&str, u64); 5] = [
@@ -151,18 +168,19 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         };
     }
     // Each work-item walks a table of `table_bytes` from its id on,
-    // `steps` steps: accesses per second of each walk kernel.
-    let walks = |table_bytes: u64, lengths: [u32; 4]| {
+    // `steps` steps: the walk kernels' arguments, and their accesses per
+    // second (`per_step` accesses a step).
+    let walk = |table_bytes: u64, access: Access, steps: u32| {
         let items = table_bytes / 4;
-        let walk = |access: Access, steps: u32| {
-            [
-                uint_table("table", items, access),
-                uint_arg("n", items as u32),
-                uint_arg("step", (items / u64::from(steps)) as u32),
-            ]
-        };
-        // `per_step` accesses a step.
-        let walk_rate = |kernel: &str, args: &[LaunchArg], steps: u32, per_step: u64| {
+        [
+            uint_table("table", items, access),
+            uint_arg("n", items as u32),
+            uint_arg("step", (items / u64::from(steps)) as u32),
+        ]
+    };
+    let walk_rate =
+        |kernel: &str, args: &[LaunchArg], table_bytes: u64, steps: u32, per_step: u64| {
+            let items = table_bytes / 4;
             let step = items / u64::from(steps);
             let steps_per_trip: u64 = (0..work_items.min(items))
                 .map(|g| (items - g).div_ceil(step))
@@ -173,6 +191,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
                 (u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9),
             )
         };
+    let walks = |table_bytes: u64, lengths: [u32; 4]| {
         let mut rates = lengths.map(|steps| WalkRate {
             steps,
             loads_per_s: 0.0,
@@ -181,27 +200,43 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         });
         for w in &mut rates {
             let steps = w.steps;
-            let loads = walk(Access::ReadOnly, steps);
-            w.loads_per_s = walk_rate("bench_page_stride", &loads, steps, 1)?;
-            let stores = walk(Access::ReadWrite, steps);
-            w.stores_per_s = walk_rate("bench_page_stride_store", &stores, steps, 1)?;
+            let loads = walk(table_bytes, Access::ReadOnly, steps);
+            w.loads_per_s = walk_rate("bench_page_stride", &loads, table_bytes, steps, 1)?;
+            let stores = walk(table_bytes, Access::ReadWrite, steps);
+            w.stores_per_s = walk_rate("bench_page_stride_store", &stores, table_bytes, steps, 1)?;
             let mut copy = loads.to_vec();
-            copy.push(uint_table("copy", items, Access::ReadWrite));
-            w.copies_per_s = walk_rate("bench_page_stride_copy", &copy, steps, 2)?;
+            copy.push(uint_table("copy", table_bytes / 4, Access::ReadWrite));
+            w.copies_per_s = walk_rate("bench_page_stride_copy", &copy, table_bytes, steps, 2)?;
         }
         Ok::<[WalkRate; 4], BenchError>(rates)
     };
     let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS)?;
     let small_page_walks = walks(SMALL_WALK_TABLE_BYTES, SMALL_WALK_STEPS)?;
+    let line_walks = line_walks(device, &program, plan)?;
     // Calls per second of each math builtin, a lane each.
     let mut builtins = [LaneRates {
         vector_per_s: 0.0,
         scalar_per_s: 0.0,
+        walk_per_s: None,
     }; 5];
+    // A walk copying the large table, striding by the global size, with a
+    // call a step: steps per second (over a 16th of it where quick).
+    let walk_items = WALK_TABLE_BYTES / 4 / quick_share(plan);
+    let called = [
+        uint_table("table", walk_items, Access::ReadOnly),
+        uint_arg("n", walk_items as u32),
+        uint_table("copy", walk_items, Access::ReadWrite),
+    ];
+    let called_rate = |kernel: &str| {
+        let trips = calibrated(kernel, &called)?;
+        let ns = median_ns(kernel, &called, trips, launches)?;
+        Ok::<f64, BenchError>((walk_items * u64::from(trips)) as f64 / (ns as f64 * 1e-9))
+    };
     for (name, rates) in BuiltinRates::NAMES.iter().zip(&mut builtins) {
         *rates = LaneRates {
             vector_per_s: rate(&format!("bench_{name}_vector"), &[], ROUNDS)?,
             scalar_per_s: rate(&format!("bench_{name}_scalar"), &[], ROUNDS)?,
+            walk_per_s: Some(called_rate(&format!("bench_{name}_walk"))?),
         };
     }
     Ok(OpCosts {
@@ -222,7 +257,62 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         small_walk_table_bytes: Some(SMALL_WALK_TABLE_BYTES),
         gathered_lanes_per_s: Some(rates[4]),
         builtins: Some(BuiltinRates::from_all(builtins)),
+        line_walks: Some(line_walks),
     })
+}
+
+/// Accesses per second of the line walks (`bench_line_walk`), each
+/// calibrated to run about as long as a compute benchmark.
+fn line_walks(
+    device: &OclDevice,
+    program: &ProgramSource,
+    plan: &Plan,
+) -> Result<[LineWalkRate; 4]> {
+    let share = quick_share(plan);
+    let items = LINE_WALK_TABLE_BYTES / 4 / share;
+    let table = uint_table("table", items, Access::ReadOnly);
+    let copy = uint_table("copy", items, Access::ReadWrite);
+    let mut rates = LINE_WALK_BYTES.map(|walk_bytes| LineWalkRate {
+        walk_bytes: walk_bytes / share,
+        per_s: 0.0,
+    });
+    for rate in &mut rates {
+        // A window's loads and stores together make the walk.
+        let window = rate.walk_bytes / 8;
+        let median_ns = |trips: u32, launches: usize| {
+            let ocl = |source| BenchError::Ocl {
+                benchmark: "costs/bench_line_walk".into(),
+                source,
+            };
+            let groups = items / window;
+            let mut launch = cost_launch("bench_line_walk", groups * LINE_WALK_GROUP, trips);
+            launch.range.local = Some([LINE_WALK_GROUP, 1, 1]);
+            launch.args.extend([
+                table.clone(),
+                copy.clone(),
+                uint_arg("window", window as u32),
+            ]);
+            let mut prepared = PreparedLaunch::new(device, program, &launch).map_err(ocl)?;
+            prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
+            let mut times = prepared.time_repeated(launches).map_err(ocl)?;
+            times.sort_unstable();
+            Ok::<u64, BenchError>(times[times.len() / 2].max(1))
+        };
+        let once = median_ns(1, 1)?;
+        let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
+        let ns = median_ns(trips, plan.repetitions.max(3))?;
+        rate.per_s = (2 * items * u64::from(trips)) as f64 / (ns as f64 * 1e-9);
+    }
+    Ok(rates)
+}
+
+/// The share of their tables the slowest walks take where the plan is
+/// quick (seconds, not minutes): a 16th.
+fn quick_share(plan: &Plan) -> u64 {
+    match plan.mode {
+        Mode::Quick => 16,
+        Mode::Full => 1,
+    }
 }
 
 /// A `uint` buffer holding 0, 1, 2 ... `items - 1`.

@@ -351,6 +351,14 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 column(|w| w.copies_per_s)
             );
         }
+        if let Some(walks) = costs.line_walks {
+            let _ = writeln!(
+                out,
+                "lines   {} MiB walks a work-item, a line a step: {} G accesses/s",
+                walks.map(|w| (w.walk_bytes >> 20).to_string()).join("/"),
+                walks.map(|w| format!("{:.2}", w.per_s / 1e9)).join("/")
+            );
+        }
         if let Some(builtins) = costs.builtins {
             let column = |rate: fn(&clflow_devices::LaneRates) -> f64| {
                 builtins
@@ -365,6 +373,13 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 column(|r| r.vector_per_s),
                 column(|r| r.scalar_per_s)
             );
+            if builtins.all().iter().all(|r| r.walk_per_s.is_some()) {
+                let _ = writeln!(
+                    out,
+                    "        {} G steps/s of a page walk copying with a call a step",
+                    column(|r| r.walk_per_s.unwrap_or_default())
+                );
+            }
         }
         if let Some(tables) = costs.cache_gather_tables {
             let size = |bytes: u64| match bytes >> 20 {
@@ -573,8 +588,15 @@ mod tests {
                         clflow_devices::LaneRates {
                             vector_per_s,
                             scalar_per_s,
+                            walk_per_s: Some(scalar_per_s / 10.0),
                         }
                     }),
+                )),
+                line_walks: Some([(1, 2.5e9), (4, 0.8e9), (16, 0.75e9), (64, 0.6e9)].map(
+                    |(mib, per_s)| clflow_devices::LineWalkRate {
+                        walk_bytes: mib << 20,
+                        per_s,
+                    },
                 )),
             }),
         }
@@ -686,8 +708,11 @@ mod tests {
                  16 MiB: 1.00/1.00/1.00/1.00 G loads/s,\n        \
                  0.50/0.50/0.50/0.50 G stores/s storing alone, \
                  0.80/0.80/0.80/0.80 G accesses/s copying\n\
+                 lines   1/4/16/64 MiB walks a work-item, a line a step: \
+                 2.50/0.80/0.75/0.60 G accesses/s\n\
                  math    sin/cos/exp/log/pow: 2.00/2.00/8.00/4.00/0.50 G lanes/s vectorised, \
-                 0.10/0.10/0.50/0.20/0.02 G lanes/s lane by lane\n\
+                 0.10/0.10/0.50/0.20/0.02 G lanes/s lane by lane\n        \
+                 0.01/0.01/0.05/0.02/0.00 G steps/s of a page walk copying with a call a step\n\
                  gathers 512 KiB/2 MiB/8 MiB/32 MiB tables: 9.00/4.00/2.00/1.50 G scattered \
                  loads/s from the last-level cache\n"
             ),

@@ -251,6 +251,19 @@ pub fn device_rates(
                 .to_string(),
         );
     }
+    if measured.is_some_and(|m| {
+        m.costs.is_some_and(|c| {
+            c.line_walks.is_none()
+                || c.builtins
+                    .is_some_and(|b| b.all().iter().any(|r| r.walk_per_s.is_none()))
+        })
+    }) {
+        notes.push(
+            "the profile predates the line walks and the page walks with a call a step (clflow \
+             bench --refresh measures them): clflow's model charges neither"
+                .to_string(),
+        );
+    }
     // The largest cache measured: its bandwidth and its window.
     let (cache_bandwidth, cache_window_bytes) = measured
         .and_then(|m| {
@@ -307,6 +320,16 @@ pub fn device_rates(
             builtins: c
                 .builtins
                 .map(|b| b.all().map(|r| (r.vector_per_s, r.scalar_per_s))),
+            builtin_walks: c.builtins.and_then(|b| {
+                let walks = b.all().map(|r| r.walk_per_s);
+                walks
+                    .iter()
+                    .all(Option::is_some)
+                    .then(|| walks.map(Option::unwrap_or_default))
+            }),
+            line_walks: c
+                .line_walks
+                .map(|walks| walks.map(|w| (w.walk_bytes, w.per_s))),
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
@@ -463,8 +486,13 @@ mod tests {
                 [1.0, 2.0, 3.0, 4.0, 5.0].map(|k| clflow_devices::LaneRates {
                     vector_per_s: k * 1e9,
                     scalar_per_s: k * 1e8,
+                    walk_per_s: Some(k * 1e7),
                 }),
             )),
+            line_walks: Some([1, 4, 16, 64].map(|mib| clflow_devices::LineWalkRate {
+                walk_bytes: mib << 20,
+                per_s: 3e9 / mib as f64,
+            })),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();
@@ -493,10 +521,29 @@ mod tests {
             clflow_predict::device::BUILTINS
         );
         assert_eq!(costs.builtins.unwrap()[4], (5e9, 5e8));
+        assert_eq!(costs.builtin_walks.unwrap()[4], 5e7);
+        let lines = costs.line_walks.unwrap();
+        assert_eq!(
+            (lines[0], lines[3]),
+            ((1 << 20, 3e9), (64 << 20, 3e9 / 64.0))
+        );
         assert!(!with_costs
             .notes
             .iter()
             .any(|n| n.contains("cost benchmarks") || n.contains("page walks")));
+        // Costs from before the line walks: told.
+        let mut unlined = costly.clone();
+        unlined.costs.as_mut().unwrap().line_walks = None;
+        let unlined = device_rates("dev", Some(&unlined), None, None);
+        assert!(unlined.costs.unwrap().line_walks.is_none());
+        assert!(
+            unlined
+                .notes
+                .iter()
+                .any(|n| n.contains("predates the line walks")),
+            "{:?}",
+            unlined.notes
+        );
         // Walks timed over a table sized by the driver's cache: the model
         // is told.
         costly.costs.as_mut().unwrap().walk_table_bytes = None;

@@ -260,15 +260,23 @@ fn costs_are_measured_as_a_core_can_run_them() {
     // gathers more than four a cycle.
     let lanes = costs.gathered_lanes_per_s.expect("measured");
     assert!(lanes > 1e8 && lanes < cores * 4.0 * 5e9, "{costs:?}");
-    // Every math builtin's calls take time both ways, a call no less than
-    // a dependent add; the vectoriser widens `exp`, which then runs faster
-    // than lane by lane.
+    // Every math builtin's calls take time every way, a call lane by lane
+    // no less than a dependent add (the vectoriser widens `exp`, 16 lanes
+    // a call, which then runs faster than lane by lane, and about as fast
+    // as the chain), and so does a step of the walk with a call a step.
     let builtins = costs.builtins.expect("measured");
     for rates in builtins.all() {
-        for rate in [rates.vector_per_s, rates.scalar_per_s] {
+        assert!(rates.vector_per_s > 0.0, "{builtins:?}");
+        for rate in [rates.scalar_per_s, rates.walk_per_s.expect("measured")] {
             assert!(rate > 0.0 && rate < costs.chain_ops_per_s, "{builtins:?}");
         }
     }
+    // Line walks, from a quick plan's 64 KiB to its 4 MiB a work-item:
+    // the shortest stays in the core's caches, the longest does not.
+    let lines = costs.line_walks.expect("measured");
+    assert_eq!(lines.map(|w| w.walk_bytes >> 16), [1, 4, 16, 64]);
+    assert!(lines.iter().all(|w| w.per_s > 0.0), "{lines:?}");
+    assert!(lines[0].per_s > lines[3].per_s, "{lines:?}");
     assert!(
         builtins.exp.vector_per_s > builtins.exp.scalar_per_s,
         "{builtins:?}"

@@ -20,9 +20,9 @@ pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
 pub use error::{DevicesError, Result};
 pub use measured::{
     is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, ComputePeak, ComputeType,
-    DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, MeasuredProfile,
-    MeasuredStore, OpCosts, PowerPeak, Statistic, WalkRate, DATA_DIR_ENV, LOCAL_LDST_KERNEL,
-    MEASURED_SCHEMA,
+    DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, LineWalkRate,
+    MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, WalkRate, DATA_DIR_ENV,
+    LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
 };
 pub use profile::{
     DatasheetProfile, DeviceClass, Figure, Figures, Metric, ProfileOrigin, Quantity, Unit,

@@ -276,6 +276,19 @@ pub struct OpCosts {
     /// Calls of float math builtins, per lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub builtins: Option<BuiltinRates>,
+    /// Accesses a line apart in walks that work-groups make over windows
+    /// of their own, each work-item taking one element of every line, at
+    /// four walk lengths, shortest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_walks: Option<[LineWalkRate; 4]>,
+}
+
+/// Accesses per second where each work-item walks `walk_bytes` of lines
+/// (its loads' and stores' together), a line a step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LineWalkRate {
+    pub walk_bytes: u64,
+    pub per_s: f64,
 }
 
 /// Lanes per second of calls of float math builtins (each fed back
@@ -317,6 +330,11 @@ impl BuiltinRates {
 pub struct LaneRates {
     pub vector_per_s: f64,
     pub scalar_per_s: f64,
+    /// Steps of a page walk copying the page walks' table, a loop striding
+    /// by the global size, with a call on each step's value, lane by lane:
+    /// a load, a call and a store a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_per_s: Option<f64>,
 }
 
 /// Scattered loads per second from a table of `table_bytes`.

@@ -159,6 +159,9 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.page_stride_stores = Some(summary.coalescing.page_stride_stores());
     facts.page_walkers = Some(summary.coalescing.page_walkers);
     facts.page_walk_bytes = Some(summary.coalescing.page_walk_bytes);
+    facts.line_strides = Some(summary.coalescing.line_strides());
+    facts.line_walk_bytes = Some(summary.coalescing.stretch_lines * summary.coalescing.line_bytes);
+    facts.line_walk_dram = Some(summary.coalescing.line_walk_dram());
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);

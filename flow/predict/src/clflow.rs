@@ -100,7 +100,29 @@
 //!    profile also timed the walks through a 16 MiB table, which the
 //!    last-level cache keeps from walk to walk (a GEMM's walks down 4 MiB
 //!    matrices), the time per access lies between the two tables' in the
-//!    logarithm of the bytes of the buffers the kernel walks.
+//!    logarithm of the bytes of the buffers the kernel walks. A walk whose
+//!    step calls a math builtin on its load (`b[i] = sin(a[i])` in a loop
+//!    striding by the global size) leaves the core no room for the next
+//!    steps' loads while the call runs: each waits on its page in turn.
+//!    Such steps, a call of a builtin the benchmarks time for each load
+//!    the walk makes (and a store, where it makes as many), cost what a
+//!    walk copying with a call of that builtin a step costs (their
+//!    calls, loads and stores charged there alone: about 100 ns a step on
+//!    each core here for `sin`, where the walk alone takes 30 and the call
+//!    10).
+//!    Steps of a line or more but under a page (the coalescing analysis's
+//!    line strides: a loop over a work-group's interval that strides by
+//!    the group's size, so that each work-item takes one element of every
+//!    line), in a walk of 1,024 or more, pass more lines than a core's
+//!    first-level cache keeps: the next work-item walks the same lines
+//!    and finds them further down. Each such access costs what they cost
+//!    in the benchmark whose work-groups of 16 walk windows of their own
+//!    so, at the length of the kernel's longest walk between barriers
+//!    (the lines its work-item moves on to over all its accesses, timed at
+//!    1 to 64 MiB a work-item, interpolated in the logarithm of the
+//!    length: 0.4 to 1.7 ns an access here, by which cache the walk fits),
+//!    and their instructions' DRAM traffic nothing more: the benchmark's
+//!    walks move their lines from wherever they are.
 //! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
 //!    chain of dependent operations it carries from one iteration to the
 //!    next (the count's `chains`, in nominal cycles of latency), at the
@@ -186,6 +208,14 @@ pub struct Clflow {
     /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_s: Option<f64>,
+    /// Steps of page walks with a call of a timed math builtin on each,
+    /// on a CPU where measured (part of `memory_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walked_calls_s: Option<f64>,
+    /// Accesses a line apart in each work-item's long walk down lines its
+    /// neighbours walk too, on a CPU where measured (part of `memory_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_walks_s: Option<f64>,
     /// Write-backs of lines a load brought in, on a CPU where the in-place
     /// update was timed (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -244,8 +274,17 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         .costs
         .filter(|_| simd.kind == SimdKind::WorkGroupVectoriser);
     let shares = (vector_share, scalar_share);
-    let builtins = costs.and_then(|c| builtin_time(&facts.builtin_lanes, c, shares));
+    // Calls on the steps of a page walk go with the walk (assumption 4);
+    // the rest issue as calls.
+    let walked = costs.and_then(|c| walked_calls(facts, c));
+    let (walked_lanes, walked_strides, walked_calls_s) = match walked {
+        Some((lanes, strides, s)) => (lanes, strides, Some(s)),
+        None => ([0; 5], 0, None),
+    };
+    let called: [u64; 5] = std::array::from_fn(|b| facts.builtin_lanes[b] - walked_lanes[b]);
+    let builtins = costs.and_then(|c| builtin_time(&called, c, shares));
     let (builtin_s, builtin_lanes) = builtins.unwrap_or_default();
+    let builtin_lanes = builtin_lanes + walked_lanes.iter().sum::<u64>();
     let mut issue_s = issue_time(facts, device, simd.kind, shares, builtin_lanes)? + builtin_s;
     // Blocks that carry a chain take the longer of their issue and it.
     let mut round_trips_s = None;
@@ -299,7 +338,23 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         .flatten()
         .sum::<f64>();
 
-    let (mut memory_s, write_backs_s) = memory_time(facts, device, simd.kind)?;
+    // Each work-item's walk a line a step past what its core's first cache
+    // keeps, down the lines the work-item before it walked.
+    let line_walks_s = match (facts.line_strides, costs) {
+        (Some(strides), Some(c)) if strides > 0 => c
+            .line_walks_at(facts.line_walk_bytes.unwrap_or(0))
+            .map(|rate| strides as f64 / rate),
+        _ => None,
+    };
+    let (mut memory_s, mut write_backs_s) = memory_time(facts, device, simd.kind)?;
+    // Those walks' lines move within the benchmark's time: the rest of the
+    // traffic moves as it would.
+    if let (Some(_), Some(walked)) = (line_walks_s, facts.line_walk_dram) {
+        let (dram, _) = facts.traffic.dram();
+        let rest = 1.0 - walked.min(dram) as f64 / dram.max(1) as f64;
+        memory_s *= rest;
+        write_backs_s = write_backs_s.map(|s| s * rest);
+    }
     // On a CPU, scattered loads the last level serves wait on it each.
     let cache_gathers_s = match (facts.cache_gathers, costs) {
         (Some(lines), Some(c)) => c
@@ -316,12 +371,22 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
             // and caches see them all).
             let walkers = facts.page_walkers.unwrap_or(0).max(1);
             let steps = strides as f64 / walkers as f64 + 1.0;
+            // Less the loads and stores whose steps went with their calls.
+            let rest = strides - walked_strides;
             c.page_strides_at(steps, stores as f64 / strides as f64, facts.page_walk_bytes)
-                .map(|rate| strides as f64 / rate)
+                .map(|rate| rest as f64 / rate)
         }
         _ => None,
     };
-    memory_s += cache_gathers_s.unwrap_or(0.0) + page_strides_s.unwrap_or(0.0);
+    memory_s += [
+        cache_gathers_s,
+        page_strides_s,
+        walked_calls_s,
+        line_walks_s,
+    ]
+    .iter()
+    .flatten()
+    .sum::<f64>();
 
     let bound = if issue_s >= memory_s {
         Bound::Compute
@@ -342,6 +407,8 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         builtins_s: builtins.map(|(s, _)| s),
         cache_gathers_s,
         page_strides_s,
+        walked_calls_s,
+        line_walks_s,
         write_backs_s,
         memory_s,
         vector_share,
@@ -419,6 +486,28 @@ fn builtin_time(
             .sum();
         (s, timed)
     })
+}
+
+/// The calls of each timed builtin that go with a page walk's steps, one a
+/// load (and its store, where the walk stores), the strides they take, and
+/// the time of those steps at the benchmark's rate of a walk copying with
+/// a call a step (assumption 4); none where nothing walks or calls.
+fn walked_calls(facts: &KernelFacts, costs: OpCostRates) -> Option<([u64; 5], u64, f64)> {
+    let rates = costs.builtin_walks?;
+    let strides = facts.page_strides.filter(|&s| s > 0)?;
+    let stores = facts.page_stride_stores.unwrap_or(0).min(strides);
+    let mut loads = strides - stores;
+    let mut lanes = [0; 5];
+    let mut time = 0.0;
+    for ((&n, rate), taken) in facts.builtin_lanes.iter().zip(rates).zip(&mut lanes) {
+        if rate > 0.0 {
+            *taken = n.min(loads);
+            loads -= *taken;
+            time += *taken as f64 / rate;
+        }
+    }
+    let steps: u64 = lanes.iter().sum();
+    (steps > 0).then_some((lanes, steps + steps.min(stores), time))
 }
 
 /// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
@@ -675,6 +764,8 @@ mod tests {
             small_walk_table_bytes: None,
             gathered_lanes_per_s: Some(1e9),
             builtins: None,
+            builtin_walks: None,
+            line_walks: None,
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -719,6 +810,43 @@ mod tests {
         assert!(close(p.issue_s, total), "{p:?}");
         // Without timed builtins in the profile, a sine is one operation.
         assert_eq!(predict_kernel(&sines, &rates).unwrap().builtins_s, None);
+        // With the walk with a call a step timed too, 300 of the calls go
+        // with the 300 loads of the page walk, at its rate, and take them
+        // from the page strides; the other 700 are calls as before.
+        let mut walking = timed.clone();
+        walking.costs.as_mut().unwrap().builtin_walks = Some([1e6; 5]);
+        let p = predict_kernel(&sines, &walking).unwrap();
+        assert!(close(p.walked_calls_s.unwrap(), 300.0 / 1e6), "{p:?}");
+        let called = 700.0 * (0.1 / 1e8 + 0.9 / 1e7);
+        assert!(close(p.builtins_s.unwrap(), called), "{p:?}");
+        assert_eq!(p.page_strides_s, Some(0.0));
+        assert!(
+            close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 300.0 / 1e6),
+            "{p:?}"
+        );
+        // A walk of stores alone takes no call; one that copies, a load
+        // and a store a step, takes a call a step with both.
+        let stored = KernelFacts {
+            page_stride_stores: Some(300),
+            ..sines.clone()
+        };
+        let p = predict_kernel(&stored, &walking).unwrap();
+        assert_eq!(p.walked_calls_s, None);
+        assert!(close(p.builtins_s.unwrap(), builtins), "{p:?}");
+        let copying = KernelFacts {
+            page_strides: Some(400),
+            page_stride_stores: Some(150),
+            ..sines.clone()
+        };
+        let p = predict_kernel(&copying, &walking).unwrap();
+        assert!(close(p.walked_calls_s.unwrap(), 250.0 / 1e6), "{p:?}");
+        assert!(close(
+            p.builtins_s.unwrap(),
+            750.0 * (0.1 / 1e8 + 0.9 / 1e7)
+        ));
+        // The 400 strides' rate (150 of them stores) for the 0 loads and
+        // 0 stores left: nothing.
+        assert_eq!(p.page_strides_s, Some(0.0));
         // Vectorising loops too, every gathered lane counts.
         let in_loops = DeviceRates {
             simd: rates.simd.map(|s| Simd {
@@ -775,6 +903,41 @@ mod tests {
         assert!(close(gathering(Some(64 << 10)), 1000.0 / 2e9));
         assert!(close(gathering(Some(1 << 30)), 1000.0 / 2e8));
         assert!(close(gathering(None), 1000.0 / 1e8));
+        // Walks a line a step: 2,000 accesses of a walk of 8 MiB a
+        // work-item lie between the 4 and 16 MiB walks in the logarithm of
+        // the length, on top of the rest of the memory time; none where
+        // the profile timed no such walk.
+        let mut lined = in_loops.clone();
+        lined.costs.as_mut().unwrap().line_walks = Some([
+            (1 << 20, 4e9),
+            (4 << 20, 1e9),
+            (16 << 20, 5e8),
+            (64 << 20, 2.5e8),
+        ]);
+        let walking = KernelFacts {
+            line_strides: Some(2000),
+            line_walk_bytes: Some(8 << 20),
+            ..facts.clone()
+        };
+        let p = predict_kernel(&walking, &lined).unwrap();
+        let lines = 2000.0 * (0.5 / 1e9 + 0.5 / 5e8);
+        assert!(close(p.line_walks_s.unwrap(), lines), "{p:?}");
+        assert!(
+            close(p.memory_s, 12_288.0 / 9e9 + 1e-5 + 3e-6 + lines),
+            "{p:?}"
+        );
+        // A quarter of the DRAM traffic is the walks' own: the rest moves.
+        let own = KernelFacts {
+            line_walk_dram: Some(3072),
+            ..walking.clone()
+        };
+        let p = predict_kernel(&own, &lined).unwrap();
+        assert!(
+            close(p.memory_s, 9216.0 / 9e9 + 1e-5 + 3e-6 + lines),
+            "{p:?}"
+        );
+        let untimed = predict_kernel(&walking, &in_loops).unwrap();
+        assert_eq!(untimed.line_walks_s, None);
         // A profile that timed one walk of loads charges stores alike.
         let with_stores = KernelFacts {
             page_stride_stores: Some(300),

@@ -163,6 +163,15 @@ pub struct OpCostRates {
     /// names, in that order: (work-items vectorised, lane by lane).
     #[serde(default)]
     pub builtins: Option<[(f64, f64); 5]>,
+    /// Steps per second of a page walk copying, with a call of each of
+    /// those builtins on each step's value, lane by lane.
+    #[serde(default)]
+    pub builtin_walks: Option<[f64; 5]>,
+    /// Accesses a line apart in each work-item's walk of a window its
+    /// work-group shares: (bytes a work-item walks, accesses per second),
+    /// shortest first.
+    #[serde(default)]
+    pub line_walks: Option<[(u64, f64); 4]>,
 }
 
 /// The math builtins whose calls the benchmarks time, by their OpenCL
@@ -194,6 +203,17 @@ impl OpCostRates {
             }
             _ => self.cache_gathers_per_s,
         }
+    }
+
+    /// Accesses a line apart per second where each work-item walks
+    /// `walk_bytes` of lines: time per access interpolated between the
+    /// measured walks in the logarithm of the length (the shortest's rate
+    /// below it, the longest's above).
+    pub fn line_walks_at(&self, walk_bytes: u64) -> Option<f64> {
+        let points = self
+            .line_walks?
+            .map(|(bytes, rate)| ((bytes.max(1) as f64).log2(), rate));
+        rate_at(&points, (walk_bytes.max(1) as f64).log2())
     }
 
     /// Page-strided accesses per second where a work-item makes `steps`

@@ -263,6 +263,19 @@ pub struct KernelFacts {
     /// The bytes of the buffers those walks step through, together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_walk_bytes: Option<u64>,
+    /// Accesses a line or more but under a page past their work-item's
+    /// last at their instruction, in long walks (a loop over a group's
+    /// interval striding by the group's size), from the coalescing
+    /// analysis; and the bytes of the lines the longest walk between two
+    /// barriers moves on to, over all its instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_strides: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_walk_bytes: Option<u64>,
+    /// The DRAM bytes of the instructions that make them, at the device's
+    /// cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_walk_dram: Option<u64>,
     /// Lanes of float calls of each math builtin [`crate::device::BUILTINS`]
     /// names, in that order (part of `instructions`' fp32).
     #[serde(default)]
@@ -319,6 +332,9 @@ impl KernelFacts {
             page_stride_stores: None,
             page_walkers: None,
             page_walk_bytes: None,
+            line_strides: None,
+            line_walk_bytes: None,
+            line_walk_dram: None,
             builtin_lanes: crate::device::BUILTINS.map(|name| {
                 counts
                     .histogram

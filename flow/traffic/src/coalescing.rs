@@ -38,6 +38,13 @@
 //! same buffer touched (at another instruction: a register tile's loads
 //! from one row) finds the page in the TLB and is no stride; the walk goes
 //! on past it.
+//!
+//! Steps of a line or more but under a page (a loop over a work-group's
+//! interval that strides by the group's size: each work-item takes one
+//! element of each line) are *line strides*, counted where the walk makes
+//! [`LONG_LINE_WALK`] of them or more. On a CPU each such walk passes more
+//! lines than the first-level cache keeps, so the next work-item, which
+//! takes the next element of the same lines, finds them further down.
 
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
@@ -154,10 +161,20 @@ pub struct SiteCoalescing {
     /// `CoalescingReport::page_walkers`).
     #[serde(default)]
     pub page_walks: u64,
+    /// Accesses a line or more, but under a page, away from the same
+    /// work-item's access at the site before, in walks of
+    /// [`LONG_LINE_WALK`] such strides or more (see the module's text).
+    #[serde(default)]
+    pub line_strides: u64,
 }
 
 /// The stride from which a work-item's next access lands on another page.
 pub const PAGE_BYTES: u64 = 4096;
+
+/// The line strides from which a walk counts: 64 KiB of 64-byte lines,
+/// more than a core's first-level cache holds (32 to 48 KiB), so that
+/// the work-items after it find none of its lines there.
+pub const LONG_LINE_WALK: u64 = 1024;
 
 /// The page strides from which a walk counts: a shorter one touches no
 /// more pages and lines than a core's first-level TLB and cache keep (64
@@ -298,12 +315,14 @@ struct Walk {
     step: Option<i64>,
     /// The page strides the walk has made so far.
     run: u64,
+    /// The line strides it has made since its last other step.
+    lines: u64,
 }
 
 impl WorkItemWalks {
     /// Follows a dispatch's accesses (one site's) along their work-items'
     /// walks.
-    fn follow(&mut self, site: u32, accesses: &[GlobalAccess], weight: u64) {
+    fn follow(&mut self, site: u32, accesses: &[GlobalAccess], weight: u64, line_bytes: u64) {
         let row = self.rows.entry(site).or_default();
         let credits = &mut self.credits;
         for a in accesses {
@@ -330,13 +349,24 @@ impl WorkItemWalks {
                 if warm {
                     walk.run
                 } else {
-                    if walk.run == 0 {
+                    if walk.run == 0 && walk.lines == 0 {
                         self.running.push((site, a.item));
                     }
                     walk.run + 1
                 }
             } else {
                 credits.credit(site, a.item, walk, weight);
+                0
+            };
+            let line_stride =
+                step.is_some_and(|s| (line_bytes..PAGE_BYTES).contains(&s.unsigned_abs()));
+            let lines = if line_stride {
+                if walk.lines == 0 && walk.run == 0 {
+                    self.running.push((site, a.item));
+                }
+                walk.lines + 1
+            } else {
+                credits.credit_lines(site, walk, weight);
                 0
             };
             *walk = Walk {
@@ -346,6 +376,7 @@ impl WorkItemWalks {
                 offset: a.offset,
                 step,
                 run,
+                lines,
             };
         }
     }
@@ -360,7 +391,9 @@ impl WorkItemWalks {
                 .and_then(|row| row.get_mut(item as usize))
             {
                 self.credits.credit(site, item, walk, weight);
+                self.credits.credit_lines(site, walk, weight);
                 walk.run = 0;
+                walk.lines = 0;
             }
         }
     }
@@ -372,12 +405,22 @@ impl WorkItemWalks {
 #[derive(Debug, Default)]
 struct Credits {
     by_site: HashMap<u32, (u64, u64)>,
+    /// Per site, the line strides of its long line walks.
+    lines_by_site: HashMap<u32, u64>,
     walkers: u64,
     /// Each work-item's last (work-group, phase) counted among `walkers`.
     counted: Vec<(u32, u16)>,
 }
 
 impl Credits {
+    /// Counts `walk`'s line strides at `site` where they were many,
+    /// `weight` times.
+    fn credit_lines(&mut self, site: u32, walk: &Walk, weight: u64) {
+        if walk.lines >= LONG_LINE_WALK {
+            *self.lines_by_site.entry(site).or_default() += walk.lines * weight;
+        }
+    }
+
     /// Counts `item`'s walk at `site` where it was long, `weight` times.
     fn credit(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
         if walk.run < LONG_WALK {
@@ -484,10 +527,12 @@ impl CoalescingAnalyzer {
                 lines: 0,
                 page_strides: 0,
                 page_walks: 0,
+                line_strides: 0,
             });
         let weight = self.weight;
         stats.dispatches += weight;
-        self.walks.follow(site, accesses, weight);
+        self.walks
+            .follow(site, accesses, weight, 1 << self.line_shift);
         // How far each access is from the next, where in the same buffer.
         let gaps = &mut self.gaps;
         gaps.clear();
@@ -532,6 +577,12 @@ impl CoalescingAnalyzer {
                 .walks
                 .credits
                 .by_site
+                .remove(&site.site)
+                .unwrap_or_default();
+            site.line_strides = self
+                .walks
+                .credits
+                .lines_by_site
                 .remove(&site.site)
                 .unwrap_or_default();
         }
@@ -787,6 +838,51 @@ mod tests {
         );
     }
 
+    /// `items` work-items each walk a site from their own float on,
+    /// `stride` bytes a step, `steps` steps, a barrier before step
+    /// `barrier`, if any.
+    fn walk_of(items: u32, stride: u64, steps: u64, barrier: Option<u64>) -> Vec<GlobalAccess> {
+        (0..steps)
+            .flat_map(|k| {
+                let phase = u16::from(barrier.is_some_and(|b| k >= b));
+                (0..items).map(move |item| GlobalAccess {
+                    site: 4,
+                    dispatch: k as u32,
+                    phase,
+                    ..access(item, 4 * u64::from(item) + k * stride, 4, 0)
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_work_items_long_walk_a_line_a_step_is_counted() {
+        // 16 work-items walk an interval striding by 16 floats, each taking
+        // one of every line: steps of 64 bytes.
+        let walk = |stride, steps, barrier| walk_of(16, stride, steps, barrier);
+        let strides = |groups: &[Vec<GlobalAccess>]| -> (u64, u64) {
+            let report = analyse(groups);
+            let lines = report.sites.iter().map(|s| s.line_strides).sum();
+            let pages = report.sites.iter().map(|s| s.page_strides).sum();
+            (lines, pages)
+        };
+        // 1,500 steps: 1,499 line strides each, no page stride.
+        assert_eq!(strides(&[walk(64, 1500, None)]), (16 * 1499, 0));
+        // Each work-group walks afresh.
+        assert_eq!(
+            strides(&[walk(64, 1500, None), walk(256, 1500, None)]),
+            (2 * 16 * 1499, 0)
+        );
+        // A walk the first-level cache keeps, a stride within a line, and
+        // a walk of pages are none.
+        assert_eq!(strides(&[walk(64, 1000, None)]).0, 0);
+        assert_eq!(strides(&[walk(16, 5000, None)]).0, 0);
+        assert_eq!(strides(&[walk(4096, 1500, None)]), (0, 16 * 1498));
+        // A barrier splits a walk in two, each counted where it is long.
+        assert_eq!(strides(&[walk(64, 3000, Some(1200))]).0, 16 * (1199 + 1799));
+        assert_eq!(strides(&[walk(64, 3000, Some(2500))]).0, 16 * 2499);
+    }
+
     /// Two work-items each walk a site 32 KiB at a time (a grid-stride
     /// loop): every step after the first that goes a page or more again is
     /// a page stride, counted where the walk is long, whether or not the
@@ -795,20 +891,7 @@ mod tests {
     /// work-group, starts every walk afresh.
     #[test]
     fn a_work_items_steps_of_a_page_or_more_are_counted() {
-        // A barrier before step `barrier`, if any.
-        let walk = |stride: u64, steps: u64, barrier: Option<u64>| -> Vec<GlobalAccess> {
-            (0..steps)
-                .flat_map(|k| {
-                    let phase = u16::from(barrier.is_some_and(|b| k >= b));
-                    (0..2).map(move |item| GlobalAccess {
-                        site: 4,
-                        dispatch: k as u32,
-                        phase,
-                        ..access(item, 4 * u64::from(item) + k * stride, 4, 0)
-                    })
-                })
-                .collect()
-        };
+        let walk = |stride, steps, barrier| walk_of(2, stride, steps, barrier);
         let strides = |groups: &[Vec<GlobalAccess>]| -> u64 {
             analyse(groups).sites.iter().map(|s| s.page_strides).sum()
         };

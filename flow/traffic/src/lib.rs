@@ -700,6 +700,23 @@ impl CoalescingSummary {
         self.sites.iter().map(|s| s.page_strides).sum()
     }
 
+    /// Accesses a line or more, but under a page, past their work-item's
+    /// last at their site, in long walks, over all sites (see
+    /// `SiteCoalescing::line_strides`).
+    pub fn line_strides(&self) -> u64 {
+        self.sites.iter().map(|s| s.line_strides).sum()
+    }
+
+    /// The DRAM bytes of the sites that make line strides, where the
+    /// simulation kept each site's at the summary's cache.
+    pub fn line_walk_dram(&self) -> u64 {
+        self.sites
+            .iter()
+            .filter(|s| s.line_strides > 0)
+            .filter_map(|s| s.dram.as_ref().map(|d| d.total()))
+            .sum()
+    }
+
     /// The long walks the page strides came in, over all sites.
     pub fn page_walks(&self) -> u64 {
         self.sites.iter().map(|s| s.page_walks).sum()

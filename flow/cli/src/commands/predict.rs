@@ -387,6 +387,8 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
     let memory = within(vec![
         part("last-cache gathers", c.cache_gathers_s),
         part("page strides", c.page_strides_s),
+        part("walks with a call a step", c.walked_calls_s),
+        part("line walks", c.line_walks_s),
         part("write-backs in place", c.write_backs_s),
     ]);
     format!(
