@@ -176,25 +176,6 @@ __kernel void bench_page_stride(__global uint *out, const uint reps,
     out[get_global_id(0)] = acc;
 }
 
-// Each work-group walks a window of its own, and each of its work-items
-// takes one element of every 64-byte line of it, copying it to a second
-// table (a loop over a group's interval that strides by the group's size,
-// as a scan's last pass makes). A CPU runs the loop one work-item after
-// another: each walk passes more lines than the core's first-level cache
-// keeps, and the next work-item finds them further down.
-__kernel void bench_line_walk(__global uint *out, const uint reps,
-                              __global const uint *table, __global uint *copy,
-                              const uint window)
-{
-    const uint base = (uint)get_group_id(0) * window;
-    const uint n = (uint)get_local_size(0);
-    const uint trips = TRIPS;
-    for (uint r = 0; r < trips; r++) {
-        for (uint i = base + (uint)get_local_id(0); i < base + window; i += n)
-            copy[i] = table[i] + r;
-    }
-}
-
 // The same walk storing, and copying one table to another (a load and a
 // store a step): a CPU pays more for a walk of stores alone than for one
 // whose stores go with loads, so the model takes the rate of a kernel's
@@ -221,6 +202,25 @@ __kernel void bench_page_stride_copy(__global uint *out, const uint reps,
             copy[i] = table[i] ^ r;
     }
     out[get_global_id(0)] = trips;
+}
+
+// Each work-group walks a window of its own, and each of its work-items
+// takes one element of every 64-byte line of it, copying it to a second
+// table (a loop over a group's interval that strides by the group's size,
+// as a scan's last pass makes). A CPU runs the loop one work-item after
+// another: each walk passes more lines than the core's first-level cache
+// keeps, and the next work-item finds them further down.
+__kernel void bench_line_walk(__global uint *out, const uint reps,
+                              __global const uint *table, __global uint *copy,
+                              const uint window)
+{
+    const uint base = (uint)get_group_id(0) * window;
+    const uint n = (uint)get_local_size(0);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint i = base + (uint)get_local_id(0); i < base + window; i += n)
+            copy[i] = table[i] + r;
+    }
 }
 
 // Calls of a math builtin, one a trip on each of ROUNDS independent

@@ -109,17 +109,9 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     // The median time of `kernel` at `trips` trips (with its own arguments
     // after those), over `launches` launches.
     let median_ns = |kernel: &str, extra: &[LaunchArg], trips: u32, launches: usize| {
-        let ocl = |source| BenchError::Ocl {
-            benchmark: format!("costs/{kernel}"),
-            source,
-        };
         let mut launch = cost_launch(kernel, work_items, trips);
         launch.args.extend_from_slice(extra);
-        let mut prepared = PreparedLaunch::new(device, &program, &launch).map_err(ocl)?;
-        prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
-        let mut times = prepared.time_repeated(launches).map_err(ocl)?;
-        times.sort_unstable();
-        Ok::<u64, BenchError>(times[times.len() / 2].max(1))
+        median_launch_ns(device, &program, plan, &launch, launches)
     };
     // Trips that make `kernel` last about a compute benchmark's time.
     let calibrated = |kernel: &str, extra: &[LaunchArg]| -> Result<u32> {
@@ -280,10 +272,6 @@ fn line_walks(
         // A window's loads and stores together make the walk.
         let window = rate.walk_bytes / 8;
         let median_ns = |trips: u32, launches: usize| {
-            let ocl = |source| BenchError::Ocl {
-                benchmark: "costs/bench_line_walk".into(),
-                source,
-            };
             let groups = items / window;
             let mut launch = cost_launch("bench_line_walk", groups * LINE_WALK_GROUP, trips);
             launch.range.local = Some([LINE_WALK_GROUP, 1, 1]);
@@ -292,11 +280,7 @@ fn line_walks(
                 copy.clone(),
                 uint_arg("window", window as u32),
             ]);
-            let mut prepared = PreparedLaunch::new(device, program, &launch).map_err(ocl)?;
-            prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
-            let mut times = prepared.time_repeated(launches).map_err(ocl)?;
-            times.sort_unstable();
-            Ok::<u64, BenchError>(times[times.len() / 2].max(1))
+            median_launch_ns(device, program, plan, &launch, launches)
         };
         let once = median_ns(1, 1)?;
         let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
@@ -304,6 +288,26 @@ fn line_walks(
         rate.per_s = (2 * items * u64::from(trips)) as f64 / (ns as f64 * 1e-9);
     }
     Ok(rates)
+}
+
+/// The median time of `launch` over `launches` launches, after the plan's
+/// warm-ups.
+fn median_launch_ns(
+    device: &OclDevice,
+    program: &ProgramSource,
+    plan: &Plan,
+    launch: &Launch,
+    launches: usize,
+) -> Result<u64> {
+    let ocl = |source| BenchError::Ocl {
+        benchmark: format!("costs/{}", launch.kernel),
+        source,
+    };
+    let mut prepared = PreparedLaunch::new(device, program, launch).map_err(ocl)?;
+    prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
+    let mut times = prepared.time_repeated(launches).map_err(ocl)?;
+    times.sort_unstable();
+    Ok(times[times.len() / 2].max(1))
 }
 
 /// The share of their tables the slowest walks take where the plan is

@@ -28,8 +28,9 @@ write-backs of lines it read cost beside the reads; no peak), and `costs` times 
 does not cover: a chain of dependent operations, local atomics, barriers, mispredicted branches,
 scattered loads from the last-level cache (tables of four sizes), a float sum carried across a
 `noinline` call, loads, stores and copies a page apart in walks of 64 to 4,096 steps a
-work-item, and calls of sin, cos, exp, log and pow vectorised and lane by lane
-(`--only costs` runs them alone).
+work-item, calls of sin, cos, exp, log and pow vectorised, lane by lane and one a step of a page
+walk, and work-groups that walk windows of 1 to 64 MiB a line a step (`--only costs` runs them
+alone).
 Profiles are stored in $CLFLOW_DATA_DIR/measured (else ~/.local/share/clflow/measured);
 `clflow devices` shows which devices have one.";
 
