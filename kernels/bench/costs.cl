@@ -295,3 +295,47 @@ WALK_BUILTIN_KERNEL(cos, COS_STEP)
 WALK_BUILTIN_KERNEL(exp, EXP_STEP)
 WALK_BUILTIN_KERNEL(log, LOG_STEP)
 WALK_BUILTIN_KERNEL(pow, POW_STEP)
+
+// A walk of `float4` steps with a call the compiler keeps each step, as a
+// random-number generator's loop calls its own function and stores each
+// call's four numbers a global size further on (pyopencl's Philox passes
+// its counter by pointer, as here): storing alone, and copying the table
+// (its words mixed into the counter). The call and return hold the walk
+// up far more than the helper's work costs.
+__attribute__((noinline)) uint4 bench_call_bits(uint4 *ctr)
+{
+    const uint4 c = *ctr;
+    ctr->x += 1u;
+    return (c * 0x9E3779B9u) ^ (c >> 16);
+}
+
+__kernel void bench_call_store_walk(__global float *out, const uint reps,
+                                    __global const uint *table, const uint n,
+                                    __global float *copy)
+{
+    __global float4 *to = (__global float4 *)copy;
+    uint4 ctr = (uint4)((uint)get_global_id(0), 1u, 2u, table[0]);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (long i = get_global_id(0); i < n / 4; i += get_global_size(0))
+            to[i] = convert_float4(bench_call_bits(&ctr)) * 2.3283064e-10f;
+    }
+    out[get_global_id(0)] = (float)ctr.x;
+}
+
+__kernel void bench_call_walk(__global float *out, const uint reps,
+                              __global const uint *table, const uint n,
+                              __global float *copy)
+{
+    __global const uint4 *from = (__global const uint4 *)table;
+    __global float4 *to = (__global float4 *)copy;
+    uint4 ctr = (uint4)((uint)get_global_id(0), 1u, 2u, 3u);
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (long i = get_global_id(0); i < n / 4; i += get_global_size(0)) {
+            ctr ^= from[i];
+            to[i] = convert_float4(bench_call_bits(&ctr)) * 2.3283064e-10f;
+        }
+    }
+    out[get_global_id(0)] = (float)ctr.x;
+}

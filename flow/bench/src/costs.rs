@@ -23,7 +23,9 @@
 //! (which a work-group vectoriser runs with the work-items together) and
 //! in a loop of each work-item's own give each builtin's rate both ways,
 //! and a page walk copying the table (a loop striding by the global size),
-//! with a call of it on each step's value, the rate of such steps.
+//! with a call of it on each step's value, the rate of such steps; the
+//! same walk with a call the compiler keeps a step (copying, and storing
+//! alone), the rate of a loop that calls a function of its own a step.
 //! Work-groups of 16 work-items that each walk a window of their own, every
 //! work-item copying one element of each line, give the rate of accesses a
 //! line apart in walks of 1 to 64 MiB a work-item.
@@ -32,7 +34,9 @@ use crate::catalog::source;
 use crate::error::{BenchError, Result};
 use crate::sizing::{Mode, Plan};
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
-use clflow_devices::{BuiltinRates, GatherRate, LaneRates, LineWalkRate, OpCosts, WalkRate};
+use clflow_devices::{
+    BuiltinRates, CallWalkRates, GatherRate, LaneRates, LineWalkRate, OpCosts, WalkRate,
+};
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
 const SOURCE: &str = include_str!("../../../kernels/bench/costs.cl");
@@ -48,7 +52,7 @@ const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
 pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,\
-     local-gather,builtins,line-walk";
+     local-gather,builtins,line-walk,call-walk";
 
 /// The walk lengths the page-stride kernels are timed at, in steps a
 /// work-item: from what a first-level TLB keeps to far beyond it. The
@@ -231,6 +235,12 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
             walk_per_s: Some(called_rate(&format!("bench_{name}_walk"))?),
         };
     }
+    // Walks of `float4` steps with a kept call a step, copying and storing
+    // alone: a step a quarter of the table's items.
+    let call_walks = CallWalkRates {
+        copies_per_s: called_rate("bench_call_walk")? / 4.0,
+        stores_per_s: called_rate("bench_call_store_walk")? / 4.0,
+    };
     Ok(OpCosts {
         chain_ops_per_s: rates[0],
         local_atomics_per_s: rates[1],
@@ -250,6 +260,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         gathered_lanes_per_s: Some(rates[4]),
         builtins: Some(BuiltinRates::from_all(builtins)),
         line_walks: Some(line_walks),
+        call_walks: Some(call_walks),
     })
 }
 

@@ -381,6 +381,15 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 );
             }
         }
+        if let Some(walks) = costs.call_walks {
+            let _ = writeln!(
+                out,
+                "calls   {:.3} G steps/s of a page walk copying with a kept call a step, \
+                 {:.3} G storing alone",
+                walks.copies_per_s / 1e9,
+                walks.stores_per_s / 1e9
+            );
+        }
         if let Some(tables) = costs.cache_gather_tables {
             let size = |bytes: u64| match bytes >> 20 {
                 0 => format!("{} KiB", bytes >> 10),
@@ -598,6 +607,10 @@ mod tests {
                         per_s,
                     },
                 )),
+                call_walks: Some(clflow_devices::CallWalkRates {
+                    copies_per_s: 0.058e9,
+                    stores_per_s: 0.069e9,
+                }),
             }),
         }
     }
@@ -713,6 +726,8 @@ mod tests {
                  math    sin/cos/exp/log/pow: 2.00/2.00/8.00/4.00/0.50 G lanes/s vectorised, \
                  0.10/0.10/0.50/0.20/0.02 G lanes/s lane by lane\n        \
                  0.01/0.01/0.05/0.02/0.00 G steps/s of a page walk copying with a call a step\n\
+                 calls   0.058 G steps/s of a page walk copying with a kept call a step, \
+                 0.069 G storing alone\n\
                  gathers 512 KiB/2 MiB/8 MiB/32 MiB tables: 9.00/4.00/2.00/1.50 G scattered \
                  loads/s from the last-level cache\n"
             ),

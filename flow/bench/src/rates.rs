@@ -254,13 +254,14 @@ pub fn device_rates(
     if measured.is_some_and(|m| {
         m.costs.is_some_and(|c| {
             c.line_walks.is_none()
+                || c.call_walks.is_none()
                 || c.builtins
                     .is_some_and(|b| b.all().iter().any(|r| r.walk_per_s.is_none()))
         })
     }) {
         notes.push(
             "the profile predates the line walks and the page walks with a call a step (clflow \
-             bench --refresh measures them): clflow's model charges neither"
+             bench --refresh measures them): clflow's model charges those it lacks"
                 .to_string(),
         );
     }
@@ -330,6 +331,7 @@ pub fn device_rates(
             line_walks: c
                 .line_walks
                 .map(|walks| walks.map(|w| (w.walk_bytes, w.per_s))),
+            call_walks: c.call_walks.map(|w| (w.copies_per_s, w.stores_per_s)),
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
@@ -493,6 +495,10 @@ mod tests {
                 walk_bytes: mib << 20,
                 per_s: 3e9 / mib as f64,
             })),
+            call_walks: Some(clflow_devices::CallWalkRates {
+                copies_per_s: 6e7,
+                stores_per_s: 7e7,
+            }),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();
@@ -522,6 +528,7 @@ mod tests {
         );
         assert_eq!(costs.builtins.unwrap()[4], (5e9, 5e8));
         assert_eq!(costs.builtin_walks.unwrap()[4], 5e7);
+        assert_eq!(costs.call_walks, Some((6e7, 7e7)));
         let lines = costs.line_walks.unwrap();
         assert_eq!(
             (lines[0], lines[3]),
@@ -543,6 +550,19 @@ mod tests {
                 .any(|n| n.contains("predates the line walks")),
             "{:?}",
             unlined.notes
+        );
+        // And from before the walks with a kept call a step.
+        let mut uncalled = costly.clone();
+        uncalled.costs.as_mut().unwrap().call_walks = None;
+        let uncalled = device_rates("dev", Some(&uncalled), None, None);
+        assert!(uncalled.costs.unwrap().call_walks.is_none());
+        assert!(
+            uncalled
+                .notes
+                .iter()
+                .any(|n| n.contains("page walks with a call a step")),
+            "{:?}",
+            uncalled.notes
         );
         // Walks timed over a table sized by the driver's cache: the model
         // is told.

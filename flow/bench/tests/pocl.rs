@@ -281,5 +281,11 @@ fn costs_are_measured_as_a_core_can_run_them() {
         builtins.exp.vector_per_s > builtins.exp.scalar_per_s,
         "{builtins:?}"
     );
+    // A step of a walk with a kept call a step takes a call and a return
+    // and at least one access a page away: slower than a dependent add.
+    let calls = costs.call_walks.expect("measured");
+    for rate in [calls.copies_per_s, calls.stores_per_s] {
+        assert!(rate > 0.0 && rate < costs.chain_ops_per_s, "{calls:?}");
+    }
     assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

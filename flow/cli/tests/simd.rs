@@ -136,6 +136,7 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let nbody: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(nbody["chains"]["spilled"], 128 * 128, "{}", nbody["chains"]);
+    assert_eq!(nbody["chains"]["calls"], 128 * 128, "{}", nbody["chains"]);
     let inlined = std::fs::read_to_string(repo().join("kernels/nbody/nbody.cl"))
         .unwrap()
         .replace("__attribute__((noinline)) ", "");
@@ -153,6 +154,7 @@ fn loops_carry_chains_and_branches_mispredict_as_counted() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["chains"]["spilled"], 0, "{}", report["chains"]);
+    assert_eq!(report["chains"]["calls"], 0, "{}", report["chains"]);
     assert!(report["chains"]["cycles"].as_u64().unwrap() > 0);
 
     let source = "__kernel void thirds(__global uint *out, uint bad) {\n\
@@ -226,9 +228,53 @@ fn a_fallback_builds_helpers_the_device_inlines_as_inlined() {
     };
     let inlined = chains("");
     assert_eq!(inlined["spilled"], 0, "{inlined}");
+    assert_eq!(inlined["calls"], 0, "{inlined}");
     assert!(inlined["cycles"].as_u64().unwrap() > 0, "{inlined}");
     let kept = chains("__attribute__((noinline)) ");
     assert_eq!(kept["spilled"], 256 * 16, "{kept}");
+    assert_eq!(kept["calls"], 256 * 16, "{kept}");
+}
+
+/// A generator's loop that calls its own function a step, which clang's
+/// -O2 does not inline (ten unrolled rounds, called from two places), as
+/// pyopencl's Philox calls its `gen_bits`: the module still makes the call,
+/// and so does the device's code. Each of the 256 work-items calls it 15
+/// times in its loop and once after it; only the loop's calls count.
+#[test]
+fn a_call_the_optimised_build_keeps_is_a_kept_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "uint4 rounds(uint4 *ctr, uint key) {\n\
+                  \x20   uint4 c = *ctr;\n\
+                  \x20   ctr->x += 1u;\n\
+                  #pragma unroll\n\
+                  \x20   for (int r = 0; r < 10; r++) {\n\
+                  \x20       uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;\n\
+                  \x20       uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;\n\
+                  \x20       c = (uint4)(hi1 ^ c.y ^ key, lo1, hi0 ^ c.w ^ key, lo0);\n\
+                  \x20       key += 0x9E3779B9u;\n\
+                  \x20   }\n\
+                  \x20   return c;\n\
+                  }\n\
+                  __kernel void gen(__global uint4 *out, const uint n) {\n\
+                  \x20   uint4 ctr = (uint4)((uint)get_global_id(0), 1u, 2u, 3u);\n\
+                  \x20   uint i = get_global_id(0);\n\
+                  \x20   for (; i + get_global_size(0) < n; i += get_global_size(0))\n\
+                  \x20       out[i] = rounds(&ctr, 7u);\n\
+                  \x20   out[i] = rounds(&ctr, 9u);\n\
+                  }\n";
+    let launch = "global_size = [256]\nlocal_size = [64]\n\
+                  [[arg]]\nname = \"out\"\ntype = \"uint4\"\ncount = 4096\naccess = \"wo\"\n\
+                  [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 4096\n";
+    let (manifest, report) = count_simd(dir.path(), "gen", source, launch);
+    assert_eq!(report["chains"]["calls"], 256 * 15, "{}", report["chains"]);
+    let out = clflow(dir.path(), &["count", &manifest, "--simd"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "Kept calls: 3,840 runs of calls the compiler keeps, inside loops between barriers"
+        ),
+        "{shown}"
+    );
 }
 
 /// The reduction's tree loop has its barrier at the end of each iteration:

@@ -64,6 +64,10 @@ pub struct LoopChains {
     /// Of those runs, the ones whose chain holds a float value across a
     /// call, which a CPU keeps on the stack meanwhile.
     pub spilled: u64,
+    /// Work-items' runs of calls the device's compiler keeps, inside the
+    /// kernel's loops between barriers: each a call and return on a CPU,
+    /// where the loop walks on meanwhile.
+    pub calls: u64,
 }
 
 /// The kernel's conditional branches and switches as a core would predict

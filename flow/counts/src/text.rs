@@ -122,6 +122,13 @@ pub fn render_text(counts: &Counts, set: &OpSet) -> String {
             );
         }
     }
+    if let Some(chains) = r.chains.filter(|c| c.calls > 0) {
+        let _ = writeln!(
+            out,
+            "Kept calls: {} runs of calls the compiler keeps, inside loops between barriers",
+            group_digits(chains.calls)
+        );
+    }
     if let Some(passes) = r.loop_barriers.filter(|&n| n > 0) {
         let _ = writeln!(
             out,

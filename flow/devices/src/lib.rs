@@ -19,8 +19,8 @@ mod profile;
 pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
 pub use error::{DevicesError, Result};
 pub use measured::{
-    is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, ComputePeak, ComputeType,
-    DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, LineWalkRate,
+    is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, CallWalkRates, ComputePeak,
+    ComputeType, DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, LineWalkRate,
     MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, WalkRate, DATA_DIR_ENV,
     LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
 };

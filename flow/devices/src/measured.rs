@@ -281,6 +281,19 @@ pub struct OpCosts {
     /// four walk lengths, shortest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_walks: Option<[LineWalkRate; 4]>,
+    /// Steps of a page walk, a loop striding by the global size, with a
+    /// call the compiler keeps on each step: copying the page walks' table
+    /// (a load, a call and a store a step), and storing alone (a call and
+    /// a store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_walks: Option<CallWalkRates>,
+}
+
+/// Steps per second of page walks with a kept call a step (`OpCosts::call_walks`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CallWalkRates {
+    pub copies_per_s: f64,
+    pub stores_per_s: f64,
 }
 
 /// Accesses per second where each work-item walks `walk_bytes` of lines

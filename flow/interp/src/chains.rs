@@ -74,7 +74,7 @@ const MAX_PATHS: usize = 64;
 /// header back to it, the chain is followed, and where the longest is
 /// longer than every block's own, the header carries it and the other
 /// blocks run under it. Only innermost loops are followed so.
-pub fn block_chains(p: &Program) -> Vec<Chain> {
+pub fn block_chains(p: &Program, kept_calls: &[(Pc, Pc)]) -> Vec<Chain> {
     let looped = in_loops_between_barriers(&p.code, &p.cases);
     let private = private_pointers(p);
     let mut chains = vec![Chain::default(); p.blocks.len()];
@@ -93,8 +93,7 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
             // The phis' copies may sit on the edge out of the block, in
             // code of their own: each way out is a chain's possible end.
             let body = &p.code[pc + 1..end];
-            let calls = p
-                .kept_calls
+            let calls = kept_calls
                 .iter()
                 .any(|&(start, stop)| pc < start as usize && stop as usize <= end);
             let mut longest = carried(p, body, (calls, &private), &mut ready);
@@ -114,7 +113,7 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
             .iter()
             .all(|pc| *pc == lp.header || !headers.contains(pc));
         if looped[lp.header] && innermost {
-            through_loop(p, lp, &private, &mut chains, &mut ready);
+            through_loop(p, lp, (kept_calls, &private), &mut chains, &mut ready);
         }
     }
     chains
@@ -125,7 +124,7 @@ pub fn block_chains(p: &Program) -> Vec<Chain> {
 fn through_loop(
     p: &Program,
     lp: &NaturalLoop,
-    private: &[bool],
+    (kept_calls, private): (&[(Pc, Pc)], &[bool]),
     chains: &mut [Chain],
     ready: &mut [i64],
 ) {
@@ -147,10 +146,7 @@ fn through_loop(
         return;
     }
     let in_body = |pc: usize| lp.body.binary_search(&pc).is_ok();
-    let calls = p
-        .kept_calls
-        .iter()
-        .any(|&(start, _)| in_body(start as usize));
+    let calls = kept_calls.iter().any(|&(start, _)| in_body(start as usize));
     // Depth first over the ways round: (block pc, ops so far, blocks on
     // the way).
     let mut longest = Chain::default();
@@ -617,7 +613,7 @@ mod tests {
         // counter -> load -> multiply -> add ends in the sum, not in the
         // counter, so it is no chain.
         assert_eq!(
-            block_chains(&program)
+            block_chains(&program, &program.kept_calls)
                 .iter()
                 .map(|c| c.cycles)
                 .collect::<Vec<_>>(),
@@ -654,7 +650,7 @@ mod tests {
             ..Program::default()
         };
         assert_eq!(
-            block_chains(&program),
+            block_chains(&program, &program.kept_calls),
             [Chain {
                 cycles: 4,
                 ..Chain::default()
@@ -706,11 +702,12 @@ mod tests {
                 ..Chain::default()
             }]
         };
-        assert_eq!(block_chains(&program(fcall, fadd, true)), chain(3, true));
-        assert_eq!(block_chains(&program(fcall, fadd, false)), chain(3, true));
+        let chains = |p: &Program| block_chains(p, &p.kept_calls);
+        assert_eq!(chains(&program(fcall, fadd, true)), chain(3, true));
+        assert_eq!(chains(&program(fcall, fadd, false)), chain(3, true));
         let mut inlined = program(fcall, fadd, true);
         inlined.kept_calls.clear();
-        assert_eq!(block_chains(&inlined), chain(3, false));
+        assert_eq!(chains(&inlined), chain(3, false));
         let icall = Op::Mul32 {
             dst: r(3),
             a: r(1),
@@ -721,7 +718,7 @@ mod tests {
             a: r(2),
             b: r(3),
         };
-        assert_eq!(block_chains(&program(icall, iadd, true)), chain(1, false));
+        assert_eq!(chains(&program(icall, iadd, true)), chain(1, false));
     }
 
     /// `acc += x` with `acc` in a variable the loop reads and writes at one
@@ -774,7 +771,12 @@ mod tests {
             kept_calls: if kept_call { vec![(5, 6)] } else { vec![] },
             ..Program::default()
         };
-        let cycles = |p: &Program| block_chains(p).iter().map(|c| c.cycles).collect::<Vec<_>>();
+        let cycles = |p: &Program| {
+            block_chains(p, &p.kept_calls)
+                .iter()
+                .map(|c| c.cycles)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(cycles(&program(memory::SPACE_PRIVATE, false)), [0, 3, 0]);
         // A load (5), the add (3) and the store (1).
         assert_eq!(cycles(&program(memory::SPACE_GLOBAL, false)), [0, 9, 0]);

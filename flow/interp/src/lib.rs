@@ -109,6 +109,11 @@ pub struct RunOptions {
     /// traced run hands their accesses over in. Counts and outputs do not
     /// hang on it (but for kernels whose work-items race).
     pub order: ItemOrder,
+    /// The module was built optimised (clang's -O2): every call it still
+    /// makes is one the device's compiler keeps too (it declined to
+    /// inline the callee), not only those to functions marked
+    /// `DontInline`. An unoptimised module calls every function it has.
+    pub optimised: bool,
 }
 
 /// The order a work-group's work-items run in (`RunOptions::order`).
@@ -187,6 +192,7 @@ impl Default for RunOptions {
             simd: false,
             tier: Tier::Auto,
             order: ItemOrder::Lockstep,
+            optimised: false,
         }
     }
 }
@@ -712,7 +718,7 @@ impl Program {
         // A sample's distinct lines, scaled to the launch: lines are shared
         // between work-groups, so no more than each buffer holds.
         let line_scale = sampled.as_ref().map_or(1.0, |s| s.line_scale());
-        let counts = self.tally(&partial, &global, &geometry, options.line_bytes, line_scale);
+        let counts = self.tally(&partial, &global, &geometry, options, line_scale);
         let outputs = launch
             .args
             .iter()
@@ -763,10 +769,11 @@ impl Program {
         partial: &exec::Partial,
         global: &GlobalMemory,
         g: &exec::Geometry,
-        line_bytes: u64,
+        options: &RunOptions,
         line_scale: f64,
     ) -> Counts {
         let p = &self.inner;
+        let line_bytes = options.line_bytes;
         let mut hist = vec![0u64; p.hist_keys.len()];
         let mut work = vec![0u64; p.work_keys.len()];
         let mut traffic = partial.traffic;
@@ -828,7 +835,8 @@ impl Program {
             traffic,
             line_bytes,
             simd: simd_use(&block_steps, &in_loop, partial),
-            chains: (!partial.simd.is_empty()).then(|| loop_chains(p, &block_steps, partial)),
+            chains: (!partial.simd.is_empty())
+                .then(|| loop_chains(p, options.optimised, &block_steps, partial)),
             loop_barriers: (!partial.simd.is_empty()).then(|| loop_barriers(p, partial)),
             gathers: (!partial.gathers.is_empty()).then(|| gathers(p, partial)),
             branches: (!partial.branches.is_empty()).then(|| branches(p, partial)),
@@ -891,10 +899,35 @@ fn simd_use(steps: &[u64], in_loop: &[bool], partial: &exec::Partial) -> Vec<cou
         .collect()
 }
 
-/// Each block's carried chain times its runs, and those runs' steps.
-fn loop_chains(p: &program::Program, steps: &[u64], partial: &exec::Partial) -> counts::LoopChains {
+/// Each block's carried chain times its runs, and those runs' steps; and
+/// the runs of kept calls (every call, where the module is `optimised`)
+/// inside the kernel's loops between barriers.
+fn loop_chains(
+    p: &program::Program,
+    optimised: bool,
+    steps: &[u64],
+    partial: &exec::Partial,
+) -> counts::LoopChains {
     let mut total = counts::LoopChains::default();
-    let chains = chains::block_chains(p);
+    let mut kept = p.kept_calls.clone();
+    if optimised {
+        kept.extend_from_slice(&p.other_calls);
+        kept.sort_unstable();
+    }
+    let looped = program::in_loops_between_barriers(&p.code, &p.cases);
+    for &(start, _) in &kept {
+        let block = p.code[..=start as usize]
+            .iter()
+            .rev()
+            .find_map(|op| match op {
+                bytecode::Op::Block { block, .. } => Some(*block as usize),
+                _ => None,
+            });
+        if let (Some(block), true) = (block, looped[start as usize]) {
+            total.calls += partial.hits[block];
+        }
+    }
+    let chains = chains::block_chains(p, &kept);
     for ((chain, n), hits) in chains.iter().zip(steps).zip(&partial.hits) {
         if chain.cycles > 0 {
             total.cycles += u64::from(chain.cycles) * hits;

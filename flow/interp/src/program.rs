@@ -82,6 +82,10 @@ pub struct Program {
     /// body's pcs, or the `Op::Call` alone. A value live across one lives
     /// across a real call on the device.
     pub kept_calls: Vec<(Pc, Pc)>,
+    /// The module's other calls, listed alike: an optimised module's
+    /// compiler declined to inline them, and so does the device's
+    /// (`RunOptions::optimised`).
+    pub other_calls: Vec<(Pc, Pc)>,
     pub layouts: Vec<Vec<Leaf>>,
     /// What each `Op::CheckIndex` checks: `an array of 4 elements in
     /// \`k\``.

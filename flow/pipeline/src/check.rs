@@ -143,10 +143,10 @@ fn measure(
         .as_ref()
         .ok_or_else(|| Error::input(format!("{}: not a manifest", manifest.path.display())))?
         .materialize()?;
-    let options = RunOptions {
+    let options = input.run_options(&RunOptions {
         line_bytes: suite.line_bytes,
         ..RunOptions::default()
-    };
+    });
     // The launch is lent, not given: the device timer still needs its inputs.
     let (result, traffic) = interpret_at_cache(
         &manifest.path,

@@ -22,13 +22,16 @@ pub struct KernelInput {
 
 impl KernelInput {
     /// `options` with the buffers the manifest leaves undefined (`noinit`)
-    /// for `--detect uninit`.
+    /// for `--detect uninit`, and whether the module was built optimised
+    /// (not through the fallback): then the calls it makes are the ones a
+    /// device's compiler keeps.
     pub fn run_options(&self, options: &clflow_interp::RunOptions) -> clflow_interp::RunOptions {
         clflow_interp::RunOptions {
             undefined: self
                 .manifest
                 .as_ref()
                 .map_or_else(Vec::new, |m| m.undefined()),
+            optimised: !self.compiled.fallback_used,
             ..options.clone()
         }
     }

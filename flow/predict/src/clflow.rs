@@ -109,7 +109,16 @@
 //!    walk copying with a call of that builtin a step costs (their
 //!    calls, loads and stores charged there alone: about 100 ns a step on
 //!    each core here for `sin`, where the walk alone takes 30 and the call
-//!    10).
+//!    10). So does a call the compiler keeps inside a loop (a function of
+//!    the kernel's own that an optimised build did not inline, or one
+//!    marked `noinline`; the count's kept calls): each goes with a step
+//!    left, a load and its store where the walk loads, else a store, and
+//!    costs what a walk copying, or storing alone, with such a call a step
+//!    costs, its call's own instructions issuing as before (a generator
+//!    that calls its function a step and stores each call's numbers a
+//!    global size further on, as pyopencl's Philox does: 8 M float4
+//!    stores took 46 ms alone and 121 ms with a kept call a step that does
+//!    next to nothing).
 //!    Steps of a line or more but under a page (the coalescing analysis's
 //!    line strides: a loop over a work-group's interval that strides by
 //!    the group's size, so that each work-item takes one element of every
@@ -208,8 +217,9 @@ pub struct Clflow {
     /// measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_strides_s: Option<f64>,
-    /// Steps of page walks with a call of a timed math builtin on each,
-    /// on a CPU where measured (part of `memory_s`).
+    /// Steps of page walks with a call of a timed math builtin, or one the
+    /// compiler keeps, on each, on a CPU where measured (part of
+    /// `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walked_calls_s: Option<f64>,
     /// Accesses a line apart in each work-item's long walk down lines its
@@ -491,23 +501,46 @@ fn builtin_time(
 /// The calls of each timed builtin that go with a page walk's steps, one a
 /// load (and its store, where the walk stores), the strides they take, and
 /// the time of those steps at the benchmark's rate of a walk copying with
-/// a call a step (assumption 4); none where nothing walks or calls.
+/// a call a step; then the kept calls inside loops that go with the steps
+/// left, at the rate of a walk copying with such a call a step (one that
+/// loads), or storing alone with it (assumption 4). None where nothing
+/// walks or calls.
 fn walked_calls(facts: &KernelFacts, costs: OpCostRates) -> Option<([u64; 5], u64, f64)> {
-    let rates = costs.builtin_walks?;
     let strides = facts.page_strides.filter(|&s| s > 0)?;
-    let stores = facts.page_stride_stores.unwrap_or(0).min(strides);
+    let mut stores = facts.page_stride_stores.unwrap_or(0).min(strides);
     let mut loads = strides - stores;
     let mut lanes = [0; 5];
     let mut time = 0.0;
-    for ((&n, rate), taken) in facts.builtin_lanes.iter().zip(rates).zip(&mut lanes) {
-        if rate > 0.0 {
-            *taken = n.min(loads);
-            loads -= *taken;
-            time += *taken as f64 / rate;
+    if let Some(rates) = costs.builtin_walks {
+        for ((&n, rate), taken) in facts.builtin_lanes.iter().zip(rates).zip(&mut lanes) {
+            if rate > 0.0 {
+                *taken = n.min(loads);
+                loads -= *taken;
+                time += *taken as f64 / rate;
+            }
         }
     }
+    // A step is a load and, where the walk stores as much, a store.
     let steps: u64 = lanes.iter().sum();
-    (steps > 0).then_some((lanes, steps + steps.min(stores), time))
+    let stored = steps.min(stores);
+    stores -= stored;
+    let mut taken = steps + stored;
+    let calls = facts.chains.map_or(0, |c| c.calls);
+    if let Some((copies, stores_alone)) = costs.call_walks.filter(|_| calls > 0) {
+        // A walk that loads copies; one that stores alone, stores.
+        let (steps, strides, rate) = if loads > 0 {
+            let steps = calls.min(loads);
+            (steps, steps + steps.min(stores), copies)
+        } else {
+            let steps = calls.min(stores);
+            (steps, steps, stores_alone)
+        };
+        if steps > 0 && rate > 0.0 {
+            taken += strides;
+            time += steps as f64 / rate;
+        }
+    }
+    (taken > 0).then_some((lanes, taken, time))
 }
 
 /// The lanes a CPU's vectoriser gathers one at a time, at the benchmark's
@@ -723,6 +756,7 @@ mod tests {
             cycles: 1_000_000,
             steps: 900,
             spilled: 100,
+            calls: 0,
         });
         facts.atomics = 1000;
         facts.barriers = 2000;
@@ -766,6 +800,7 @@ mod tests {
             builtins: None,
             builtin_walks: None,
             line_walks: None,
+            call_walks: None,
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -847,6 +882,40 @@ mod tests {
         // The 400 strides' rate (150 of them stores) for the 0 loads and
         // 0 stores left: nothing.
         assert_eq!(p.page_strides_s, Some(0.0));
+        // Kept calls inside loops go with the steps left: 100 calls on a
+        // walk that loads take 100 loads and 100 stores at the copying
+        // walk's rate; the other 200 strides are page strides.
+        let calling = |stores: u64, calls: u64| KernelFacts {
+            page_strides: Some(400),
+            page_stride_stores: Some(stores),
+            chains: facts
+                .chains
+                .map(|c| clflow_counts::LoopChains { calls, ..c }),
+            ..facts.clone()
+        };
+        let mut kept = walking.clone();
+        kept.costs.as_mut().unwrap().call_walks = Some((1e5, 2e5));
+        let p = predict_kernel(&calling(150, 100), &kept).unwrap();
+        assert!(close(p.walked_calls_s.unwrap(), 100.0 / 1e5), "{p:?}");
+        assert!(close(p.page_strides_s.unwrap(), 200.0 / 1e8), "{p:?}");
+        // A walk of stores alone with a call on each of its 400 steps:
+        // the rate of storing alone, no stride left.
+        let p = predict_kernel(&calling(400, 1000), &kept).unwrap();
+        assert!(close(p.walked_calls_s.unwrap(), 400.0 / 2e5), "{p:?}");
+        assert_eq!(p.page_strides_s, Some(0.0));
+        // Unmeasured, or no call: the walk alone.
+        assert_eq!(
+            predict_kernel(&calling(150, 100), &walking)
+                .unwrap()
+                .walked_calls_s,
+            None
+        );
+        assert_eq!(
+            predict_kernel(&calling(150, 0), &kept)
+                .unwrap()
+                .walked_calls_s,
+            None
+        );
         // Vectorising loops too, every gathered lane counts.
         let in_loops = DeviceRates {
             simd: rates.simd.map(|s| Simd {

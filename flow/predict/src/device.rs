@@ -172,6 +172,10 @@ pub struct OpCostRates {
     /// shortest first.
     #[serde(default)]
     pub line_walks: Option<[(u64, f64); 4]>,
+    /// Steps per second of a page walk with a call the compiler keeps on
+    /// each step: (copying, storing alone).
+    #[serde(default)]
+    pub call_walks: Option<(f64, f64)>,
 }
 
 /// The math builtins whose calls the benchmarks time, by their OpenCL

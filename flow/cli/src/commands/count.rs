@@ -156,7 +156,9 @@ pub struct CountArgs {
     /// instruction (what a vectoriser that needs uniform control flow runs as vectors). With
     /// it, what a CPU core running the work-items one by one would meet: the chains of
     /// dependent operations the kernel's loops carry (nominal cycles; those that hold a float
-    /// value across a `noinline` call, which a CPU keeps on the stack meanwhile), and the
+    /// value across a kept call, which a CPU keeps on the stack meanwhile), the calls those
+    /// loops make that the compiler keeps (to `noinline` functions, and in an -O2 build every
+    /// call clang did not inline), and the
     /// branches a 2-bit counter per branch mispredicts (and how many of those lie inside the
     /// kernel's loops between barriers, the only ones a vectoriser that widens only outside
     /// loops leaves as jumps). And the lanes of loads and stores such a vectoriser gathers:
@@ -564,5 +566,7 @@ fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
             Tier::Auto
         },
         order: clflow_interp::ItemOrder::Lockstep,
+        // Set by the pipeline from how the module was built.
+        optimised: false,
     }
 }

@@ -181,11 +181,11 @@ fn predict_one(
 ) -> crate::Result<Document> {
     let observer = session.observer();
     let (input, launch) = prepare_manifest(manifest, "predict", session)?;
-    let options = RunOptions {
+    let options = input.run_options(&RunOptions {
         // clflow's model reads how work-items fill vectors.
         simd: true,
         ..RunOptions::default()
-    };
+    });
     let counted = interpret_traced(
         manifest,
         &input.module,

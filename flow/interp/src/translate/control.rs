@@ -230,6 +230,16 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
+    /// Where a call to `func` is listed: `Program::kept_calls` where the
+    /// callee is marked `DontInline`, else `Program::other_calls`.
+    fn calls_to(&mut self, func: &Function) -> &mut Vec<(Pc, Pc)> {
+        if kept_call(func) {
+            &mut self.kept_calls
+        } else {
+            &mut self.other_calls
+        }
+    }
+
     /// OpFunctionCall: one-block callees are inlined, others called.
     pub(super) fn call(&mut self, inst: &Instruction) -> R<()> {
         let callee = id(inst, 0)?;
@@ -243,19 +253,14 @@ impl<'m> Translator<'m> {
                 func.blocks[0].instructions.last().map(|i| i.class.opcode),
                 Some(S::Return | S::ReturnValue)
             );
-        let kept = kept_call(func);
+        let at = self.code.len() as Pc;
         if one_block {
-            let body_start = self.code.len() as Pc;
             self.inline_call(inst, callee, func)?;
-            if kept {
-                self.kept_calls.push((body_start, self.code.len() as Pc));
-            }
+            let end = self.code.len() as Pc;
+            self.calls_to(func).push((at, end));
             return Ok(());
         }
-        if kept {
-            let at = self.code.len() as Pc;
-            self.kept_calls.push((at, at + 1));
-        }
+        self.calls_to(func).push((at, at + 1));
         let start = self.moves.len();
         for (k, p) in func.parameters.iter().enumerate() {
             let (pid, pty) = result(p)?;

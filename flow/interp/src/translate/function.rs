@@ -72,6 +72,7 @@ impl<'m> Translator<'m> {
             printf_args: self.printf_args,
             cases: self.cases,
             kept_calls: self.kept_calls,
+            other_calls: self.other_calls,
             layouts: self.layouts,
             arrays: self.arrays,
             blocks: self.blocks,

@@ -126,8 +126,9 @@ struct Translator<'m> {
     functions: HashMap<Word, &'m Function>,
     func_pc: HashMap<Word, Pc>,
     call_fixups: Vec<(usize, Word)>,
-    /// See `Program::kept_calls`.
+    /// See `Program::kept_calls` and `Program::other_calls`.
     kept_calls: Vec<(Pc, Pc)>,
+    other_calls: Vec<(Pc, Pc)>,
     code: Vec<Op>,
     site_of: Vec<u32>,
     sites: Vec<String>,
@@ -352,6 +353,7 @@ impl<'m> Translator<'m> {
             func_pc: HashMap::new(),
             call_fixups: Vec::new(),
             kept_calls: Vec::new(),
+            other_calls: Vec::new(),
             code: Vec::new(),
             site_of: Vec::new(),
             sites: Vec::new(),
