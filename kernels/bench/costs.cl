@@ -223,6 +223,30 @@ __kernel void bench_line_walk(__global uint *out, const uint reps,
     }
 }
 
+// A column walk: each work-item xor-sums its own column of a table whose
+// rows are the global size apart (8,192 uints, 32 KiB), 16 rows between
+// two barriers, so that a work-group of W work-items reads W / 16 lines of
+// each row's page and moves on to the next row, and the work-group after
+// it reads the next lines of the same pages a whole walk later (as a GEMV
+// over a transposed matrix, or a transpose's other side, walks its
+// matrix). The xor keeps the work-items' loads free to run as vectors.
+__kernel void bench_column_walk(__global uint *out, const uint reps,
+                                __global const uint *table, const uint rows)
+{
+    const uint column = (uint)get_global_id(0);
+    const uint width = (uint)get_global_size(0);
+    uint acc = 0;
+    const uint trips = TRIPS;
+    for (uint r = 0; r < trips; r++) {
+        for (uint row = 0; row < rows; row += 16) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint k = 0; k < 16; k++)
+                acc ^= table[(row + k) * width + column];
+        }
+    }
+    out[column] = acc;
+}
+
 // Calls of a math builtin, one a trip on each of ROUNDS independent
 // values, each fed back through one multiply-add or add that keeps it in range, so
 // nothing can be folded or hoisted: run as a work-group vectoriser runs a

@@ -26,6 +26,9 @@
 //! with a call of it on each step's value, the rate of such steps; the
 //! same walk with a call the compiler keeps a step (copying, and storing
 //! alone), the rate of a loop that calls a function of its own a step.
+//! Work-groups of 16, 64 and 256 work-items that each walk down columns of
+//! a 256 MiB table of 32 KiB rows, 16 rows between barriers, give the rate
+//! of lines read in visits of 1, 4 and 16 lines to their pages.
 //! Work-groups of 16 work-items that each walk a window of their own, every
 //! work-item copying one element of each line, give the rate of accesses a
 //! line apart in walks of 1 to 64 MiB a work-item.
@@ -35,7 +38,7 @@ use crate::error::{BenchError, Result};
 use crate::sizing::{Mode, Plan};
 use clflow_core::{Access, ArgValue, ElementType, Launch, LaunchArg, NdRange, ScalarType};
 use clflow_devices::{
-    BuiltinRates, CallWalkRates, GatherRate, LaneRates, LineWalkRate, OpCosts, WalkRate,
+    BuiltinRates, CallWalkRates, GatherRate, LaneRates, LineWalkRate, OpCosts, VisitRate, WalkRate,
 };
 use clflow_ocl::{OclDevice, PreparedLaunch, ProgramSource};
 
@@ -52,7 +55,7 @@ const CALIBRATION_TRIPS: u32 = 16;
 
 /// The id that progress and errors name, and `--only` matches.
 pub const ID: &str = "costs/chain,local-atomic,barrier,branch,cache-gather,call-chain,page-stride,\
-     local-gather,builtins,line-walk,call-walk";
+     local-gather,builtins,line-walk,call-walk,column-walk";
 
 /// The walk lengths the page-stride kernels are timed at, in steps a
 /// work-item: from what a first-level TLB keeps to far beyond it. The
@@ -88,6 +91,16 @@ const SMALL_WALK_TABLE_BYTES: u64 = 16 << 20;
 /// stores' lines): from what a core's second-level cache keeps to what no
 /// last-level cache does.
 pub const LINE_WALK_BYTES: [u64; 4] = [1 << 20, 4 << 20, 16 << 20, 64 << 20];
+
+/// The column walks' table: rows of 8,192 `uint`s (32 KiB, the work-items
+/// of a launch), 8,192 of them (256 MiB, the size of a GEMV's matrix of
+/// 8,192 x 8,192 floats).
+const COLUMN_WALK_WIDTH: u64 = 8192;
+const COLUMN_WALK_ROWS: u64 = 8192;
+
+/// The lines of a row's page each work-group of the column walks reads at
+/// a time: work-groups of 16, 64 and 256 work-items.
+const COLUMN_VISIT_LINES: [u32; 3] = [1, 4, 16];
 
 /// The line walks' tables: 128 MiB each, 32 windows of the longest walk.
 const LINE_WALK_TABLE_BYTES: u64 = 128 << 20;
@@ -209,6 +222,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
     let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS)?;
     let small_page_walks = walks(SMALL_WALK_TABLE_BYTES, SMALL_WALK_STEPS)?;
     let line_walks = line_walks(device, &program, plan)?;
+    let column_walks = column_walks(device, &program, plan)?;
     // Calls per second of each math builtin, a lane each.
     let mut builtins = [LaneRates {
         vector_per_s: 0.0,
@@ -261,7 +275,38 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         builtins: Some(BuiltinRates::from_all(builtins)),
         line_walks: Some(line_walks),
         call_walks: Some(call_walks),
+        column_walks: Some(column_walks),
     })
+}
+
+/// Lines per second of the column walks (`bench_column_walk`) whose
+/// work-groups read [`COLUMN_VISIT_LINES`] lines of each row's page at a
+/// time, each calibrated to run about as long as a compute benchmark.
+fn column_walks(
+    device: &OclDevice,
+    program: &ProgramSource,
+    plan: &Plan,
+) -> Result<[VisitRate; 3]> {
+    let rows = COLUMN_WALK_ROWS / quick_share(plan);
+    let items = rows * COLUMN_WALK_WIDTH;
+    let table = uint_table("table", items, Access::ReadOnly);
+    let mut rates = COLUMN_VISIT_LINES.map(|lines| VisitRate { lines, per_s: 0.0 });
+    for rate in &mut rates {
+        let median_ns = |trips: u32, launches: usize| {
+            let mut launch = cost_launch("bench_column_walk", COLUMN_WALK_WIDTH, trips);
+            // A line holds 16 of the uints, one a work-item.
+            launch.range.local = Some([u64::from(rate.lines) * 16, 1, 1]);
+            launch
+                .args
+                .extend([table.clone(), uint_arg("rows", rows as u32)]);
+            median_launch_ns(device, program, plan, &launch, launches)
+        };
+        let once = median_ns(1, 1)?;
+        let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
+        let ns = median_ns(trips, plan.repetitions.max(3))?;
+        rate.per_s = (items / 16 * u64::from(trips)) as f64 / (ns as f64 * 1e-9);
+    }
+    Ok(rates)
 }
 
 /// Accesses per second of the line walks (`bench_line_walk`), each

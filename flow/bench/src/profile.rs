@@ -381,6 +381,14 @@ pub fn render_table(profile: &MeasuredProfile) -> String {
                 );
             }
         }
+        if let Some(walks) = costs.column_walks {
+            let _ = writeln!(
+                out,
+                "columns {} lines of a page at a time: {} G lines/s",
+                walks.map(|w| w.lines.to_string()).join("/"),
+                walks.map(|w| format!("{:.2}", w.per_s / 1e9)).join("/")
+            );
+        }
         if let Some(walks) = costs.call_walks {
             let _ = writeln!(
                 out,
@@ -611,6 +619,10 @@ mod tests {
                     copies_per_s: 0.058e9,
                     stores_per_s: 0.069e9,
                 }),
+                column_walks: Some(
+                    [(1, 0.07e9), (4, 0.11e9), (16, 0.19e9)]
+                        .map(|(lines, per_s)| clflow_devices::VisitRate { lines, per_s }),
+                ),
             }),
         }
     }
@@ -726,6 +738,7 @@ mod tests {
                  math    sin/cos/exp/log/pow: 2.00/2.00/8.00/4.00/0.50 G lanes/s vectorised, \
                  0.10/0.10/0.50/0.20/0.02 G lanes/s lane by lane\n        \
                  0.01/0.01/0.05/0.02/0.00 G steps/s of a page walk copying with a call a step\n\
+                 columns 1/4/16 lines of a page at a time: 0.07/0.11/0.19 G lines/s\n\
                  calls   0.058 G steps/s of a page walk copying with a kept call a step, \
                  0.069 G storing alone\n\
                  gathers 512 KiB/2 MiB/8 MiB/32 MiB tables: 9.00/4.00/2.00/1.50 G scattered \

@@ -255,13 +255,14 @@ pub fn device_rates(
         m.costs.is_some_and(|c| {
             c.line_walks.is_none()
                 || c.call_walks.is_none()
+                || c.column_walks.is_none()
                 || c.builtins
                     .is_some_and(|b| b.all().iter().any(|r| r.walk_per_s.is_none()))
         })
     }) {
         notes.push(
-            "the profile predates the line walks and the page walks with a call a step (clflow \
-             bench --refresh measures them): clflow's model charges those it lacks"
+            "the profile predates the line walks, the page walks with a call a step or the column \
+             walks (clflow bench --refresh measures them): clflow's model charges those it lacks"
                 .to_string(),
         );
     }
@@ -332,6 +333,9 @@ pub fn device_rates(
                 .line_walks
                 .map(|walks| walks.map(|w| (w.walk_bytes, w.per_s))),
             call_walks: c.call_walks.map(|w| (w.copies_per_s, w.stores_per_s)),
+            column_walks: c
+                .column_walks
+                .map(|walks| walks.map(|w| (w.lines, w.per_s))),
         }),
         simd: simd.map(|simd| Simd {
             vectorises_loops: simd.kind == SimdKind::Simt || measured.is_some_and(vectorises_loops),
@@ -499,6 +503,10 @@ mod tests {
                 copies_per_s: 6e7,
                 stores_per_s: 7e7,
             }),
+            column_walks: Some([1, 4, 16].map(|lines| clflow_devices::VisitRate {
+                lines,
+                per_s: 5e7 * f64::from(lines),
+            })),
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();
@@ -529,6 +537,7 @@ mod tests {
         assert_eq!(costs.builtins.unwrap()[4], (5e9, 5e8));
         assert_eq!(costs.builtin_walks.unwrap()[4], 5e7);
         assert_eq!(costs.call_walks, Some((6e7, 7e7)));
+        assert_eq!(costs.column_walks.unwrap()[2], (16, 8e8));
         let lines = costs.line_walks.unwrap();
         assert_eq!(
             (lines[0], lines[3]),

@@ -287,5 +287,15 @@ fn costs_are_measured_as_a_core_can_run_them() {
     for rate in [calls.copies_per_s, calls.stores_per_s] {
         assert!(rate > 0.0 && rate < costs.chain_ops_per_s, "{calls:?}");
     }
+    // Column walks of 1, 4 and 16 lines a visit, over a quick plan's 16
+    // MiB: each line's first load takes at least a dependent add.
+    let columns = costs.column_walks.expect("measured");
+    assert_eq!(columns.map(|w| w.lines), [1, 4, 16]);
+    for w in columns {
+        assert!(
+            w.per_s > 0.0 && w.per_s < costs.chain_ops_per_s,
+            "{columns:?}"
+        );
+    }
     assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

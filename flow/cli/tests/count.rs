@@ -1,5 +1,8 @@
 //! `clflow count` end to end: the binary on the corpus manifests.
 
+mod common;
+
+use common::kernel_in;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -308,25 +311,20 @@ fn csr_rows_one_per_work_item_are_strided_and_the_gather_scattered() {
 #[test]
 fn a_loop_striding_by_the_global_size_makes_page_strides() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("walk.cl"),
+    let manifest = kernel_in(
+        dir.path(),
+        "walk",
         "__kernel void walk(__global const float *in, __global float *out, uint n) {\n\
          \x20   float sum = 0.0f;\n\
          \x20   for (uint i = get_global_id(0); i < n; i += get_global_size(0))\n\
          \x20       sum += in[i];\n\
          \x20   out[get_global_id(0)] = sum;\n\
          }\n",
-    )
-    .unwrap();
-    let manifest = dir.path().join("walk.toml");
-    std::fs::write(
-        &manifest,
-        "source = \"walk.cl\"\nkernel = \"walk\"\nglobal_size = [1024]\nlocal_size = [64]\n\
+        "global_size = [1024]\nlocal_size = [64]\n\
          [[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 81920\nfill = 1.0\n\
          [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 1024\naccess = \"wo\"\n\
          [[arg]]\nname = \"n\"\ntype = \"uint\"\nvalue = 81920\n",
-    )
-    .unwrap();
+    );
     let page_strides = |manifest: &std::path::Path| -> u64 {
         let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
         let sites = t["coalescing"]["sites"].as_array().unwrap();
@@ -359,6 +357,55 @@ fn a_loop_striding_by_the_global_size_makes_page_strides() {
     let manifest_text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&short, manifest_text.replace("81920", "8192")).unwrap();
     assert_eq!(page_strides(&short), 0);
+}
+
+/// A column walk: each of 1,024 work-items sums its column of 512 rows of
+/// 4 KiB (a page each), 16 rows between barriers. A work-group of 64 reads
+/// 4 lines of each row's page and moves on; the next group reads the next
+/// 4 a whole walk (2,048 first touches) later: every line of the 2 MiB is
+/// first touched in a visit of 4 lines, and so is every line of the sums
+/// each group stores after its walk.
+#[test]
+fn a_column_walk_reads_its_lines_in_short_page_visits() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = kernel_in(
+        dir.path(),
+        "columns",
+        "__kernel void columns(__global const uint *a, __global uint *out, uint rows) {\n\
+         \x20   uint acc = 0, width = get_global_size(0);\n\
+         \x20   for (uint row = 0; row < rows; row += 16) {\n\
+         \x20       barrier(CLK_LOCAL_MEM_FENCE);\n\
+         \x20       for (uint k = 0; k < 16; k++)\n\
+         \x20           acc ^= a[(row + k) * width + get_global_id(0)];\n\
+         \x20   }\n\
+         \x20   out[get_global_id(0)] = acc;\n\
+         }\n",
+        "global_size = [1024]\nlocal_size = [64]\n\
+         [[arg]]\nname = \"a\"\ntype = \"uint\"\ncount = 524288\nfill = 1\n\
+         [[arg]]\nname = \"out\"\ntype = \"uint\"\ncount = 1024\naccess = \"wo\"\n\
+         [[arg]]\nname = \"rows\"\ntype = \"uint\"\nvalue = 512\n",
+    );
+    let manifest = manifest.to_str().unwrap();
+    let (_, _, _, t) = traffic(manifest, "4MiB/64");
+    let sites = t["coalescing"]["sites"].as_array().unwrap();
+    let visits: Vec<u64> = (0..6)
+        .map(|b| {
+            sites
+                .iter()
+                .filter_map(|s| s["short_visits"].as_array())
+                .map(|v| v[b].as_u64().unwrap())
+                .sum()
+        })
+        .collect();
+    assert_eq!(visits, [0, 0, 32768 + 64, 0, 0, 0], "{t}");
+    let text = stdout_of(&["count", manifest, "--cache", "4MiB/64"]);
+    assert!(
+        text.contains(
+            "Short page visits: 32,832 lines first touched a few of their page at a time \
+             (32,832 in visits of 4-7), 100.0% of the lines touched"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

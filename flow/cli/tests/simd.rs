@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{clflow, repo, text, variant};
+use common::{clflow, kernel_in, repo, text, variant};
 use serde_json::Value;
 use std::path::Path;
 
@@ -10,10 +10,7 @@ use std::path::Path;
 /// the kernel and `launch`, its sizes and `[[arg]]` tables) and counts it
 /// with --simd: the manifest's path and the JSON report.
 fn count_simd(dir: &Path, name: &str, source: &str, launch: &str) -> (String, Value) {
-    std::fs::write(dir.join(format!("{name}.cl")), source).unwrap();
-    let manifest = dir.join(format!("{name}.toml"));
-    let header = format!("source = \"{name}.cl\"\nkernel = \"{name}\"\n");
-    std::fs::write(&manifest, header + launch).unwrap();
+    let manifest = kernel_in(dir, name, source, launch);
     let manifest = manifest.to_str().unwrap().to_string();
     let out = clflow(dir, &["count", &manifest, "--simd", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -21,8 +21,8 @@ pub use error::{DevicesError, Result};
 pub use measured::{
     is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, CallWalkRates, ComputePeak,
     ComputeType, DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, LineWalkRate,
-    MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, WalkRate, DATA_DIR_ENV,
-    LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
+    MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, VisitRate, WalkRate,
+    DATA_DIR_ENV, LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
 };
 pub use profile::{
     DatasheetProfile, DeviceClass, Figure, Figures, Metric, ProfileOrigin, Quantity, Unit,

@@ -287,6 +287,19 @@ pub struct OpCosts {
     /// a store).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_walks: Option<CallWalkRates>,
+    /// Lines per second of column walks whose work-groups read 1, 4 and 16
+    /// lines of each row's page at a time before moving on to the next
+    /// row, the next work-group coming back for the next lines a whole
+    /// walk later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column_walks: Option<[VisitRate; 3]>,
+}
+
+/// Lines per second read in visits of `lines` lines to their pages.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VisitRate {
+    pub lines: u32,
+    pub per_s: f64,
 }
 
 /// Steps per second of page walks with a kept call a step (`OpCosts::call_walks`).

@@ -162,6 +162,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.line_strides = Some(summary.coalescing.line_strides());
     facts.line_walk_bytes = Some(summary.coalescing.stretch_lines * summary.coalescing.line_bytes);
     facts.line_walk_dram = Some(summary.coalescing.line_walk_dram());
+    facts.short_visits = Some(summary.coalescing.short_visits());
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);
@@ -317,6 +318,30 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
                 site.description
             );
         }
+    }
+    // Lines read a few of a page at a time, which no prefetcher follows.
+    let visits = c.short_visits();
+    let visited: u64 = visits.iter().sum();
+    if visited > 0 {
+        let lengths = ["1", "2-3", "4-7", "8-15", "16-31", "32-63"];
+        let by_length: Vec<String> = lengths
+            .iter()
+            .zip(visits)
+            .filter(|(_, n)| *n > 0)
+            .map(|(length, n)| format!("{} in visits of {length}", group_digits(n)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "
+Short page visits: {} lines first touched a few of their page at a time ({}), \
+             {} of the lines touched",
+            group_digits(visited),
+            by_length.join(", "),
+            percent(
+                visited * summary.cache.line_bytes,
+                summary.compulsory.read_bytes + summary.compulsory.allocated_bytes
+            )
+        );
     }
     out
 }

@@ -132,6 +132,17 @@
 //!    length: 0.4 to 1.7 ns an access here, by which cache the walk fits),
 //!    and their instructions' DRAM traffic nothing more: the benchmark's
 //!    walks move their lines from wherever they are.
+//!    Lines the kernel first touches a few of a page at a time (the cache
+//!    simulation's short visits: work-groups that each read a few lines
+//!    of every row's page in turn and come back for the next ones a whole
+//!    walk later, as a GEMV down a transposed matrix or a transpose's
+//!    other side does) each wait on memory, which no prefetcher follows:
+//!    they cost what the column walks' lines cost at the visits' length
+//!    (timed at 1, 4 and 16 lines a visit, interpolated in the logarithm
+//!    of the length and towards the `read` benchmark's rate at a page's
+//!    64 lines), in place of the stream; not where every line fits the
+//!    measured cache, nor the lines of instructions that walk pages or
+//!    lines (charged above).
 //! 5. **Chains.** On a CPU, a block inside a loop runs no faster than the
 //!    chain of dependent operations it carries from one iteration to the
 //!    next (the count's `chains`, in nominal cycles of latency), at the
@@ -226,6 +237,10 @@ pub struct Clflow {
     /// neighbours walk too, on a CPU where measured (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_walks_s: Option<f64>,
+    /// Lines first touched a few of a page at a time, on a CPU where the
+    /// column walks were timed (part of `memory_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_visits_s: Option<f64>,
     /// Write-backs of lines a load brought in, on a CPU where the in-place
     /// update was timed (part of `memory_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -357,11 +372,23 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         _ => None,
     };
     let (mut memory_s, mut write_backs_s) = memory_time(facts, device, simd.kind)?;
-    // Those walks' lines move within the benchmark's time: the rest of the
-    // traffic moves as it would.
-    if let (Some(_), Some(walked)) = (line_walks_s, facts.line_walk_dram) {
+    // Lines a kernel brings in a few of a page at a time wait on memory
+    // each, at the column walks' rate; where its lines all come from the
+    // measured cache, none does.
+    let short_visits = match (facts.short_visits, costs) {
+        (Some(visits), Some(c)) if cache_rate(&facts.traffic, device).is_none() => {
+            short_visit_time(visits, c, device)
+        }
+        _ => None,
+    };
+    let short_visits_s = short_visits.map(|(s, _)| s);
+    // Those walks' and visits' lines move within their benchmarks' time:
+    // the rest of the traffic moves as it would.
+    let walked = line_walks_s.and(facts.line_walk_dram).unwrap_or(0);
+    let visited = short_visits.map_or(0, |(_, bytes)| bytes);
+    if walked + visited > 0 {
         let (dram, _) = facts.traffic.dram();
-        let rest = 1.0 - walked.min(dram) as f64 / dram.max(1) as f64;
+        let rest = 1.0 - (walked + visited).min(dram) as f64 / dram.max(1) as f64;
         memory_s *= rest;
         write_backs_s = write_backs_s.map(|s| s * rest);
     }
@@ -393,6 +420,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         page_strides_s,
         walked_calls_s,
         line_walks_s,
+        short_visits_s,
     ]
     .iter()
     .flatten()
@@ -419,6 +447,7 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
         page_strides_s,
         walked_calls_s,
         line_walks_s,
+        short_visits_s,
         write_backs_s,
         memory_s,
         vector_share,
@@ -573,16 +602,8 @@ fn memory_time(
     kind: SimdKind,
 ) -> Result<(f64, Option<f64>), String> {
     let traffic = &facts.traffic;
-    // Launched again and again, as the timing does, a kernel whose lines
-    // all fit the measured cache (and the simulated one) finds them there.
-    if let (Some(cache), Some(window), Some(rate)) = (
-        traffic.cache_bytes,
-        device.cache_window_bytes,
-        &device.cache_bandwidth,
-    ) {
-        if traffic.compulsory <= cache.min(window) && rate.value > 0.0 {
-            return Ok((traffic.compulsory as f64 / rate.value, None));
-        }
+    if let Some(rate) = cache_rate(traffic, device) {
+        return Ok((traffic.compulsory as f64 / rate, None));
     }
     // The stream benchmarks' stores all write lines they did not read: on
     // a CPU, whose store reads its line first, what they measured per
@@ -614,6 +635,48 @@ fn memory_time(
     };
     let time = dram as f64 * (coalesced / stream + (1.0 - coalesced) / gather);
     Ok((time, None))
+}
+
+/// The measured cache's bandwidth where every line the kernel touches fits
+/// it (and the simulated one): launched again and again, as the timing
+/// does, the kernel finds them there.
+fn cache_rate(traffic: &Traffic, device: &DeviceRates) -> Option<f64> {
+    let cache = traffic.cache_bytes?;
+    let window = device.cache_window_bytes?;
+    let rate = device.cache_bandwidth.as_ref()?.value;
+    (traffic.compulsory <= cache.min(window) && rate > 0.0).then_some(rate)
+}
+
+/// The lines a page holds, and the bytes of a line, as the column walks
+/// time them (pages of 4 KiB, lines of 64 bytes).
+const PAGE_LINES: f64 = 64.0;
+const LINE_BYTES: u64 = 64;
+
+/// The time of the lines first touched in short visits to their pages
+/// (assumption 4): each length's lines at the column walks' rate for it,
+/// interpolated towards the `read` benchmark's at a whole page; and their
+/// bytes. None where the profile lacks the walks or no visit was short.
+fn short_visit_time(
+    visits: [u64; 6],
+    costs: OpCostRates,
+    device: &DeviceRates,
+) -> Option<(f64, u64)> {
+    let lines: u64 = visits.iter().sum();
+    if lines == 0 {
+        return None;
+    }
+    let stream = device.bandwidth_at(0.0)? / LINE_BYTES as f64;
+    let mut time = 0.0;
+    for (bucket, &n) in visits.iter().enumerate() {
+        // The mean of the lengths the bucket holds: 1, 2.5, 5.5 ...
+        let length = if bucket == 0 {
+            1.0
+        } else {
+            (3.0 * (1u64 << bucket) as f64 - 1.0) / 2.0
+        };
+        time += n as f64 / costs.visits_at(length, PAGE_LINES, stream)?;
+    }
+    Some((time, lines * LINE_BYTES))
 }
 
 /// On a CPU, the DRAM traffic's time where some of it is written back in
@@ -801,6 +864,7 @@ mod tests {
             builtin_walks: None,
             line_walks: None,
             call_walks: None,
+            column_walks: None,
         });
         let rate = |v: f64| Rate::new(v, "test");
         rates.bandwidth_by_writes = vec![
@@ -1169,6 +1233,57 @@ mod tests {
         // Without a simulation, nothing is known to be written in place.
         facts.traffic.simulated_allocated = None;
         assert_eq!(facts.traffic.dram_written_in_place(), 0);
+    }
+
+    /// Lines first touched a few of a page at a time cost the column
+    /// walks' rate at their visits' length, in place of the stream, which
+    /// moves the rest; not where every line fits the measured cache, nor
+    /// where the profile lacks the walks.
+    #[test]
+    fn lines_read_a_few_of_a_page_at_a_time_cost_the_column_walks_rate() {
+        let mut facts = looped_sgemm();
+        facts.traffic.compulsory = 6_400_000;
+        facts.traffic.simulated = Some(6_400_000);
+        facts.traffic.simulated_written = Some(0);
+        facts.traffic.simulated_allocated = Some(0);
+        facts.traffic.cache_bytes = Some(480 << 20);
+        // 10,000 lines in visits of one line, 20,000 in visits of 4 to 7
+        // (5.5 on average): 1.92 MB of the 6.4.
+        facts.short_visits = Some([10_000, 0, 20_000, 0, 0, 0]);
+        let mut rates = device(CPU);
+        rates.costs = Some(OpCostRates {
+            chain_ops_per_s: 1e9,
+            atomics_per_s: 1e8,
+            barriers_per_s: 1e9,
+            column_walks: Some([(1, 1e7), (4, 2e7), (16, 4e7)]),
+            ..OpCostRates::default()
+        });
+        let p = predict_kernel(&facts, &rates).unwrap();
+        let t = ((5.5f64).log2() - 2.0) / 2.0;
+        let visits = 10_000.0 / 1e7 + 20_000.0 * ((1.0 - t) / 2e7 + t / 4e7);
+        assert!(close(p.short_visits_s.unwrap(), visits), "{p:?}");
+        let stream = 6.4e6 * 0.7 / 10e9;
+        assert!(close(p.memory_s, stream + visits), "{p:?}");
+        // Past 16 lines, towards the stream's rate at 64 (10 GB/s of
+        // 64-byte lines).
+        facts.short_visits = Some([0, 0, 0, 0, 0, 1000]);
+        let p = predict_kernel(&facts, &rates).unwrap();
+        let t = (47.5f64.log2() - 4.0) / 2.0;
+        let line = (1.0 - t) / 4e7 + t * 64.0 / 10e9;
+        assert!(close(p.short_visits_s.unwrap(), 1000.0 * line), "{p:?}");
+        // Every line in the measured cache: no visit waits on memory.
+        let mut cached = rates.clone();
+        cached.cache_bandwidth = Some(Rate::new(100e9, "test"));
+        cached.cache_window_bytes = Some(8 << 20);
+        assert_eq!(
+            predict_kernel(&facts, &cached).unwrap().short_visits_s,
+            None
+        );
+        // A profile without the walks: the stream moves every line.
+        rates.costs.as_mut().unwrap().column_walks = None;
+        let p = predict_kernel(&facts, &rates).unwrap();
+        assert_eq!(p.short_visits_s, None);
+        assert!(close(p.memory_s, 6.4e6 / 10e9), "{p:?}");
     }
 
     /// Launched again and again, a kernel whose lines fit the measured

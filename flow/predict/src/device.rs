@@ -122,7 +122,7 @@ pub struct LaunchCost {
 /// of dependent chains (one chain per work-item, one operation a cycle of
 /// latency), atomic updates of local memory, passes through a barrier,
 /// mispredicted branches.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpCostRates {
     pub chain_ops_per_s: f64,
     pub atomics_per_s: f64,
@@ -176,6 +176,11 @@ pub struct OpCostRates {
     /// each step: (copying, storing alone).
     #[serde(default)]
     pub call_walks: Option<(f64, f64)>,
+    /// Lines per second of column walks whose work-groups read a few lines
+    /// of each row's page at a time: (lines a visit, lines per second),
+    /// fewest first.
+    #[serde(default)]
+    pub column_walks: Option<[(u32, f64); 3]>,
 }
 
 /// The math builtins whose calls the benchmarks time, by their OpenCL
@@ -207,6 +212,20 @@ impl OpCostRates {
             }
             _ => self.cache_gathers_per_s,
         }
+    }
+
+    /// Lines per second read in visits of `lines` lines to their pages:
+    /// the column walks' rates, interpolated in the logarithm of the
+    /// length (the shortest's below it), and towards `stream_lines_per_s`
+    /// at a whole page of `page_lines`.
+    pub fn visits_at(&self, lines: f64, page_lines: f64, stream_lines_per_s: f64) -> Option<f64> {
+        let walks = self.column_walks?;
+        let mut points: Vec<(f64, f64)> = walks
+            .iter()
+            .map(|&(lines, rate)| (f64::from(lines.max(1)).log2(), rate))
+            .collect();
+        points.push((page_lines.max(1.0).log2(), stream_lines_per_s));
+        rate_at(&points, lines.max(1.0).log2())
     }
 
     /// Accesses a line apart per second where each work-item walks

@@ -276,6 +276,12 @@ pub struct KernelFacts {
     /// cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_walk_dram: Option<u64>,
+    /// The lines first touched in short visits to their pages (a few lines
+    /// of a page before the walk moves on to other pages), by the visits'
+    /// lengths: 1, 2-3, 4-7, 8-15, 16-31 and 32-63 lines; from the cache
+    /// simulation, over the instructions that make no long walk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_visits: Option<[u64; 6]>,
     /// Lanes of float calls of each math builtin [`crate::device::BUILTINS`]
     /// names, in that order (part of `instructions`' fp32).
     #[serde(default)]
@@ -335,6 +341,7 @@ impl KernelFacts {
             line_strides: None,
             line_walk_bytes: None,
             line_walk_dram: None,
+            short_visits: None,
             builtin_lanes: crate::device::BUILTINS.map(|name| {
                 counts
                     .histogram

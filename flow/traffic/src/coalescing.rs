@@ -141,6 +141,10 @@ pub struct SiteCoalescing {
     /// (where the simulation probed that cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<crate::DramTraffic>,
+    /// The lines it first touched in short visits to their pages, by the
+    /// visits' lengths (see `crate::visits`), where the simulation ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_visits: Option<crate::visits::ShortVisits>,
     /// The buffers it accessed (indexes into the trace's buffers).
     pub buffers: Vec<u32>,
     /// `load`, `store` or `atomic`.
@@ -519,6 +523,7 @@ impl CoalescingAnalyzer {
                 description: String::new(),
                 line: None,
                 dram: None,
+                short_visits: None,
                 buffers: Vec::new(),
                 kind: kind.into(),
                 dispatches: 0,

@@ -20,6 +20,7 @@
 pub mod coalescing;
 mod fenwick;
 pub mod lru;
+pub mod visits;
 
 pub use coalescing::{
     AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing, LONG_WALK,
@@ -707,6 +708,23 @@ impl CoalescingSummary {
         self.sites.iter().map(|s| s.line_strides).sum()
     }
 
+    /// The lines first touched in short visits to their pages, by the
+    /// visits' lengths, over the sites that make neither page nor line
+    /// strides (their walks are charged as such).
+    pub fn short_visits(&self) -> visits::ShortVisits {
+        let mut total = [0; visits::VISIT_BUCKETS];
+        let sites = self
+            .sites
+            .iter()
+            .filter(|s| s.page_strides == 0 && s.line_strides == 0);
+        for visits in sites.filter_map(|s| s.short_visits) {
+            for (t, n) in total.iter_mut().zip(visits) {
+                *t += n;
+            }
+        }
+        total
+    }
+
     /// The DRAM bytes of the sites that make line strides, where the
     /// simulation kept each site's at the summary's cache.
     pub fn line_walk_dram(&self) -> u64 {
@@ -841,6 +859,18 @@ impl TrafficReport {
                         .iter()
                         .find(|(s, _)| *s == site.site)
                         .map_or(DramTraffic::default(), |(_, t)| *t),
+                );
+            }
+        }
+        // And the lines it first touched in short visits to their pages.
+        if let Some(curve) = self.curve(cache.line_bytes) {
+            for site in &mut sites {
+                site.short_visits = Some(
+                    curve
+                        .short_visits()
+                        .iter()
+                        .find(|(s, _)| *s == site.site)
+                        .map_or([0; visits::VISIT_BUCKETS], |(_, v)| *v),
                 );
             }
         }

@@ -46,7 +46,9 @@
 //! sizes count the first touches exactly too. Per-site traffic is the
 //! followed lines' scaled (it need not add up to the total exactly).
 
+use crate::coalescing::PAGE_BYTES;
 use crate::fenwick::BitCounts;
+use crate::visits::{PageVisits, ShortVisits};
 use clflow_counts::access::LineTouch;
 use serde::{Deserialize, Serialize};
 
@@ -149,6 +151,9 @@ pub struct LruSimulator {
     probes: Vec<Probe>,
     /// The site of each line's latest store (kept only for probes).
     store_site: Vec<u32>,
+    /// How lines' first touches meet their pages (every line, followed or
+    /// not).
+    visits: PageVisits,
 }
 
 /// Lines read and written back per access site at one cache size.
@@ -187,11 +192,14 @@ impl LruSimulator {
     ) -> LruSimulator {
         assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
         let line_shift = line_bytes.trailing_zeros();
+        // Each buffer starts on a page of its own, as a device allocates
+        // large ones: a page's lines are one buffer's.
+        let page_lines = (PAGE_BYTES / line_bytes).max(1);
         let mut first_line = Vec::with_capacity(buffer_bytes.len() + 1);
         let mut total = 0u64;
         for bytes in buffer_bytes {
             first_line.push(total);
-            total += bytes.div_ceil(line_bytes);
+            total = (total + bytes.div_ceil(line_bytes)).next_multiple_of(page_lines);
         }
         first_line.push(total);
         let state = LineState {
@@ -220,6 +228,7 @@ impl LruSimulator {
             writeback_delta: Vec::new(),
             probes: Vec::new(),
             store_site: Vec::new(),
+            visits: PageVisits::new(total, line_bytes, PAGE_BYTES),
         }
     }
 
@@ -324,6 +333,7 @@ impl LruSimulator {
         if *marks == 0 {
             *marks = TOUCHED;
             self.exact.lines += 1;
+            self.visits.first_touch(line, site);
             if reads {
                 self.exact.loads += 1;
             } else if writes {
@@ -561,6 +571,7 @@ impl LruSimulator {
         LruCurve {
             line_bytes,
             lines_touched: exact.lines,
+            short_visits: self.visits.finish(),
             sample_shift: self.shift,
             followed_whole: self.followed_whole,
             reordered_lines: 1,
@@ -670,6 +681,9 @@ pub struct LruCurve {
     writebacks: Vec<u64>,
     /// At each probed cache size (bytes): the traffic per access site.
     by_site: Vec<(u64, Vec<(u32, DramTraffic)>)>,
+    /// Per access site, the lines it first touched in short visits to
+    /// their pages (`crate::visits`).
+    short_visits: Vec<(u32, ShortVisits)>,
 }
 
 impl LruCurve {
@@ -736,6 +750,12 @@ impl LruCurve {
             .iter()
             .find(|(at, _)| at / self.line_bytes == lines)
             .map(|(_, sites)| sites.as_slice())
+    }
+
+    /// Per access site (those with any), the lines it first touched in
+    /// short visits to their pages, by the visits' lengths.
+    pub fn short_visits(&self) -> &[(u32, ShortVisits)] {
+        &self.short_visits
     }
 
     /// The traffic through a cache of `bytes` bytes (whole lines).

@@ -389,6 +389,7 @@ fn clflow_terms(c: &clflow_predict::clflow::Clflow, s: &dyn Fn(f64) -> String) -
         part("page strides", c.page_strides_s),
         part("walks with a call a step", c.walked_calls_s),
         part("line walks", c.line_walks_s),
+        part("lines a few a page", c.short_visits_s),
         part("write-backs in place", c.write_backs_s),
     ]);
     format!(

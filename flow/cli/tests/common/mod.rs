@@ -27,6 +27,17 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Writes kernel `name` (`NAME.cl`, `source`) and its manifest
+/// (`NAME.toml`: the kernel and `launch`, its sizes and `[[arg]]` tables):
+/// the manifest's path.
+pub fn kernel_in(dir: &Path, name: &str, source: &str, launch: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{name}.cl")), source).unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    let header = format!("source = \"{name}.cl\"\nkernel = \"{name}\"\n");
+    std::fs::write(&manifest, header + launch).unwrap();
+    manifest
+}
+
 /// Writes kernel `name` (`NAME.cl`, `source`) and a manifest launching it
 /// over 256 work-items in groups of 64 with the `[[arg]]` tables `args` and
 /// a last `uint` argument `bad` (which variant runs); returns the
