@@ -29,8 +29,9 @@ does not cover: a chain of dependent operations, local atomics, barriers, mispre
 scattered loads from the last-level cache (tables of four sizes), a float sum carried across a
 `noinline` call, loads, stores and copies a page apart in walks of 64 to 4,096 steps a
 work-item, calls of sin, cos, exp, log and pow vectorised, lane by lane and one a step of a page
-walk, and work-groups that walk windows of 1 to 64 MiB a line a step (`--only costs` runs them
-alone).
+walk, a page walk with a kept call a step (storing alone and copying), work-groups that walk
+windows of 1 to 64 MiB a line a step, and work-groups that walk down a table's columns 1, 4 and 16
+lines of a row at a time (`--only costs` runs them alone).
 Profiles are stored in $CLFLOW_DATA_DIR/measured (else ~/.local/share/clflow/measured);
 `clflow devices` shows which devices have one.";
 
