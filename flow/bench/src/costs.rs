@@ -138,15 +138,15 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
             .clamp(1, u64::from(u32::MAX / 2)) as u32)
     };
     let launches = plan.repetitions.max(3);
-    // Operations of all work-items per second, `per_trip` a trip.
-    let per_s = |trips: u32, per_trip: u64, ns: u64| {
-        (work_items * u64::from(trips) * per_trip) as f64 / (ns as f64 * 1e-9)
-    };
-    // `kernel` calibrated and timed: its operations per second.
-    let rate = |kernel: &str, extra: &[LaunchArg], per_trip: u64| {
+    // `kernel` calibrated and timed: its trips and median time.
+    let timed = |kernel: &str, extra: &[LaunchArg]| {
         let trips = calibrated(kernel, extra)?;
-        let ns = median_ns(kernel, extra, trips, launches)?;
-        Ok::<f64, BenchError>(per_s(trips, per_trip, ns))
+        Ok::<(u32, u64), BenchError>((trips, median_ns(kernel, extra, trips, launches)?))
+    };
+    // Its operations of all work-items per second, `per_trip` a trip.
+    let rate = |kernel: &str, extra: &[LaunchArg], per_trip: u64| {
+        let (trips, ns) = timed(kernel, extra)?;
+        Ok::<f64, BenchError>(per_second(work_items * u64::from(trips) * per_trip, ns))
     };
     let mut rates = [0.0; KERNELS.len()];
     for ((kernel, per_trip), r) in KERNELS.iter().zip(&mut rates) {
@@ -194,11 +194,8 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
             let steps_per_trip: u64 = (0..work_items.min(items))
                 .map(|g| (items - g).div_ceil(step))
                 .sum();
-            let trips = calibrated(kernel, args)?;
-            let ns = median_ns(kernel, args, trips, launches)?;
-            Ok::<f64, BenchError>(
-                (u64::from(trips) * steps_per_trip * per_step) as f64 / (ns as f64 * 1e-9),
-            )
+            let (trips, ns) = timed(kernel, args)?;
+            Ok::<f64, BenchError>(per_second(u64::from(trips) * steps_per_trip * per_step, ns))
         };
     let walks = |table_bytes: u64, lengths: [u32; 4]| {
         let mut rates = lengths.map(|steps| WalkRate {
@@ -238,9 +235,8 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<OpCosts> {
         uint_table("copy", walk_items, Access::ReadWrite),
     ];
     let called_rate = |kernel: &str| {
-        let trips = calibrated(kernel, &called)?;
-        let ns = median_ns(kernel, &called, trips, launches)?;
-        Ok::<f64, BenchError>((walk_items * u64::from(trips)) as f64 / (ns as f64 * 1e-9))
+        let (trips, ns) = timed(kernel, &called)?;
+        Ok::<f64, BenchError>(per_second(walk_items * u64::from(trips), ns))
     };
     for (name, rates) in BuiltinRates::NAMES.iter().zip(&mut builtins) {
         *rates = LaneRates {
@@ -301,10 +297,8 @@ fn column_walks(
                 .extend([table.clone(), uint_arg("rows", rows as u32)]);
             median_launch_ns(device, program, plan, &launch, launches)
         };
-        let once = median_ns(1, 1)?;
-        let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
-        let ns = median_ns(trips, plan.repetitions.max(3))?;
-        rate.per_s = (items / 16 * u64::from(trips)) as f64 / (ns as f64 * 1e-9);
+        let (trips, ns) = long_walk_timed(plan, median_ns)?;
+        rate.per_s = per_second(items / 16 * u64::from(trips), ns);
     }
     Ok(rates)
 }
@@ -338,12 +332,27 @@ fn line_walks(
             ]);
             median_launch_ns(device, program, plan, &launch, launches)
         };
-        let once = median_ns(1, 1)?;
-        let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
-        let ns = median_ns(trips, plan.repetitions.max(3))?;
-        rate.per_s = (2 * items * u64::from(trips)) as f64 / (ns as f64 * 1e-9);
+        let (trips, ns) = long_walk_timed(plan, median_ns)?;
+        rate.per_s = per_second(2 * items * u64::from(trips), ns);
     }
     Ok(rates)
+}
+
+/// A walk whose one trip runs long, timed by `median_ns(trips, launches)`:
+/// trips that make it last about a compute benchmark's time (at most 64),
+/// and its median time at those trips over the plan's repetitions.
+fn long_walk_timed(
+    plan: &Plan,
+    median_ns: impl Fn(u32, usize) -> Result<u64>,
+) -> Result<(u32, u64)> {
+    let once = median_ns(1, 1)?;
+    let trips = plan.compute_target_ns.div_ceil(once).clamp(1, 64) as u32;
+    Ok((trips, median_ns(trips, plan.repetitions.max(3))?))
+}
+
+/// `count` operations in `ns` nanoseconds, per second.
+fn per_second(count: u64, ns: u64) -> f64 {
+    count as f64 / (ns as f64 * 1e-9)
 }
 
 /// The median time of `launch` over `launches` launches, after the plan's

@@ -323,8 +323,7 @@ pub fn render_text(summary: &TrafficSummary, work: u64, source: &str) -> String 
     let visits = c.short_visits();
     let visited: u64 = visits.iter().sum();
     if visited > 0 {
-        let lengths = ["1", "2-3", "4-7", "8-15", "16-31", "32-63"];
-        let by_length: Vec<String> = lengths
+        let by_length: Vec<String> = clflow_traffic::visits::VISIT_LENGTHS
             .iter()
             .zip(visits)
             .filter(|(_, n)| *n > 0)

@@ -23,6 +23,9 @@ pub const VISIT_GAP: u64 = 256;
 /// 8–15, 16–31 and 32–63 lines (pages of 4 KiB hold 64 lines of 64 bytes).
 pub const VISIT_BUCKETS: usize = 6;
 
+/// Each bucket's lengths, as reports name them.
+pub const VISIT_LENGTHS: [&str; VISIT_BUCKETS] = ["1", "2-3", "4-7", "8-15", "16-31", "32-63"];
+
 /// Lines first touched in short visits, by the visit's length: bucket `b`
 /// holds visits of `2^b` to `2^(b+1) - 1` lines.
 pub type ShortVisits = [u64; VISIT_BUCKETS];
