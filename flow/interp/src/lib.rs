@@ -149,7 +149,8 @@ pub enum Tier {
 }
 
 /// How long a launch runs in the interpreter before the compiled tier
-/// takes it over (`Tier::Auto`): compiling a kernel takes a few
+/// takes it over (`Tier::Auto`), where the interpreter would take as long
+/// again or more to finish it: compiling a kernel takes a few
 /// milliseconds.
 pub const TIER_UP_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -693,7 +694,8 @@ impl Program {
                     .into(),
             ),
             (None, None) => Engine::Interpreted(format!(
-                "it ran in under {} ms, too short to pay for compiling",
+                "it ran in under {} ms, or had less than that left to run then: too short to \
+                 pay for compiling",
                 TIER_UP_AFTER.as_millis()
             )),
         };

@@ -355,6 +355,7 @@ pub fn run_groups(
 ) -> Result<Partial, Fault> {
     let groups = selection.len(launch);
     let next = AtomicU64::new(0);
+    let finished = AtomicU64::new(0);
     // The lowest work-group that faulted so far. Groups above it are not
     // started; groups below it (all taken already: groups are taken in
     // order) still run, so that the fault reported is always the first
@@ -407,7 +408,8 @@ pub fn run_groups(
                 })?;
             if !tracing {
                 // A traced run compiles once the sink estimates (below).
-                launch.native.check(launch);
+                let finished = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                launch.native.check(launch, finished, groups);
             }
             if let (Some(weights), Some(before)) = (selection.tally, before) {
                 let sum = tally(weights, &runner.partial, &before);

@@ -37,6 +37,7 @@ use crate::trace::{LineTouch, CHUNK_ACCESSES};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -517,12 +518,16 @@ enum Item {
 /// interpreter. Work-groups are independent, so a launch may switch
 /// between them: the interpreter starts, and once it has run for a while
 /// the kernel is compiled and the groups left run compiled. A launch over
-/// sooner never pays for compiling.
+/// sooner, or so nearly over then that the interpreter would finish
+/// before the compile, never pays for compiling.
 pub struct Tiering {
-    /// Compile once the launch has run this long; `None`: never (or
-    /// already done).
+    /// Compile once the launch has run this long, where the interpreter
+    /// has as long again or more left to run; `None`: never (or already
+    /// done).
     after: Option<Duration>,
     started: Instant,
+    /// Whether a worker compiles: the others go on interpreting.
+    claimed: AtomicBool,
     compiled: OnceLock<Result<Native, String>>,
 }
 
@@ -531,6 +536,7 @@ impl Tiering {
         Tiering {
             after: None,
             started: Instant::now(),
+            claimed: AtomicBool::new(false),
             compiled: OnceLock::new(),
         }
     }
@@ -564,13 +570,21 @@ impl Tiering {
         compiled.as_ref().ok()
     }
 
-    /// Compiles `launch`'s kernel if it is time (one thread compiles, the
-    /// others wait for it).
-    pub(super) fn check(&self, launch: &Launched<'_>) {
-        if let Some(after) = self.after {
-            if self.compiled.get().is_none() && self.started.elapsed() >= after {
-                self.compiled.get_or_init(|| Native::compile(launch));
-            }
+    /// Compiles `launch`'s kernel if it is time, `finished` of its
+    /// `groups` work-groups being done: one worker compiles, the others go
+    /// on interpreting meanwhile.
+    pub(super) fn check(&self, launch: &Launched<'_>, finished: u64, groups: u64) {
+        let Some(after) = self.after else {
+            return;
+        };
+        if self.claimed.load(Ordering::Relaxed) || self.compiled.get().is_some() {
+            return;
+        }
+        if !worth_compiling(self.started.elapsed(), after, finished, groups) {
+            return;
+        }
+        if !self.claimed.swap(true, Ordering::AcqRel) {
+            self.compiled.get_or_init(|| Native::compile(launch));
         }
     }
 
@@ -578,6 +592,14 @@ impl Tiering {
     pub fn outcome(&self) -> Option<&Result<Native, String>> {
         self.compiled.get()
     }
+}
+
+/// Whether a launch that has run `elapsed` and finished `finished` of its
+/// `groups` work-groups is worth compiling: it has run `after` or longer,
+/// and the interpreter, at its pace so far, has as long again left.
+fn worth_compiling(elapsed: Duration, after: Duration, finished: u64, groups: u64) -> bool {
+    let left = groups.saturating_sub(finished) as f64 / finished.max(1) as f64;
+    elapsed >= after && elapsed.mul_f64(left) >= after
 }
 
 /// The JIT module that owns the compiled code's memory.
@@ -598,5 +620,28 @@ impl Drop for Memory {
             // once it drops, nothing can call the code.
             unsafe { module.free_memory() };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worth_compiling;
+    use std::time::Duration;
+
+    #[test]
+    fn a_launch_compiles_after_10_ms_where_as_long_is_left() {
+        let ms = Duration::from_millis;
+        let after = ms(10);
+        // Not before 10 ms, however much is left.
+        assert!(!worth_compiling(ms(9), after, 1, 1000));
+        // At 12 ms with a fifth done: 48 ms left.
+        assert!(worth_compiling(ms(12), after, 200, 1000));
+        // Half done at 10 ms: 10 ms left, as long as the compile is taken to be.
+        assert!(worth_compiling(ms(10), after, 500, 1000));
+        // Three quarters done at 12 ms: 4 ms left, sooner over interpreted.
+        assert!(!worth_compiling(ms(12), after, 750, 1000));
+        assert!(!worth_compiling(ms(50), after, 1000, 1000));
+        // One of four large groups done at 30 ms: 90 ms left.
+        assert!(worth_compiling(ms(30), after, 1, 4));
     }
 }
