@@ -329,18 +329,20 @@ impl WorkItemWalks {
     fn follow(&mut self, site: u32, accesses: &[GlobalAccess], weight: u64, line_bytes: u64) {
         let row = self.rows.entry(site).or_default();
         let credits = &mut self.credits;
+        // In work-item order: the last is the highest.
+        let items = accesses.last().map_or(0, |a| a.item as usize + 1);
+        if items > row.len() {
+            row.resize(items, Walk::default());
+        }
         for a in accesses {
             let at = a.item as usize;
-            if at >= row.len() {
-                row.resize(at + 1, Walk::default());
-            }
             let buffer = a.buffer as usize;
             if buffer >= self.pages.len() {
                 self.pages.resize_with(buffer + 1, Vec::new);
             }
             let pages = &mut self.pages[buffer];
-            if at >= pages.len() {
-                pages.resize(at + 1, (0, 0));
+            if items > pages.len() {
+                pages.resize(items, (0, 0));
             }
             let page = a.offset / PAGE_BYTES;
             let warm = std::mem::replace(&mut pages[at], (self.group, page)) == (self.group, page);
@@ -419,6 +421,7 @@ struct Credits {
 impl Credits {
     /// Counts `walk`'s line strides at `site` where they were many,
     /// `weight` times.
+    #[inline]
     fn credit_lines(&mut self, site: u32, walk: &Walk, weight: u64) {
         if walk.lines >= LONG_LINE_WALK {
             *self.lines_by_site.entry(site).or_default() += walk.lines * weight;
@@ -426,10 +429,16 @@ impl Credits {
     }
 
     /// Counts `item`'s walk at `site` where it was long, `weight` times.
+    #[inline]
     fn credit(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
-        if walk.run < LONG_WALK {
-            return;
+        if walk.run >= LONG_WALK {
+            self.credit_long(site, item, walk, weight);
         }
+    }
+
+    /// [`Credits::credit`] of a long walk (rare: out of line).
+    #[inline(never)]
+    fn credit_long(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
         let (strides, walks) = self.by_site.entry(site).or_default();
         *strides += walk.run * weight;
         *walks += weight;
@@ -479,22 +488,24 @@ impl CoalescingAnalyzer {
             self.walks.group += 1;
             self.stretches.restart(0);
         }
-        for access in accesses {
-            self.stretches.add(access, self.line_shift);
-        }
         let mut rest = accesses;
         while let Some(first) = rest.first() {
-            let len = rest
-                .iter()
-                .position(|a| a.dispatch != first.dispatch)
-                .unwrap_or(rest.len());
+            // The dispatch's accesses, and whether they are one kind, in
+            // work-item order (as most are: taken as they are).
+            self.stretches.add(first, self.line_shift);
+            let mut len = 1;
+            let mut plain = true;
+            while let Some(a) = rest.get(len) {
+                if a.dispatch != first.dispatch {
+                    break;
+                }
+                self.stretches.add(a, self.line_shift);
+                plain &= a.kind == first.kind && a.item >= rest[len - 1].item;
+                len += 1;
+            }
             let (dispatch, after) = rest.split_at(len);
             rest = after;
-            // Most dispatches are one kind, in work-item order: taken as
-            // they are.
-            if dispatch.iter().all(|a| a.kind == first.kind)
-                && dispatch.is_sorted_by_key(|a| a.item)
-            {
+            if plain {
                 self.dispatch(first.kind, dispatch);
                 continue;
             }
@@ -538,6 +549,20 @@ impl CoalescingAnalyzer {
         stats.dispatches += weight;
         self.walks
             .follow(site, accesses, weight, 1 << self.line_shift);
+        if let Some(pattern) = one_pattern(accesses) {
+            // Every access has the same pattern: counted at once.
+            let buffer = accesses[0].buffer;
+            if !stats.buffers.contains(&buffer) {
+                stats.buffers.push(buffer);
+            }
+            let n = accesses.len() as u64;
+            stats.accesses.add(pattern, n * weight);
+            stats
+                .bytes
+                .add(pattern, n * accesses[0].bytes as u64 * weight);
+            stats.lines += weight * distinct_lines(accesses, self.line_shift, &mut self.lines);
+            return;
+        }
         // How far each access is from the next, where in the same buffer.
         let gaps = &mut self.gaps;
         gaps.clear();
@@ -603,6 +628,30 @@ impl CoalescingAnalyzer {
             page_walkers: self.walks.credits.walkers,
         }
     }
+}
+
+/// The pattern of every access of a dispatch (in work-item order), where
+/// it is one: two or more accesses of one size in one buffer, each the
+/// same distance from the next. Each then has a neighbour that distance
+/// away, and the table above gives the same pattern for all.
+fn one_pattern(accesses: &[GlobalAccess]) -> Option<Pattern> {
+    let (first, second) = (accesses.first()?, accesses.get(1)?);
+    let gap = first.offset.abs_diff(second.offset);
+    let same = |w: &[GlobalAccess]| {
+        w[1].buffer == first.buffer
+            && w[1].bytes == first.bytes
+            && w[0].offset.abs_diff(w[1].offset) == gap
+    };
+    if !accesses.windows(2).all(same) {
+        return None;
+    }
+    Some(if gap == first.bytes as u64 {
+        Pattern::Contiguous
+    } else if gap == 0 {
+        Pattern::Uniform
+    } else {
+        Pattern::Strided
+    })
 }
 
 /// Pushes `buffer`'s `lines` onto `out`, to be sorted and deduplicated:
@@ -735,6 +784,77 @@ mod tests {
         assert_eq!(report.bytes().uncoalesced(), 64);
         assert!((by_site(1).line_efficiency(64) - 1.0).abs() < 1e-12);
         assert!((by_site(0).line_efficiency(64) - 1.0 / 16.0).abs() < 1e-12);
+    }
+
+    /// Each access's pattern as the module's table says, neighbour by
+    /// neighbour: the analysis's counts, whether a dispatch is counted at
+    /// once or access by access, are these.
+    #[test]
+    fn every_dispatch_counts_as_the_table_says() {
+        use rand_core::Rng;
+        let mut rng = rand_pcg::Pcg64Mcg::new(5);
+        let mut dispatches = Vec::new();
+        for d in 0..600u32 {
+            let n = 1 + rng.next_u32() % 12;
+            let bytes = [4, 8][rng.next_u32() as usize % 2];
+            let gap = [0, u64::from(bytes), 16, 100][rng.next_u32() as usize % 4];
+            let base = 4096 + 4 * u64::from(rng.next_u32() % 64);
+            let dispatch: Vec<GlobalAccess> = (0..n)
+                .map(|i| {
+                    let mut a = access(i, base + u64::from(i) * gap, bytes, d);
+                    a.site = d;
+                    match rng.next_u32() % 10 {
+                        // Now and then a neighbour elsewhere, in another
+                        // buffer, or of another size.
+                        0 => a.offset = u64::from(rng.next_u32() % 8192),
+                        1 => a.buffer = 1,
+                        2 => a.bytes = 16,
+                        _ => {}
+                    }
+                    a
+                })
+                .collect();
+            dispatches.push(dispatch);
+        }
+        let report = analyse(&[dispatches.concat()]);
+        for dispatch in &dispatches {
+            let (mut accesses, mut bytes) = (PatternCounts::default(), PatternCounts::default());
+            for (k, a) in dispatch.iter().enumerate() {
+                let gap =
+                    |b: &GlobalAccess| (b.buffer == a.buffer).then(|| a.offset.abs_diff(b.offset));
+                let before = k.checked_sub(1).and_then(|b| gap(&dispatch[b]));
+                let after = dispatch.get(k + 1).and_then(gap);
+                let gaps: Vec<_> = dispatch
+                    .windows(2)
+                    .map(|w| {
+                        (w[0].buffer == w[1].buffer).then(|| w[0].offset.abs_diff(w[1].offset))
+                    })
+                    .collect();
+                let regular =
+                    gaps.first().is_some_and(Option::is_some) && gaps.iter().all(|g| *g == gaps[0]);
+                let pattern = if [before, after].contains(&Some(a.bytes as u64)) {
+                    Pattern::Contiguous
+                } else if [before, after].contains(&Some(0)) {
+                    Pattern::Uniform
+                } else if regular {
+                    Pattern::Strided
+                } else {
+                    Pattern::Scattered
+                };
+                accesses.add(pattern, 1);
+                bytes.add(pattern, a.bytes as u64);
+            }
+            let site = report
+                .sites
+                .iter()
+                .find(|s| s.site == dispatch[0].site)
+                .unwrap();
+            assert_eq!(
+                (site.accesses, site.bytes),
+                (accesses, bytes),
+                "{dispatch:?}"
+            );
+        }
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub fn format_size(bytes: u64) -> String {
 
 /// A run is judged once a simulation has seen this share of the exact
 /// limit ([`lru::EXACT_TOUCHES`]): whether it will be long.
-const EARLY_SHARE: u64 = 16;
+const EARLY_SHARE: u64 = 64;
 
 /// A run foretold to make this many times the exact limit of line touches
 /// or more samples from the moment it is judged ([`EARLY_SHARE`]).
@@ -140,7 +140,7 @@ const LONG_RUN: u64 = 2;
 /// Once a simulation has seen this share of the exact limit, a run
 /// foretold to reach the limit is foreseen to sample, and the kernel may
 /// compile meanwhile ([`AccessSink::foresees_reordering`]).
-const FORESIGHT_SHARE: u64 = 64;
+const FORESIGHT_SHARE: u64 = 256;
 
 /// Batches a stage may have queued before the run waits for it.
 const STAGE_QUEUE: usize = 4;
@@ -214,12 +214,7 @@ impl<R: Send + 'static> Stage<R> {
 
 fn simulate(sim: &mut LruSimulator, delivered: &Delivered) {
     match delivered {
-        Delivered::Accesses { list, .. } => {
-            for a in list.iter() {
-                let kind = (a.kind.reads(), a.kind.writes());
-                sim.access(a.buffer, a.offset, a.bytes, kind, a.site);
-            }
-        }
+        Delivered::Accesses { list, .. } => sim.accesses(list),
         Delivered::Lines {
             touches,
             touch_shift,
@@ -1186,17 +1181,17 @@ mod tests {
         assert_eq!(summary.coalescing.page_walk_bytes, 8 << 20);
     }
 
-    /// A run whose first sixteenth of the exact limit, over its first
+    /// A run whose first sixty-fourth of the exact limit, over its first
     /// work-groups, foretells twice the limit or more samples from there,
     /// and may hand over line touches; a shorter one is followed whole.
     #[test]
     fn a_run_foretold_long_samples_early() {
         let run = |groups: u64| run_of_groups(groups, 16, None);
-        // 256 touches after 16 groups of 1,000: 16,000 foretold; foreseen
-        // after 64 touches, so that the kernel compiles meanwhile.
+        // 64 touches after 4 groups of 1,000: 16,000 foretold; foreseen
+        // after 16 touches, so that the kernel compiles meanwhile.
         let (from, long, foreseen) = run(1000);
-        assert_eq!(from, Some(15));
-        assert_eq!(foreseen, Some(3));
+        assert_eq!(from, Some(3));
+        assert_eq!(foreseen, Some(0));
         let curve = long.curve(64).unwrap();
         assert!(curve.sampled_one_in() > 1);
         assert_eq!(curve.compulsory().read_bytes, 64 * 16 * 1000);
@@ -1207,9 +1202,9 @@ mod tests {
         assert_eq!((from, foreseen), (None, None));
         assert_eq!(short.curve(64).unwrap().sampled_one_in(), 1);
         // 300 groups: 4,800 touches, past the limit but not foretold long;
-        // foreseen after 64 touches all the same, for it samples at the limit.
+        // foreseen after 16 touches all the same, for it samples at the limit.
         let (from, _, foreseen) = run(300);
-        assert_eq!((from, foreseen), (Some(255), Some(3)));
+        assert_eq!((from, foreseen), (Some(255), Some(0)));
         // A 512 KiB cache probed (8,192 lines, the fewest that let the pass
         // sample): groups of 512 lines may come in another order, groups
         // of 513 may not, and are traced whole.

@@ -49,11 +49,15 @@
 use crate::coalescing::PAGE_BYTES;
 use crate::fenwick::BitCounts;
 use crate::visits::{PageVisits, ShortVisits};
-use clflow_counts::access::LineTouch;
+use clflow_counts::access::{GlobalAccess, LineTouch};
 use serde::{Deserialize, Serialize};
 
 /// Line touches followed in full before the pass samples.
 pub const EXACT_TOUCHES: u64 = 1 << 22;
+
+/// A pass told to sample early ([`LruSimulator::sample_now`]) halves its
+/// rate first after this share of the exact limit: 262,144 touches.
+pub const EARLY_HALVING: u64 = 16;
 
 /// The fewest followed lines the smallest probed cache may hold: the
 /// rate stops halving there. A distance of `n` followed lines estimates
@@ -270,9 +274,13 @@ impl LruSimulator {
     }
 
     /// Samples from the next line touch on, however few came so far (a
-    /// run that will be long: see `TrafficAnalysis`).
+    /// run that will be long: see `TrafficAnalysis`), but halves the rate
+    /// first no sooner than [`EARLY_HALVING`] of the way to the exact
+    /// limit: the halvings that follow each double the touches seen, so an
+    /// earlier first one would leave the curve's small caches unresolved.
     pub fn sample_now(&mut self) {
-        self.next_halving = self.next_halving.min(self.seen);
+        let first = self.seen.max(self.next_halving / EARLY_HALVING);
+        self.next_halving = self.next_halving.min(first);
     }
 
     /// One access of `bytes` bytes at `offset` in buffer `buffer`; every
@@ -295,6 +303,88 @@ impl LruSimulator {
         let last = base + ((offset + bytes as u64 - 1) >> self.line_shift);
         for line in first..=last.min(end.saturating_sub(1)) {
             self.line(line, reads, writes, site);
+        }
+    }
+
+    /// A work-group's accesses in the order they were made, as
+    /// [`LruSimulator::access`] takes each. A row of work-items reading or
+    /// writing one line (a broadcast, a unit-stride dispatch) touches it
+    /// again and again with nothing between: such runs are taken together
+    /// ([`LruSimulator::repeat`]).
+    pub fn accesses(&mut self, accesses: &[GlobalAccess]) {
+        // The run being gathered: the line, its kind and site, and the
+        // touches after its first.
+        let mut run: Option<(u64, (bool, bool), u32)> = None;
+        let mut again = 0;
+        for a in accesses {
+            let kind = (a.kind.reads(), a.kind.writes());
+            let line = self.only_line(a);
+            if line.is_some() && line.map(|l| (l, kind, a.site)) == run {
+                again += 1;
+                continue;
+            }
+            if let Some((line, (reads, writes), site)) = run {
+                self.repeat(line, reads, writes, site, std::mem::take(&mut again));
+            }
+            self.access(a.buffer, a.offset, a.bytes, kind, a.site);
+            run = line.map(|l| (l, kind, a.site));
+        }
+        if let Some((line, (reads, writes), site)) = run {
+            self.repeat(line, reads, writes, site, again);
+        }
+    }
+
+    /// The line (an index into `lines`) that holds all of an access, where
+    /// one does.
+    fn only_line(&self, a: &GlobalAccess) -> Option<u64> {
+        let b = a.buffer as usize;
+        if a.bytes == 0 || b + 1 >= self.first_line.len() {
+            return None;
+        }
+        let first = a.offset >> self.line_shift;
+        let last = (a.offset + u64::from(a.bytes) - 1) >> self.line_shift;
+        let line = self.first_line[b] + first;
+        (first == last && line < self.first_line[b + 1]).then_some(line)
+    }
+
+    /// `times` more touches of `line`, the line touched last: each a hit at
+    /// distance 0 in every cache, taken together where no halving of the
+    /// rate falls among them.
+    fn repeat(&mut self, line: u64, reads: bool, writes: bool, site: u32, times: u64) {
+        if times == 0 {
+            return;
+        }
+        let bulk = self.seen + times <= self.next_halving
+            && self.probes.iter().all(|p| p.lines > 0)
+            && (!follows(line, self.shift) || self.last_line == line as u32);
+        if !bulk {
+            for _ in 0..times {
+                self.line(line, reads, writes, site);
+            }
+            return;
+        }
+        self.seen += times;
+        if writes {
+            self.marks[line as usize] |= STORED;
+        }
+        if !follows(line, self.shift) {
+            return;
+        }
+        let weight = times << self.shift;
+        if writes && !self.probes.is_empty() {
+            self.store_site[line as usize] = site;
+        }
+        if reads {
+            bump(&mut self.load_distances, 0, weight);
+        } else if writes {
+            bump(&mut self.store_distances, 0, weight);
+        }
+        let state = &mut self.lines[line as usize];
+        if state.since_store != NEVER_STORED {
+            state.since_store = state.since_store.max(0);
+        }
+        if writes {
+            state.since_store = -1;
         }
     }
 
@@ -857,6 +947,57 @@ mod tests {
             assert_eq!(a.at_lines(lines), t.at_lines(lines), "{lines} lines");
         }
         assert_eq!(a.lines_touched(), t.lines_touched());
+    }
+
+    /// Runs of accesses to one line (a dispatch's broadcast or unit-stride
+    /// row), taken together, leave the pass as taken one by one: with
+    /// probes, and where the rate halves in the middle of a run.
+    #[test]
+    fn runs_of_one_line_count_as_their_accesses() {
+        use clflow_counts::access::AccessKind;
+        use rand_core::Rng;
+        let mut rng = Pcg64Mcg::new(11);
+        let buffers = [300 * 64, 40 * 64];
+        let mut accesses = Vec::new();
+        for k in 0..3000u32 {
+            let buffer = rng.next_u32() % 2;
+            let lines = buffers[buffer as usize] / 64;
+            let line = rng.next_u64() % lines;
+            let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Atomic]
+                [rng.next_u32() as usize % 3];
+            // Now and then an access that spans two lines, or none.
+            let (offset, bytes) = match rng.next_u32() % 8 {
+                0 if line + 1 < lines => (line * 64 + 60, 8),
+                1 => (line * 64, 0),
+                _ => (line * 64 + 4 * u64::from(rng.next_u32() % 15), 4),
+            };
+            for _ in 0..1 + rng.next_u32() % 20 {
+                accesses.push(GlobalAccess {
+                    offset,
+                    buffer,
+                    bytes,
+                    site: k % 7,
+                    dispatch: k,
+                    item: 0,
+                    kind,
+                    atomic: false,
+                    phase: 0,
+                });
+            }
+        }
+        // Probed and exact; sampled from the 1,000th touch.
+        for (probes, exact) in [(&[64, 320, 4096][..], EXACT_TOUCHES), (&[], 1000)] {
+            let make = || LruSimulator::with_stamps(64, &buffers, 8, exact).probing(probes);
+            let (mut together, mut one_by_one) = (make(), make());
+            together.accesses(&accesses);
+            for a in &accesses {
+                let kind = (a.kind.reads(), a.kind.writes());
+                one_by_one.access(a.buffer, a.offset, a.bytes, kind, a.site);
+            }
+            let (t, o) = (together.finish(), one_by_one.finish());
+            assert!(o.followed_whole.is_some() || !o.by_site.is_empty());
+            assert_eq!(format!("{t:?}"), format!("{o:?}"));
+        }
     }
 
     #[test]

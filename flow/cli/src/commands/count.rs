@@ -62,12 +62,13 @@ count 2; vector operations count one per lane.
 associative LRU cache (write-back, no read on a store miss): Q DRAM lies between the
 compulsory traffic (each line once) and, for a tiny cache, the line-granular traffic of every
 access. Sizes take B, KiB, MiB or GiB (K, M, G and KB, MB, GB mean the same); the line is 64
-bytes unless given. Past its first 4,194,304 line touches (262,144 where those foretell a run
-of twice as many or more) the simulation follows a sample of the lines (chosen by a hash of the
-address, fewer as the run goes on, never fewer than 4,096 in the cache asked for) and says so:
-the figures there are estimates, those of a cache that holds every line stay exact. From there
-on the work-groups run compiled, one work-item after another, but for a sample of them traced
-whole for the coalescing table (see the README).
+bytes unless given. Past its first 4,194,304 line touches (262,144 where the first 65,536
+foretell a run of twice as many or more) the simulation follows a sample of the lines (chosen
+by a hash of the address, fewer as the run goes on, never fewer than 4,096 in the cache asked
+for) and says so: the figures there are estimates, those of a cache that holds every line stay
+exact. From the limit, or from where a run is foretold so, the work-groups run compiled, one
+work-item after another, but for a sample of them traced whole for the coalescing table (see
+the README).
 
 Faults: a work-item that accesses memory out of bounds, through a NULL, invalid or misaligned
 pointer, or divides by zero is stopped there, and the count goes on without it. Each fault
