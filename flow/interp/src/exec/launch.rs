@@ -409,7 +409,8 @@ pub fn run_groups(
             if !tracing {
                 // A traced run compiles once the sink estimates (below).
                 let finished = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                launch.native.check(launch, finished, groups);
+                let waiting = groups.saturating_sub(next.load(Ordering::Relaxed));
+                launch.native.check(launch, finished, waiting);
             }
             if let (Some(weights), Some(before)) = (selection.tally, before) {
                 let sum = tally(weights, &runner.partial, &before);

@@ -571,16 +571,17 @@ impl Tiering {
     }
 
     /// Compiles `launch`'s kernel if it is time, `finished` of its
-    /// `groups` work-groups being done: one worker compiles, the others go
-    /// on interpreting meanwhile.
-    pub(super) fn check(&self, launch: &Launched<'_>, finished: u64, groups: u64) {
+    /// work-groups being done and `waiting` not yet started (those could
+    /// run compiled): one worker compiles, the others go on interpreting
+    /// meanwhile.
+    pub(super) fn check(&self, launch: &Launched<'_>, finished: u64, waiting: u64) {
         let Some(after) = self.after else {
             return;
         };
         if self.claimed.load(Ordering::Relaxed) || self.compiled.get().is_some() {
             return;
         }
-        if !worth_compiling(self.started.elapsed(), after, finished, groups) {
+        if !worth_compiling(self.started.elapsed(), after, finished, waiting) {
             return;
         }
         if !self.claimed.swap(true, Ordering::AcqRel) {
@@ -594,11 +595,12 @@ impl Tiering {
     }
 }
 
-/// Whether a launch that has run `elapsed` and finished `finished` of its
-/// `groups` work-groups is worth compiling: it has run `after` or longer,
-/// and the interpreter, at its pace so far, has as long again left.
-fn worth_compiling(elapsed: Duration, after: Duration, finished: u64, groups: u64) -> bool {
-    let left = groups.saturating_sub(finished) as f64 / finished.max(1) as f64;
+/// Whether a launch that has run `elapsed`, finished `finished` work-groups
+/// and not yet started `waiting` is worth compiling: it has run `after` or
+/// longer, and the interpreter, at its pace so far, would take as long
+/// again over the groups waiting (those started finish as they began).
+fn worth_compiling(elapsed: Duration, after: Duration, finished: u64, waiting: u64) -> bool {
+    let left = waiting as f64 / finished.max(1) as f64;
     elapsed >= after && elapsed.mul_f64(left) >= after
 }
 
@@ -633,15 +635,17 @@ mod tests {
         let ms = Duration::from_millis;
         let after = ms(10);
         // Not before 10 ms, however much is left.
-        assert!(!worth_compiling(ms(9), after, 1, 1000));
+        assert!(!worth_compiling(ms(9), after, 1, 999));
         // At 12 ms with a fifth done: 48 ms left.
-        assert!(worth_compiling(ms(12), after, 200, 1000));
+        assert!(worth_compiling(ms(12), after, 200, 800));
         // Half done at 10 ms: 10 ms left, as long as the compile is taken to be.
-        assert!(worth_compiling(ms(10), after, 500, 1000));
+        assert!(worth_compiling(ms(10), after, 500, 500));
         // Three quarters done at 12 ms: 4 ms left, sooner over interpreted.
-        assert!(!worth_compiling(ms(12), after, 750, 1000));
-        assert!(!worth_compiling(ms(50), after, 1000, 1000));
-        // One of four large groups done at 30 ms: 90 ms left.
-        assert!(worth_compiling(ms(30), after, 1, 4));
+        assert!(!worth_compiling(ms(12), after, 750, 250));
+        assert!(!worth_compiling(ms(50), after, 1000, 0));
+        // One of four large groups done at 30 ms, one waiting: 30 ms left.
+        assert!(worth_compiling(ms(30), after, 1, 1));
+        // One of three done, the other two started: none could run compiled.
+        assert!(!worth_compiling(ms(30), after, 1, 0));
     }
 }
