@@ -170,8 +170,9 @@ pub struct CountArgs {
     simd: bool,
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled
     /// tier can run (no work-group functions, printf, images, async copies or atomics whose old
-    /// value is used) is compiled to native code once it has run 10 ms, and goes on several
-    /// times faster with the same counts and outputs; -v says which ran and why.
+    /// value is used) is compiled to native code once it has run 10 ms with as long again left
+    /// to run, and goes on several times faster with the same counts and outputs; -v says which
+    /// ran and why.
     #[arg(long, conflicts_with = "compile")]
     interpret: bool,
     /// Compile the kernel before the launch starts, however short it is (to compare with
