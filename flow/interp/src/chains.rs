@@ -67,6 +67,25 @@ impl Chain {
 /// more keeps its blocks' own chains.
 const MAX_PATHS: usize = 64;
 
+/// The runs of `calls` (their (start, end) pcs) made inside the kernel's
+/// loops between barriers: each call's block's `hits`.
+pub fn looped_calls(p: &Program, calls: &[(Pc, Pc)], hits: &[u64]) -> u64 {
+    let looped = in_loops_between_barriers(&p.code, &p.cases);
+    let block_at = |pc: usize| {
+        p.code[..=pc].iter().rev().find_map(|op| match op {
+            Op::Block { block, .. } => Some(*block as usize),
+            _ => None,
+        })
+    };
+    calls
+        .iter()
+        .map(|&(start, _)| start as usize)
+        .filter(|&start| looped[start])
+        .filter_map(block_at)
+        .map(|block| hits[block])
+        .sum()
+}
+
 /// Each block's carried chain: none outside loops, and in blocks that
 /// carry nothing. A loop whose body is several blocks (a branch in it, as
 /// `acc = isnan(x) ? acc + x : fmax(acc, x)` compiles to) may carry a chain

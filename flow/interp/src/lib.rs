@@ -916,19 +916,7 @@ fn loop_chains(
         kept.extend_from_slice(&p.other_calls);
         kept.sort_unstable();
     }
-    let looped = program::in_loops_between_barriers(&p.code, &p.cases);
-    for &(start, _) in &kept {
-        let block = p.code[..=start as usize]
-            .iter()
-            .rev()
-            .find_map(|op| match op {
-                bytecode::Op::Block { block, .. } => Some(*block as usize),
-                _ => None,
-            });
-        if let (Some(block), true) = (block, looped[start as usize]) {
-            total.calls += partial.hits[block];
-        }
-    }
+    total.calls = chains::looped_calls(p, &kept, &partial.hits);
     let chains = chains::block_chains(p, &kept);
     for ((chain, n), hits) in chains.iter().zip(steps).zip(&partial.hits) {
         if chain.cycles > 0 {
