@@ -396,6 +396,8 @@ mod tests {
                 kind: AccessKind::Load,
                 atomic: false,
                 phase: 0,
+                lanes: 1,
+                contiguous: false,
             })
             .collect()
     }

@@ -25,14 +25,14 @@ impl AccessKind {
     }
 }
 
-/// One work-item's access to a global or constant buffer.
+/// One work-item's access to a global or constant buffer, or where the
+/// sink takes runs ([`AccessSink::takes_runs`]) a run of them: `lanes`
+/// work-items in a row making the same access, each at the bytes the one
+/// before accessed or right after them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GlobalAccess {
-    /// Byte offset into the buffer.
+    /// Byte offset into the buffer (of the run's first work-item).
     pub offset: u64,
-    /// The buffer: the kernel argument's index, or for program-scope
-    /// variables the index after the last argument (see [`TraceBuffer`]).
-    pub buffer: u32,
     /// Bytes accessed together (a whole vector or struct).
     pub bytes: u32,
     /// The bytecode instruction that made it; `clflow_interp::Program::site`
@@ -41,14 +41,130 @@ pub struct GlobalAccess {
     /// Accesses with the same dispatch number were made by one instruction
     /// run for several work-items together.
     pub dispatch: u32,
-    /// The work-item's linear id within its work-group.
+    /// The work-item's linear id within its work-group (the run's first).
     pub item: u32,
-    pub kind: AccessKind,
-    /// Made by an atomic function (`atomic_add`, `atomic_load`, ...).
-    pub atomic: bool,
+    /// The buffer: the kernel argument's index, or for program-scope
+    /// variables the index after the last argument (see [`TraceBuffer`]).
+    pub buffer: u16,
     /// Barriers the work-group had passed, modulo 2^16: accesses of one
     /// work-group with the same phase had no barrier between them.
     pub phase: u16,
+    pub kind: AccessKind,
+    /// Made by an atomic function (`atomic_add`, `atomic_load`, ...).
+    pub atomic: bool,
+    /// The work-items of the run: `item` and those after it (1: one
+    /// work-item's access, as every access is where the sink takes no
+    /// runs).
+    pub lanes: u8,
+    /// Whether each work-item of the run accesses the bytes right after the
+    /// previous one's, rather than the same bytes.
+    pub contiguous: bool,
+}
+
+/// The most buffers a trace names: [`GlobalAccess::buffer`]'s range.
+pub const MOST_TRACE_BUFFERS: usize = u16::MAX as usize + 1;
+
+impl GlobalAccess {
+    /// How far each work-item of the run accesses from the one before.
+    pub fn stride(&self) -> u64 {
+        if self.contiguous {
+            u64::from(self.bytes)
+        } else {
+            0
+        }
+    }
+
+    /// The run's last work-item.
+    pub fn last_item(&self) -> u32 {
+        self.item + u32::from(self.lanes) - 1
+    }
+
+    /// The access of the run's `k`th work-item alone.
+    pub fn lane(&self, k: u8) -> GlobalAccess {
+        GlobalAccess {
+            offset: self.offset + u64::from(k) * self.stride(),
+            item: self.item + u32::from(k),
+            lanes: 1,
+            contiguous: false,
+            ..*self
+        }
+    }
+
+    /// Each work-item's access alone, in order.
+    pub fn each_lane(&self) -> impl Iterator<Item = GlobalAccess> + '_ {
+        (0..self.lanes).map(|k| self.lane(k))
+    }
+
+    /// Takes `next` into the run, where it is the next work-item's access
+    /// at the same instruction, the same size, at the bytes the run's last
+    /// work-item accessed or right after them; false where it is not (or
+    /// the run is full).
+    #[inline(always)]
+    pub fn absorb(&mut self, next: &GlobalAccess) -> bool {
+        if next.dispatch != self.dispatch
+            || next.item != self.item + u32::from(self.lanes)
+            || next.buffer != self.buffer
+            || next.bytes != self.bytes
+            || next.kind != self.kind
+            || self.lanes == u8::MAX
+        {
+            return false;
+        }
+        // (One dispatch is one instruction between two barriers: its site,
+        // atomicity and phase are the run's.)
+        let last = self.offset + u64::from(self.lanes - 1) * self.stride();
+        if self.lanes == 1 && next.offset == last + u64::from(self.bytes) && self.bytes > 0 {
+            self.contiguous = true;
+        } else if next.offset != last + self.stride() {
+            return false;
+        }
+        self.lanes += 1;
+        true
+    }
+
+    /// The lines (of `1 << shift` bytes) the run's accesses touch, first
+    /// to last: all of them, for a contiguous run. Not for 0 bytes.
+    pub fn lines(&self, shift: u32) -> std::ops::RangeInclusive<u64> {
+        let end = self.offset + u64::from(self.lanes - 1) * self.stride() + u64::from(self.bytes);
+        (self.offset >> shift)..=((end - 1) >> shift)
+    }
+
+    /// The line touches of the run's work-items, each touching every line
+    /// its own access spans.
+    pub fn line_touches(&self, shift: u32) -> u64 {
+        if self.bytes == 0 {
+            return 0;
+        }
+        let lanes = u64::from(self.lanes);
+        if !self.contiguous {
+            let lines = self.lines(shift);
+            return (lines.end() - lines.start() + 1) * lanes;
+        }
+        let bytes = u64::from(self.bytes);
+        if bytes.is_power_of_two() && bytes <= 1 << shift && self.offset.is_multiple_of(bytes) {
+            // Each work-item's access lies in one line.
+            return lanes;
+        }
+        self.each_lane()
+            .map(|a| {
+                let lines = a.lines(shift);
+                lines.end() - lines.start() + 1
+            })
+            .sum()
+    }
+}
+
+/// `accesses` (each one work-item's, in the order made) with each run of
+/// like accesses taken into one record, as a run hands them to a sink that
+/// takes runs ([`GlobalAccess::absorb`]).
+pub fn runs(accesses: impl IntoIterator<Item = GlobalAccess>) -> Vec<GlobalAccess> {
+    let mut runs: Vec<GlobalAccess> = Vec::new();
+    for access in accesses {
+        if !runs.last_mut().is_some_and(|run| run.absorb(&access)) {
+            runs.push(access);
+        }
+    }
+    runs
 }
 
 /// A buffer the trace's accesses refer to.
@@ -80,6 +196,14 @@ pub trait AccessSink {
     fn wants_local(&self) -> bool {
         false
     }
+    /// Whether the sink takes a run of work-items' like accesses as one
+    /// record ([`GlobalAccess::lanes`]): a row of work-items reading one
+    /// address, or each the word after the one before, makes one record
+    /// rather than one each.
+    fn takes_runs(&self) -> bool {
+        false
+    }
+
     /// Called for every work-group in increasing order of its linear index
     /// (work-groups without global accesses included). A large work-group's
     /// accesses come in several calls, in order, each of whole dispatches.
@@ -255,6 +379,113 @@ impl Drop for Pooled {
 }
 
 #[cfg(test)]
+mod run_tests {
+    use super::*;
+
+    /// Work-item `item`'s load of 4 bytes at `offset` in dispatch
+    /// `dispatch`.
+    fn load(item: u32, offset: u64, dispatch: u32) -> GlobalAccess {
+        GlobalAccess {
+            offset,
+            bytes: 4,
+            site: 7,
+            dispatch,
+            item,
+            buffer: 1,
+            phase: 0,
+            kind: AccessKind::Load,
+            atomic: false,
+            lanes: 1,
+            contiguous: false,
+        }
+    }
+
+    #[test]
+    fn a_run_takes_the_next_work_items_like_access_and_gives_each_back() {
+        // Four work-items reading one word, four reading words in a row, one
+        // a word further on (no run), and one row split by a new dispatch.
+        let mut lanes: Vec<GlobalAccess> = (0..4).map(|i| load(i, 64, 0)).collect();
+        lanes.extend((4..8).map(|i| load(i, 4 * u64::from(i), 0)));
+        lanes.push(load(8, 40, 0));
+        lanes.extend((9..11).map(|i| load(i, 4 * u64::from(i), 1)));
+        let runs = runs(lanes.iter().copied());
+        let shapes: Vec<(u32, u8, bool)> = runs
+            .iter()
+            .map(|r| (r.item, r.lanes, r.contiguous))
+            .collect();
+        assert_eq!(
+            shapes,
+            [(0, 4, false), (4, 4, true), (8, 1, false), (9, 2, true)]
+        );
+        assert_eq!(runs[1].last_item(), 7);
+        let back: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
+        assert_eq!(back, lanes);
+    }
+
+    #[test]
+    fn a_run_stops_at_another_size_kind_buffer_item_or_its_longest() {
+        let first = load(0, 0, 0);
+        let others = [
+            GlobalAccess {
+                bytes: 8,
+                ..load(1, 4, 0)
+            },
+            GlobalAccess {
+                kind: AccessKind::Store,
+                ..load(1, 4, 0)
+            },
+            GlobalAccess {
+                buffer: 2,
+                ..load(1, 4, 0)
+            },
+            load(2, 4, 0),
+            load(1, 8, 0),
+        ];
+        for other in others {
+            let mut run = first;
+            assert!(!run.absorb(&other), "{other:?}");
+        }
+        let row = runs((0..600).map(|i| load(i, 0, 0)));
+        let lanes: Vec<u8> = row.iter().map(|r| r.lanes).collect();
+        assert_eq!(lanes, [255, 255, 90]);
+        // An access of no bytes repeats, and never runs on contiguously.
+        let empty = GlobalAccess {
+            bytes: 0,
+            ..load(0, 0, 0)
+        };
+        let row = runs((0..3).map(|i| GlobalAccess { item: i, ..empty }));
+        assert_eq!((row.len(), row[0].lanes, row[0].contiguous), (1, 3, false));
+    }
+
+    #[test]
+    fn a_runs_line_touches_are_its_work_items() {
+        // Every size from 1 to 96 bytes, at every offset in a line, in
+        // contiguous runs and in rows reading one place.
+        for bytes in 1..=96u32 {
+            for offset in 0..64u64 {
+                for contiguous in [false, true] {
+                    let run = GlobalAccess {
+                        bytes,
+                        offset,
+                        lanes: 9,
+                        contiguous,
+                        ..load(0, 0, 0)
+                    };
+                    let each: u64 = run
+                        .each_lane()
+                        .map(|a| a.lines(6).end() - a.lines(6).start() + 1)
+                        .sum();
+                    assert_eq!(run.line_touches(6), each, "{run:?}");
+                    let first = run.lane(0).lines(6);
+                    let last = run.lane(8).lines(6);
+                    assert_eq!(run.lines(6), *first.start()..=*last.end());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod pool_tests {
     use super::*;
 
@@ -273,6 +504,8 @@ mod pool_tests {
             kind: AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         });
         let at = list.as_ptr();
         let pooled = Pooled::new(list, Arc::clone(&pool));

@@ -659,6 +659,13 @@ impl Program {
                     }
                 }));
             }
+            if buffers.len() > clflow_counts::access::MOST_TRACE_BUFFERS {
+                return Err(launch_error(format!(
+                    "{} buffers are more than a trace can name ({})",
+                    buffers.len(),
+                    clflow_counts::access::MOST_TRACE_BUFFERS
+                )));
+            }
             sink.buffers(&buffers);
             sink.work_groups(launched.geometry.groups.iter().product());
         }

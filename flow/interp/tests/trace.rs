@@ -74,7 +74,7 @@ fn every_access_arrives_in_work_group_order_with_its_work_item() {
         // Per work-item: index (load), the 16 bytes of in[index] (as one
         // float4 load or one per lane: the compiler decides), out (store);
         // and one atomic per group.
-        let of = |b: u32| accesses.iter().filter(move |a| a.buffer == b);
+        let of = |b: u32| accesses.iter().filter(move |a| u32::from(a.buffer) == b);
         assert_eq!(
             of(1).count() + of(2).count() + of(3).count(),
             2 * 32 + 1,
@@ -297,7 +297,10 @@ fn a_sink_that_asks_gets_local_accesses_with_the_barriers_passed() {
         .unwrap() as u32;
     assert!(tile >= 3);
     for (_, accesses) in &recording.groups {
-        let local: Vec<_> = accesses.iter().filter(|a| a.buffer == tile).collect();
+        let local: Vec<_> = accesses
+            .iter()
+            .filter(|a| u32::from(a.buffer) == tile)
+            .collect();
         // Each work-item stores its slot before the barrier, and loads its
         // mirror's after it.
         assert_eq!(local.len(), 32);
@@ -476,7 +479,7 @@ fn as_line_touches(accesses: &[GlobalAccess], items: u32) -> (Vec<clflow_interp:
             };
             bytes += a.bytes as u64 * if a.kind == AccessKind::Atomic { 2 } else { 1 };
             for line in a.offset / 64..=(a.offset + a.bytes as u64 - 1) / 64 {
-                let key = LineTouch::key(a.buffer, line);
+                let key = LineTouch::key(a.buffer.into(), line);
                 let slot = &mut table[LineTouch::slot(key) as usize];
                 if slot.0 == key {
                     touches[slot.1].kind |= kind & LineTouch::WRITES;
@@ -674,4 +677,91 @@ fn a_sink_that_panics_ends_the_run_rather_than_leave_its_workers_waiting() {
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the run ends instead of waiting for ever");
     assert!(panicked, "the sink's panic reaches the caller");
+}
+
+/// Keeps everything it is given, taking runs.
+#[derive(Default)]
+struct RunRecording(Recording);
+
+impl AccessSink for RunRecording {
+    fn buffers(&mut self, buffers: &[TraceBuffer]) {
+        self.0.buffers(buffers);
+    }
+
+    fn takes_runs(&self) -> bool {
+        true
+    }
+
+    fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
+        self.0.work_group(group, accesses);
+    }
+}
+
+const PRODUCT: &str = r#"
+__kernel void product(__global const float *a, __global const float *b,
+                      __global float *c, uint n) {
+  uint col = get_global_id(0), row = get_global_id(1);
+  float sum = 0.0f;
+  for (uint k = 0; k < n; k++)
+    sum += a[row * n + k] * b[k * n + col];
+  if (col % 5 != 3)
+    c[row * n + col] = sum;
+}"#;
+
+#[test]
+fn a_sink_that_takes_runs_gets_each_row_of_like_accesses_as_one_record() {
+    // Rows of 16 work-items read one word of `a` and 16 words in a row of
+    // `b`; the stores leave one work-item in five out.
+    let n = 32u32;
+    let matrix: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
+    let launch = launch(
+        "product",
+        &[n as u64, n as u64],
+        Some(&[16, 8]),
+        vec![
+            f32s(&matrix),
+            f32s(&matrix),
+            f32s(&vec![0.0; (n * n) as usize]),
+            scalar(n.to_le_bytes()),
+        ],
+    );
+    let program = program(PRODUCT, "product");
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let mut each = Recording::default();
+    program.run_traced(&launch, &options, &mut each).unwrap();
+    let mut runs = RunRecording::default();
+    program.run_traced(&launch, &options, &mut runs).unwrap();
+
+    let records = |r: &Recording| r.groups.iter().map(|(_, a)| a.len()).sum::<usize>();
+    let lanes = records(&each);
+    let stored = (0..n).filter(|col| col % 5 != 3).count() as u32 * n;
+    assert_eq!(lanes as u32, 2 * n * n * n + stored);
+    // Per row of 16 work-items: one record for a's loads, one for b's, and
+    // the stores in rows broken where a work-item leaves one out.
+    assert_eq!(records(&runs.0) as u32, 2 * n * n * n / 16 + 4 * n * 2);
+    for ((g, each), (h, runs)) in each.groups.iter().zip(&runs.0.groups) {
+        assert_eq!(g, h);
+        let (each, runs) = (renumbered(each), renumbered(runs));
+        let expanded: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
+        let differs = expanded.iter().zip(&each).position(|(a, b)| a != b);
+        assert_eq!((expanded.len(), differs), (each.len(), None), "group {g}");
+        assert!(runs == clflow_counts::access::runs(each), "group {g}");
+    }
+}
+
+/// `accesses` with their dispatches numbered from 0 in order (a worker
+/// numbers them on from the work-groups it ran before).
+fn renumbered(accesses: &[GlobalAccess]) -> Vec<GlobalAccess> {
+    let first = accesses.first().map_or(0, |a| a.dispatch);
+    let number = |a: &GlobalAccess| a.dispatch.wrapping_sub(first);
+    accesses
+        .iter()
+        .map(|a| GlobalAccess {
+            dispatch: number(a),
+            ..*a
+        })
+        .collect()
 }

@@ -182,6 +182,8 @@ mod tests {
                 kind: AccessKind::Load,
                 atomic: false,
                 phase: 0,
+                lanes: 1,
+                contiguous: false,
             })
             .collect();
         analysis.work_group(0, &walk);

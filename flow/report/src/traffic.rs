@@ -278,6 +278,8 @@ mod tests {
                 kind: AccessKind::Load,
                 atomic: false,
                 phase: 0,
+                lanes: 1,
+                contiguous: false,
             })
             .collect();
         analysis.work_group(0, &accesses);

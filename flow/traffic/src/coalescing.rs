@@ -271,20 +271,24 @@ impl Stretches {
         self.items.clear();
     }
 
-    fn add(&mut self, access: &GlobalAccess, line_shift: u32) {
-        if access.phase != self.phase {
-            self.restart(access.phase);
+    /// Each work-item's access of a run.
+    fn add(&mut self, run: &GlobalAccess, line_shift: u32) {
+        if run.phase != self.phase {
+            self.restart(run.phase);
         }
-        let item = access.item as usize;
-        if item >= self.items.len() {
-            self.items.resize(item + 1, (u32::MAX, u64::MAX, 0));
+        let last = run.last_item() as usize;
+        if last >= self.items.len() {
+            self.items.resize(last + 1, (u32::MAX, u64::MAX, 0));
         }
-        let (buffer, line, moves) = &mut self.items[item];
-        let at = access.offset >> line_shift;
-        if (*buffer, *line) != (access.buffer, at) {
-            (*buffer, *line) = (access.buffer, at);
-            *moves += 1;
-            self.longest = self.longest.max(*moves);
+        let to = u32::from(run.buffer);
+        let items = &mut self.items[run.item as usize..=last];
+        for (k, (buffer, line, moves)) in (0..).zip(items) {
+            let at = (run.offset + k * run.stride()) >> line_shift;
+            if (*buffer, *line) != (to, at) {
+                (*buffer, *line) = (to, at);
+                *moves += 1;
+                self.longest = self.longest.max(*moves);
+            }
         }
     }
 }
@@ -330,13 +334,12 @@ impl WorkItemWalks {
         let row = self.rows.entry(site).or_default();
         let credits = &mut self.credits;
         // In work-item order: the last is the highest.
-        let items = accesses.last().map_or(0, |a| a.item as usize + 1);
+        let items = accesses.last().map_or(0, |a| a.last_item() as usize + 1);
         if items > row.len() {
             row.resize(items, Walk::default());
         }
-        for a in accesses {
-            let at = a.item as usize;
-            let buffer = a.buffer as usize;
+        for run in accesses {
+            let buffer = run.buffer as usize;
             if buffer >= self.pages.len() {
                 self.pages.resize_with(buffer + 1, Vec::new);
             }
@@ -344,46 +347,55 @@ impl WorkItemWalks {
             if items > pages.len() {
                 pages.resize(items, (0, 0));
             }
-            let page = a.offset / PAGE_BYTES;
-            let warm = std::mem::replace(&mut pages[at], (self.group, page)) == (self.group, page);
-            let walk = &mut row[at];
-            let step =
-                (walk.group == self.group && walk.phase == a.phase && walk.buffer == a.buffer)
-                    .then(|| a.offset.wrapping_sub(walk.offset) as i64);
-            let jumps = |s: Option<i64>| s.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES);
-            let run = if jumps(step) && jumps(walk.step) {
-                if warm {
-                    walk.run
+            let lanes = run.item as usize..=run.last_item() as usize;
+            let mut walks = Walks {
+                walks: &mut row[lanes.clone()],
+                pages: &mut pages[lanes],
+                group: self.group,
+                line_bytes,
+            };
+            if run.lanes > 1 && walks.follow_alike(run, &mut self.running, site) {
+                continue;
+            }
+            for (k, a) in run.each_lane().enumerate() {
+                let page = a.offset / PAGE_BYTES;
+                let warm = std::mem::replace(&mut walks.pages[k], (self.group, page))
+                    == (self.group, page);
+                let step = walks.step(&walks.walks[k], &a);
+                let line_stride = walks.line_stride(step);
+                let walk = &mut walks.walks[k];
+                let run = if jumps(step) && jumps(walk.step) {
+                    if warm {
+                        walk.run
+                    } else {
+                        if walk.run == 0 && walk.lines == 0 {
+                            self.running.push((site, a.item));
+                        }
+                        walk.run + 1
+                    }
                 } else {
-                    if walk.run == 0 && walk.lines == 0 {
+                    credits.credit(site, a.item, walk, weight);
+                    0
+                };
+                let lines = if line_stride {
+                    if walk.lines == 0 && walk.run == 0 {
                         self.running.push((site, a.item));
                     }
-                    walk.run + 1
-                }
-            } else {
-                credits.credit(site, a.item, walk, weight);
-                0
-            };
-            let line_stride =
-                step.is_some_and(|s| (line_bytes..PAGE_BYTES).contains(&s.unsigned_abs()));
-            let lines = if line_stride {
-                if walk.lines == 0 && walk.run == 0 {
-                    self.running.push((site, a.item));
-                }
-                walk.lines + 1
-            } else {
-                credits.credit_lines(site, walk, weight);
-                0
-            };
-            *walk = Walk {
-                group: self.group,
-                phase: a.phase,
-                buffer: a.buffer,
-                offset: a.offset,
-                step,
-                run,
-                lines,
-            };
+                    walk.lines + 1
+                } else {
+                    credits.credit_lines(site, walk, weight);
+                    0
+                };
+                *walk = Walk {
+                    group: self.group,
+                    phase: a.phase,
+                    buffer: a.buffer.into(),
+                    offset: a.offset,
+                    step,
+                    run,
+                    lines,
+                };
+            }
         }
     }
 
@@ -402,6 +414,90 @@ impl WorkItemWalks {
                 walk.lines = 0;
             }
         }
+    }
+}
+
+/// Whether a step goes a page or more.
+fn jumps(step: Option<i64>) -> bool {
+    step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES)
+}
+
+/// The walks, at one site, of a run's work-items, and the pages of their
+/// last accesses to its buffer.
+struct Walks<'a> {
+    walks: &'a mut [Walk],
+    pages: &'a mut [(u32, u64)],
+    /// The current work-group, counted from 1.
+    group: u32,
+    line_bytes: u64,
+}
+
+impl Walks<'_> {
+    /// The step from `walk`'s last access to `a`, where it goes on (in the
+    /// same work-group, phase and buffer).
+    fn step(&self, walk: &Walk, a: &GlobalAccess) -> Option<i64> {
+        (walk.group == self.group && walk.phase == a.phase && walk.buffer == u32::from(a.buffer))
+            .then(|| a.offset.wrapping_sub(walk.offset) as i64)
+    }
+
+    /// Whether `step` is a line stride: a line or more, under a page.
+    fn line_stride(&self, step: Option<i64>) -> bool {
+        step.is_some_and(|s| (self.line_bytes..PAGE_BYTES).contains(&s.unsigned_abs()))
+    }
+
+    /// Follows every work-item of `run` at once, where their walks are
+    /// alike: each as the first's, at its place in a run of the same stride
+    /// (so that every one steps alike), and none ends a long walk or makes
+    /// a page stride (whose count hangs on each work-item's pages). False,
+    /// having changed nothing, where they are not.
+    fn follow_alike(
+        &mut self,
+        run: &GlobalAccess,
+        running: &mut Vec<(u32, u32)>,
+        site: u32,
+    ) -> bool {
+        let first = self.walks[0];
+        let stride = run.stride();
+        let step = self.step(&first, run);
+        let alike = (0..).zip(self.walks.iter()).all(|(k, w)| {
+            (w.group, w.phase, w.buffer, w.step, w.run, w.lines)
+                == (
+                    first.group,
+                    first.phase,
+                    first.buffer,
+                    first.step,
+                    first.run,
+                    first.lines,
+                )
+                && (step.is_none() || w.offset == first.offset.wrapping_add(k * stride))
+        });
+        let line_stride = self.line_stride(step);
+        let ends_long = if line_stride {
+            first.run >= LONG_WALK
+        } else {
+            first.run >= LONG_WALK || first.lines >= LONG_LINE_WALK
+        };
+        if !alike || ends_long || (jumps(step) && jumps(first.step)) {
+            return false;
+        }
+        let lines = if line_stride { first.lines + 1 } else { 0 };
+        if line_stride && first.lines == 0 && first.run == 0 {
+            running.extend((run.item..=run.last_item()).map(|item| (site, item)));
+        }
+        for (k, (walk, page)) in (0..).zip(self.walks.iter_mut().zip(self.pages.iter_mut())) {
+            let offset = run.offset + k * stride;
+            *page = (self.group, offset / PAGE_BYTES);
+            *walk = Walk {
+                group: self.group,
+                phase: run.phase,
+                buffer: run.buffer.into(),
+                offset,
+                step,
+                run: 0,
+                lines,
+            };
+        }
+        true
     }
 }
 
@@ -500,7 +596,7 @@ impl CoalescingAnalyzer {
                     break;
                 }
                 self.stretches.add(a, self.line_shift);
-                plain &= a.kind == first.kind && a.item >= rest[len - 1].item;
+                plain &= a.kind == first.kind && a.item >= rest[len - 1].last_item();
                 len += 1;
             }
             let (dispatch, after) = rest.split_at(len);
@@ -513,7 +609,8 @@ impl CoalescingAnalyzer {
             let mut scratch = std::mem::take(&mut self.scratch);
             for kind in [AccessKind::Load, AccessKind::Store, AccessKind::Atomic] {
                 scratch.clear();
-                scratch.extend(dispatch.iter().filter(|a| a.kind == kind).copied());
+                let lanes = dispatch.iter().filter(|a| a.kind == kind);
+                scratch.extend(lanes.flat_map(GlobalAccess::each_lane));
                 if !scratch.is_empty() {
                     scratch.sort_by_key(|a| a.item);
                     self.dispatch(kind, &scratch);
@@ -549,52 +646,73 @@ impl CoalescingAnalyzer {
         stats.dispatches += weight;
         self.walks
             .follow(site, accesses, weight, 1 << self.line_shift);
-        if let Some(pattern) = one_pattern(accesses) {
+        if let Some((pattern, lanes)) = one_pattern(accesses) {
             // Every access has the same pattern: counted at once.
-            let buffer = accesses[0].buffer;
+            let buffer = accesses[0].buffer.into();
             if !stats.buffers.contains(&buffer) {
                 stats.buffers.push(buffer);
             }
-            let n = accesses.len() as u64;
-            stats.accesses.add(pattern, n * weight);
+            stats.accesses.add(pattern, lanes * weight);
             stats
                 .bytes
-                .add(pattern, n * accesses[0].bytes as u64 * weight);
+                .add(pattern, lanes * accesses[0].bytes as u64 * weight);
             stats.lines += weight * distinct_lines(accesses, self.line_shift, &mut self.lines);
             return;
         }
-        // How far each access is from the next, where in the same buffer.
+        // How far each run's last access is from the next run's first, where
+        // in the same buffer (within a run: its stride).
         let gaps = &mut self.gaps;
         gaps.clear();
-        gaps.extend(
-            accesses
-                .windows(2)
-                .map(|w| (w[0].buffer == w[1].buffer).then(|| w[0].offset.abs_diff(w[1].offset))),
-        );
-        let regular =
-            gaps.first().is_some_and(Option::is_some) && gaps.iter().all(|gap| *gap == gaps[0]);
+        gaps.extend(accesses.windows(2).map(|w| {
+            let last = w[0].offset + u64::from(w[0].lanes - 1) * w[0].stride();
+            (w[0].buffer == w[1].buffer).then(|| last.abs_diff(w[1].offset))
+        }));
+        let first_gap = match accesses[0].lanes {
+            1 => gaps.first().copied().flatten(),
+            _ => Some(accesses[0].stride()),
+        };
+        let regular = first_gap.is_some()
+            && gaps.iter().all(|gap| *gap == first_gap)
+            && accesses
+                .iter()
+                .all(|a| a.lanes == 1 || Some(a.stride()) == first_gap);
         let mut buffer = None;
-        for (k, access) in accesses.iter().enumerate() {
+        for (k, run) in accesses.iter().enumerate() {
+            let bytes = run.bytes as u64;
+            let pattern = |before: Option<u64>, after: Option<u64>| {
+                let next_to = |d: Option<u64>| d == Some(bytes);
+                if next_to(before) || next_to(after) {
+                    Pattern::Contiguous
+                } else if before == Some(0) || after == Some(0) {
+                    Pattern::Uniform
+                } else if regular {
+                    Pattern::Strided
+                } else {
+                    Pattern::Scattered
+                }
+            };
             let before = k.checked_sub(1).and_then(|b| gaps[b]);
             let after = gaps.get(k).copied().flatten();
-            let next_to = |d: Option<u64>| d == Some(access.bytes as u64);
-            let pattern = if next_to(before) || next_to(after) {
-                Pattern::Contiguous
-            } else if before == Some(0) || after == Some(0) {
-                Pattern::Uniform
-            } else if regular {
-                Pattern::Strided
-            } else {
-                Pattern::Scattered
+            let mut add = |pattern: Pattern, lanes: u64| {
+                stats.accesses.add(pattern, lanes * weight);
+                stats.bytes.add(pattern, lanes * bytes * weight);
             };
-            if buffer != Some(access.buffer) {
-                buffer = Some(access.buffer);
-                if !stats.buffers.contains(&access.buffer) {
-                    stats.buffers.push(access.buffer);
+            if run.lanes == 1 {
+                add(pattern(before, after), 1);
+            } else {
+                // The first and last work-items have a neighbour in the
+                // run and one beyond it; those between, two in the run.
+                let within = Some(run.stride());
+                add(pattern(before, within), 1);
+                add(pattern(within, within), u64::from(run.lanes) - 2);
+                add(pattern(within, after), 1);
+            }
+            if buffer != Some(run.buffer) {
+                buffer = Some(run.buffer);
+                if !stats.buffers.contains(&run.buffer.into()) {
+                    stats.buffers.push(run.buffer.into());
                 }
             }
-            stats.accesses.add(pattern, weight);
-            stats.bytes.add(pattern, access.bytes as u64 * weight);
         }
         stats.lines += weight * distinct_lines(accesses, self.line_shift, &mut self.lines);
     }
@@ -631,27 +749,35 @@ impl CoalescingAnalyzer {
 }
 
 /// The pattern of every access of a dispatch (in work-item order), where
-/// it is one: two or more accesses of one size in one buffer, each the
-/// same distance from the next. Each then has a neighbour that distance
-/// away, and the table above gives the same pattern for all.
-fn one_pattern(accesses: &[GlobalAccess]) -> Option<Pattern> {
-    let (first, second) = (accesses.first()?, accesses.get(1)?);
-    let gap = first.offset.abs_diff(second.offset);
-    let same = |w: &[GlobalAccess]| {
-        w[1].buffer == first.buffer
-            && w[1].bytes == first.bytes
-            && w[0].offset.abs_diff(w[1].offset) == gap
+/// it is one, and the accesses: two or more accesses of one size in one
+/// buffer, each the same distance from the next. Each then has a
+/// neighbour that distance away, and the table above gives the same
+/// pattern for all.
+fn one_pattern(runs: &[GlobalAccess]) -> Option<(Pattern, u64)> {
+    let first = runs.first()?;
+    let gap = match (first.lanes, runs.get(1)) {
+        (1, None) => return None,
+        (1, Some(second)) => first.offset.abs_diff(second.offset),
+        _ => first.stride(),
     };
-    if !accesses.windows(2).all(same) {
+    let alike = |a: &GlobalAccess| {
+        a.buffer == first.buffer && a.bytes == first.bytes && (a.lanes == 1 || a.stride() == gap)
+    };
+    let steady = |w: &[GlobalAccess]| {
+        let last = w[0].offset + u64::from(w[0].lanes - 1) * w[0].stride();
+        last.abs_diff(w[1].offset) == gap
+    };
+    if !runs.iter().all(alike) || !runs.windows(2).all(steady) {
         return None;
     }
-    Some(if gap == first.bytes as u64 {
+    let pattern = if gap == first.bytes as u64 {
         Pattern::Contiguous
     } else if gap == 0 {
         Pattern::Uniform
     } else {
         Pattern::Strided
-    })
+    };
+    Some((pattern, runs.iter().map(|a| u64::from(a.lanes)).sum()))
 }
 
 /// Pushes `buffer`'s `lines` onto `out`, to be sorted and deduplicated:
@@ -669,8 +795,8 @@ pub(crate) fn push_lines(out: &mut Vec<(u32, u64)>, buffer: u32, lines: RangeInc
 fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32, u64)>) -> u64 {
     let spans = || {
         accesses.iter().filter(|a| a.bytes > 0).map(move |a| {
-            let end = a.offset + a.bytes as u64 - 1;
-            (a.buffer, a.offset >> shift, end >> shift)
+            let lines = a.lines(shift);
+            (u32::from(a.buffer), *lines.start(), *lines.end())
         })
     };
     if let Some(count) = lines_in_order(spans()) {
@@ -755,6 +881,8 @@ mod tests {
             kind: AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         }
     }
 

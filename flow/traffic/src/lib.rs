@@ -148,7 +148,7 @@ const STAGE_QUEUE: usize = 4;
 /// Accesses a batch gathers before it goes to the stages: handing over
 /// every work-group alone cost a thread wake-up per group and stage, a
 /// fifth of a traced run's time where groups are small.
-const BATCH_ACCESSES: usize = 1 << 16;
+const BATCH_ACCESSES: usize = 1 << 13;
 
 /// Work-groups' accesses, in order, handed to the stages together.
 type Batch = Arc<Vec<Delivered>>;
@@ -356,16 +356,16 @@ impl TrafficAnalysis {
             } else {
                 1
             };
-            self.accessed_bytes += a.bytes as u64 * times;
+            self.accessed_bytes += a.bytes as u64 * u64::from(a.lanes) * times;
             if a.bytes == 0 {
                 continue;
             }
-            let lines = (a.offset >> shift)..=((a.offset + a.bytes as u64 - 1) >> shift);
             if !self.sampling {
-                self.exact_touches += lines.end() - lines.start() + 1;
+                self.exact_touches += a.line_touches(shift);
             }
             if watch {
-                coalescing::push_lines(&mut self.group_lines, a.buffer, lines);
+                let (buffer, lines) = (a.buffer.into(), a.lines(shift));
+                coalescing::push_lines(&mut self.group_lines, buffer, lines);
             }
         }
         if watch {
@@ -537,6 +537,10 @@ impl AccessSink for TrafficAnalysis {
 
     fn pool(&self) -> Option<Arc<AccessPool>> {
         Some(Arc::clone(&self.pool))
+    }
+
+    fn takes_runs(&self) -> bool {
+        true
     }
 
     fn line_touches(&self) -> Option<u64> {
@@ -1075,6 +1079,8 @@ mod tests {
             kind: clflow_counts::AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         }
     }
 
@@ -1146,7 +1152,7 @@ mod tests {
         analysis.buffers(&[buffer("walked", 8 << 20), buffer("streamed", 1 << 20)]);
         // Two work-items each walk 100 steps of 32 KiB through buffer 0
         // and store one word of buffer 1.
-        let access = |site: u32, buffer: u32, offset: u64, item: u32, dispatch: u32| GlobalAccess {
+        let access = |site: u32, buffer: u16, offset: u64, item: u32, dispatch: u32| GlobalAccess {
             offset,
             buffer,
             bytes: 4,
@@ -1156,6 +1162,8 @@ mod tests {
             kind: clflow_counts::AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         };
         let mut accesses = Vec::new();
         for k in 0..100u64 {
@@ -1303,6 +1311,8 @@ mod tests {
             kind: clflow_counts::AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         };
         let lockstep: Vec<GlobalAccess> = (0..64)
             .flat_map(|k| (0..2).map(move |item| load(item, k, k as u32)))
@@ -1347,6 +1357,8 @@ mod tests {
                 kind,
                 atomic: false,
                 phase: 0,
+                lanes: 1,
+                contiguous: false,
             };
         use clflow_counts::AccessKind::{Atomic, Load, Store};
         let group: Vec<GlobalAccess> = (0..1024)
@@ -1408,7 +1420,7 @@ mod tests {
         // Each site reads a buffer of its own.
         let access = |site: u32, item: u64, line: u64, dispatch: u32| GlobalAccess {
             offset: 64 * line,
-            buffer: site,
+            buffer: site as u16,
             bytes: 4,
             site,
             dispatch,
@@ -1416,6 +1428,8 @@ mod tests {
             kind: clflow_counts::AccessKind::Load,
             atomic: false,
             phase: 0,
+            lanes: 1,
+            contiguous: false,
         };
         let mut group = Vec::new();
         for pass in 0..2 {

@@ -316,18 +316,31 @@ impl LruSimulator {
         // touches after its first.
         let mut run: Option<(u64, (bool, bool), u32)> = None;
         let mut again = 0;
-        for a in accesses {
-            let kind = (a.kind.reads(), a.kind.writes());
-            let line = self.only_line(a);
-            if line.is_some() && line.map(|l| (l, kind, a.site)) == run {
-                again += 1;
-                continue;
+        for record in accesses {
+            let kind = (record.kind.reads(), record.kind.writes());
+            // A run of work-items making one access makes it `copies` times.
+            let (lanes, copies) = match record.contiguous {
+                true => (record.lanes, 1),
+                false => (1, u64::from(record.lanes)),
+            };
+            for k in 0..lanes {
+                let a = record.lane(k);
+                let line = self.only_line(&a);
+                let touch = line.map(|l| (l, kind, a.site));
+                if touch.is_some() && touch == run {
+                    again += copies;
+                    continue;
+                }
+                if let Some((line, (reads, writes), site)) = run {
+                    self.repeat(line, reads, writes, site, std::mem::take(&mut again));
+                }
+                run = touch;
+                let times = if run.is_some() { 1 } else { copies };
+                for _ in 0..times {
+                    self.access(a.buffer.into(), a.offset, a.bytes, kind, a.site);
+                }
+                again = copies - times;
             }
-            if let Some((line, (reads, writes), site)) = run {
-                self.repeat(line, reads, writes, site, std::mem::take(&mut again));
-            }
-            self.access(a.buffer, a.offset, a.bytes, kind, a.site);
-            run = line.map(|l| (l, kind, a.site));
         }
         if let Some((line, (reads, writes), site)) = run {
             self.repeat(line, reads, writes, site, again);
@@ -960,7 +973,7 @@ mod tests {
         let buffers = [300 * 64, 40 * 64];
         let mut accesses = Vec::new();
         for k in 0..3000u32 {
-            let buffer = rng.next_u32() % 2;
+            let buffer = (rng.next_u32() % 2) as u16;
             let lines = buffers[buffer as usize] / 64;
             let line = rng.next_u64() % lines;
             let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Atomic]
@@ -982,6 +995,8 @@ mod tests {
                     kind,
                     atomic: false,
                     phase: 0,
+                    lanes: 1,
+                    contiguous: false,
                 });
             }
         }
@@ -992,7 +1007,7 @@ mod tests {
             together.accesses(&accesses);
             for a in &accesses {
                 let kind = (a.kind.reads(), a.kind.writes());
-                one_by_one.access(a.buffer, a.offset, a.bytes, kind, a.site);
+                one_by_one.access(a.buffer.into(), a.offset, a.bytes, kind, a.site);
             }
             let (t, o) = (together.finish(), one_by_one.finish());
             assert!(o.followed_whole.is_some() || !o.by_site.is_empty());

@@ -365,6 +365,7 @@ pub fn run_groups(
     let delivery = Delivery::new(threads, groups, may_reorder);
     let locals = sink.as_ref().is_some_and(|s| s.wants_local());
     let pool = sink.as_ref().and_then(|s| s.pool());
+    let runs = sink.as_ref().is_some_and(|s| s.takes_runs());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
         let _stop = StopOnPanic(&first_fault);
         let tracing = arrivals.is_some();
@@ -373,6 +374,7 @@ pub fn run_groups(
             arrivals,
             first_fault: &first_fault,
             pool: pool.clone(),
+            runs,
             batch: Vec::new(),
             batch_touches: 0,
         });

@@ -231,6 +231,7 @@ impl<'a> Runner<'a> {
                 phase: 0,
                 atomic: false,
                 local_base: locals.then_some(launch.global.buffers.len() as u32),
+                runs: outlet.runs,
                 stands_for: 1,
                 lines: Vec::new(),
                 accessed: 0,

@@ -17,6 +17,8 @@ pub(super) struct Outlet<'a> {
     pub(super) first_fault: &'a AtomicU64,
     /// Where new access lists come from, where the sink gives them back.
     pub(super) pool: Option<Arc<AccessPool>>,
+    /// Whether the sink takes runs ([`clflow_counts::AccessSink::takes_runs`]).
+    pub(super) runs: bool,
     /// Compiled work-groups held back, to be handed over together, and
     /// their line touches.
     pub(super) batch: Vec<Arrival>,
@@ -51,6 +53,9 @@ pub(super) struct Recorder<'a> {
     /// Where `__local` accesses are traced too: the stream's index of the
     /// first local buffer (the global buffers come before).
     pub(super) local_base: Option<u32>,
+    /// Whether the sink takes runs of accesses as one record
+    /// ([`GlobalAccess::absorb`]).
+    pub(super) runs: bool,
     /// How many work-groups the one being traced whole stands for.
     pub(super) stands_for: u64,
     /// A compiled work-group's line touches (`native::helpers::new_touch` writes them,
@@ -119,7 +124,7 @@ impl Recorder<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn record(
         &mut self,
         buffer: usize,
@@ -129,9 +134,11 @@ impl Recorder<'_> {
         item: [u64; 3],
     ) {
         let [lx, ly, _] = self.local;
-        self.accesses.push(GlobalAccess {
+        let access = GlobalAccess {
             offset,
-            buffer: buffer as u32,
+            // The trace names fewer buffers than that (`Program::launch`
+            // refuses more).
+            buffer: buffer as u16,
             bytes: bytes.min(u32::MAX as u64) as u32,
             site: self.site,
             dispatch: self.dispatch,
@@ -139,7 +146,17 @@ impl Recorder<'_> {
             kind,
             atomic: self.atomic,
             phase: self.phase,
-        });
+            lanes: 1,
+            contiguous: false,
+        };
+        if self.runs {
+            if let Some(run) = self.accesses.last_mut() {
+                if run.absorb(&access) {
+                    return;
+                }
+            }
+        }
+        self.accesses.push(access);
     }
 
     /// Records a `__local` access, where they are traced: `buffer` is the

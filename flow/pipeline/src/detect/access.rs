@@ -79,7 +79,7 @@ impl AccessSink for AccessChecker {
             };
             if faulty {
                 self.found
-                    .entry((a.site, a.buffer, a.kind.writes()))
+                    .entry((a.site, a.buffer.into(), a.kind.writes()))
                     .and_modify(|f| f.count += 1)
                     .or_insert(Origin::of(self.seen, group, a));
             }

@@ -425,7 +425,11 @@ impl AccessSink for Tee<'_> {
         self.looker.work_group(group, accesses);
         match self.globals {
             Some(n) => {
-                let global: Vec<_> = accesses.iter().filter(|a| a.buffer < n).copied().collect();
+                let global: Vec<_> = accesses
+                    .iter()
+                    .filter(|a| u32::from(a.buffer) < n)
+                    .copied()
+                    .collect();
                 self.keeper.take_work_group(group, global);
             }
             None => self.keeper.work_group(group, accesses),
@@ -435,7 +439,7 @@ impl AccessSink for Tee<'_> {
     fn take_work_group(&mut self, group: u64, mut accesses: Vec<GlobalAccess>) {
         self.looker.work_group(group, &accesses);
         if let Some(n) = self.globals {
-            accesses.retain(|a| a.buffer < n);
+            accesses.retain(|a| u32::from(a.buffer) < n);
         }
         self.keeper.take_work_group(group, accesses);
     }

@@ -196,7 +196,13 @@ impl RaceChecker {
             _ if other.who & atomic != 0 => "atomically updated",
             _ => "wrote",
         };
-        let key = (a.site, access.map(|o| o.site), a.buffer, how, across);
+        let key = (
+            a.site,
+            access.map(|o| o.site),
+            u32::from(a.buffer),
+            how,
+            across,
+        );
         self.found
             .entry(key)
             .and_modify(|(f, _)| f.count += 1)
@@ -373,6 +379,8 @@ mod tests {
             atomic: kind == AccessKind::Atomic,
             kind,
             phase,
+            lanes: 1,
+            contiguous: false,
         }
     }
 
