@@ -138,10 +138,16 @@ impl Delivery {
     /// how often a group is traced whole.
     fn start_reordering(&self, next: u64) {
         let from = next + self.window;
-        let left = self.groups.saturating_sub(from);
+        let left = self.groups_after(next);
         let every = (left / WHOLE_SAMPLES).clamp(1, MOST_EVERY);
         self.every.store(every, Ordering::Release);
         self.from.store(from, Ordering::Release);
+    }
+
+    /// The work-groups that no worker can have started once the sink has
+    /// had those before `next`.
+    fn groups_after(&self, next: u64) -> u64 {
+        self.groups.saturating_sub(next + self.window)
     }
 
     /// Blocks a worker about to run `group` while it is too far ahead;
@@ -219,14 +225,22 @@ impl Delivery {
                     if !self.may_reorder || reordering {
                         continue;
                     }
-                    if sink.reorders() && compiled() {
+                    // No work-group could run compiled where too few are
+                    // left to trace a sample of them whole and others not:
+                    // the kernel is not compiled for nothing then.
+                    let worth = self.groups_after(next) >= 2 * WHOLE_SAMPLES;
+                    if sink.reorders() {
                         reordering = true;
-                        // Before the workers hear of `next`: no group at or past
-                        // the point has started.
-                        self.start_reordering(next);
+                        if worth && compiled() {
+                            // Before the workers hear of `next`: no group at
+                            // or past the point has started.
+                            self.start_reordering(next);
+                        }
                     } else if !foreseen && sink.foresees_reordering() {
                         foreseen = true;
-                        compile_soon();
+                        if worth {
+                            compile_soon();
+                        }
                     }
                 }
             }
