@@ -696,8 +696,9 @@ impl Program {
             (None, Some(Ok(_))) => Engine::Compiled,
             (None, Some(Err(why))) => Engine::Interpreted(why.clone()),
             (None, None) if launched.touch_shift.is_some() => Engine::Interpreted(
-                "the run traces its accesses in order: the cache simulation did not sample, or its \
-                 work-groups touch too many lines to be taken in another order"
+                "the run traces its accesses in order: the cache simulation did not sample, its \
+                 work-groups touch too many lines to be taken in another order, or too few were \
+                 left once it sampled"
                     .into(),
             ),
             (None, None) => Engine::Interpreted(format!(

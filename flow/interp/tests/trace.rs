@@ -527,6 +527,34 @@ fn once_the_sink_estimates_compiled_work_groups_hand_over_their_line_touches() {
     }
 }
 
+#[test]
+fn a_launch_with_too_few_work_groups_left_to_sample_runs_none_compiled() {
+    // 100 work-groups of 8: once the sink estimates, fewer than 128 are
+    // left, and a sample of 64 traced whole would be every other one.
+    let n = 8 * 100u32;
+    let launch = gather_launch(n, 8, |i| i / 2);
+    let mut estimating = Estimating {
+        exact: 5,
+        whole: Vec::new(),
+        lines: Vec::new(),
+    };
+    let options = RunOptions {
+        threads: Some(3),
+        ..RunOptions::default()
+    };
+    let run = program(GATHER, "gather")
+        .run_traced(&launch, &options, &mut estimating)
+        .unwrap();
+    // Nor is the kernel compiled for nothing.
+    match run.engine {
+        clflow_interp::Engine::Interpreted(why) => assert!(why.contains("too few"), "{why}"),
+        engine => panic!("{engine:?}"),
+    }
+    assert!(estimating.lines.is_empty());
+    let groups: Vec<(u64, u64)> = estimating.whole.iter().map(|w| (w.0, w.2)).collect();
+    assert_eq!(groups, (0..100).map(|g| (g, 1)).collect::<Vec<_>>());
+}
+
 /// Runs `launch` traced whole, interpreted, and for a sink that
 /// estimates after 5 work-groups: the same counts and outputs, and each
 /// work-group's accesses, whole or as line touches, are what the
@@ -576,18 +604,6 @@ fn estimates_from_line_touches(program: &clflow_interp::Program, launch: &clflow
 
     // A whole group is what the interpreter traced; a compiled one hands
     // over its work-items' touches and bytes exactly.
-    // (Dispatch numbers count on per thread: only their changes tell.)
-    let renumbered = |accesses: &[GlobalAccess]| {
-        let mut n = 0;
-        let mut out = accesses.to_vec();
-        for k in 0..out.len() {
-            if k > 0 && accesses[k].dispatch != accesses[k - 1].dispatch {
-                n += 1;
-            }
-            out[k].dispatch = n;
-        }
-        out
-    };
     for (group, accesses, _) in &estimating.whole {
         let expected = renumbered(&whole.groups[*group as usize].1);
         assert_eq!(renumbered(accesses), expected, "group {group}");
@@ -752,16 +768,16 @@ fn a_sink_that_takes_runs_gets_each_row_of_like_accesses_as_one_record() {
     }
 }
 
-/// `accesses` with their dispatches numbered from 0 in order (a worker
-/// numbers them on from the work-groups it ran before).
+/// `accesses` with their dispatches numbered from 0 in order: dispatch
+/// numbers count on per thread, and only their changes tell.
 fn renumbered(accesses: &[GlobalAccess]) -> Vec<GlobalAccess> {
-    let first = accesses.first().map_or(0, |a| a.dispatch);
-    let number = |a: &GlobalAccess| a.dispatch.wrapping_sub(first);
-    accesses
-        .iter()
-        .map(|a| GlobalAccess {
-            dispatch: number(a),
-            ..*a
-        })
-        .collect()
+    let mut n = 0;
+    let mut out = accesses.to_vec();
+    for k in 0..out.len() {
+        if k > 0 && accesses[k].dispatch != accesses[k - 1].dispatch {
+            n += 1;
+        }
+        out[k].dispatch = n;
+    }
+    out
 }
