@@ -46,6 +46,7 @@
 //! lines than the first-level cache keeps, so the next work-item, which
 //! takes the next element of the same lines, finds them further down.
 
+use crate::walks::WorkItemWalks;
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
@@ -293,263 +294,6 @@ impl Stretches {
     }
 }
 
-/// Where each work-item's last access at each site was, the step that
-/// brought it there, and how long its walk has kept that step; entries of
-/// earlier work-groups are stale.
-#[derive(Debug, Default)]
-struct WorkItemWalks {
-    /// Each site's row of work-items.
-    rows: HashMap<u32, Vec<Walk>>,
-    /// The current work-group, counted from 1.
-    group: u32,
-    /// The long walks that ended.
-    credits: Credits,
-    /// The (site, work-item) walks that made a page stride in this
-    /// work-group: the only ones its end has to close.
-    running: Vec<(u32, u32)>,
-    /// Per buffer, each work-item's work-group (counted from 1) and the
-    /// page of its last access to that buffer.
-    pages: Vec<Vec<(u32, u64)>>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Walk {
-    group: u32,
-    /// The barriers the work-group had passed (`GlobalAccess::phase`).
-    phase: u16,
-    buffer: u32,
-    offset: u64,
-    /// The signed step from the access before, if any.
-    step: Option<i64>,
-    /// The page strides the walk has made so far.
-    run: u64,
-    /// The line strides it has made since its last other step.
-    lines: u64,
-}
-
-impl WorkItemWalks {
-    /// Follows a dispatch's accesses (one site's) along their work-items'
-    /// walks.
-    fn follow(&mut self, site: u32, accesses: &[GlobalAccess], weight: u64, line_bytes: u64) {
-        let row = self.rows.entry(site).or_default();
-        let credits = &mut self.credits;
-        // In work-item order: the last is the highest.
-        let items = accesses.last().map_or(0, |a| a.last_item() as usize + 1);
-        if items > row.len() {
-            row.resize(items, Walk::default());
-        }
-        for run in accesses {
-            let buffer = run.buffer as usize;
-            if buffer >= self.pages.len() {
-                self.pages.resize_with(buffer + 1, Vec::new);
-            }
-            let pages = &mut self.pages[buffer];
-            if items > pages.len() {
-                pages.resize(items, (0, 0));
-            }
-            let lanes = run.item as usize..=run.last_item() as usize;
-            let mut walks = Walks {
-                walks: &mut row[lanes.clone()],
-                pages: &mut pages[lanes],
-                group: self.group,
-                line_bytes,
-            };
-            if run.lanes > 1 && walks.follow_alike(run, &mut self.running, site) {
-                continue;
-            }
-            for (k, a) in run.each_lane().enumerate() {
-                let page = a.offset / PAGE_BYTES;
-                let warm = std::mem::replace(&mut walks.pages[k], (self.group, page))
-                    == (self.group, page);
-                let step = walks.step(&walks.walks[k], &a);
-                let line_stride = walks.line_stride(step);
-                let walk = &mut walks.walks[k];
-                let run = if jumps(step) && jumps(walk.step) {
-                    if warm {
-                        walk.run
-                    } else {
-                        if walk.run == 0 && walk.lines == 0 {
-                            self.running.push((site, a.item));
-                        }
-                        walk.run + 1
-                    }
-                } else {
-                    credits.credit(site, a.item, walk, weight);
-                    0
-                };
-                let lines = if line_stride {
-                    if walk.lines == 0 && walk.run == 0 {
-                        self.running.push((site, a.item));
-                    }
-                    walk.lines + 1
-                } else {
-                    credits.credit_lines(site, walk, weight);
-                    0
-                };
-                *walk = Walk {
-                    group: self.group,
-                    phase: a.phase,
-                    buffer: a.buffer.into(),
-                    offset: a.offset,
-                    step,
-                    run,
-                    lines,
-                };
-            }
-        }
-    }
-
-    /// Ends every walk: at the end of a work-group (which stands for
-    /// `weight`), and of the launch.
-    fn end_all(&mut self, weight: u64) {
-        for (site, item) in self.running.drain(..) {
-            if let Some(walk) = self
-                .rows
-                .get_mut(&site)
-                .and_then(|row| row.get_mut(item as usize))
-            {
-                self.credits.credit(site, item, walk, weight);
-                self.credits.credit_lines(site, walk, weight);
-                walk.run = 0;
-                walk.lines = 0;
-            }
-        }
-    }
-}
-
-/// Whether a step goes a page or more.
-fn jumps(step: Option<i64>) -> bool {
-    step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES)
-}
-
-/// The walks, at one site, of a run's work-items, and the pages of their
-/// last accesses to its buffer.
-struct Walks<'a> {
-    walks: &'a mut [Walk],
-    pages: &'a mut [(u32, u64)],
-    /// The current work-group, counted from 1.
-    group: u32,
-    line_bytes: u64,
-}
-
-impl Walks<'_> {
-    /// The step from `walk`'s last access to `a`, where it goes on (in the
-    /// same work-group, phase and buffer).
-    fn step(&self, walk: &Walk, a: &GlobalAccess) -> Option<i64> {
-        (walk.group == self.group && walk.phase == a.phase && walk.buffer == u32::from(a.buffer))
-            .then(|| a.offset.wrapping_sub(walk.offset) as i64)
-    }
-
-    /// Whether `step` is a line stride: a line or more, under a page.
-    fn line_stride(&self, step: Option<i64>) -> bool {
-        step.is_some_and(|s| (self.line_bytes..PAGE_BYTES).contains(&s.unsigned_abs()))
-    }
-
-    /// Follows every work-item of `run` at once, where their walks are
-    /// alike: each as the first's, at its place in a run of the same stride
-    /// (so that every one steps alike), and none ends a long walk or makes
-    /// a page stride (whose count hangs on each work-item's pages). False,
-    /// having changed nothing, where they are not.
-    fn follow_alike(
-        &mut self,
-        run: &GlobalAccess,
-        running: &mut Vec<(u32, u32)>,
-        site: u32,
-    ) -> bool {
-        let first = self.walks[0];
-        let stride = run.stride();
-        let step = self.step(&first, run);
-        let alike = (0..).zip(self.walks.iter()).all(|(k, w)| {
-            (w.group, w.phase, w.buffer, w.step, w.run, w.lines)
-                == (
-                    first.group,
-                    first.phase,
-                    first.buffer,
-                    first.step,
-                    first.run,
-                    first.lines,
-                )
-                && (step.is_none() || w.offset == first.offset.wrapping_add(k * stride))
-        });
-        let line_stride = self.line_stride(step);
-        let ends_long = if line_stride {
-            first.run >= LONG_WALK
-        } else {
-            first.run >= LONG_WALK || first.lines >= LONG_LINE_WALK
-        };
-        if !alike || ends_long || (jumps(step) && jumps(first.step)) {
-            return false;
-        }
-        let lines = if line_stride { first.lines + 1 } else { 0 };
-        if line_stride && first.lines == 0 && first.run == 0 {
-            running.extend((run.item..=run.last_item()).map(|item| (site, item)));
-        }
-        for (k, (walk, page)) in (0..).zip(self.walks.iter_mut().zip(self.pages.iter_mut())) {
-            let offset = run.offset + k * stride;
-            *page = (self.group, offset / PAGE_BYTES);
-            *walk = Walk {
-                group: self.group,
-                phase: run.phase,
-                buffer: run.buffer.into(),
-                offset,
-                step,
-                run: 0,
-                lines,
-            };
-        }
-        true
-    }
-}
-
-/// The long walks that ended: per site, their page strides and their
-/// number; and the work-items that made them, each counted once between
-/// two barriers however many walks it made there.
-#[derive(Debug, Default)]
-struct Credits {
-    by_site: HashMap<u32, (u64, u64)>,
-    /// Per site, the line strides of its long line walks.
-    lines_by_site: HashMap<u32, u64>,
-    walkers: u64,
-    /// Each work-item's last (work-group, phase) counted among `walkers`.
-    counted: Vec<(u32, u16)>,
-}
-
-impl Credits {
-    /// Counts `walk`'s line strides at `site` where they were many,
-    /// `weight` times.
-    #[inline]
-    fn credit_lines(&mut self, site: u32, walk: &Walk, weight: u64) {
-        if walk.lines >= LONG_LINE_WALK {
-            *self.lines_by_site.entry(site).or_default() += walk.lines * weight;
-        }
-    }
-
-    /// Counts `item`'s walk at `site` where it was long, `weight` times.
-    #[inline]
-    fn credit(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
-        if walk.run >= LONG_WALK {
-            self.credit_long(site, item, walk, weight);
-        }
-    }
-
-    /// [`Credits::credit`] of a long walk (rare: out of line).
-    #[inline(never)]
-    fn credit_long(&mut self, site: u32, item: u32, walk: &Walk, weight: u64) {
-        let (strides, walks) = self.by_site.entry(site).or_default();
-        *strides += walk.run * weight;
-        *walks += weight;
-        let at = item as usize;
-        if at >= self.counted.len() {
-            self.counted.resize(at + 1, (0, 0));
-        }
-        // Work-groups count from 1: (0, 0) is no stretch.
-        if self.counted[at] != (walk.group, walk.phase) {
-            self.counted[at] = (walk.group, walk.phase);
-            self.walkers += weight;
-        }
-    }
-}
-
 impl CoalescingAnalyzer {
     pub fn new(line_bytes: u64) -> CoalescingAnalyzer {
         assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
@@ -581,7 +325,7 @@ impl CoalescingAnalyzer {
             // The walks of the group before end with its own weight.
             self.walks.end_all(self.weight);
             self.weight = stands_for;
-            self.walks.group += 1;
+            self.walks.next_group();
             self.stretches.restart(0);
         }
         let mut rest = accesses;
@@ -721,18 +465,8 @@ impl CoalescingAnalyzer {
         self.walks.end_all(self.weight);
         let mut sites: Vec<SiteCoalescing> = self.sites.into_values().collect();
         for site in &mut sites {
-            (site.page_strides, site.page_walks) = self
-                .walks
-                .credits
-                .by_site
-                .remove(&site.site)
-                .unwrap_or_default();
-            site.line_strides = self
-                .walks
-                .credits
-                .lines_by_site
-                .remove(&site.site)
-                .unwrap_or_default();
+            (site.page_strides, site.page_walks, site.line_strides) =
+                self.walks.site_strides(site.site);
         }
         sites.sort_by(|a, b| {
             b.bytes
@@ -743,7 +477,7 @@ impl CoalescingAnalyzer {
         CoalescingReport {
             sites,
             stretch_lines: self.stretches.longest,
-            page_walkers: self.walks.credits.walkers,
+            page_walkers: self.walks.walkers(),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod coalescing;
 mod fenwick;
 pub mod lru;
 pub mod visits;
+mod walks;
 
 pub use coalescing::{
     AccessSiteKind, CoalescingAnalyzer, CoalescingReport, PatternCounts, SiteCoalescing, LONG_WALK,

@@ -73,7 +73,10 @@ fn group(rng: &mut Pcg64Mcg, steps: u64, barriers: bool) -> Vec<GlobalAccess> {
             g.dispatch(0, AccessKind::Load, 4, batch.clone(), |i| {
                 (0, base + 512 * row(i) + 4 * k)
             });
-            g.dispatch(1, AccessKind::Load, 4, batch.clone(), |i| {
+            // Halfway, one work-item leaves a row out, and the rest walk on
+            // without it.
+            let row_of_b = batch.clone().filter(|i| k != steps / 2 || i % 64 != 5);
+            g.dispatch(1, AccessKind::Load, 4, row_of_b, |i| {
                 (1, base + 512 * k + 4 * u64::from(i % 16))
             });
             // Twelve-byte structs from an unaligned start: some span lines.
