@@ -318,13 +318,7 @@ impl LruSimulator {
         let mut again = 0;
         for record in accesses {
             let kind = (record.kind.reads(), record.kind.writes());
-            // A run of work-items making one access makes it `copies` times.
-            let (lanes, copies) = match record.contiguous {
-                true => (record.lanes, 1),
-                false => (1, u64::from(record.lanes)),
-            };
-            for k in 0..lanes {
-                let a = record.lane(k);
+            for (a, copies) in same_accesses(record, self.line_shift) {
                 let line = self.only_line(&a);
                 let touch = line.map(|l| (l, kind, a.site));
                 if touch.is_some() && touch == run {
@@ -871,6 +865,40 @@ impl LruCurve {
     pub fn compulsory(&self) -> DramTraffic {
         self.at_lines(u64::MAX)
     }
+}
+
+/// A run's work-items' accesses as (access, times) where the cache
+/// sees one access again and again: a row reading one place makes its
+/// first work-item's access once for each; a contiguous row of accesses no
+/// larger than a line and aligned to their size makes the first in each
+/// line once for each work-item in it; else each work-item's access once.
+fn same_accesses(
+    run: &GlobalAccess,
+    line_shift: u32,
+) -> impl Iterator<Item = (GlobalAccess, u64)> + '_ {
+    let lanes = u64::from(run.lanes);
+    let bytes = u64::from(run.bytes);
+    let by_line = run.contiguous
+        && bytes.is_power_of_two()
+        && bytes <= 1 << line_shift
+        && run.offset.is_multiple_of(bytes);
+    let mut k = 0;
+    std::iter::from_fn(move || {
+        if k >= lanes {
+            return None;
+        }
+        let a = run.lane(k as u8);
+        let times = if !run.contiguous {
+            lanes
+        } else if by_line {
+            let next_line = ((a.offset >> line_shift) + 1) << line_shift;
+            ((next_line - a.offset) / bytes).min(lanes - k)
+        } else {
+            1
+        };
+        k += times;
+        Some((a, times))
+    })
 }
 
 #[cfg(test)]

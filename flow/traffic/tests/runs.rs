@@ -63,7 +63,8 @@ fn group(rng: &mut Pcg64Mcg, steps: u64, barriers: bool) -> Vec<GlobalAccess> {
         phase: 0,
     };
     // Low enough that the walk a line a step never wraps round.
-    let base = rng.next_u64() % (BUFFER_BYTES / 4);
+    // Word-aligned, so that a row of words runs over a line's end.
+    let base = (rng.next_u64() % (BUFFER_BYTES / 4)) & !3;
     for k in 0..steps {
         if barriers && rng.next_u32().is_multiple_of(200) {
             g.phase += 1;
