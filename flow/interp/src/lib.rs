@@ -150,8 +150,8 @@ pub enum Tier {
 
 /// How long a launch runs in the interpreter before the compiled tier
 /// takes it over (`Tier::Auto`), where the interpreter would take as long
-/// again or more to finish it: compiling a kernel takes a few
-/// milliseconds.
+/// again or more to finish it, and longer than the compile: compiling a
+/// kernel takes a few milliseconds, a large one a fraction of a second.
 pub const TIER_UP_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The sub-group size a run takes unless told another.
@@ -702,9 +702,14 @@ impl Program {
                     .into(),
             ),
             (None, None) => Engine::Interpreted(format!(
-                "it ran in under {} ms, or had less than that left to run then: too short to \
+                "it ran in under {} ms, or had less left to run then than that or than \
+                 compiling its {} bytecode instructions would take (about {} ms): too short to \
                  pay for compiling",
-                TIER_UP_AFTER.as_millis()
+                TIER_UP_AFTER.as_millis(),
+                clflow_core::numbers::group_digits(p.code.len() as u64),
+                exec::native::compile_estimate(p.code.len())
+                    .as_millis()
+                    .max(1)
             )),
         };
         let trap = |f: exec::Fault| Trap {

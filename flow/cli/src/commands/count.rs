@@ -171,8 +171,8 @@ pub struct CountArgs {
     /// Run every instruction in the interpreter. By default a launch of a kernel the compiled
     /// tier can run (no work-group functions, printf, images, async copies or atomics whose old
     /// value is used) is compiled to native code once it has run 10 ms with as long again left
-    /// to run, and goes on several times faster with the same counts and outputs; -v says which
-    /// ran and why.
+    /// to run (and longer than the compile, about 50 µs a bytecode instruction, takes), and goes
+    /// on several times faster with the same counts and outputs; -v says which ran and why.
     #[arg(long, conflicts_with = "compile")]
     interpret: bool,
     /// Compile the kernel before the launch starts, however short it is (to compare with

@@ -581,7 +581,8 @@ impl Tiering {
         if self.claimed.load(Ordering::Relaxed) || self.compiled.get().is_some() {
             return;
         }
-        if !worth_compiling(self.started.elapsed(), after, finished, waiting) {
+        let compile = compile_estimate(launch.program.code.len());
+        if !worth_compiling(self.started.elapsed(), after, compile, finished, waiting) {
             return;
         }
         if !self.claimed.swap(true, Ordering::AcqRel) {
@@ -595,13 +596,33 @@ impl Tiering {
     }
 }
 
+/// What compiling a kernel takes per bytecode instruction, about: 30 to 45
+/// µs for most of the corpus and of the launches captured from CLBlast and
+/// pyopencl (20 instructions in 1 ms, lookup3's 214 in 8 ms, a GEMM's
+/// 4,867 in 184 ms), a few up to twice that.
+const COMPILE_PER_INSTRUCTION: Duration = Duration::from_micros(50);
+
+/// How long compiling a kernel of `instructions` bytecode instructions
+/// is taken to take.
+pub(crate) fn compile_estimate(instructions: usize) -> Duration {
+    COMPILE_PER_INSTRUCTION * instructions as u32
+}
+
 /// Whether a launch that has run `elapsed`, finished `finished` work-groups
-/// and not yet started `waiting` is worth compiling: it has run `after` or
-/// longer, and the interpreter, at its pace so far, would take as long
-/// again over the groups waiting (those started finish as they began).
-fn worth_compiling(elapsed: Duration, after: Duration, finished: u64, waiting: u64) -> bool {
+/// and not yet started `waiting` is worth compiling, where the compile is
+/// taken to take `compile`: it has run `after` or longer, and the
+/// interpreter, at its pace so far, would take as long again or as long as
+/// the compile, whichever is longer, over the groups waiting (those started
+/// finish as they began).
+fn worth_compiling(
+    elapsed: Duration,
+    after: Duration,
+    compile: Duration,
+    finished: u64,
+    waiting: u64,
+) -> bool {
     let left = waiting as f64 / finished.max(1) as f64;
-    elapsed >= after && elapsed.mul_f64(left) >= after
+    elapsed >= after && elapsed.mul_f64(left) >= after.max(compile)
 }
 
 /// The JIT module that owns the compiled code's memory.
@@ -627,25 +648,40 @@ impl Drop for Memory {
 
 #[cfg(test)]
 mod tests {
-    use super::worth_compiling;
+    use super::{compile_estimate, worth_compiling};
     use std::time::Duration;
 
     #[test]
     fn a_launch_compiles_after_10_ms_where_as_long_is_left() {
         let ms = Duration::from_millis;
         let after = ms(10);
+        // A small kernel's compile: lookup3's 214 instructions, 10.7 ms.
+        let small = compile_estimate(214);
+        assert_eq!(small, Duration::from_micros(10_700));
         // Not before 10 ms, however much is left.
-        assert!(!worth_compiling(ms(9), after, 1, 999));
+        assert!(!worth_compiling(ms(9), after, small, 1, 999));
         // At 12 ms with a fifth done: 48 ms left.
-        assert!(worth_compiling(ms(12), after, 200, 800));
-        // Half done at 10 ms: 10 ms left, as long as the compile is taken to be.
-        assert!(worth_compiling(ms(10), after, 500, 500));
+        assert!(worth_compiling(ms(12), after, small, 200, 800));
+        // Half done at 11 ms: 11 ms left, as long as the compile is taken to be.
+        assert!(worth_compiling(ms(11), after, small, 500, 500));
         // Three quarters done at 12 ms: 4 ms left, sooner over interpreted.
-        assert!(!worth_compiling(ms(12), after, 750, 250));
-        assert!(!worth_compiling(ms(50), after, 1000, 0));
+        assert!(!worth_compiling(ms(12), after, small, 750, 250));
+        assert!(!worth_compiling(ms(50), after, small, 1000, 0));
         // One of four large groups done at 30 ms, one waiting: 30 ms left.
-        assert!(worth_compiling(ms(30), after, 1, 1));
+        assert!(worth_compiling(ms(30), after, small, 1, 1));
         // One of three done, the other two started: none could run compiled.
-        assert!(!worth_compiling(ms(30), after, 1, 0));
+        assert!(!worth_compiling(ms(30), after, small, 1, 0));
+    }
+
+    #[test]
+    fn a_large_kernel_compiles_only_where_its_compile_would_pay() {
+        let ms = Duration::from_millis;
+        // A GEMM of 4,867 instructions: about a quarter of a second.
+        let large = compile_estimate(4_867);
+        assert_eq!(large, ms(243) + Duration::from_micros(350));
+        // A fifth done at 12 ms: 48 ms left, not worth it.
+        assert!(!worth_compiling(ms(12), ms(10), large, 200, 800));
+        // A hundredth done at 10 ms: 990 ms left.
+        assert!(worth_compiling(ms(10), ms(10), large, 10, 990));
     }
 }
