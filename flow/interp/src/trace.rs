@@ -6,7 +6,10 @@
 //! one instruction's accesses for all the lanes that ran it (one
 //! *dispatch*), then the next instruction's. That is the order a GPU's
 //! warps present a work-group's accesses to the memory system, and what a
-//! cache simulation and a coalescing analysis need.
+//! cache simulation and a coalescing analysis need. A sink that takes runs
+//! ([`AccessSink::takes_runs`]) gets a row of work-items in a dispatch
+//! making one access, or each the bytes after the one before, as one record
+//! ([`GlobalAccess::absorb`]).
 //!
 //! Workers take work-groups in increasing order; a work-group whose
 //! accesses wait for an earlier one is held, and no worker starts a group
@@ -18,7 +21,7 @@
 //!
 //! Where the sink estimates from some point on ([`AccessSink::reorders`]),
 //! the work-groups from a little after that point run compiled, except one
-//! in up to [`MOST_EVERY`], which is traced whole and stands for the others
+//! in up to `MOST_EVERY`, which is traced whole and stands for the others
 //! in the coalescing analysis; a compiled work-group hands over its line touches,
 //! one work-item's after another's ([`AccessSink::take_lines`]). Which
 //! work-group runs how depends on the stream alone, not on the threads'

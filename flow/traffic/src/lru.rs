@@ -306,11 +306,12 @@ impl LruSimulator {
         }
     }
 
-    /// A work-group's accesses in the order they were made, as
+    /// A work-group's accesses in the order they were made (a run's, see
+    /// [`GlobalAccess::lanes`], each work-item's in turn), as
     /// [`LruSimulator::access`] takes each. A row of work-items reading or
     /// writing one line (a broadcast, a unit-stride dispatch) touches it
     /// again and again with nothing between: such runs are taken together
-    /// ([`LruSimulator::repeat`]).
+    /// (`LruSimulator::repeat`).
     pub fn accesses(&mut self, accesses: &[GlobalAccess]) {
         // The run being gathered: the line, its kind and site, and the
         // touches after its first.
