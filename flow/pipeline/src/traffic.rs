@@ -163,6 +163,7 @@ pub fn facts_at(facts: &KernelFacts, traffic: &DeviceTraffic, kind: DeviceKind) 
     facts.line_walk_bytes = Some(summary.coalescing.stretch_lines * summary.coalescing.line_bytes);
     facts.line_walk_dram = Some(summary.coalescing.line_walk_dram());
     facts.short_visits = Some(summary.coalescing.short_visits());
+    facts.short_visit_line_bytes = Some(summary.coalescing.line_bytes);
     facts.traffic.simulated = Some(summary.dram.total());
     facts.traffic.simulated_written = Some(summary.dram.written_bytes);
     facts.traffic.simulated_allocated = Some(summary.dram.allocated_bytes);

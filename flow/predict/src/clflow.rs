@@ -377,7 +377,8 @@ pub fn predict_kernel(facts: &KernelFacts, device: &DeviceRates) -> Result<Clflo
     // measured cache, none does.
     let short_visits = match (facts.short_visits, costs) {
         (Some(visits), Some(c)) if cache_rate(&facts.traffic, device).is_none() => {
-            short_visit_time(visits, c, device)
+            let line_bytes = facts.short_visit_line_bytes.unwrap_or(LINE_BYTES);
+            short_visit_time(visits, line_bytes, c, device)
         }
         _ => None,
     };
@@ -653,11 +654,13 @@ const PAGE_LINES: f64 = 64.0;
 const LINE_BYTES: u64 = 64;
 
 /// The time of the lines first touched in short visits to their pages
-/// (assumption 4): each length's lines at the column walks' rate for it,
-/// interpolated towards the `read` benchmark's at a whole page; and their
+/// (assumption 4), lines of `line_bytes` (the simulation's): each length's
+/// lines at the column walks' rate for it, interpolated towards the `read`
+/// benchmark's at a whole page, in the walks' 64-byte lines; and their
 /// bytes. None where the profile lacks the walks or no visit was short.
 fn short_visit_time(
     visits: [u64; 6],
+    line_bytes: u64,
     costs: OpCostRates,
     device: &DeviceRates,
 ) -> Option<(f64, u64)> {
@@ -665,6 +668,8 @@ fn short_visit_time(
     if lines == 0 {
         return None;
     }
+    // The walks' lines in one of the simulation's.
+    let walk_lines = line_bytes as f64 / LINE_BYTES as f64;
     let stream = device.bandwidth_at(0.0)? / LINE_BYTES as f64;
     let mut time = 0.0;
     for (bucket, &n) in visits.iter().enumerate() {
@@ -674,9 +679,10 @@ fn short_visit_time(
         } else {
             (3.0 * (1u64 << bucket) as f64 - 1.0) / 2.0
         };
-        time += n as f64 / costs.visits_at(length, PAGE_LINES, stream)?;
+        let rate = costs.visits_at(length * walk_lines, PAGE_LINES, stream)?;
+        time += n as f64 * walk_lines / rate;
     }
-    Some((time, lines * LINE_BYTES))
+    Some((time, lines * line_bytes))
 }
 
 /// On a CPU, the DRAM traffic's time where some of it is written back in
@@ -1271,6 +1277,20 @@ mod tests {
         let t = (47.5f64.log2() - 4.0) / 2.0;
         let line = (1.0 - t) / 4e7 + t * 64.0 / 10e9;
         assert!(close(p.short_visits_s.unwrap(), 1000.0 * line), "{p:?}");
+        // The same visits simulated in 128-byte lines: twice the bytes, each
+        // visit twice as many of the walks' lines (10,000 lines in visits of
+        // 2, 20,000 in visits of 11).
+        facts.short_visits = Some([10_000, 0, 20_000, 0, 0, 0]);
+        facts.short_visit_line_bytes = Some(128);
+        let p = predict_kernel(&facts, &rates).unwrap();
+        let t = (11f64.log2() - 2.0) / 2.0;
+        let visits = 2.0 * (10_000.0 * (0.5 / 1e7 + 0.5 / 2e7))
+            + 2.0 * 20_000.0 * ((1.0 - t) / 2e7 + t / 4e7);
+        assert!(close(p.short_visits_s.unwrap(), visits), "{p:?}");
+        let stream = (6.4e6 - 30_000.0 * 128.0) / 10e9;
+        assert!(close(p.memory_s, stream + visits), "{p:?}");
+        facts.short_visit_line_bytes = None;
+        facts.short_visits = Some([0, 0, 0, 0, 0, 1000]);
         // Every line in the measured cache: no visit waits on memory.
         let mut cached = rates.clone();
         cached.cache_bandwidth = Some(Rate::new(100e9, "test"));

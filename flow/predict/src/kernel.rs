@@ -282,6 +282,10 @@ pub struct KernelFacts {
     /// simulation, over the instructions that make no long walk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_visits: Option<[u64; 6]>,
+    /// The bytes of those visits' lines, the simulation's line size
+    /// (absent: 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_visit_line_bytes: Option<u64>,
     /// Lanes of float calls of each math builtin [`crate::device::BUILTINS`]
     /// names, in that order (part of `instructions`' fp32).
     #[serde(default)]
@@ -342,6 +346,7 @@ impl KernelFacts {
             line_walk_bytes: None,
             line_walk_dram: None,
             short_visits: None,
+            short_visit_line_bytes: None,
             builtin_lanes: crate::device::BUILTINS.map(|name| {
                 counts
                     .histogram
