@@ -768,6 +768,59 @@ fn a_sink_that_takes_runs_gets_each_row_of_like_accesses_as_one_record() {
     }
 }
 
+const SPREAD: &str = r#"
+__kernel void spread(__global const float *a, __global const float *b,
+                     __global float *c, __local float *tile) {
+  size_t i = get_global_id(0), l = get_local_id(0);
+  tile[l] = a[get_group_id(0)] + b[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  c[i] = tile[(l + 1) % get_local_size(0)] + b[i / 2];
+}"#;
+
+#[test]
+fn runs_longer_than_a_record_holds_go_on_in_the_next() {
+    // Work-groups of 600 run as one batch (a barrier): a's word is read by
+    // all 600, b's in a row; b[i / 2] pairs work-items.
+    let n = 1200u32;
+    let words: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let launch = launch(
+        "spread",
+        &[n as u64],
+        Some(&[600]),
+        vec![f32s(&words), f32s(&words), f32s(&words), local(4 * 600)],
+    );
+    let program = program(SPREAD, "spread");
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let mut each = Recording::default();
+    program.run_traced(&launch, &options, &mut each).unwrap();
+    let mut runs = RunRecording::default();
+    let run = program.run_traced(&launch, &options, &mut runs).unwrap();
+    assert_eq!(as_f32(&run.buffers[2].bytes)[5], 6.0 + 2.0);
+    for ((g, each), (_, runs)) in each.groups.iter().zip(&runs.0.groups) {
+        let (each, runs) = (renumbered(each), renumbered(runs));
+        let expanded: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
+        assert!(expanded == each, "group {g}");
+        let lanes: Vec<(u8, bool)> = runs.iter().map(|r| (r.lanes, r.contiguous)).collect();
+        // a: 255 + 255 + 90 reading one word; b: the same in a row; c and
+        // b[i / 2] likewise, b[i / 2] as 300 pairs.
+        assert_eq!(
+            &lanes[..6],
+            [
+                (255, false),
+                (255, false),
+                (90, false),
+                (255, true),
+                (255, true),
+                (90, true)
+            ]
+        );
+        assert_eq!(runs.len(), 6 + 3 + 300, "group {g}");
+    }
+}
+
 /// `accesses` with their dispatches numbered from 0 in order: dispatch
 /// numbers count on per thread, and only their changes tell.
 fn renumbered(accesses: &[GlobalAccess]) -> Vec<GlobalAccess> {

@@ -85,16 +85,29 @@ impl Mem<'_, '_> {
         item: [u64; 3],
     ) {
         if let Some(t) = &mut self.trace {
-            match memory::decode(pointer) {
-                (SPACE_GLOBAL, buffer, offset) => {
-                    t.record(buffer, offset as u64, bytes, kind, item)
-                }
-                // Out of bounds, it faults as the access is made.
-                (SPACE_LOCAL, buffer, offset) if offset >= 0 => {
-                    t.record_local(buffer, offset as u64, bytes, kind, item)
-                }
-                _ => {}
+            let id = t.linear(item);
+            t.record_pointer(pointer, bytes, kind, id);
+        }
+    }
+
+    /// Traces at once a dispatch every lane of the batch runs (lane `l`
+    /// accessing `bytes` at `pointers[l]`, lane 0 being work-item `first`),
+    /// where the sink takes runs; false, tracing nothing, where each
+    /// lane's access is to be traced as it is made.
+    #[inline(always)]
+    pub(super) fn trace_row(
+        &mut self,
+        pointers: &[u64],
+        bytes: u64,
+        kind: AccessKind,
+        first: [u64; 3],
+    ) -> bool {
+        match &mut self.trace {
+            Some(t) if t.runs => {
+                t.record_row(pointers, bytes, kind, first);
+                true
             }
+            _ => false,
         }
     }
 

@@ -1151,9 +1151,14 @@ impl Runner<'_> {
                 } => {
                     mem.dispatch(at);
                     count_gathers!(at, ptr, 4, 1u8);
+                    let row = Reg::index(ptr) * width;
+                    let traced = dense
+                        && mem.trace_row(&regs[row..row + width], 4, AccessKind::Load, local_id[0]);
                     lanes!(l => {
                         let p = r!(l, ptr);
-                        mem.trace_pointer(p, 4, AccessKind::Load, local_id[l]);
+                        if !traced {
+                            mem.trace_pointer(p, 4, AccessKind::Load, local_id[l]);
+                        }
                         r!(l, dst) = match mem.global_word(p) {
                             Some((buffer, offset)) => buffer.read_word(offset) as u64,
                             None => {
@@ -1172,9 +1177,19 @@ impl Runner<'_> {
                 } => {
                     mem.dispatch(at);
                     count_gathers!(at, ptr, 4, 1u8);
+                    let row = Reg::index(ptr) * width;
+                    let traced = dense
+                        && mem.trace_row(
+                            &regs[row..row + width],
+                            4,
+                            AccessKind::Store,
+                            local_id[0],
+                        );
                     lanes!(l => {
                         let (p, v) = (r!(l, ptr), r!(l, src));
-                        mem.trace_pointer(p, 4, AccessKind::Store, local_id[l]);
+                        if !traced {
+                            mem.trace_pointer(p, 4, AccessKind::Store, local_id[l]);
+                        }
                         match mem.global_word(p) {
                             Some((buffer, offset)) => buffer.write_word(offset, v as u32),
                             None => {

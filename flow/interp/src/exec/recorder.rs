@@ -1,6 +1,7 @@
 //! Where a traced run's work-groups record their accesses, and hand them
 //! over to the sink (see `crate::trace`).
 
+use crate::memory::{self, SPACE_GLOBAL, SPACE_LOCAL};
 use crate::trace::{
     AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, BATCH_GROUPS,
     BATCH_TOUCHES, CHUNK_ACCESSES,
@@ -124,6 +125,13 @@ impl Recorder<'_> {
         }
     }
 
+    /// A work-item's linear id in its work-group.
+    #[inline(always)]
+    pub(super) fn linear(&self, item: [u64; 3]) -> u32 {
+        let [lx, ly, _] = self.local;
+        ((item[2] * ly + item[1]) * lx + item[0]) as u32
+    }
+
     #[inline(always)]
     pub(super) fn record(
         &mut self,
@@ -133,7 +141,13 @@ impl Recorder<'_> {
         kind: AccessKind,
         item: [u64; 3],
     ) {
-        let [lx, ly, _] = self.local;
+        let id = self.linear(item);
+        self.record_id(buffer, offset, bytes, kind, id);
+    }
+
+    /// [`Recorder::record`] of work-item `id`.
+    #[inline(always)]
+    fn record_id(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, id: u32) {
         let access = GlobalAccess {
             offset,
             // The trace names fewer buffers than that (`Program::launch`
@@ -142,7 +156,7 @@ impl Recorder<'_> {
             bytes: bytes.min(u32::MAX as u64) as u32,
             site: self.site,
             dispatch: self.dispatch,
-            item: ((item[2] * ly + item[1]) * lx + item[0]) as u32,
+            item: id,
             kind,
             atomic: self.atomic,
             phase: self.phase,
@@ -172,6 +186,76 @@ impl Recorder<'_> {
     ) {
         if let Some(base) = self.local_base {
             self.record(base as usize + buffer, offset, bytes, kind, item);
+        }
+    }
+
+    /// Records the access at `pointer`, if it is one the trace keeps (a
+    /// global one, or a local one where they are traced): what
+    /// `Mem::trace_pointer` does for one work-item.
+    #[inline(always)]
+    pub(super) fn record_pointer(&mut self, pointer: u64, bytes: u64, kind: AccessKind, id: u32) {
+        match memory::decode(pointer) {
+            (SPACE_GLOBAL, buffer, offset) => {
+                self.record_id(buffer, offset as u64, bytes, kind, id)
+            }
+            // Out of bounds, it faults as the access is made.
+            (SPACE_LOCAL, buffer, offset) if offset >= 0 => {
+                if let Some(base) = self.local_base {
+                    self.record_id(base as usize + buffer, offset as u64, bytes, kind, id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a dispatch that every lane of a batch runs, work-item
+    /// `first` and those after it, each accessing `bytes` at its pointer,
+    /// for a sink that takes runs: the runs are found on the pointers
+    /// alone (a global pointer the one before plus 0 or `bytes` is the same
+    /// buffer: offsets stay far below the buffer bits), as
+    /// [`GlobalAccess::absorb`] would take them one by one.
+    pub(super) fn record_row(
+        &mut self,
+        pointers: &[u64],
+        bytes: u64,
+        kind: AccessKind,
+        first: [u64; 3],
+    ) {
+        debug_assert!(self.runs && bytes > 0);
+        let first = self.linear(first);
+        let mut l = 0;
+        while l < pointers.len() {
+            let pointer = pointers[l];
+            let id = first + l as u32;
+            let (space, buffer, offset) = memory::decode(pointer);
+            if space != SPACE_GLOBAL {
+                self.record_pointer(pointer, bytes, kind, id);
+                l += 1;
+                continue;
+            }
+            let step = pointers.get(l + 1).map(|p| p.wrapping_sub(pointer));
+            let mut end = l + 1;
+            if let Some(step) = step.filter(|&s| s == 0 || s == bytes) {
+                let most = pointers.len().min(l + usize::from(u8::MAX));
+                while end < most && pointers[end].wrapping_sub(pointers[end - 1]) == step {
+                    end += 1;
+                }
+            }
+            let lanes = end - l;
+            self.accesses.push(GlobalAccess {
+                offset: offset as u64,
+                buffer: buffer as u16,
+                bytes: bytes as u32,
+                site: self.site,
+                dispatch: self.dispatch,
+                item: id,
+                kind,
+                atomic: self.atomic,
+                phase: self.phase,
+                lanes: lanes as u8,
+                contiguous: lanes > 1 && step == Some(bytes),
+            });
+            l = end;
         }
     }
 }
