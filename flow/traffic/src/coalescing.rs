@@ -242,7 +242,7 @@ pub struct CoalescingAnalyzer {
     sites: HashMap<(u32, AccessKind), SiteCoalescing>,
     /// One dispatch's accesses of one kind, reused.
     scratch: Vec<GlobalAccess>,
-    lines: Vec<(u32, u64)>,
+    lines: DistinctLines,
     gaps: Vec<Option<u64>>,
     /// Each (site, work-item)'s last access in the current work-group.
     walks: WorkItemWalks,
@@ -301,7 +301,7 @@ impl CoalescingAnalyzer {
             line_shift: line_bytes.trailing_zeros(),
             sites: HashMap::default(),
             scratch: Vec::new(),
-            lines: Vec::new(),
+            lines: DistinctLines::default(),
             gaps: Vec::new(),
             walks: WorkItemWalks::default(),
             group: None,
@@ -514,19 +514,55 @@ fn one_pattern(runs: &[GlobalAccess]) -> Option<(Pattern, u64)> {
     Some((pattern, runs.iter().map(|a| u64::from(a.lanes)).sum()))
 }
 
-/// Pushes `buffer`'s `lines` onto `out`, to be sorted and deduplicated:
-/// rows of work-items that read the same lines again come as runs, and
-/// each run's line goes in once.
-pub(crate) fn push_lines(out: &mut Vec<(u32, u64)>, buffer: u32, lines: RangeInclusive<u64>) {
-    for line in lines {
-        if out.last() != Some(&(buffer, line)) {
-            out.push((buffer, line));
+/// The distinct lines of a set of spans: kept in a list to be sorted and
+/// deduplicated, past a small table of the lines pushed lately (rows of
+/// work-items that read the same lines again come one after another, or
+/// by turns with another row's: each goes in once).
+#[derive(Debug)]
+pub(crate) struct DistinctLines {
+    lines: Vec<(u32, u64)>,
+    recent: [(u32, u64); RECENT_LINES],
+}
+
+/// The lines a [`DistinctLines`] recalls: a small direct-mapped table.
+const RECENT_LINES: usize = 64;
+
+impl Default for DistinctLines {
+    fn default() -> Self {
+        DistinctLines {
+            lines: Vec::new(),
+            recent: [(u32::MAX, u64::MAX); RECENT_LINES],
         }
     }
 }
 
+impl DistinctLines {
+    pub(crate) fn clear(&mut self) {
+        self.lines.clear();
+        self.recent.fill((u32::MAX, u64::MAX));
+    }
+
+    /// Adds `buffer`'s `lines`.
+    pub(crate) fn push(&mut self, buffer: u32, lines: RangeInclusive<u64>) {
+        for line in lines {
+            let slot = &mut self.recent[(line ^ u64::from(buffer)) as usize % RECENT_LINES];
+            if *slot != (buffer, line) {
+                *slot = (buffer, line);
+                self.lines.push((buffer, line));
+            }
+        }
+    }
+
+    /// How many distinct lines were added since the last clear.
+    pub(crate) fn count(&mut self) -> u64 {
+        self.lines.sort_unstable();
+        self.lines.dedup();
+        self.lines.len() as u64
+    }
+}
+
 /// The lines a dispatch's accesses touch, each once.
-fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32, u64)>) -> u64 {
+fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut DistinctLines) -> u64 {
     let spans = || {
         accesses.iter().filter(|a| a.bytes > 0).map(move |a| {
             let lines = a.lines(shift);
@@ -538,11 +574,9 @@ fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut Vec<(u32,
     }
     scratch.clear();
     for (buffer, first, last) in spans() {
-        push_lines(scratch, buffer, first..=last);
+        scratch.push(buffer, first..=last);
     }
-    scratch.sort_unstable();
-    scratch.dedup();
-    scratch.len() as u64
+    scratch.count()
 }
 
 /// The lines of spans (buffer, first line, last line) that come in address

@@ -284,7 +284,7 @@ pub struct TrafficAnalysis {
     /// simulations may not sample.
     most_footprint: u64,
     /// Scratch for counting a work-group's lines.
-    group_lines: Vec<(u32, u64)>,
+    group_lines: coalescing::DistinctLines,
 }
 
 impl TrafficAnalysis {
@@ -321,7 +321,7 @@ impl TrafficAnalysis {
             footprint: 0,
             reordering: false,
             most_footprint: 0,
-            group_lines: Vec::new(),
+            group_lines: Default::default(),
             sampling: false,
         }
     }
@@ -366,13 +366,11 @@ impl TrafficAnalysis {
             }
             if watch {
                 let (buffer, lines) = (a.buffer.into(), a.lines(shift));
-                coalescing::push_lines(&mut self.group_lines, buffer, lines);
+                self.group_lines.push(buffer, lines);
             }
         }
         if watch {
-            self.group_lines.sort_unstable();
-            self.group_lines.dedup();
-            self.footprint = self.footprint.max(self.group_lines.len() as u64);
+            self.footprint = self.footprint.max(self.group_lines.count());
         }
         self.pending_accesses += accesses.len();
         self.pending.push(Delivered::Accesses {
