@@ -46,6 +46,7 @@
 //! lines than the first-level cache keeps, so the next work-item, which
 //! takes the next element of the same lines, finds them further down.
 
+use crate::stretches::Stretches;
 use crate::walks::WorkItemWalks;
 use clflow_counts::{AccessKind, GlobalAccess, SourceLine};
 use rustc_hash::FxHashMap as HashMap;
@@ -255,45 +256,6 @@ pub struct CoalescingAnalyzer {
     stretches: Stretches,
 }
 
-/// How many lines each work-item of the current work-group has moved on
-/// to since the group's last barrier, and the most any work-item has.
-#[derive(Debug, Default)]
-struct Stretches {
-    phase: u16,
-    /// Per work-item: the buffer and line of its last access, and the
-    /// lines it moved on to in this stretch.
-    items: Vec<(u32, u64, u64)>,
-    longest: u64,
-}
-
-impl Stretches {
-    fn restart(&mut self, phase: u16) {
-        self.phase = phase;
-        self.items.clear();
-    }
-
-    /// Each work-item's access of a run.
-    fn add(&mut self, run: &GlobalAccess, line_shift: u32) {
-        if run.phase != self.phase {
-            self.restart(run.phase);
-        }
-        let last = run.last_item() as usize;
-        if last >= self.items.len() {
-            self.items.resize(last + 1, (u32::MAX, u64::MAX, 0));
-        }
-        let to = u32::from(run.buffer);
-        let items = &mut self.items[run.item as usize..=last];
-        for (k, (buffer, line, moves)) in (0..).zip(items) {
-            let at = (run.offset + k * run.stride()) >> line_shift;
-            if (*buffer, *line) != (to, at) {
-                (*buffer, *line) = (to, at);
-                *moves += 1;
-                self.longest = self.longest.max(*moves);
-            }
-        }
-    }
-}
-
 impl CoalescingAnalyzer {
     pub fn new(line_bytes: u64) -> CoalescingAnalyzer {
         assert!(line_bytes.is_power_of_two(), "line size {line_bytes}");
@@ -476,7 +438,7 @@ impl CoalescingAnalyzer {
         });
         CoalescingReport {
             sites,
-            stretch_lines: self.stretches.longest,
+            stretch_lines: self.stretches.longest(),
             page_walkers: self.walks.walkers(),
         }
     }

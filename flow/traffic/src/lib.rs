@@ -20,6 +20,7 @@
 pub mod coalescing;
 mod fenwick;
 pub mod lru;
+mod stretches;
 pub mod visits;
 mod walks;
 
