@@ -741,31 +741,49 @@ fn a_sink_that_takes_runs_gets_each_row_of_like_accesses_as_one_record() {
             scalar(n.to_le_bytes()),
         ],
     );
-    let program = program(PRODUCT, "product");
-    let options = RunOptions {
-        threads: Some(2),
-        ..RunOptions::default()
-    };
-    let mut each = Recording::default();
-    program.run_traced(&launch, &options, &mut each).unwrap();
-    let mut runs = RunRecording::default();
-    program.run_traced(&launch, &options, &mut runs).unwrap();
-
+    let (each, runs, _) = each_and_in_runs(&program(PRODUCT, "product"), &launch);
     let records = |r: &Recording| r.groups.iter().map(|(_, a)| a.len()).sum::<usize>();
     let lanes = records(&each);
     let stored = (0..n).filter(|col| col % 5 != 3).count() as u32 * n;
     assert_eq!(lanes as u32, 2 * n * n * n + stored);
     // Per row of 16 work-items: one record for a's loads, one for b's, and
     // the stores in rows broken where a work-item leaves one out.
-    assert_eq!(records(&runs.0) as u32, 2 * n * n * n / 16 + 4 * n * 2);
+    assert_eq!(records(&runs) as u32, 2 * n * n * n / 16 + 4 * n * 2);
+}
+
+/// `launch` traced for a sink that takes each access and for one that
+/// takes runs, and the run: the runs are the accesses, each run of them
+/// taken into one record (dispatches renumbered from 0 in each group).
+fn each_and_in_runs(
+    program: &clflow_interp::Program,
+    launch: &clflow_core::Launch,
+) -> (Recording, Recording, clflow_interp::RunResult) {
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let mut each = Recording::default();
+    program.run_traced(launch, &options, &mut each).unwrap();
+    let mut runs = RunRecording::default();
+    let run = program.run_traced(launch, &options, &mut runs).unwrap();
+    let renumber = |r: &mut Recording| {
+        for (_, accesses) in &mut r.groups {
+            *accesses = renumbered(accesses);
+        }
+    };
+    renumber(&mut each);
+    renumber(&mut runs.0);
     for ((g, each), (h, runs)) in each.groups.iter().zip(&runs.0.groups) {
         assert_eq!(g, h);
-        let (each, runs) = (renumbered(each), renumbered(runs));
         let expanded: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
-        let differs = expanded.iter().zip(&each).position(|(a, b)| a != b);
+        let differs = expanded.iter().zip(each).position(|(a, b)| a != b);
         assert_eq!((expanded.len(), differs), (each.len(), None), "group {g}");
-        assert!(runs == clflow_counts::access::runs(each), "group {g}");
+        assert!(
+            *runs == clflow_counts::access::runs(each.iter().copied()),
+            "group {g}"
+        );
     }
+    (each, runs.0, run)
 }
 
 const SPREAD: &str = r#"
@@ -789,20 +807,9 @@ fn runs_longer_than_a_record_holds_go_on_in_the_next() {
         Some(&[600]),
         vec![f32s(&words), f32s(&words), f32s(&words), local(4 * 600)],
     );
-    let program = program(SPREAD, "spread");
-    let options = RunOptions {
-        threads: Some(2),
-        ..RunOptions::default()
-    };
-    let mut each = Recording::default();
-    program.run_traced(&launch, &options, &mut each).unwrap();
-    let mut runs = RunRecording::default();
-    let run = program.run_traced(&launch, &options, &mut runs).unwrap();
+    let (_, runs, run) = each_and_in_runs(&program(SPREAD, "spread"), &launch);
     assert_eq!(as_f32(&run.buffers[2].bytes)[5], 6.0 + 2.0);
-    for ((g, each), (_, runs)) in each.groups.iter().zip(&runs.0.groups) {
-        let (each, runs) = (renumbered(each), renumbered(runs));
-        let expanded: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
-        assert!(expanded == each, "group {g}");
+    for (g, runs) in &runs.groups {
         let lanes: Vec<(u8, bool)> = runs.iter().map(|r| (r.lanes, r.contiguous)).collect();
         // a: 255 + 255 + 90 reading one word; b: the same in a row; c and
         // b[i / 2] likewise, b[i / 2] as 300 pairs.

@@ -145,10 +145,17 @@ impl Recorder<'_> {
         self.record_id(buffer, offset, bytes, kind, id);
     }
 
-    /// [`Recorder::record`] of work-item `id`.
+    /// Work-item `id`'s access at the instruction being dispatched.
     #[inline(always)]
-    fn record_id(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, id: u32) {
-        let access = GlobalAccess {
+    fn access(
+        &self,
+        buffer: usize,
+        offset: u64,
+        bytes: u64,
+        kind: AccessKind,
+        id: u32,
+    ) -> GlobalAccess {
+        GlobalAccess {
             offset,
             // The trace names fewer buffers than that (`Program::launch`
             // refuses more).
@@ -162,7 +169,13 @@ impl Recorder<'_> {
             phase: self.phase,
             lanes: 1,
             contiguous: false,
-        };
+        }
+    }
+
+    /// [`Recorder::record`] of work-item `id`.
+    #[inline(always)]
+    fn record_id(&mut self, buffer: usize, offset: u64, bytes: u64, kind: AccessKind, id: u32) {
+        let access = self.access(buffer, offset, bytes, kind, id);
         if self.runs {
             if let Some(run) = self.accesses.last_mut() {
                 if run.absorb(&access) {
@@ -243,17 +256,9 @@ impl Recorder<'_> {
             }
             let lanes = end - l;
             self.accesses.push(GlobalAccess {
-                offset: offset as u64,
-                buffer: buffer as u16,
-                bytes: bytes as u32,
-                site: self.site,
-                dispatch: self.dispatch,
-                item: id,
-                kind,
-                atomic: self.atomic,
-                phase: self.phase,
                 lanes: lanes as u8,
                 contiguous: lanes > 1 && step == Some(bytes),
+                ..self.access(buffer, offset as u64, bytes, kind, id)
             });
             l = end;
         }
