@@ -762,6 +762,15 @@ fn each_and_in_runs(
         threads: Some(2),
         ..RunOptions::default()
     };
+    each_and_in_runs_with(program, launch, &options)
+}
+
+fn each_and_in_runs_with(
+    program: &clflow_interp::Program,
+    launch: &clflow_core::Launch,
+    options: &RunOptions,
+) -> (Recording, Recording, clflow_interp::RunResult) {
+    let options = options.clone();
     let mut each = Recording::default();
     program.run_traced(launch, &options, &mut each).unwrap();
     let mut runs = RunRecording::default();
@@ -784,6 +793,42 @@ fn each_and_in_runs(
         );
     }
     (each, runs.0, run)
+}
+
+const HALF_OUT: &str = r#"
+__kernel void half_out(__global const float *a, __global float *b) {
+  size_t i = get_global_id(0);
+  b[i] = a[i % 48 == 47 ? 4096 + i : i];
+}"#;
+
+#[test]
+fn a_run_that_goes_on_after_a_work_item_faults_traces_each_access_once() {
+    // Every 48th work-item reads past a: it stops there, and the others go
+    // on (as a count does). Rows of the batch before it and after it.
+    let n = 256u32;
+    let words: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let launch = launch(
+        "half_out",
+        &[n as u64],
+        Some(&[64]),
+        vec![f32s(&words), f32s(&vec![0.0; n as usize])],
+    );
+    let options = RunOptions {
+        threads: Some(2),
+        keep_going: true,
+        ..RunOptions::default()
+    };
+    let (each, runs, run) =
+        each_and_in_runs_with(&program(HALF_OUT, "half_out"), &launch, &options);
+    assert_eq!(run.faults.iter().map(|f| f.count).sum::<u64>(), 5);
+    let loads = |r: &Recording| {
+        let all = r.groups.iter().flat_map(|(_, a)| a);
+        all.filter(|a| a.buffer == 0)
+            .map(|a| u64::from(a.lanes))
+            .sum::<u64>()
+    };
+    // Each work-item's load once, the faulting ones' included.
+    assert_eq!((loads(&each), loads(&runs)), (256, 256));
 }
 
 const SPREAD: &str = r#"

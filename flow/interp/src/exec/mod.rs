@@ -232,6 +232,7 @@ impl<'a> Runner<'a> {
                 atomic: false,
                 local_base: locals.then_some(launch.global.buffers.len() as u32),
                 runs: outlet.runs,
+                row: None,
                 stands_for: 1,
                 lines: Vec::new(),
                 accessed: 0,
@@ -440,6 +441,9 @@ impl<'a> Runner<'a> {
     /// on at it. (The stretch's steps are not charged: the step limit is
     /// the looser for it, the counts, made of block hits, are not.)
     fn stop_lane(&mut self, (pc, lane, kind): LaneFault) {
+        if let Some(recorder) = &mut self.trace {
+            recorder.stopped(lane);
+        }
         let g = self.launch.geometry;
         let b = &mut self.batch;
         let item = g.global_id(self.group, b.local_id[lane]);

@@ -57,6 +57,9 @@ pub(super) struct Recorder<'a> {
     /// Whether the sink takes runs of accesses as one record
     /// ([`GlobalAccess::absorb`]).
     pub(super) runs: bool,
+    /// Where the dispatch was traced a row at once: its first record, and
+    /// its first work-item (see [`Recorder::stopped`]).
+    pub(super) row: Option<(usize, u32)>,
     /// How many work-groups the one being traced whole stands for.
     pub(super) stands_for: u64,
     /// A compiled work-group's line touches (`native::helpers::new_touch` writes them,
@@ -79,6 +82,7 @@ impl Recorder<'_> {
         self.site = pc as u32;
         self.dispatch = self.dispatch.wrapping_add(1);
         self.atomic = false;
+        self.row = None;
     }
 
     /// Sends the accesses held: all that is left of the group (`complete`),
@@ -202,6 +206,26 @@ impl Recorder<'_> {
         }
     }
 
+    /// Lane `lane` of the batch faulted at the instruction being dispatched,
+    /// and stopped there while the others go on: a row traced at once keeps
+    /// the accesses of the lanes up to it, as one by one it would have had
+    /// (the lanes after it make theirs when they run it again).
+    pub(super) fn stopped(&mut self, lane: usize) {
+        let Some((start, first)) = self.row.take() else {
+            return;
+        };
+        let last = first + lane as u32;
+        let kept = self.accesses[start..]
+            .iter()
+            .take_while(|run| run.item <= last)
+            .count();
+        self.accesses.truncate(start + kept);
+        if let Some(run) = self.accesses[start..].last_mut() {
+            run.lanes = run.lanes.min((last - run.item + 1) as u8);
+            run.contiguous &= run.lanes > 1;
+        }
+    }
+
     /// Records the access at `pointer`, if it is one the trace keeps (a
     /// global one, or a local one where they are traced): what
     /// `Mem::trace_pointer` does for one work-item.
@@ -224,9 +248,11 @@ impl Recorder<'_> {
     /// Records a dispatch that every lane of a batch runs, work-item
     /// `first` and those after it, each accessing `bytes` at its pointer,
     /// for a sink that takes runs: the runs are found on the pointers
-    /// alone (a global pointer the one before plus 0 or `bytes` is the same
-    /// buffer: offsets stay far below the buffer bits), as
-    /// [`GlobalAccess::absorb`] would take them one by one.
+    /// alone, as [`GlobalAccess::absorb`] would take them one by one. A
+    /// global pointer the one before plus 0 or `bytes` is in the same
+    /// buffer: a buffer's offsets stay far below the buffer bits (but for a
+    /// negative one, whose access faults, and whose work-group's trace is
+    /// never handed over).
     pub(super) fn record_row(
         &mut self,
         pointers: &[u64],
@@ -236,6 +262,7 @@ impl Recorder<'_> {
     ) {
         debug_assert!(self.runs && bytes > 0);
         let first = self.linear(first);
+        self.row = Some((self.accesses.len(), first));
         let mut l = 0;
         while l < pointers.len() {
             let pointer = pointers[l];
