@@ -129,6 +129,14 @@ impl GlobalAccess {
         (self.offset >> shift)..=((end - 1) >> shift)
     }
 
+    /// Whether each work-item's access of a contiguous run lies in one line
+    /// (of `1 << shift` bytes): accesses of a power of two bytes, no larger
+    /// than a line, aligned to their size.
+    pub fn each_in_one_line(&self, shift: u32) -> bool {
+        let bytes = u64::from(self.bytes);
+        bytes.is_power_of_two() && bytes <= 1 << shift && self.offset.is_multiple_of(bytes)
+    }
+
     /// The line touches of the run's work-items, each touching every line
     /// its own access spans.
     pub fn line_touches(&self, shift: u32) -> u64 {
@@ -140,9 +148,7 @@ impl GlobalAccess {
             let lines = self.lines(shift);
             return (lines.end() - lines.start() + 1) * lanes;
         }
-        let bytes = u64::from(self.bytes);
-        if bytes.is_power_of_two() && bytes <= 1 << shift && self.offset.is_multiple_of(bytes) {
-            // Each work-item's access lies in one line.
+        if self.each_in_one_line(shift) {
             return lanes;
         }
         self.each_lane()

@@ -879,10 +879,7 @@ fn same_accesses(
 ) -> impl Iterator<Item = (GlobalAccess, u64)> + '_ {
     let lanes = u64::from(run.lanes);
     let bytes = u64::from(run.bytes);
-    let by_line = run.contiguous
-        && bytes.is_power_of_two()
-        && bytes <= 1 << line_shift
-        && run.offset.is_multiple_of(bytes);
+    let by_line = run.contiguous && run.each_in_one_line(line_shift);
     let mut k = 0;
     std::iter::from_fn(move || {
         if k >= lanes {

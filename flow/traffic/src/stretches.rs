@@ -22,7 +22,7 @@ pub(crate) struct Stretches {
     longest: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 struct Stretch {
     buffer: u32,
     line: u64,

@@ -64,7 +64,7 @@ impl Default for Together {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Walk {
     group: u32,
     /// The barriers the work-group had passed (`GlobalAccess::phase`).

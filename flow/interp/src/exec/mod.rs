@@ -594,6 +594,15 @@ impl Runner<'_> {
                 }
             };
         }
+        // Whether a 32-bit load or store at the pointers in register `$ptr`
+        // was traced a row at once (every lane running it, a sink that takes
+        // runs); else each lane traces its own as it runs.
+        macro_rules! trace_row {
+            ($ptr:expr, $kind:expr) => {{
+                let row = Reg::index($ptr) * width;
+                dense && mem.trace_row(&regs[row..row + width], 4, $kind, local_id[0])
+            }};
+        }
         // Where the run measures SIMD use, the lanes of a load or store
         // (of `bytes` bytes a lane, `n` components; a member of an
         // adjacent group, the group's span) a vectoriser gathers, and all
@@ -1155,9 +1164,7 @@ impl Runner<'_> {
                 } => {
                     mem.dispatch(at);
                     count_gathers!(at, ptr, 4, 1u8);
-                    let row = Reg::index(ptr) * width;
-                    let traced = dense
-                        && mem.trace_row(&regs[row..row + width], 4, AccessKind::Load, local_id[0]);
+                    let traced = trace_row!(ptr, AccessKind::Load);
                     lanes!(l => {
                         let p = r!(l, ptr);
                         if !traced {
@@ -1181,14 +1188,7 @@ impl Runner<'_> {
                 } => {
                     mem.dispatch(at);
                     count_gathers!(at, ptr, 4, 1u8);
-                    let row = Reg::index(ptr) * width;
-                    let traced = dense
-                        && mem.trace_row(
-                            &regs[row..row + width],
-                            4,
-                            AccessKind::Store,
-                            local_id[0],
-                        );
+                    let traced = trace_row!(ptr, AccessKind::Store);
                     lanes!(l => {
                         let (p, v) = (r!(l, ptr), r!(l, src));
                         if !traced {
