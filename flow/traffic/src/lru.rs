@@ -313,46 +313,75 @@ impl LruSimulator {
     /// again and again with nothing between: such runs are taken together
     /// (`LruSimulator::repeat`).
     pub fn accesses(&mut self, accesses: &[GlobalAccess]) {
-        // The run being gathered: the line, its kind and site, and the
-        // touches after its first.
-        let mut run: Option<(u64, (bool, bool), u32)> = None;
-        let mut again = 0;
+        let mut run = Repeats::default();
         for record in accesses {
             let kind = (record.kind.reads(), record.kind.writes());
-            for (a, copies) in same_accesses(record, self.line_shift) {
-                let line = self.only_line(&a);
-                let touch = line.map(|l| (l, kind, a.site));
-                if touch.is_some() && touch == run {
-                    again += copies;
-                    continue;
+            let b = record.buffer as usize;
+            if record.bytes == 0 || b + 1 >= self.first_line.len() {
+                continue;
+            }
+            let (lanes, bytes) = (u64::from(record.lanes), u64::from(record.bytes));
+            let shift = self.line_shift;
+            if !record.contiguous {
+                // Every work-item accesses the first one's bytes.
+                self.accessed(&mut run, record, record.offset, lanes, kind);
+            } else if record.each_in_one_line(shift) {
+                // The work-items in each line, a line at a time.
+                let (mut offset, mut k) = (record.offset, 0);
+                while k < lanes {
+                    let next_line = ((offset >> shift) + 1) << shift;
+                    let here = ((next_line - offset) >> bytes.trailing_zeros()).min(lanes - k);
+                    self.accessed(&mut run, record, offset, here, kind);
+                    offset += here * bytes;
+                    k += here;
                 }
-                if let Some((line, (reads, writes), site)) = run {
-                    self.repeat(line, reads, writes, site, std::mem::take(&mut again));
+            } else {
+                for k in 0..lanes {
+                    self.accessed(&mut run, record, record.offset + k * bytes, 1, kind);
                 }
-                run = touch;
-                let times = if run.is_some() { 1 } else { copies };
-                for _ in 0..times {
-                    self.access(a.buffer.into(), a.offset, a.bytes, kind, a.site);
-                }
-                again = copies - times;
             }
         }
-        if let Some((line, (reads, writes), site)) = run {
-            self.repeat(line, reads, writes, site, again);
+        self.repeat_run(&mut run);
+    }
+
+    /// `times` accesses of `record`'s bytes at `offset`, one after another,
+    /// after the touches `run` holds back.
+    #[inline]
+    fn accessed(
+        &mut self,
+        run: &mut Repeats,
+        record: &GlobalAccess,
+        offset: u64,
+        times: u64,
+        (reads, writes): (bool, bool),
+    ) {
+        let b = record.buffer as usize;
+        let first = offset >> self.line_shift;
+        let last = (offset + u64::from(record.bytes) - 1) >> self.line_shift;
+        let line = self.first_line[b] + first;
+        if first == last && line < self.first_line[b + 1] {
+            let touch = (line, (reads, writes), record.site);
+            if run.touch == Some(touch) {
+                run.again += times;
+                return;
+            }
+            self.repeat_run(run);
+            run.touch = Some(touch);
+            self.line(line, reads, writes, record.site);
+            run.again = times - 1;
+            return;
+        }
+        self.repeat_run(run);
+        for _ in 0..times {
+            self.access(b as u32, offset, record.bytes, (reads, writes), record.site);
         }
     }
 
-    /// The line (an index into `lines`) that holds all of an access, where
-    /// one does.
-    fn only_line(&self, a: &GlobalAccess) -> Option<u64> {
-        let b = a.buffer as usize;
-        if a.bytes == 0 || b + 1 >= self.first_line.len() {
-            return None;
+    /// The touches `run` held back, as repeats of its line.
+    fn repeat_run(&mut self, run: &mut Repeats) {
+        if let Some((line, (reads, writes), site)) = run.touch.take() {
+            self.repeat(line, reads, writes, site, std::mem::take(&mut run.again));
         }
-        let first = a.offset >> self.line_shift;
-        let last = (a.offset + u64::from(a.bytes) - 1) >> self.line_shift;
-        let line = self.first_line[b] + first;
-        (first == last && line < self.first_line[b + 1]).then_some(line)
     }
 
     /// `times` more touches of `line`, the line touched last: each a hit at
@@ -868,35 +897,12 @@ impl LruCurve {
     }
 }
 
-/// A run's work-items' accesses as (access, times) where the cache
-/// sees one access again and again: a row reading one place makes its
-/// first work-item's access once for each; a contiguous row of accesses no
-/// larger than a line and aligned to their size makes the first in each
-/// line once for each work-item in it; else each work-item's access once.
-fn same_accesses(
-    run: &GlobalAccess,
-    line_shift: u32,
-) -> impl Iterator<Item = (GlobalAccess, u64)> + '_ {
-    let lanes = u64::from(run.lanes);
-    let bytes = u64::from(run.bytes);
-    let by_line = run.contiguous && run.each_in_one_line(line_shift);
-    let mut k = 0;
-    std::iter::from_fn(move || {
-        if k >= lanes {
-            return None;
-        }
-        let a = run.lane(k as u8);
-        let times = if !run.contiguous {
-            lanes
-        } else if by_line {
-            let next_line = ((a.offset >> line_shift) + 1) << line_shift;
-            ((next_line - a.offset) / bytes).min(lanes - k)
-        } else {
-            1
-        };
-        k += times;
-        Some((a, times))
-    })
+/// The line touched last and its kind and site, and the touches of it
+/// since, held back to be taken together.
+#[derive(Debug, Default)]
+struct Repeats {
+    touch: Option<(u64, (bool, bool), u32)>,
+    again: u64,
 }
 
 #[cfg(test)]

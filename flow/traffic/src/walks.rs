@@ -29,8 +29,8 @@ pub(crate) struct WorkItemWalks {
     /// the only ones its end has to close.
     running: Vec<(u32, u32)>,
     /// Per buffer, each work-item's work-group (counted from 1) and the
-    /// page of its last access to that buffer.
-    pages: Vec<Vec<(u32, u64)>>,
+    /// page of its last access to that buffer ([`page_mark`]).
+    pages: Vec<Vec<u64>>,
 }
 
 /// One site's walks, by work-item.
@@ -84,6 +84,13 @@ fn jumps(step: Option<i64>) -> bool {
     step.is_some_and(|s| s.unsigned_abs() >= PAGE_BYTES)
 }
 
+/// A work-group and the page at `offset`, as one word: a run's are
+/// written for each of its work-items, and a word a work-item fills
+/// faster than a pair. (A buffer of 2^32 pages, 16 TiB, is out of reach.)
+fn page_mark(group: u32, offset: u64) -> u64 {
+    u64::from(group) << 32 | (offset / PAGE_BYTES) & u64::from(u32::MAX)
+}
+
 impl WorkItemWalks {
     /// Starts the next work-group's walks.
     pub(crate) fn next_group(&mut self) {
@@ -123,7 +130,7 @@ impl WorkItemWalks {
             }
             let pages = &mut self.pages[buffer];
             if items > pages.len() {
-                pages.resize(items, (0, 0));
+                pages.resize(items, 0);
             }
             let pages = &mut pages[run.item as usize..=run.last_item() as usize];
             if !at.step_together(run, pages) {
@@ -199,7 +206,7 @@ impl Site<'_> {
     /// where they walk together as its run (the same work-items, the same
     /// stride) and the step neither is a page stride nor ends a long walk;
     /// false, having changed nothing, where not.
-    fn step_together(&mut self, run: &GlobalAccess, pages: &mut [(u32, u64)]) -> bool {
+    fn step_together(&mut self, run: &GlobalAccess, pages: &mut [u64]) -> bool {
         let first = run.item as usize;
         let together = self.row.together[first];
         if run.lanes < 2
@@ -228,8 +235,14 @@ impl Site<'_> {
             run: 0,
             lines: if line_stride { walk.lines + 1 } else { 0 },
         };
-        for (k, page) in (0..).zip(pages) {
-            *page = (self.group, (run.offset + k * run.stride()) / PAGE_BYTES);
+        let last = run.offset + u64::from(run.lanes - 1) * run.stride();
+        if last / PAGE_BYTES == run.offset / PAGE_BYTES {
+            // The common case, a run on one page: one mark for all.
+            pages.fill(page_mark(self.group, run.offset));
+        } else {
+            for (k, page) in (0..).zip(pages) {
+                *page = page_mark(self.group, run.offset + k * run.stride());
+            }
         }
         true
     }
@@ -237,7 +250,7 @@ impl Site<'_> {
     /// Takes each work-item of `run` a step on its own walk (parting any
     /// walk it made with others first); where they then step alike, less
     /// than a page, they walk together from here on.
-    fn step_each(&mut self, run: &GlobalAccess, pages: &mut [(u32, u64)]) {
+    fn step_each(&mut self, run: &GlobalAccess, pages: &mut [u64]) {
         for item in run.item..=run.last_item() {
             let first = self.row.together[item as usize].first;
             if first != ALONE {
@@ -245,8 +258,8 @@ impl Site<'_> {
             }
         }
         for (k, a) in run.each_lane().enumerate() {
-            let page = a.offset / PAGE_BYTES;
-            let warm = std::mem::replace(&mut pages[k], (self.group, page)) == (self.group, page);
+            let mark = page_mark(self.group, a.offset);
+            let warm = std::mem::replace(&mut pages[k], mark) == mark;
             let walk = self.row.walks[a.item as usize];
             let step = self.step(&walk, &a);
             let line_stride = self.line_stride(step);
