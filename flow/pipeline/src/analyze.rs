@@ -153,7 +153,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         )));
     }
     let catalog = session.catalog();
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), catalog)?;
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), || catalog)?;
     // Selections, manifests, kernels and the report's directory are all
     // checked before the count stage spends its time.
     let mut devices = select_devices(&args.devices, session)?;

@@ -17,8 +17,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The `--cache` argument: a size (`40MiB/128`), or a datasheet profile's
-/// name (`nvidia-h100-sxm`), whose last-level cache it means.
-pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<DeviceCache> {
+/// name (`nvidia-h100-sxm`), whose last-level cache it means. The profiles
+/// (`catalog`) are read only for a name.
+pub fn parse_cache<'a>(
+    text: &str,
+    catalog: impl FnOnce() -> &'a ProfileCatalog,
+) -> crate::Result<DeviceCache> {
     let size_error = match text.parse::<CacheSpec>() {
         Ok(spec) => {
             return Ok(DeviceCache {
@@ -29,7 +33,7 @@ pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<Device
         }
         Err(e) => e,
     };
-    match catalog.get(text.trim()) {
+    match catalog().get(text.trim()) {
         Some(profile) => cache_of(Some(profile), 0, 0).ok_or_else(|| {
             Error::input(format!(
                 "--cache {text}: the datasheet profile states no last-level cache"
@@ -46,9 +50,9 @@ pub fn parse_cache(text: &str, catalog: &ProfileCatalog) -> crate::Result<Device
 }
 
 /// [`parse_cache`] for an optional `--cache`.
-pub fn parse_cache_option(
+pub fn parse_cache_option<'a>(
     text: Option<&str>,
-    catalog: &ProfileCatalog,
+    catalog: impl FnOnce() -> &'a ProfileCatalog,
 ) -> crate::Result<Option<DeviceCache>> {
     text.map(|text| parse_cache(text, catalog)).transpose()
 }
@@ -503,13 +507,13 @@ mod tests {
     #[test]
     fn the_cache_option_takes_a_size_or_a_profiles_name() {
         let catalog = ProfileCatalog::embedded().unwrap();
-        let sized = parse_cache("1MiB", &catalog).unwrap();
+        let sized = parse_cache("1MiB", || &catalog).unwrap();
         assert_eq!((sized.spec.bytes, sized.spec.line_bytes), (1 << 20, 64));
         assert_eq!(sized.source, "--cache");
         // The H100's 50 MiB L2, filled in 32-byte sectors.
-        let h100 = parse_cache("nvidia-h100-sxm", &catalog).unwrap();
+        let h100 = parse_cache("nvidia-h100-sxm", || &catalog).unwrap();
         assert_eq!((h100.spec.bytes, h100.spec.line_bytes), (50 << 20, 32));
-        let bad = parse_cache("h100", &catalog).unwrap_err();
+        let bad = parse_cache("h100", || &catalog).unwrap_err();
         assert_eq!(
             bad.message,
             "--cache h100: `h100` is not a size (e.g. 40MiB, 512KiB, 128)"

@@ -203,9 +203,9 @@ struct CountJson {
 pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity).with_build_options(&args.build.options);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
-    // The profiles are read only when --cache may name one.
+    // The profiles are read only where --cache names one.
     let cache = match args.cache.as_deref() {
-        Some(text) => Some(parse_cache(text, session.catalog())?),
+        Some(text) => Some(parse_cache(text, || session.catalog())?),
         None => None,
     };
     if args.sample.is_some() {

@@ -106,7 +106,7 @@ pub fn run(args: PredictArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity).with_build_options(&args.build.options);
     let ops = clflow_pipeline::count::parse_ops(&args.ops)?;
     clflow_pipeline::device::check_min_time(args.min_time)?;
-    let chosen_cache = parse_cache_option(args.cache.as_deref(), session.catalog())?;
+    let chosen_cache = parse_cache_option(args.cache.as_deref(), || session.catalog())?;
     // A capture stands for its launches, each predicted in turn.
     let manifests = capture::expand(std::slice::from_ref(&args.manifest))?;
     if let Some(dir) = &args.charts {
