@@ -244,7 +244,6 @@ pub struct CoalescingAnalyzer {
     /// One dispatch's accesses of one kind, reused.
     scratch: Vec<GlobalAccess>,
     lines: DistinctLines,
-    gaps: Vec<Option<u64>>,
     /// Each (site, work-item)'s last access in the current work-group.
     walks: WorkItemWalks,
     /// The work-group whose accesses came last (a large one comes in
@@ -264,7 +263,6 @@ impl CoalescingAnalyzer {
             sites: HashMap::default(),
             scratch: Vec::new(),
             lines: DistinctLines::default(),
-            gaps: Vec::new(),
             walks: WorkItemWalks::default(),
             group: None,
             weight: 1,
@@ -365,23 +363,27 @@ impl CoalescingAnalyzer {
             stats.lines += weight * distinct_lines(accesses, self.line_shift, &mut self.lines);
             return;
         }
-        // How far each run's last access is from the next run's first, where
+        // How far run `k`'s last access is from the next run's first, where
         // in the same buffer (within a run: its stride).
-        let gaps = &mut self.gaps;
-        gaps.clear();
-        gaps.extend(accesses.windows(2).map(|w| {
-            let last = w[0].offset + u64::from(w[0].lanes - 1) * w[0].stride();
-            (w[0].buffer == w[1].buffer).then(|| last.abs_diff(w[1].offset))
-        }));
-        let first_gap = match accesses[0].lanes {
-            1 => gaps.first().copied().flatten(),
-            _ => Some(accesses[0].stride()),
+        let gap = |k: usize| {
+            let (run, next) = (&accesses[k], accesses.get(k + 1)?);
+            let last = run.offset + u64::from(run.lanes - 1) * run.stride();
+            (run.buffer == next.buffer).then(|| last.abs_diff(next.offset))
         };
-        let regular = first_gap.is_some()
-            && gaps.iter().all(|gap| *gap == first_gap)
-            && accesses
-                .iter()
-                .all(|a| a.lanes == 1 || Some(a.stride()) == first_gap);
+        // Whether every gap, and every run's stride, is one: asked only of a
+        // work-item with neither neighbour next to it nor at its bytes.
+        let regular = std::cell::OnceCell::new();
+        let is_regular = || {
+            let first_gap = match accesses[0].lanes {
+                1 => gap(0),
+                _ => Some(accesses[0].stride()),
+            };
+            first_gap.is_some()
+                && (0..accesses.len() - 1).all(|k| gap(k) == first_gap)
+                && accesses
+                    .iter()
+                    .all(|a| a.lanes == 1 || Some(a.stride()) == first_gap)
+        };
         let mut buffer = None;
         for (k, run) in accesses.iter().enumerate() {
             let bytes = run.bytes as u64;
@@ -391,14 +393,14 @@ impl CoalescingAnalyzer {
                     Pattern::Contiguous
                 } else if before == Some(0) || after == Some(0) {
                     Pattern::Uniform
-                } else if regular {
+                } else if *regular.get_or_init(is_regular) {
                     Pattern::Strided
                 } else {
                     Pattern::Scattered
                 }
             };
-            let before = k.checked_sub(1).and_then(|b| gaps[b]);
-            let after = gaps.get(k).copied().flatten();
+            let before = k.checked_sub(1).and_then(gap);
+            let after = gap(k);
             let mut add = |pattern: Pattern, lanes: u64| {
                 stats.accesses.add(pattern, lanes * weight);
                 stats.bytes.add(pattern, lanes * bytes * weight);
