@@ -246,6 +246,13 @@ pub trait AccessSink {
         false
     }
 
+    /// Called where the run will hand no work-group over in another order,
+    /// whatever `reorders` says: before the first access, where too few
+    /// work-groups are left for a sample of them, or once `reorders` said
+    /// yes and the run could not (too few left then, or no compiled
+    /// kernel). A sink need not prepare for reordering then, nor report it.
+    fn never_reorders(&mut self) {}
+
     /// Asked after each work-group until the sink reorders: whether it
     /// expects to, so that the run may compile the kernel meanwhile rather
     /// than have the switch to compiled work-groups wait for the compile.

@@ -153,6 +153,14 @@ impl Delivery {
         self.groups.saturating_sub(next + self.window)
     }
 
+    /// Whether, once the sink has had the groups before `next`, enough are
+    /// left for some to run compiled and a sample of them traced whole: no
+    /// group runs compiled otherwise, and the kernel is not compiled for
+    /// nothing.
+    fn leaves_a_sample(&self, next: u64) -> bool {
+        self.groups_after(next) >= 2 * WHOLE_SAMPLES
+    }
+
     /// Blocks a worker about to run `group` while it is too far ahead;
     /// `stop` is checked now and then so that a fault elsewhere ends it.
     /// Before it first waits, `flush` hands over what the worker holds
@@ -213,6 +221,11 @@ impl Delivery {
         let mut next = 0;
         let mut reordering = false;
         let mut foreseen = false;
+        // The sink is asked first once it has the first group.
+        let never = !self.may_reorder || !self.leaves_a_sample(1);
+        if never {
+            sink.never_reorders();
+        }
         for arrivals in arrivals {
             for arrival in arrivals {
                 if !arrival.complete {
@@ -228,16 +241,15 @@ impl Delivery {
                     if !self.may_reorder || reordering {
                         continue;
                     }
-                    // No work-group could run compiled where too few are
-                    // left to trace a sample of them whole and others not:
-                    // the kernel is not compiled for nothing then.
-                    let worth = self.groups_after(next) >= 2 * WHOLE_SAMPLES;
+                    let worth = self.leaves_a_sample(next);
                     if sink.reorders() {
                         reordering = true;
                         if worth && compiled() {
                             // Before the workers hear of `next`: no group at
                             // or past the point has started.
                             self.start_reordering(next);
+                        } else if !never {
+                            sink.never_reorders();
                         }
                     } else if !foreseen && sink.foresees_reordering() {
                         foreseen = true;

@@ -431,10 +431,14 @@ fn a_cpu_order_runs_each_work_item_up_to_its_barrier_before_the_next() {
 
 /// A sink that estimates once it has taken `exact` work-groups whole, and
 /// then takes line touches of 64-byte lines.
+#[derive(Default)]
 struct Estimating {
     exact: u64,
     whole: Vec<(u64, Vec<GlobalAccess>, u64)>,
     lines: Vec<(u64, Vec<clflow_interp::LineTouch>, u64)>,
+    /// The groups the sink had each time it heard that the run never
+    /// reorders.
+    told_never: Vec<usize>,
 }
 
 impl AccessSink for Estimating {
@@ -450,6 +454,10 @@ impl AccessSink for Estimating {
 
     fn reorders(&mut self) -> bool {
         self.whole.len() as u64 >= self.exact
+    }
+
+    fn never_reorders(&mut self) {
+        self.told_never.push(self.whole.len());
     }
 
     fn take_lines(&mut self, group: u64, touches: Vec<clflow_interp::LineTouch>, bytes: u64) {
@@ -535,8 +543,7 @@ fn a_launch_with_too_few_work_groups_left_to_sample_runs_none_compiled() {
     let launch = gather_launch(n, 8, |i| i / 2);
     let mut estimating = Estimating {
         exact: 5,
-        whole: Vec::new(),
-        lines: Vec::new(),
+        ..Estimating::default()
     };
     let options = RunOptions {
         threads: Some(3),
@@ -553,6 +560,29 @@ fn a_launch_with_too_few_work_groups_left_to_sample_runs_none_compiled() {
     assert!(estimating.lines.is_empty());
     let groups: Vec<(u64, u64)> = estimating.whole.iter().map(|w| (w.0, w.2)).collect();
     assert_eq!(groups, (0..100).map(|g| (g, 1)).collect::<Vec<_>>());
+    // The sink heard so before the first group.
+    assert_eq!(estimating.told_never, [0]);
+}
+
+#[test]
+fn a_sink_that_would_reorder_too_late_hears_that_the_run_never_does() {
+    // 200 work-groups of 8: the sink would estimate after 150, when too
+    // few are left to sample; at the start enough were.
+    let launch = gather_launch(8 * 200, 8, |i| i / 2);
+    let mut estimating = Estimating {
+        exact: 150,
+        ..Estimating::default()
+    };
+    let options = RunOptions {
+        threads: Some(3),
+        ..RunOptions::default()
+    };
+    program(GATHER, "gather")
+        .run_traced(&launch, &options, &mut estimating)
+        .unwrap();
+    assert!(estimating.lines.is_empty());
+    assert_eq!(estimating.whole.len(), 200);
+    assert_eq!(estimating.told_never, [150]);
 }
 
 /// Runs `launch` traced whole, interpreted, and for a sink that
@@ -574,12 +604,12 @@ fn estimates_from_line_touches(program: &clflow_interp::Program, launch: &clflow
         .unwrap();
     let mut estimating = Estimating {
         exact: 5,
-        whole: Vec::new(),
-        lines: Vec::new(),
+        ..Estimating::default()
     };
     let run = program
         .run_traced(launch, &options, &mut estimating)
         .unwrap();
+    assert!(estimating.told_never.is_empty());
     assert_eq!(run.buffers, plain.buffers);
     assert_eq!(run.counts, plain.counts);
 

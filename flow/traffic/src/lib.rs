@@ -281,6 +281,8 @@ pub struct TrafficAnalysis {
     footprint: u64,
     /// Whether it does.
     reordering: bool,
+    /// Whether the run may reorder at all ([`AccessSink::never_reorders`]).
+    may_reorder: bool,
     /// The most lines a work-group may touch for that: none where the
     /// simulations may not sample.
     most_footprint: u64,
@@ -321,6 +323,7 @@ impl TrafficAnalysis {
             foreseen: false,
             footprint: 0,
             reordering: false,
+            may_reorder: true,
             most_footprint: 0,
             group_lines: Default::default(),
             sampling: false,
@@ -348,8 +351,10 @@ impl TrafficAnalysis {
     fn take(&mut self, group: u64, accesses: Vec<GlobalAccess>, stands_for: u64) {
         let shift = self.largest_line().trailing_zeros();
         // Counted until the run reorders, or may not.
-        let watch =
-            !self.reordering && self.most_footprint > 0 && self.footprint <= self.most_footprint;
+        let watch = self.may_reorder
+            && !self.reordering
+            && self.most_footprint > 0
+            && self.footprint <= self.most_footprint;
         self.group_lines.clear();
         for a in &accesses {
             // An atomic reads and writes its bytes.
@@ -558,7 +563,15 @@ impl AccessSink for TrafficAnalysis {
 
     fn foresees_reordering(&mut self) -> bool {
         // As `reorders` asks, but of the run foretold.
-        self.foreseen && self.footprint <= self.most_footprint && self.line_touches().is_some()
+        self.may_reorder
+            && self.foreseen
+            && self.footprint <= self.most_footprint
+            && self.line_touches().is_some()
+    }
+
+    fn never_reorders(&mut self) {
+        self.may_reorder = false;
+        self.reordering = false;
     }
 
     fn reorders(&mut self) -> bool {
@@ -566,7 +579,8 @@ impl AccessSink for TrafficAnalysis {
         {
             self.sampling = true;
         }
-        self.reordering |= self.sampling && self.footprint <= self.most_footprint;
+        self.reordering |=
+            self.may_reorder && self.sampling && self.footprint <= self.most_footprint;
         self.reordering
     }
 
@@ -1220,11 +1234,68 @@ mod tests {
             bytes: 512 << 10,
             line_bytes: 64,
         };
-        assert_eq!(run_of_groups(100, 512, Some(probe)).0, Some(0));
+        let (from, reordered, _) = run_of_groups(100, 512, Some(probe));
+        assert_eq!(from, Some(0));
+        // Resolved from 16 times a group's 512 lines.
+        assert_eq!(reordered.curve(64).unwrap().resolved_lines(), 8192);
         let (from, sampled, foreseen) = run_of_groups(100, 513, Some(probe));
         // Its first group takes more lines than may come in another order.
         assert_eq!((from, foreseen), (None, None));
         assert!(sampled.curve(64).unwrap().sampled_one_in() > 1);
+    }
+
+    /// A run that could not reorder when the analysis would have (too few
+    /// work-groups left) says so: the curve is resolved where the sample
+    /// alone lets it, not where a reordering would.
+    #[test]
+    fn a_run_that_never_reorders_resolves_its_curve_by_the_sample_alone() {
+        let probe = CacheSpec {
+            bytes: 512 << 10,
+            line_bytes: 64,
+        };
+        let mut analysis = grouped_analysis(100, 512, Some(probe));
+        for g in 0..100 {
+            analysis.take_work_group(g, group_of_lines(g, 512));
+            if g == 0 {
+                assert!(analysis.reorders());
+                analysis.never_reorders();
+            }
+        }
+        let report = analysis.finish();
+        let curve = report.curve(64).unwrap();
+        assert!(curve.sampled_one_in() > 1);
+        assert_eq!(curve.resolved_lines(), 256 * curve.sampled_one_in());
+        assert!(curve.resolved_lines() < 8192);
+        // And told so before the first access, it never says it does.
+        let mut analysis = grouped_analysis(100, 512, Some(probe));
+        analysis.never_reorders();
+        for g in 0..100 {
+            analysis.take_work_group(g, group_of_lines(g, 512));
+            assert!(!analysis.reorders() && !analysis.foresees_reordering());
+        }
+    }
+
+    /// An analysis of `groups` work-groups of `lines` lines each that
+    /// samples after 4,096 touches (probing `probe`).
+    fn grouped_analysis(groups: u64, lines: u64, probe: Option<CacheSpec>) -> TrafficAnalysis {
+        let mut analysis = TrafficAnalysis::new(&[64])
+            .probing(&probe.into_iter().collect::<Vec<_>>())
+            .sampling_after(4096);
+        analysis.buffers(&[TraceBuffer {
+            label: "a".into(),
+            space: "__global",
+            bytes: 64 * lines * groups,
+            read_only: false,
+        }]);
+        analysis.work_groups(groups);
+        analysis
+    }
+
+    /// Work-group `g`'s loads of a word from each of its `lines` lines.
+    fn group_of_lines(g: u64, lines: u64) -> Vec<GlobalAccess> {
+        (0..lines)
+            .map(|k| word_load(16 * (lines * g + k)))
+            .collect()
     }
 
     /// `groups` work-groups that each load a word from `lines` lines of
@@ -1236,22 +1307,10 @@ mod tests {
         lines: u64,
         probe: Option<CacheSpec>,
     ) -> (Option<u64>, TrafficReport, Option<u64>) {
-        let mut analysis = TrafficAnalysis::new(&[64])
-            .probing(&probe.into_iter().collect::<Vec<_>>())
-            .sampling_after(4096);
-        analysis.buffers(&[TraceBuffer {
-            label: "a".into(),
-            space: "__global",
-            bytes: 64 * lines * groups,
-            read_only: false,
-        }]);
-        analysis.work_groups(groups);
+        let mut analysis = grouped_analysis(groups, lines, probe);
         let (mut from, mut foreseen) = (None, None);
         for g in 0..groups {
-            let accesses = (0..lines)
-                .map(|k| word_load(16 * (lines * g + k)))
-                .collect();
-            analysis.take_work_group(g, accesses);
+            analysis.take_work_group(g, group_of_lines(g, lines));
             if from.is_none() && analysis.reorders() {
                 from = Some(g);
             }
