@@ -398,6 +398,8 @@ mod tests {
                 phase: 0,
                 lanes: 1,
                 contiguous: false,
+                runs: 1,
+                run_step: 0,
             })
             .collect()
     }

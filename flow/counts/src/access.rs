@@ -28,7 +28,9 @@ impl AccessKind {
 /// One work-item's access to a global or constant buffer, or where the
 /// sink takes runs ([`AccessSink::takes_runs`]) a run of them: `lanes`
 /// work-items in a row making the same access, each at the bytes the one
-/// before accessed or right after them.
+/// before accessed or right after them; or `runs` such runs of the work-items
+/// after them, each `run_step` bytes from the one before (a batch's rows of
+/// a 2-D work-group: each row reading one place, or the same row of words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GlobalAccess {
     /// Byte offset into the buffer (of the run's first work-item).
@@ -59,6 +61,35 @@ pub struct GlobalAccess {
     /// Whether each work-item of the run accesses the bytes right after the
     /// previous one's, rather than the same bytes.
     pub contiguous: bool,
+    /// The runs the record holds (1: one run, as every record is where the
+    /// sink takes no runs); each of `lanes` work-items, the work-items after
+    /// the run before.
+    pub runs: u8,
+    /// How far each run's first access is from the one before's (0 where
+    /// `runs` is 1).
+    pub run_step: i32,
+}
+
+/// Work-item 0's load of no bytes at the start of buffer 0: what a
+/// record's fields are where not given.
+impl Default for GlobalAccess {
+    fn default() -> Self {
+        GlobalAccess {
+            offset: 0,
+            bytes: 0,
+            site: 0,
+            dispatch: 0,
+            item: 0,
+            buffer: 0,
+            phase: 0,
+            kind: AccessKind::Load,
+            atomic: false,
+            lanes: 1,
+            contiguous: false,
+            runs: 1,
+            run_step: 0,
+        }
+    }
 }
 
 /// The most buffers a trace names: [`GlobalAccess::buffer`]'s range.
@@ -74,25 +105,63 @@ impl GlobalAccess {
         }
     }
 
-    /// The run's last work-item.
-    pub fn last_item(&self) -> u32 {
-        self.item + u32::from(self.lanes) - 1
+    /// The work-items of the record: `lanes` in each of its `runs`.
+    pub fn work_items(&self) -> u32 {
+        u32::from(self.lanes) * u32::from(self.runs)
     }
 
-    /// The access of the run's `k`th work-item alone.
-    pub fn lane(&self, k: u8) -> GlobalAccess {
+    /// The record's last work-item.
+    pub fn last_item(&self) -> u32 {
+        self.item + self.work_items() - 1
+    }
+
+    /// Where the record's last work-item accesses.
+    pub fn last_offset(&self) -> u64 {
+        self.run(self.runs - 1).offset + u64::from(self.lanes - 1) * self.stride()
+    }
+
+    /// How far a run's last access is from the next run's first.
+    pub fn run_gap(&self) -> u64 {
+        let last = i64::from(self.lanes - 1) * self.stride() as i64;
+        i64::from(self.run_step).abs_diff(last)
+    }
+
+    /// The record's `r`th run alone.
+    pub fn run(&self, r: u8) -> GlobalAccess {
         GlobalAccess {
-            offset: self.offset + u64::from(k) * self.stride(),
-            item: self.item + u32::from(k),
+            offset: self
+                .offset
+                .wrapping_add_signed(i64::from(r) * i64::from(self.run_step)),
+            item: self.item + u32::from(r) * u32::from(self.lanes),
+            runs: 1,
+            run_step: 0,
+            ..*self
+        }
+    }
+
+    /// Each of the record's runs alone, in order.
+    pub fn each_run(&self) -> impl Iterator<Item = GlobalAccess> + '_ {
+        (0..self.runs).map(|r| self.run(r))
+    }
+
+    /// The access of the record's `k`th work-item alone.
+    pub fn lane(&self, k: u32) -> GlobalAccess {
+        let lanes = u32::from(self.lanes);
+        let run = self.run((k / lanes) as u8);
+        GlobalAccess {
+            offset: run.offset + u64::from(k % lanes) * self.stride(),
+            item: self.item + k,
             lanes: 1,
             contiguous: false,
-            ..*self
+            runs: 1,
+            run_step: 0,
+            ..run
         }
     }
 
     /// Each work-item's access alone, in order.
     pub fn each_lane(&self) -> impl Iterator<Item = GlobalAccess> + '_ {
-        (0..self.lanes).map(|k| self.lane(k))
+        (0..self.work_items()).map(|k| self.lane(k))
     }
 
     /// Takes `next` into the run, where it is the next work-item's access
@@ -107,6 +176,7 @@ impl GlobalAccess {
             || next.bytes != self.bytes
             || next.kind != self.kind
             || self.lanes == u8::MAX
+            || self.runs > 1
         {
             return false;
         }
@@ -122,9 +192,39 @@ impl GlobalAccess {
         true
     }
 
-    /// The lines (of `1 << shift` bytes) the run's accesses touch, first
-    /// to last: all of them, for a contiguous run. Not for 0 bytes.
+    /// Takes the run `next` into the record as its next run, where it is
+    /// the next work-items' at the same instruction, of as many work-items
+    /// (two or more) and the same shape, as far from the last run as each
+    /// run from the one before; false where it is not (or the record is
+    /// full).
+    pub fn join(&mut self, next: &GlobalAccess) -> bool {
+        if next.dispatch != self.dispatch
+            || next.item != self.item + self.work_items()
+            || (next.buffer, next.bytes, next.kind) != (self.buffer, self.bytes, self.kind)
+            || (next.lanes, next.contiguous, next.runs) != (self.lanes, self.contiguous, 1)
+            || self.lanes < 2
+            || self.runs == u8::MAX
+        {
+            return false;
+        }
+        let step = next.offset.wrapping_sub(self.offset) as i64;
+        if self.runs == 1 {
+            let Ok(step) = i32::try_from(step) else {
+                return false;
+            };
+            self.run_step = step;
+        } else if step != i64::from(self.runs) * i64::from(self.run_step) {
+            return false;
+        }
+        self.runs += 1;
+        true
+    }
+
+    /// The lines (of `1 << shift` bytes) one run's accesses touch, first to
+    /// last: all of them, for a contiguous run. Not for 0 bytes, nor a
+    /// record of several runs (see [`GlobalAccess::each_run`]).
     pub fn lines(&self, shift: u32) -> std::ops::RangeInclusive<u64> {
+        debug_assert_eq!(self.runs, 1);
         let end = self.offset + u64::from(self.lanes - 1) * self.stride() + u64::from(self.bytes);
         (self.offset >> shift)..=((end - 1) >> shift)
     }
@@ -137,9 +237,16 @@ impl GlobalAccess {
         bytes.is_power_of_two() && bytes <= 1 << shift && self.offset.is_multiple_of(bytes)
     }
 
-    /// The line touches of the run's work-items, each touching every line
-    /// its own access spans.
+    /// The line touches of the record's work-items, each touching every
+    /// line its own access spans.
     pub fn line_touches(&self, shift: u32) -> u64 {
+        if self.runs > 1 {
+            // Runs a multiple of the bytes apart keep the first's alignment.
+            if self.each_in_one_line(shift) && self.run_step % self.bytes as i32 == 0 {
+                return u64::from(self.work_items());
+            }
+            return self.each_run().map(|run| run.line_touches(shift)).sum();
+        }
         if self.bytes == 0 {
             return 0;
         }
@@ -164,13 +271,28 @@ impl GlobalAccess {
 /// like accesses taken into one record, as a run hands them to a sink that
 /// takes runs ([`GlobalAccess::absorb`]).
 pub fn runs(accesses: impl IntoIterator<Item = GlobalAccess>) -> Vec<GlobalAccess> {
-    let mut runs: Vec<GlobalAccess> = Vec::new();
-    for access in accesses {
-        if !runs.last_mut().is_some_and(|run| run.absorb(&access)) {
-            runs.push(access);
+    taken_together(accesses, GlobalAccess::absorb)
+}
+
+/// `runs` (as [`runs`] makes them) with each row of like runs taken into
+/// one record ([`GlobalAccess::join`]), as a batch's dispatch traced at
+/// once is handed over.
+pub fn joined(runs: impl IntoIterator<Item = GlobalAccess>) -> Vec<GlobalAccess> {
+    taken_together(runs, GlobalAccess::join)
+}
+
+/// `records` with each taken into the one before where `take` takes it.
+fn taken_together(
+    records: impl IntoIterator<Item = GlobalAccess>,
+    take: fn(&mut GlobalAccess, &GlobalAccess) -> bool,
+) -> Vec<GlobalAccess> {
+    let mut together: Vec<GlobalAccess> = Vec::new();
+    for record in records {
+        if !together.last_mut().is_some_and(|last| take(last, &record)) {
+            together.push(record);
         }
     }
-    runs
+    together
 }
 
 /// A buffer the trace's accesses refer to.
@@ -205,7 +327,8 @@ pub trait AccessSink {
     /// Whether the sink takes a run of work-items' like accesses as one
     /// record ([`GlobalAccess::lanes`]): a row of work-items reading one
     /// address, or each the word after the one before, makes one record
-    /// rather than one each.
+    /// rather than one each; and rows of like runs, each as far from the
+    /// one before, one record too ([`GlobalAccess::runs`]).
     fn takes_runs(&self) -> bool {
         false
     }
@@ -405,11 +528,7 @@ mod run_tests {
             dispatch,
             item,
             buffer: 1,
-            phase: 0,
-            kind: AccessKind::Load,
-            atomic: false,
-            lanes: 1,
-            contiguous: false,
+            ..GlobalAccess::default()
         }
     }
 
@@ -471,6 +590,49 @@ mod run_tests {
     }
 
     #[test]
+    fn rows_of_like_runs_join_into_one_record_and_give_each_back() {
+        // Three rows of 16 reading one word a row (512 bytes) apart, two
+        // rows of 16 words reading the same words, a row a word short of
+        // its row, then a row of 16 words 64 bytes on.
+        let mut lanes: Vec<GlobalAccess> = (0..48)
+            .map(|i| load(i, 512 * u64::from(i / 16), 0))
+            .collect();
+        lanes.extend((48..80).map(|i| load(i, 4 * u64::from(i % 16), 1)));
+        lanes.extend((80..95).map(|i| load(i, 4 * u64::from(i % 16), 1)));
+        lanes.extend((95..111).map(|i| load(i, 64 + 4 * u64::from(i - 95), 1)));
+        let records = joined(runs(lanes.iter().copied()));
+        let shapes: Vec<(u32, u8, bool, u8, i32)> = records
+            .iter()
+            .map(|r| (r.item, r.lanes, r.contiguous, r.runs, r.run_step))
+            .collect();
+        assert_eq!(
+            shapes,
+            [
+                (0, 16, false, 3, 512),
+                (48, 16, true, 2, 0),
+                (80, 15, true, 1, 0),
+                (95, 16, true, 1, 0)
+            ]
+        );
+        let back: Vec<GlobalAccess> = records.iter().flat_map(GlobalAccess::each_lane).collect();
+        assert_eq!(back, lanes);
+        assert_eq!(
+            (records[0].last_item(), records[0].last_offset()),
+            (47, 1024)
+        );
+        // A run's last access to the next run's first: 512 bytes for the
+        // first, back 60 for the second.
+        assert_eq!((records[0].run_gap(), records[1].run_gap()), (512, 60));
+        assert_eq!(records[0].line_touches(6), 48);
+        // A record of runs takes no more work-items one at a time, and a
+        // lone work-item joins no run.
+        let mut first = records[0];
+        assert!(!first.absorb(&load(48, 1536, 0)));
+        let mut lone = load(0, 0, 0);
+        assert!(!lone.join(&load(1, 512, 0)));
+    }
+
+    #[test]
     fn a_runs_line_touches_are_its_work_items() {
         // Every size from 1 to 96 bytes, at every offset in a line, in
         // contiguous runs and in rows reading one place.
@@ -482,6 +644,8 @@ mod run_tests {
                         offset,
                         lanes: 9,
                         contiguous,
+                        runs: 1,
+                        run_step: 0,
                         ..load(0, 0, 0)
                     };
                     let each: u64 = run
@@ -492,6 +656,21 @@ mod run_tests {
                     let first = run.lane(0).lines(6);
                     let last = run.lane(8).lines(6);
                     assert_eq!(run.lines(6), *first.start()..=*last.end());
+                    // And three such runs, at steps that keep or break
+                    // their alignment.
+                    for run_step in [0, 8, 12, -100, 4096] {
+                        let record = GlobalAccess {
+                            offset: offset + 1000,
+                            runs: 3,
+                            run_step,
+                            ..run
+                        };
+                        let each: u64 = record
+                            .each_lane()
+                            .map(|a| a.lines(6).end() - a.lines(6).start() + 1)
+                            .sum();
+                        assert_eq!(record.line_touches(6), each, "{record:?}");
+                    }
                 }
             }
         }
@@ -519,6 +698,8 @@ mod pool_tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         });
         let at = list.as_ptr();
         let pooled = Pooled::new(list, Arc::clone(&pool));

@@ -9,7 +9,8 @@
 //! cache simulation and a coalescing analysis need. A sink that takes runs
 //! ([`AccessSink::takes_runs`]) gets a row of work-items in a dispatch
 //! making one access, or each the bytes after the one before, as one record
-//! ([`GlobalAccess::absorb`]).
+//! ([`GlobalAccess::absorb`]), and rows of such runs alike and evenly apart
+//! (a 2-D work-group's rows) as one record too ([`GlobalAccess::join`]).
 //!
 //! Workers take work-groups in increasing order; a work-group whose
 //! accesses wait for an earlier one is held, and no worker starts a group

@@ -776,9 +776,11 @@ fn a_sink_that_takes_runs_gets_each_row_of_like_accesses_as_one_record() {
     let lanes = records(&each);
     let stored = (0..n).filter(|col| col % 5 != 3).count() as u32 * n;
     assert_eq!(lanes as u32, 2 * n * n * n + stored);
-    // Per row of 16 work-items: one record for a's loads, one for b's, and
-    // the stores in rows broken where a work-item leaves one out.
-    assert_eq!(records(&runs) as u32, 2 * n * n * n / 16 + 4 * n * 2);
+    // Per batch of 4 rows of 16 work-items: one record for a's loads (each
+    // row reading one word, a row of a after the one before), one for b's
+    // (each row the same row of b); the stores in rows broken where a
+    // work-item leaves one out, rows of runs unlike each other.
+    assert_eq!(records(&runs) as u32, 2 * n * n * n / 64 + 4 * n * 2);
 }
 
 /// `launch` traced for a sink that takes each access and for one that
@@ -817,10 +819,8 @@ fn each_and_in_runs_with(
         let expanded: Vec<GlobalAccess> = runs.iter().flat_map(GlobalAccess::each_lane).collect();
         let differs = expanded.iter().zip(each).position(|(a, b)| a != b);
         assert_eq!((expanded.len(), differs), (each.len(), None), "group {g}");
-        assert!(
-            *runs == clflow_counts::access::runs(each.iter().copied()),
-            "group {g}"
-        );
+        let made = clflow_counts::access::runs(each.iter().copied());
+        assert!(*runs == clflow_counts::access::joined(made), "group {g}");
     }
     (each, runs.0, run)
 }
@@ -885,21 +885,28 @@ fn runs_longer_than_a_record_holds_go_on_in_the_next() {
     let (_, runs, run) = each_and_in_runs(&program(SPREAD, "spread"), &launch);
     assert_eq!(as_f32(&run.buffers[2].bytes)[5], 6.0 + 2.0);
     for (g, runs) in &runs.groups {
-        let lanes: Vec<(u8, bool)> = runs.iter().map(|r| (r.lanes, r.contiguous)).collect();
-        // a: 255 + 255 + 90 reading one word; b: the same in a row; c and
-        // b[i / 2] likewise, b[i / 2] as 300 pairs.
+        let shapes: Vec<(u8, bool, u8, i32)> = runs
+            .iter()
+            .map(|r| (r.lanes, r.contiguous, r.runs, r.run_step))
+            .collect();
+        // a: 255 + 255 + 90 reading one word, the two runs of 255 one
+        // record; b: the same in a row (the second run 1,020 bytes on);
+        // b[i / 2]: 300 pairs, each a word after the one before, as many
+        // as a record holds and the rest; c as b.
         assert_eq!(
-            &lanes[..6],
+            shapes,
             [
-                (255, false),
-                (255, false),
-                (90, false),
-                (255, true),
-                (255, true),
-                (90, true)
-            ]
+                (255, false, 2, 0),
+                (90, false, 1, 0),
+                (255, true, 2, 1020),
+                (90, true, 1, 0),
+                (2, false, 255, 4),
+                (2, false, 45, 4),
+                (255, true, 2, 1020),
+                (90, true, 1, 0)
+            ],
+            "group {g}"
         );
-        assert_eq!(runs.len(), 6 + 3 + 300, "group {g}");
     }
 }
 

@@ -2,16 +2,12 @@
 //! (`LruSimulator`) and the coalescing analysis, each alone on one thread,
 //! best of 15, on the stream the interpreter hands over for sgemm at 128³
 //! (`kernels/sgemm/sgemm-128.toml`: 64 work-groups of 16 × 16, batches of
-//! 64 work-items, so that each load makes 4 runs of 16 a dispatch).
-//!
-//! Then the same with each dispatch's runs after the first left out, for
-//! the B loads alone and for every load: how much a record that held a
-//! dispatch's rows of runs at once could save at most (the figures then
-//! are another stream's).
+//! 64 work-items, so that each load makes 4 runs of 16 a dispatch, rows of
+//! runs that one record holds), and on the same stream a run a record.
 //!
 //! `cargo run --release -p clflow-traffic --example stage_costs`
 
-use clflow_counts::access::runs;
+use clflow_counts::access::{joined, runs};
 use clflow_counts::{AccessKind, GlobalAccess};
 use clflow_traffic::{CoalescingAnalyzer, LruSimulator};
 use std::time::Instant;
@@ -22,22 +18,18 @@ const SITE_B: u32 = 49;
 const SITE_C: u32 = 60;
 
 fn main() {
-    let stream = sgemm_stream();
+    let in_runs = sgemm_runs();
+    let in_rows: Vec<Vec<GlobalAccess>> = in_runs.iter().map(|g| joined(g.clone())).collect();
     println!(
         "{:<27} {:>7} {:>15} {:>11}",
         "stream", "records", "stack distance", "coalescing"
     );
-    report("as the interpreter hands it", &stream);
-    report("B's later rows left out", &first_rows(&stream, &[SITE_B]));
-    report(
-        "A's and B's left out",
-        &first_rows(&stream, &[SITE_A, SITE_B]),
-    );
+    report("rows of runs (handed over)", &in_rows);
+    report("a run a record", &in_runs);
 }
 
-/// Each work-group's records, in runs, as a traced run of sgemm at 128³
-/// hands them over.
-fn sgemm_stream() -> Vec<Vec<GlobalAccess>> {
+/// Each work-group's accesses of sgemm at 128³, in runs.
+fn sgemm_runs() -> Vec<Vec<GlobalAccess>> {
     let mut groups = Vec::new();
     for (gy, gx) in (0..N / 16).flat_map(|gy| (0..N / 16).map(move |gx| (gy, gx))) {
         let mut list = Vec::new();
@@ -60,11 +52,8 @@ fn sgemm_stream() -> Vec<Vec<GlobalAccess>> {
                         dispatch,
                         item,
                         buffer,
-                        phase: 0,
                         kind,
-                        atomic: false,
-                        lanes: 1,
-                        contiguous: false,
+                        ..GlobalAccess::default()
                     });
                 }
             };
@@ -79,23 +68,6 @@ fn sgemm_stream() -> Vec<Vec<GlobalAccess>> {
         groups.push(runs(list));
     }
     groups
-}
-
-/// `stream` with only the first run of each dispatch at `sites`.
-fn first_rows(stream: &[Vec<GlobalAccess>], sites: &[u32]) -> Vec<Vec<GlobalAccess>> {
-    stream
-        .iter()
-        .map(|group| {
-            let mut last = None;
-            let mut kept = group.clone();
-            kept.retain(|a| {
-                let again = last == Some((a.site, a.dispatch));
-                last = Some((a.site, a.dispatch));
-                !(again && sites.contains(&a.site))
-            });
-            kept
-        })
-        .collect()
 }
 
 fn report(name: &str, stream: &[Vec<GlobalAccess>]) {

@@ -367,8 +367,7 @@ impl CoalescingAnalyzer {
         // in the same buffer (within a run: its stride).
         let gap = |k: usize| {
             let (run, next) = (&accesses[k], accesses.get(k + 1)?);
-            let last = run.offset + u64::from(run.lanes - 1) * run.stride();
-            (run.buffer == next.buffer).then(|| last.abs_diff(next.offset))
+            (run.buffer == next.buffer).then(|| run.last_offset().abs_diff(next.offset))
         };
         // Whether every gap, and every run's stride, is one: asked only of a
         // work-item with neither neighbour next to it nor at its bytes.
@@ -380,9 +379,11 @@ impl CoalescingAnalyzer {
             };
             first_gap.is_some()
                 && (0..accesses.len() - 1).all(|k| gap(k) == first_gap)
-                && accesses
-                    .iter()
-                    .all(|a| a.lanes == 1 || Some(a.stride()) == first_gap)
+                && accesses.iter().all(|a| {
+                    a.lanes == 1
+                        || Some(a.stride()) == first_gap
+                            && (a.runs == 1 || Some(a.run_gap()) == first_gap)
+                })
         };
         let mut buffer = None;
         for (k, run) in accesses.iter().enumerate() {
@@ -408,11 +409,18 @@ impl CoalescingAnalyzer {
             if run.lanes == 1 {
                 add(pattern(before, after), 1);
             } else {
-                // The first and last work-items have a neighbour in the
-                // run and one beyond it; those between, two in the run.
+                // Each run's first and last work-items have a neighbour in
+                // the run and one beyond it (in the run before or after);
+                // those between, two in the run.
                 let within = Some(run.stride());
+                let runs = u64::from(run.runs);
                 add(pattern(before, within), 1);
-                add(pattern(within, within), u64::from(run.lanes) - 2);
+                add(pattern(within, within), (u64::from(run.lanes) - 2) * runs);
+                if runs > 1 {
+                    let between = Some(run.run_gap());
+                    add(pattern(within, between), runs - 1);
+                    add(pattern(between, within), runs - 1);
+                }
                 add(pattern(within, after), 1);
             }
             if buffer != Some(run.buffer) {
@@ -453,6 +461,10 @@ impl CoalescingAnalyzer {
 /// pattern for all.
 fn one_pattern(runs: &[GlobalAccess]) -> Option<(Pattern, u64)> {
     let first = runs.first()?;
+    if runs.iter().any(|a| a.runs > 1) {
+        // Rows of runs: their neighbours across a row are another matter.
+        return None;
+    }
     let gap = match (first.lanes, runs.get(1)) {
         (1, None) => return None,
         (1, Some(second)) => first.offset.abs_diff(second.offset),
@@ -528,7 +540,8 @@ impl DistinctLines {
 /// The lines a dispatch's accesses touch, each once.
 fn distinct_lines(accesses: &[GlobalAccess], shift: u32, scratch: &mut DistinctLines) -> u64 {
     let spans = || {
-        accesses.iter().filter(|a| a.bytes > 0).map(move |a| {
+        let runs = accesses.iter().filter(|a| a.bytes > 0);
+        runs.flat_map(GlobalAccess::each_run).map(move |a| {
             let lines = a.lines(shift);
             (u32::from(a.buffer), *lines.start(), *lines.end())
         })
@@ -615,6 +628,8 @@ mod tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         }
     }
 
@@ -715,6 +730,35 @@ mod tests {
                 "{dispatch:?}"
             );
         }
+    }
+
+    #[test]
+    fn rows_of_runs_in_one_record_count_as_their_work_items_do() {
+        // Dispatches of 64 work-items: pairs reading one word, each pair the
+        // word after the one before (the pair's last has its next
+        // neighbour right after it); rows of 16 reading one word a row
+        // apart; rows of 16 reading the same row of words; rows of 255
+        // words in a row; and the same with a lone work-item after.
+        let shapes: [&dyn Fn(u32) -> u64; 4] = [
+            &|i| 4 * u64::from(i / 2),
+            &|i| 512 * u64::from(i / 16),
+            &|i| 4 * u64::from(i % 16),
+            &|i| 4 * u64::from(i),
+        ];
+        let mut each = Vec::new();
+        let mut dispatch = 0;
+        for lone in [false, true] {
+            for (shape, items) in shapes.iter().zip([64, 64, 64, 600]) {
+                dispatch += 2;
+                each.extend((0..items).map(|i| access(i, shape(i), 4, dispatch)));
+                if lone {
+                    each.push(access(items + 7, 8000 + 4 * u64::from(items), 4, dispatch));
+                }
+            }
+        }
+        let records = clflow_counts::access::joined(clflow_counts::access::runs(each.clone()));
+        assert!(records.iter().filter(|r| r.runs > 1).count() >= 8);
+        assert_eq!(analyse(&[records]), analyse(&[each]));
     }
 
     #[test]

@@ -363,7 +363,7 @@ impl TrafficAnalysis {
             } else {
                 1
             };
-            self.accessed_bytes += a.bytes as u64 * u64::from(a.lanes) * times;
+            self.accessed_bytes += a.bytes as u64 * u64::from(a.work_items()) * times;
             if a.bytes == 0 {
                 continue;
             }
@@ -371,8 +371,9 @@ impl TrafficAnalysis {
                 self.exact_touches += a.line_touches(shift);
             }
             if watch {
-                let (buffer, lines) = (a.buffer.into(), a.lines(shift));
-                self.group_lines.push(buffer, lines);
+                for run in a.each_run() {
+                    self.group_lines.push(run.buffer.into(), run.lines(shift));
+                }
             }
         }
         if watch {
@@ -1095,6 +1096,8 @@ mod tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         }
     }
 
@@ -1178,6 +1181,8 @@ mod tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         };
         let mut accesses = Vec::new();
         for k in 0..100u64 {
@@ -1372,6 +1377,8 @@ mod tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         };
         let lockstep: Vec<GlobalAccess> = (0..64)
             .flat_map(|k| (0..2).map(move |item| load(item, k, k as u32)))
@@ -1418,6 +1425,8 @@ mod tests {
                 phase: 0,
                 lanes: 1,
                 contiguous: false,
+                runs: 1,
+                run_step: 0,
             };
         use clflow_counts::AccessKind::{Atomic, Load, Store};
         let group: Vec<GlobalAccess> = (0..1024)
@@ -1489,6 +1498,8 @@ mod tests {
             phase: 0,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         };
         let mut group = Vec::new();
         for pass in 0..2 {

@@ -322,22 +322,25 @@ impl LruSimulator {
             }
             let (lanes, bytes) = (u64::from(record.lanes), u64::from(record.bytes));
             let shift = self.line_shift;
-            if !record.contiguous {
-                // Every work-item accesses the first one's bytes.
-                self.accessed(&mut run, record, record.offset, lanes, kind);
-            } else if record.each_in_one_line(shift) {
-                // The work-items in each line, a line at a time.
-                let (mut offset, mut k) = (record.offset, 0);
-                while k < lanes {
-                    let next_line = ((offset >> shift) + 1) << shift;
-                    let here = ((next_line - offset) >> bytes.trailing_zeros()).min(lanes - k);
-                    self.accessed(&mut run, record, offset, here, kind);
-                    offset += here * bytes;
-                    k += here;
-                }
-            } else {
-                for k in 0..lanes {
-                    self.accessed(&mut run, record, record.offset + k * bytes, 1, kind);
+            for one in record.each_run() {
+                let first = one.offset;
+                if !one.contiguous {
+                    // Every work-item accesses the first one's bytes.
+                    self.accessed(&mut run, record, first, lanes, kind);
+                } else if one.each_in_one_line(shift) {
+                    // The work-items in each line, a line at a time.
+                    let (mut offset, mut k) = (first, 0);
+                    while k < lanes {
+                        let next_line = ((offset >> shift) + 1) << shift;
+                        let here = ((next_line - offset) >> bytes.trailing_zeros()).min(lanes - k);
+                        self.accessed(&mut run, record, offset, here, kind);
+                        offset += here * bytes;
+                        k += here;
+                    }
+                } else {
+                    for k in 0..lanes {
+                        self.accessed(&mut run, record, first + k * bytes, 1, kind);
+                    }
                 }
             }
         }
@@ -1029,6 +1032,8 @@ mod tests {
                     phase: 0,
                     lanes: 1,
                     contiguous: false,
+                    runs: 1,
+                    run_step: 0,
                 });
             }
         }

@@ -45,6 +45,13 @@ impl Stretches {
 
     /// Each work-item's access of a run, lines of `1 << line_shift` bytes.
     pub(crate) fn add(&mut self, run: &GlobalAccess, line_shift: u32) {
+        if run.runs > 1 {
+            // Each run's work-items move together, or not, on their own.
+            for one in run.each_run() {
+                self.add(&one, line_shift);
+            }
+            return;
+        }
         if run.phase != self.phase {
             self.restart(run.phase);
         }
@@ -124,6 +131,8 @@ mod tests {
             atomic: false,
             lanes,
             contiguous,
+            runs: 1,
+            run_step: 0,
         }
     }
 

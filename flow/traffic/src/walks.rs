@@ -42,13 +42,16 @@ struct Row {
 }
 
 /// Where a work-item walks with others: `first`'s walk holds them all, the
-/// one of `lanes` work-items from `first` on, each `stride` bytes after
-/// the one before.
+/// ones of a record ([`GlobalAccess::runs`]) from `first` on: `runs` runs
+/// of `lanes` work-items, each `stride` bytes after the one before, each
+/// run's first `run_step` bytes after the run before's.
 #[derive(Debug, Clone, Copy)]
 struct Together {
     /// The first work-item; [`ALONE`] where it walks on its own.
     first: u32,
     lanes: u8,
+    runs: u8,
+    run_step: i32,
     stride: u64,
 }
 
@@ -59,8 +62,33 @@ impl Default for Together {
         Together {
             first: ALONE,
             lanes: 1,
+            runs: 1,
+            run_step: 0,
             stride: 0,
         }
+    }
+}
+
+impl Together {
+    /// The work-items of `record`, walking together.
+    fn of(record: &GlobalAccess) -> Together {
+        Together {
+            first: record.item,
+            lanes: record.lanes,
+            runs: record.runs,
+            run_step: record.run_step,
+            stride: record.stride(),
+        }
+    }
+
+    fn work_items(&self) -> u32 {
+        u32::from(self.lanes) * u32::from(self.runs)
+    }
+
+    /// How far the `k`th work-item's access is from the first's.
+    fn offset_of(&self, k: u32) -> i64 {
+        let lanes = u32::from(self.lanes);
+        i64::from(k / lanes) * i64::from(self.run_step) + i64::from(k % lanes) * self.stride as i64
     }
 }
 
@@ -155,8 +183,8 @@ impl WorkItemWalks {
             let walk = &mut row.walks[at];
             // Walks together make no page strides (see the module's text).
             self.credits.credit(site, item, walk, weight);
-            let lanes = u64::from(together.lanes);
-            self.credits.credit_lines(site, walk, weight * lanes);
+            let items = u64::from(together.work_items());
+            self.credits.credit_lines(site, walk, weight * items);
             walk.run = 0;
             walk.lines = 0;
         }
@@ -209,10 +237,11 @@ impl Site<'_> {
     fn step_together(&mut self, run: &GlobalAccess, pages: &mut [u64]) -> bool {
         let first = run.item as usize;
         let together = self.row.together[first];
+        let like = Together::of(run);
         if run.lanes < 2
-            || together.first != run.item
-            || together.lanes != run.lanes
-            || together.stride != run.stride()
+            || (together.first, together.lanes, together.runs)
+                != (like.first, like.lanes, like.runs)
+            || (together.stride, together.run_step) != (like.stride, like.run_step)
         {
             return false;
         }
@@ -235,13 +264,15 @@ impl Site<'_> {
             run: 0,
             lines: if line_stride { walk.lines + 1 } else { 0 },
         };
-        let last = run.offset + u64::from(run.lanes - 1) * run.stride();
-        if last / PAGE_BYTES == run.offset / PAGE_BYTES {
-            // The common case, a run on one page: one mark for all.
-            pages.fill(page_mark(self.group, run.offset));
-        } else {
-            for (k, page) in (0..).zip(pages) {
-                *page = page_mark(self.group, run.offset + k * run.stride());
+        for (one, pages) in run.each_run().zip(pages.chunks_mut(run.lanes.into())) {
+            let last = one.offset + u64::from(one.lanes - 1) * one.stride();
+            if last / PAGE_BYTES == one.offset / PAGE_BYTES {
+                // The common case, a run on one page: one mark for all.
+                pages.fill(page_mark(self.group, one.offset));
+            } else {
+                for (k, page) in (0..).zip(pages) {
+                    *page = page_mark(self.group, one.offset + k * one.stride());
+                }
             }
         }
         true
@@ -311,12 +342,7 @@ impl Site<'_> {
         if !walks.iter().all(alike) {
             return;
         }
-        let together = Together {
-            first: run.item,
-            lanes: run.lanes,
-            stride: run.stride(),
-        };
-        self.row.together[items].fill(together);
+        self.row.together[items].fill(Together::of(run));
     }
 
     /// Gives each work-item that walks with `first` its own walk again.
@@ -325,10 +351,10 @@ impl Site<'_> {
         let together = self.row.together[at];
         let walk = self.row.walks[at];
         let striding = walk.run > 0 || walk.lines > 0;
-        for k in 0..u32::from(together.lanes) {
+        for k in 0..together.work_items() {
             let item = (at + k as usize, first + k);
             self.row.walks[item.0] = Walk {
-                offset: walk.offset + u64::from(k) * together.stride,
+                offset: walk.offset.wrapping_add_signed(together.offset_of(k)),
                 ..walk
             };
             self.row.together[item.0] = Together::default();
@@ -386,5 +412,92 @@ impl Credits {
             self.counted[at] = (walk.group, walk.phase);
             self.walkers += weight;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clflow_counts::access::{joined, runs};
+
+    const ITEMS: u32 = 64;
+
+    /// Each work-item's walk at `site`: where it is, its step, its page
+    /// and line strides (a walk together's first work-item's, at each
+    /// one's own place).
+    fn each_walk(walks: &WorkItemWalks, site: u32) -> Vec<(u64, Option<i64>, u64, u64)> {
+        let row = &walks.rows[&site];
+        (0..ITEMS as usize)
+            .map(|i| {
+                let together = row.together[i];
+                let (walk, offset) = match together.first {
+                    ALONE => (row.walks[i], row.walks[i].offset),
+                    first => {
+                        let walk = row.walks[first as usize];
+                        let k = i as u32 - first;
+                        (walk, walk.offset.wrapping_add_signed(together.offset_of(k)))
+                    }
+                };
+                (offset, walk.step, walk.run, walk.lines)
+            })
+            .collect()
+    }
+
+    /// Work-item `i`'s access at `site` in `dispatch`, 4 bytes at `offset`.
+    fn load(site: u32, dispatch: u32, i: u32, offset: u64) -> GlobalAccess {
+        GlobalAccess {
+            offset,
+            bytes: 4,
+            site,
+            dispatch,
+            item: i,
+            buffer: site as u16,
+            ..GlobalAccess::default()
+        }
+    }
+
+    #[test]
+    fn rows_of_runs_walk_as_their_work_items_do() {
+        // Four rows of 16 work-items each reading one word, a line further
+        // each step: at site 0 the rows 100,000 bytes apart, then 200,000
+        // (a record of another shape), and one work-item out a step later
+        // on (the walk parts); at site 1 512 bytes apart throughout, a walk
+        // together long enough to count.
+        let row = |i: u32| u64::from(i / 16);
+        let (mut one_by_one, mut in_rows) = (WorkItemWalks::default(), WorkItemWalks::default());
+        one_by_one.next_group();
+        in_rows.next_group();
+        let mut dispatch = 0;
+        for k in 0..1100u64 {
+            for site in [0, 1] {
+                dispatch += 1;
+                let apart = match (site, k) {
+                    (1, _) => 512,
+                    (_, 0..500) => 100_000,
+                    _ => 200_000,
+                };
+                let each: Vec<GlobalAccess> = (0..ITEMS)
+                    .filter(|&i| site == 1 || k != 800 || i != 5)
+                    .map(|i| load(site, dispatch, i, apart * row(i) + 64 * k))
+                    .collect();
+                let records = joined(runs(each.iter().copied()));
+                assert!(site == 0 && k == 800 || records.len() == 1);
+                one_by_one.follow(site, &each, 1, 64);
+                in_rows.follow(site, &records, 1, 64);
+                assert_eq!(
+                    each_walk(&in_rows, site),
+                    each_walk(&one_by_one, site),
+                    "{k}"
+                );
+            }
+        }
+        one_by_one.end_all(1);
+        in_rows.end_all(1);
+        assert_eq!(in_rows.site_strides(0), one_by_one.site_strides(0));
+        // Site 1's 64 work-items each made a long line walk of 1,099 steps.
+        let lines = one_by_one.site_strides(1);
+        assert_eq!(lines, (0, 0, 64 * 1099));
+        assert_eq!(in_rows.site_strides(1), lines);
+        assert_eq!(in_rows.walkers(), one_by_one.walkers());
     }
 }

@@ -2,7 +2,7 @@
 //! the same stream one work-item's access at a time: the same curves, the
 //! same coalescing, the same point where the simulations start to sample.
 
-use clflow_counts::access::runs;
+use clflow_counts::access::{joined, runs};
 use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport};
 use rand_core::Rng;
@@ -45,6 +45,8 @@ impl Group {
                 atomic: kind == AccessKind::Atomic,
                 lanes: 1,
                 contiguous: false,
+                runs: 1,
+                run_step: 0,
             });
         }
     }
@@ -110,6 +112,8 @@ fn group(rng: &mut Pcg64Mcg, steps: u64, barriers: bool) -> Vec<GlobalAccess> {
                         atomic: false,
                         lanes: 1,
                         contiguous: false,
+                        runs: 1,
+                        run_step: 0,
                     });
                 }
             }
@@ -170,9 +174,21 @@ fn a_stream_in_runs_reports_as_it_does_one_access_at_a_time() {
         all.any(|r| r.lanes > 2 && r.contiguous == contiguous)
     };
     assert!(shaped(true) && shaped(false), "both kinds of run formed");
+    // And rows of like runs taken into one record.
+    let in_rows: Vec<Vec<GlobalAccess>> =
+        in_runs.iter().map(|g| joined(g.iter().copied())).collect();
+    let rows = |contiguous: bool, step: i32| {
+        let mut all = in_rows.iter().flatten();
+        all.any(|r| r.runs == 4 && r.contiguous == contiguous && r.run_step == step)
+    };
+    assert!(
+        rows(false, 512) && rows(true, 0),
+        "rows of both kinds joined"
+    );
 
     let (one_by_one, runs) = (report(&groups, None), report(&in_runs, None));
     assert_same(&one_by_one, &runs);
+    assert_same(&one_by_one, &report(&in_rows, None));
     // The stream has long walks of each kind, so that their counts are
     // compared too.
     let sites = &one_by_one.coalescing.sites;
@@ -185,6 +201,7 @@ fn a_stream_in_runs_reports_as_it_does_one_access_at_a_time() {
         report(&groups, Some(50_000)),
         report(&in_runs, Some(50_000)),
     );
+    assert_same(&one_by_one, &report(&in_rows, Some(50_000)));
     let summary = one_by_one.summary("16KiB/64".parse().unwrap());
     assert!(
         summary.sampled_after.is_some(),

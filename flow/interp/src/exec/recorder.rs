@@ -95,6 +95,9 @@ impl Recorder<'_> {
             let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
             Body::Lines(lines, std::mem::take(&mut self.accessed))
         } else {
+            if self.runs {
+                self.join_last();
+            }
             let capacity = self.accesses.len().min(CHUNK_ACCESSES);
             let fresh = match &self.outlet.pool {
                 Some(pool) => pool.take(capacity),
@@ -173,6 +176,8 @@ impl Recorder<'_> {
             phase: self.phase,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         }
     }
 
@@ -186,8 +191,20 @@ impl Recorder<'_> {
                     return;
                 }
             }
+            self.join_last();
         }
         self.accesses.push(access);
+    }
+
+    /// Takes the last run, where it has ended, into the record before it
+    /// ([`GlobalAccess::join`]): whether traced a row at once or one
+    /// work-item at a time, like runs end up in one record.
+    fn join_last(&mut self) {
+        if let [.., record, run] = &mut self.accesses[..] {
+            if record.join(run) {
+                self.accesses.pop();
+            }
+        }
     }
 
     /// Records a `__local` access, where they are traced: `buffer` is the
@@ -220,9 +237,33 @@ impl Recorder<'_> {
             .take_while(|run| run.item <= last)
             .count();
         self.accesses.truncate(start + kept);
-        if let Some(run) = self.accesses[start..].last_mut() {
-            run.lanes = run.lanes.min((last - run.item + 1) as u8);
-            run.contiguous &= run.lanes > 1;
+        let Some(record) = self.accesses[start..].last_mut() else {
+            return;
+        };
+        // The work-items kept of the last record: its whole runs, and the
+        // first lanes of the next as a run of its own.
+        let items = (last - record.item + 1).min(record.work_items());
+        let (whole, lanes) = (
+            items / u32::from(record.lanes),
+            items % u32::from(record.lanes),
+        );
+        let rest = record.run(whole.min(u32::from(record.runs) - 1) as u8);
+        if whole > 0 {
+            record.runs = whole as u8;
+            if whole == 1 {
+                record.run_step = 0;
+            }
+        }
+        if lanes > 0 {
+            let part = GlobalAccess {
+                lanes: lanes as u8,
+                contiguous: rest.contiguous && lanes > 1,
+                ..rest
+            };
+            match whole {
+                0 => *record = part,
+                _ => self.accesses.push(part),
+            }
         }
     }
 
@@ -262,7 +303,8 @@ impl Recorder<'_> {
     ) {
         debug_assert!(self.runs && bytes > 0);
         let first = self.linear(first);
-        self.row = Some((self.accesses.len(), first));
+        let start = self.accesses.len();
+        self.row = Some((start, first));
         let mut l = 0;
         while l < pointers.len() {
             let pointer = pointers[l];
@@ -282,11 +324,17 @@ impl Recorder<'_> {
                 }
             }
             let lanes = end - l;
-            self.accesses.push(GlobalAccess {
+            let run = GlobalAccess {
                 lanes: lanes as u8,
                 contiguous: lanes > 1 && step == Some(bytes),
                 ..self.access(buffer, offset as u64, bytes, kind, id)
-            });
+            };
+            // Rows of like runs (a 2-D group's) make one record.
+            let joined = self.accesses.len() > start
+                && self.accesses.last_mut().is_some_and(|last| last.join(&run));
+            if !joined {
+                self.accesses.push(run);
+            }
             l = end;
         }
     }

@@ -381,6 +381,8 @@ mod tests {
             phase,
             lanes: 1,
             contiguous: false,
+            runs: 1,
+            run_step: 0,
         }
     }
 
