@@ -33,7 +33,7 @@ impl AccessKind {
 /// a 2-D work-group: each row reading one place, or the same row of words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GlobalAccess {
-    /// Byte offset into the buffer (of the run's first work-item).
+    /// Byte offset into the buffer (of the record's first work-item).
     pub offset: u64,
     /// Bytes accessed together (a whole vector or struct).
     pub bytes: u32,
@@ -153,8 +153,6 @@ impl GlobalAccess {
             item: self.item + k,
             lanes: 1,
             contiguous: false,
-            runs: 1,
-            run_step: 0,
             ..run
         }
     }

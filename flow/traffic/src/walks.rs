@@ -3,12 +3,13 @@
 //! a line or more under a page (line strides). See `crate::coalescing` for
 //! what the long walks stand for.
 //!
-//! The work-items of a run ([`GlobalAccess::lanes`]) that step alike walk
-//! together: one walk holds them all, the first work-item's, the others at
-//! their places in the run. A run of the same work-items and stride at the
-//! site takes that walk a step at once; anything else parts it into each
-//! work-item's own before it steps. Only walks a line a step or less go
-//! together: a page stride's count hangs on each work-item's pages.
+//! The work-items of a record (a run, [`GlobalAccess::lanes`], or rows of
+//! runs, [`GlobalAccess::runs`]) that step alike walk together: one walk
+//! holds them all, the first work-item's, the others at their places in
+//! the record. A record of the same work-items and shape at the site takes
+//! that walk a step at once; anything else parts it into each work-item's
+//! own before it steps. Only walks a line a step or less go together: a
+//! page stride's count hangs on each work-item's pages.
 
 use crate::coalescing::{LONG_LINE_WALK, LONG_WALK, PAGE_BYTES};
 use clflow_counts::GlobalAccess;
@@ -45,7 +46,7 @@ struct Row {
 /// ones of a record ([`GlobalAccess::runs`]) from `first` on: `runs` runs
 /// of `lanes` work-items, each `stride` bytes after the one before, each
 /// run's first `run_step` bytes after the run before's.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Together {
     /// The first work-item; [`ALONE`] where it walks on its own.
     first: u32,
@@ -231,18 +232,12 @@ impl Site<'_> {
     }
 
     /// Takes the walk `run`'s work-items make together a step at once,
-    /// where they walk together as its run (the same work-items, the same
-    /// stride) and the step neither is a page stride nor ends a long walk;
-    /// false, having changed nothing, where not.
+    /// where they walk together as the record `run` is (the same work-items,
+    /// stride and runs) and the step neither is a page stride nor ends a
+    /// long walk; false, having changed nothing, where not.
     fn step_together(&mut self, run: &GlobalAccess, pages: &mut [u64]) -> bool {
         let first = run.item as usize;
-        let together = self.row.together[first];
-        let like = Together::of(run);
-        if run.lanes < 2
-            || (together.first, together.lanes, together.runs)
-                != (like.first, like.lanes, like.runs)
-            || (together.stride, together.run_step) != (like.stride, like.run_step)
-        {
+        if run.lanes < 2 || self.row.together[first] != Together::of(run) {
             return false;
         }
         let walk = self.row.walks[first];
@@ -265,8 +260,7 @@ impl Site<'_> {
             lines: if line_stride { walk.lines + 1 } else { 0 },
         };
         for (one, pages) in run.each_run().zip(pages.chunks_mut(run.lanes.into())) {
-            let last = one.offset + u64::from(one.lanes - 1) * one.stride();
-            if last / PAGE_BYTES == one.offset / PAGE_BYTES {
+            if one.last_offset() / PAGE_BYTES == one.offset / PAGE_BYTES {
                 // The common case, a run on one page: one mark for all.
                 pages.fill(page_mark(self.group, one.offset));
             } else {
