@@ -854,7 +854,7 @@ fn a_run_that_goes_on_after_a_work_item_faults_traces_each_access_once() {
     let loads = |r: &Recording| {
         let all = r.groups.iter().flat_map(|(_, a)| a);
         all.filter(|a| a.buffer == 0)
-            .map(|a| u64::from(a.lanes))
+            .map(|a| u64::from(a.work_items()))
             .sum::<u64>()
     };
     // Each work-item's load once, the faulting ones' included.

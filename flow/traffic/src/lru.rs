@@ -306,8 +306,9 @@ impl LruSimulator {
         }
     }
 
-    /// A work-group's accesses in the order they were made (a run's, see
-    /// [`GlobalAccess::lanes`], each work-item's in turn), as
+    /// A work-group's accesses in the order they were made (a record's,
+    /// see [`GlobalAccess::lanes`] and [`GlobalAccess::runs`], each
+    /// work-item's in turn), as
     /// [`LruSimulator::access`] takes each. A row of work-items reading or
     /// writing one line (a broadcast, a unit-stride dispatch) touches it
     /// again and again with nothing between: such runs are taken together

@@ -303,8 +303,7 @@ impl Recorder<'_> {
     ) {
         debug_assert!(self.runs && bytes > 0);
         let first = self.linear(first);
-        let start = self.accesses.len();
-        self.row = Some((start, first));
+        self.row = Some((self.accesses.len(), first));
         let mut l = 0;
         while l < pointers.len() {
             let pointer = pointers[l];
@@ -324,17 +323,13 @@ impl Recorder<'_> {
                 }
             }
             let lanes = end - l;
-            let run = GlobalAccess {
+            self.accesses.push(GlobalAccess {
                 lanes: lanes as u8,
                 contiguous: lanes > 1 && step == Some(bytes),
                 ..self.access(buffer, offset as u64, bytes, kind, id)
-            };
+            });
             // Rows of like runs (a 2-D group's) make one record.
-            let joined = self.accesses.len() > start
-                && self.accesses.last_mut().is_some_and(|last| last.join(&run));
-            if !joined {
-                self.accesses.push(run);
-            }
+            self.join_last();
             l = end;
         }
     }
