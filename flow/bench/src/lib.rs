@@ -6,7 +6,9 @@
 //! - [`catalog`]: every benchmark, its kernel in `kernels/bench/` and build options;
 //! - [`Benchmark::work`]: bytes and operations per launch, from its parameters;
 //! - [`Plan`]: sizes from the device (buffers, work-items, repetitions);
-//! - [`run_benchmarks`]: warm-up, timed launches, power, statistics;
+//! - [`run_benchmarks`]: warm-up, timed launches, power, statistics, each
+//!   benchmark a [`Step`] of the run told as an [`Event`]; [`costs::measure`]
+//!   the same for what work-items pay beyond throughput;
 //! - [`Measurement::to_profile`] and [`render_table`]: the measured profile
 //!   the store keeps, and its table;
 //! - [`device_rates`]: a device's profiles as the prediction models read them.
@@ -20,6 +22,7 @@ mod error;
 mod fake;
 pub mod launch;
 mod profile;
+mod progress;
 mod rates;
 mod runner;
 mod sizing;
@@ -28,7 +31,8 @@ mod work;
 pub use catalog::{Benchmark, ComputeOp, DataType, Lane, StreamKernel, Unroll};
 pub use error::{BenchError, Result};
 pub use profile::{datasheet_notes, render_table};
+pub use progress::{expected_s, Event, Step};
 pub use rates::{device_rates, simd_of};
-pub use runner::{rate_statistic, run_benchmarks, BenchResult, Event, Measurement, Skipped};
+pub use runner::{rate_statistic, run_benchmarks, steps, BenchResult, Measurement, Skipped};
 pub use sizing::{Mode, Plan};
 pub use work::{Shape, Unit, Work};

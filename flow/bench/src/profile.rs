@@ -623,6 +623,7 @@ mod tests {
                     [(1, 0.07e9), (4, 0.11e9), (16, 0.19e9)]
                         .map(|(lines, per_s)| clflow_devices::VisitRate { lines, per_s }),
                 ),
+                quick: false,
             }),
         }
     }

@@ -507,6 +507,7 @@ mod tests {
                 lines,
                 per_s: 5e7 * f64::from(lines),
             })),
+            quick: false,
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);
         let costs = with_costs.costs.unwrap();

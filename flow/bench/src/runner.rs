@@ -5,6 +5,7 @@ use crate::args::{compute_launch, return_arrays, stream_launch, StreamArrays};
 use crate::catalog::{all_benchmarks, Benchmark, ComputeOp, DataType, Lane};
 use crate::data::random_bytes;
 use crate::error::{BenchError, Result};
+use crate::progress::{Event, Step, Steps};
 use crate::sizing::{Mode, Plan};
 use crate::work::{Shape, Unit, Work};
 use clflow_core::Launch;
@@ -59,26 +60,65 @@ pub struct Measurement {
     pub costs: Option<clflow_devices::OpCosts>,
 }
 
-/// What a run reports as it goes, for progress displays.
-#[derive(Debug, Clone, Copy)]
-pub enum Event<'a> {
-    /// Benchmark `index` of `total` (counting from 0) is about to run.
-    Starting {
-        index: usize,
-        total: usize,
-        id: &'a str,
-    },
-    /// It ran.
-    Finished {
-        index: usize,
-        total: usize,
-        result: &'a BenchResult,
-    },
+/// The benchmarks `device` runs at the sizes `mode` asks for (those whose
+/// id contains `only`, where given), and the ones it cannot run, with why.
+fn selected(device: &DeviceInfo, mode: Mode, only: Option<&str>) -> (Vec<Benchmark>, Vec<Skipped>) {
+    let (mut runnable, skipped) = split_supported(device, mode.widths());
+    if let Some(only) = only {
+        runnable.retain(|bench| bench.id().contains(only));
+    }
+    (runnable, skipped)
+}
+
+/// The steps [`run_benchmarks`] runs on `device` with `plan`: each
+/// benchmark, then the empty kernel where wanted, with expected seconds.
+pub fn steps(device: &DeviceInfo, plan: &Plan, only: Option<&str>) -> Vec<Step> {
+    let (runnable, _) = selected(device, plan.mode, only);
+    let mut steps: Vec<Step> = runnable
+        .iter()
+        .map(|bench| Step::new(bench.id(), expected_s(*bench, plan)))
+        .collect();
+    if only.is_none_or(|only| crate::launch::ID.contains(only)) {
+        steps.push(Step::new(
+            crate::launch::ID,
+            crate::launch::expected_s(plan),
+        ));
+    }
+    steps
+}
+
+/// The seconds a runtime takes to build a benchmark's program.
+const BUILD_S: f64 = 0.3;
+
+/// Streamed bytes a second assumed before any are measured.
+const ASSUMED_BYTES_PER_S: f64 = 10e9;
+
+/// Bytes a second its arrays are made and sent to the device at.
+const ARRAY_BYTES_PER_S: f64 = 1e9;
+
+/// A benchmark's expected seconds: its build, and its launches at the
+/// plan's target time (compute) or its arrays made and streamed at an
+/// assumed bandwidth.
+fn expected_s(bench: Benchmark, plan: &Plan) -> f64 {
+    let launches = (plan.warmups + plan.repetitions) as f64;
+    BUILD_S
+        + match bench {
+            Benchmark::Compute { .. } => (launches + 1.0) * plan.compute_target_ns as f64 * 1e-9,
+            Benchmark::Bandwidth { data, .. } => {
+                let elements = plan.stream_elements(data.bytes());
+                let bytes = bench
+                    .work(Shape::Stream { elements })
+                    .map_or(0, |w| w.bytes);
+                bytes as f64 * (launches / ASSUMED_BYTES_PER_S + 1.0 / ARRAY_BYTES_PER_S)
+            }
+        }
 }
 
 /// Runs every benchmark `device` supports at the sizes `mode` asks for
 /// (only those whose id contains `only`, where given), sampling `sensor`
-/// during the timed launches of each.
+/// during the timed launches of each, and the empty kernel: the steps of
+/// [`steps`], each told to `on_event`. The cost benchmarks run apart
+/// ([`crate::costs::measure`]).
 pub fn run_benchmarks<'s>(
     device: &OclDevice,
     mode: Mode,
@@ -92,28 +132,32 @@ pub fn run_benchmarks<'s>(
         needed: small.needed,
         available: small.available,
     })?;
-    let (mut runnable, skipped) = split_supported(info, mode.widths());
-    if let Some(only) = only {
-        runnable.retain(|bench| bench.id().contains(only));
-    }
+    let (runnable, skipped) = selected(info, mode, only);
+    let planned = steps(info, &plan, only);
     let mut runner = Runner {
         device,
         plan,
         sensor,
         notes: Vec::new(),
         results: Vec::with_capacity(runnable.len()),
-        total: runnable.len(),
-        on_event,
     };
-    runner.run_all(&runnable)?;
+    let mut steps = Steps::new(&planned, on_event);
+    runner.run_all(&runnable, &mut steps)?;
     let launch = match only {
         Some(only) if !crate::launch::ID.contains(only) => None,
-        _ => Some(crate::launch::measure(device, &plan)?),
+        _ => Some(steps.run(
+            crate::launch::ID,
+            || crate::launch::measure(device, &plan),
+            |l| {
+                format!(
+                    "{:.1} µs empty, {:.3} µs a work-group",
+                    l.empty_s * 1e6,
+                    l.per_group_s * 1e6
+                )
+            },
+        )?),
     };
-    let costs = match only {
-        Some(only) if !crate::costs::ID.contains(only) => None,
-        _ => Some(crate::costs::measure(device, &plan)?),
-    };
+    debug_assert!(steps.finished());
     Ok(Measurement {
         device: info.clone(),
         plan,
@@ -121,7 +165,7 @@ pub fn run_benchmarks<'s>(
         skipped,
         notes: runner.notes,
         launch,
-        costs,
+        costs: None,
     })
 }
 
@@ -141,67 +185,72 @@ fn split_supported(device: &DeviceInfo, widths: &[u8]) -> (Vec<Benchmark>, Vec<S
     (runnable, skipped)
 }
 
-struct Runner<'d, 's, 'e> {
+struct Runner<'d, 's> {
     device: &'d OclDevice,
     plan: Plan,
     sensor: Option<&'s mut (dyn PowerSensor + 's)>,
     notes: Vec<String>,
     results: Vec<BenchResult>,
-    total: usize,
-    on_event: &'e mut dyn FnMut(Event<'_>),
 }
 
-impl Runner<'_, '_, '_> {
-    fn run_all(&mut self, benchmarks: &[Benchmark]) -> Result<()> {
+impl Runner<'_, '_> {
+    fn run_all(&mut self, benchmarks: &[Benchmark], steps: &mut Steps<'_, '_>) -> Result<()> {
         // Stream benchmarks share one fill of their arrays per lane type.
         let mut arrays: Option<(Lane, StreamArrays)> = None;
         for &bench in benchmarks {
-            let index = self.results.len();
-            let id = bench.id();
-            (self.on_event)(Event::Starting {
-                index,
-                total: self.total,
-                id: &id,
-            });
-            let result = match bench {
-                Benchmark::Bandwidth { kernel, data } => {
-                    if !matches!(&arrays, Some((lane, _)) if *lane == data.lane) {
-                        // Drop the old fill before making the new one.
-                        drop(arrays.take());
-                        arrays = Some((data.lane, self.fill(data.lane)));
-                    }
-                    let (_, pool) = arrays.as_mut().expect("filled just above");
-                    let elements = self.plan.stream_elements(data.bytes());
-                    let mut launch =
-                        stream_launch(kernel, data, Plan::stream_work_items(elements), pool);
-                    let timed = self.time(bench, &launch);
-                    return_arrays(&mut launch, pool);
-                    let (times, power) = timed?;
-                    self.summarise(bench, Shape::Stream { elements }, times, power)?
-                }
-                Benchmark::Compute { op, data } => {
-                    // The stream arrays are done with: give their memory back.
-                    drop(arrays.take());
-                    let work_items = self.plan.compute_work_items;
-                    let reps = self.calibrate(bench, (op, data), work_items)?;
-                    let launch = compute_launch(op, data, work_items, reps);
-                    let (times, power) = self.time(bench, &launch)?;
-                    let shape = Shape::Compute {
-                        work_items,
-                        reps: u64::from(reps),
-                        unroll: self.plan.unroll,
-                    };
-                    self.summarise(bench, shape, times, power)?
-                }
-            };
+            let result = steps.run(
+                &bench.id(),
+                || self.run_one(bench, &mut arrays),
+                |result| {
+                    format!(
+                        "{:.2} {} best, {:.2} median",
+                        result.rate.best / Unit::SCALE,
+                        result.unit.symbol(),
+                        result.rate.median / Unit::SCALE
+                    )
+                },
+            )?;
             self.results.push(result);
-            (self.on_event)(Event::Finished {
-                index,
-                total: self.total,
-                result: self.results.last().expect("pushed just above"),
-            });
         }
         Ok(())
+    }
+
+    fn run_one(
+        &mut self,
+        bench: Benchmark,
+        arrays: &mut Option<(Lane, StreamArrays)>,
+    ) -> Result<BenchResult> {
+        match bench {
+            Benchmark::Bandwidth { kernel, data } => {
+                if !matches!(&arrays, Some((lane, _)) if *lane == data.lane) {
+                    // Drop the old fill before making the new one.
+                    drop(arrays.take());
+                    *arrays = Some((data.lane, self.fill(data.lane)));
+                }
+                let (_, pool) = arrays.as_mut().expect("filled just above");
+                let elements = self.plan.stream_elements(data.bytes());
+                let mut launch =
+                    stream_launch(kernel, data, Plan::stream_work_items(elements), pool);
+                let timed = self.time(bench, &launch);
+                return_arrays(&mut launch, pool);
+                let (times, power) = timed?;
+                self.summarise(bench, Shape::Stream { elements }, times, power)
+            }
+            Benchmark::Compute { op, data } => {
+                // The stream arrays are done with: give their memory back.
+                drop(arrays.take());
+                let work_items = self.plan.compute_work_items;
+                let reps = self.calibrate(bench, (op, data), work_items)?;
+                let launch = compute_launch(op, data, work_items, reps);
+                let (times, power) = self.time(bench, &launch)?;
+                let shape = Shape::Compute {
+                    work_items,
+                    reps: u64::from(reps),
+                    unroll: self.plan.unroll,
+                };
+                self.summarise(bench, shape, times, power)
+            }
+        }
     }
 
     /// Three arrays of pseudo-random `lane` values, one seed each.

@@ -2,7 +2,7 @@
 //! by ci/test), with a scripted power sensor. Without PoCL these tests fail,
 //! saying so.
 
-use clflow_bench::{run_benchmarks, Event, Mode};
+use clflow_bench::{run_benchmarks, Event, Mode, Plan};
 use clflow_devices::power::{PowerSample, PowerSensor, PowerSource, PowerTrace, SensorError};
 use clflow_ocl::{select_device, DeviceSelector, OclDevice};
 
@@ -72,9 +72,7 @@ fn power_is_sampled_around_every_benchmark_and_peaks_per_group() {
             Event::Starting { index, total, id } => {
                 events.push(format!("start {index}/{total} {id}"))
             }
-            Event::Finished { index, result, .. } => {
-                events.push(format!("done {index} {}", result.id))
-            }
+            Event::Finished { index, id, .. } => events.push(format!("done {index} {id}")),
         },
     )
     .unwrap();
@@ -199,10 +197,21 @@ fn launch_overhead_is_measured_on_one_and_many_work_groups() {
 #[test]
 fn costs_are_measured_as_a_core_can_run_them() {
     let device = pocl();
-    let measurement =
-        run_benchmarks(&device, Mode::Quick, Some("costs"), None, &mut |_| {}).unwrap();
-    assert!(measurement.results.is_empty() && measurement.launch.is_none());
-    let costs = measurement.costs.expect("measured");
+    let plan = Plan::for_device(&device.info, Mode::Quick).unwrap();
+    // One step a cost kernel, in the order planned.
+    let mut done = Vec::new();
+    let costs = clflow_bench::costs::measure(&device, &plan, &mut |event| {
+        if let Event::Finished { id, .. } = event {
+            done.push(id.to_string())
+        }
+    })
+    .unwrap();
+    let planned: Vec<String> = clflow_bench::costs::steps(&device.info, &plan)
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(done, planned);
+    assert!(costs.quick);
     let cores = std::thread::available_parallelism().unwrap().get() as f64;
     assert!(
         costs.chain_ops_per_s > 1e8 && costs.chain_ops_per_s < cores * 6e9,
@@ -297,5 +306,4 @@ fn costs_are_measured_as_a_core_can_run_them() {
             "{columns:?}"
         );
     }
-    assert_eq!(measurement.to_profile("test").costs, Some(costs));
 }

@@ -37,7 +37,8 @@ fn vadd_is_analyzed_into_a_full_report() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("no measured profile; benchmarking (quick mode"),
+        stderr.contains("no measured profile; benchmarking ")
+            && stderr.contains(" (quick mode, about "),
         "{stderr}"
     );
     for file in [
@@ -102,6 +103,11 @@ fn vadd_is_analyzed_into_a_full_report() {
     assert_eq!(m["levels"].as_array().unwrap().len(), levels.len());
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     assert!(html.contains("Traffic at a cache size"));
+    // The model's costs came from the quick plan, and the report says so.
+    assert!(
+        html.contains("clflow's model took its costs beyond throughput from a quick plan"),
+        "{html}"
+    );
     assert!(html.contains("traffic-curve.svg"));
     // How the results were made: version, command, launch, device.
     let made = &results["made"];

@@ -155,3 +155,96 @@ fn a_selector_that_matches_nothing_lists_the_devices() {
     // Nothing was measured, so nothing was stored.
     assert!(!data.path().join("measured").exists());
 }
+
+/// `clflow bench ARGS -v`, interrupted (SIGINT, as Ctrl-C sends) once a
+/// line of its stderr satisfies `at`.
+fn interrupted(data_dir: &std::path::Path, args: &[&str], at: impl Fn(&str) -> bool) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clflow"))
+        .args(args)
+        .arg("-v")
+        .env("CLFLOW_DATA_DIR", data_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        let stop = at(&line);
+        seen.push(line);
+        if stop {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|l| at(l)), "{}", seen.join("\n"));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert!(!child.wait().unwrap().success(), "it ran to the end");
+}
+
+/// The one profile stored in `data_dir`.
+fn stored_profile(data_dir: &std::path::Path) -> (std::path::PathBuf, Value) {
+    let files: Vec<_> = std::fs::read_dir(data_dir.join("measured"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    let [file] = files.as_slice() else {
+        panic!("one stored profile expected: {files:?}");
+    };
+    let profile = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    (file.clone(), profile)
+}
+
+#[test]
+fn an_interrupted_run_keeps_what_was_stored_before() {
+    let data = tempfile::tempdir().unwrap();
+    let quick = ["bench", "-d", "0", "--quick"];
+    // A first run stores its peaks before it times the cost kernels.
+    interrupted(data.path(), &quick, |line| line.starts_with("  costs/"));
+    let (file, peaks) = stored_profile(data.path());
+    assert!(!peaks["compute"].as_array().unwrap().is_empty(), "{peaks}");
+    assert!(peaks.get("costs").is_none(), "{peaks}");
+    // The next run measures the costs alone and keeps the peaks.
+    let next = json(&clflow(data.path(), &[&quick[..], &["--json"]].concat()));
+    assert_eq!(next["reused"], false);
+    assert_eq!(next["measurement"]["results"], serde_json::json!([]));
+    assert!(
+        next["profile"]["costs"]["chain_ops_per_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(next["profile"]["compute"], peaks["compute"]);
+    assert_eq!(next["profile"]["costs"]["quick"], true);
+    let whole = std::fs::read(&file).unwrap();
+    // A refresh interrupted while it measures leaves the profile as it was.
+    interrupted(
+        data.path(),
+        &[&quick[..], &["--refresh"]].concat(),
+        |line| line.starts_with("  copy/"),
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+    assert_eq!(stored_profile(data.path()).0, file);
+}
+
+#[test]
+fn an_only_that_matches_nothing_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let out = clflow(
+        data.path(),
+        &["bench", "-d", "0", "--quick", "--only", "no-such-kernel"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--only 'no-such-kernel' matches no benchmark"),
+        "{stderr}"
+    );
+    assert!(!data.path().join("measured").exists());
+}

@@ -293,6 +293,11 @@ pub struct OpCosts {
     /// walk later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column_walks: Option<[VisitRate; 3]>,
+    /// Measured at a quick plan (shorter launches, smaller tables), as
+    /// `analyze` does where a profile has no costs yet; `clflow bench`
+    /// measures them in full.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
 }
 
 /// Lines per second read in visits of `lines` lines to their pages.

@@ -290,6 +290,22 @@ impl<'a> PreparedLaunch<'a> {
         Ok(end.saturating_sub(start))
     }
 
+    /// The kernel it launches.
+    pub fn kernel_name(&self) -> &str {
+        &self.launch.kernel
+    }
+
+    /// Gives scalar argument `index` new bytes for the launches after, on
+    /// the same build and buffers (a benchmark timed at the repetitions it
+    /// calibrated).
+    pub fn set_scalar(&mut self, index: usize, bytes: &[u8]) -> Result<()> {
+        let value = ArgValue::Scalar {
+            bytes: bytes.to_vec(),
+        };
+        set_arg(&self.kernel, index, &value, std::ptr::null_mut(), None)
+            .step(|| format!("kernel '{}': setting argument {index}", self.launch.kernel))
+    }
+
     /// Launches `count` times, restoring `rw` buffers to the launch's bytes
     /// before each so that every launch computes on the same inputs.
     pub fn time_repeated(&mut self, count: usize) -> Result<Vec<u64>> {

@@ -2,6 +2,7 @@
 //! every selected device that has no measured profile yet, run each kernel
 //! on each device, predict and bound it, and write the report.
 
+use crate::bench::Needs;
 use crate::count::{interpret_traced_checked, kernel_counts, kernel_source};
 use crate::detect::{Detect, Fault};
 use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPlan};
@@ -179,7 +180,13 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     for selected in &mut devices {
         let device = session.device_at(selected.info.index)?;
         let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
-        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
+        // The costs only the model's predictions need: a quick plan's
+        // where none are stored, which the report says.
+        let needs = Needs {
+            peaks: mode,
+            costs: Some(Mode::Quick),
+        };
+        let measured = measured_or_datasheet(device, &all, datasheet, needs, observer);
         let device_rates = clflow_bench::device_rates(
             &selected.name,
             measured.as_ref(),
@@ -336,7 +343,11 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
         .into_iter()
         .chain(clflow_report::source::source_section(&sources))
-        .chain([clflow_report::prediction::report_section(&predictions)])
+        .chain([predictions_section(
+            &predictions,
+            &devices,
+            &measured_profiles,
+        )])
         .chain(clflow_report::launches::launches_section(&launches))
         .map(ReportSection::from)
         .collect();
@@ -778,6 +789,36 @@ fn count_entries(kernels: &[Counted], ops: &OpSet) -> Vec<clflow_history::Entry>
             entry
         })
         .collect()
+}
+
+/// The predictions' section, saying on which devices clflow's model took
+/// its costs from a quick plan (measured by `analyze` where the store had
+/// none) and how to measure them in full.
+fn predictions_section(
+    predictions: &[clflow_predict::Predictions],
+    devices: &[Selected],
+    measured: &[Option<MeasuredProfile>],
+) -> clflow_report::Section {
+    let mut section = clflow_report::prediction::report_section(predictions);
+    let quick: Vec<String> = devices
+        .iter()
+        .zip(measured)
+        .filter(|(_, m)| m.as_ref().and_then(|m| m.costs).is_some_and(|c| c.quick))
+        .map(|(d, _)| format!("{} (`clflow bench --device {}`)", d.name, d.info.index))
+        .collect();
+    if !quick.is_empty() {
+        let note = format!(
+            "clflow's model took its costs beyond throughput from a quick plan (short launches, \
+             small tables) on {}; measured in full, they make its predictions sharper.",
+            quick.join(", ")
+        );
+        section.html = format!(
+            "<p class=\"notes\">{}</p>\n{}",
+            clflow_report::escape(&note),
+            section.html
+        );
+    }
+    section
 }
 
 #[cfg(test)]

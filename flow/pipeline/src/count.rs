@@ -3,7 +3,7 @@
 
 use crate::detect::{Checkers, Detect, Fault, Tee};
 use crate::Error;
-use crate::Observer;
+use crate::{Counts, Observer};
 use clflow_core::Launch;
 use clflow_counts::AccessSink;
 use clflow_counts::{CountReport, OpClass, OpSet, Summary};
@@ -172,7 +172,7 @@ fn interpret_with(
         program.len()
     ));
     let started = Instant::now();
-    let phase = observer.phase("count");
+    let phase = observer.phase("count", Counts::Steps);
     phase.set_message(&format!(
         "interpreting {} ({} work-items){}",
         launch.kernel,

@@ -7,8 +7,8 @@
 use crate::count::interpret;
 use crate::input::KernelInput;
 use crate::outputs::{compare_outputs, OutputCheck};
+use crate::{Counts, Observer, Phase};
 use crate::{Error, Session};
-use crate::{Observer, Phase};
 use clflow_check::TimedRun;
 use clflow_core::Launch;
 use clflow_devices::power::{choose_sensor, PowerSource, PowerTrace, SensorOptions};
@@ -308,7 +308,7 @@ pub fn run_on_device(
         .catalog()
         .match_name(&device.info.name)
         .map(|m| m.profile);
-    let phase = observer.phase("run");
+    let phase = observer.phase("run", Counts::Steps);
     let progress = &*phase;
     let info = &device.info;
     let missing = missing_extensions(kernel.module, info);

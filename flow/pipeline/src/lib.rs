@@ -43,5 +43,5 @@ pub mod split;
 pub mod traffic;
 
 pub use error::{Error, Result};
-pub use observe::{Level, Observer, Phase, Recorder, Silent};
+pub use observe::{Counts, Level, Observer, Phase, Recorder, Silent};
 pub use session::{Session, Tools};

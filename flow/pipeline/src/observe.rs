@@ -20,8 +20,19 @@ pub enum Level {
 /// Receives what the pipeline says while it works.
 pub trait Observer: Sync {
     fn say(&self, level: Level, message: &str);
-    /// A long phase begins (interpreting, benchmarking, timing launches).
-    fn phase(&self, name: &str) -> Box<dyn Phase + '_>;
+    /// A long phase begins (interpreting, benchmarking, timing launches),
+    /// its length and position counted in `counts`.
+    fn phase(&self, name: &str, counts: Counts) -> Box<dyn Phase + '_>;
+}
+
+/// What a phase's length and position count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counts {
+    /// Steps of like size (work-groups, launches): shown as done/total.
+    Steps,
+    /// Milliseconds of expected work, where steps differ in length (the
+    /// benchmarks): shown as a percentage, the message naming the step.
+    ExpectedMillis,
 }
 
 impl dyn Observer + '_ {
@@ -48,7 +59,7 @@ pub struct Silent;
 
 impl Observer for Silent {
     fn say(&self, _: Level, _: &str) {}
-    fn phase(&self, _: &str) -> Box<dyn Phase + '_> {
+    fn phase(&self, _: &str, _: Counts) -> Box<dyn Phase + '_> {
         Box::new(Silent)
     }
 }
@@ -87,7 +98,7 @@ impl Observer for Recorder {
         self.push(format!("{level:?}: {message}"));
     }
 
-    fn phase(&self, name: &str) -> Box<dyn Phase + '_> {
+    fn phase(&self, name: &str, _: Counts) -> Box<dyn Phase + '_> {
         self.push(format!("phase: {name}"));
         Box::new(RecordedPhase {
             recorder: self,

@@ -3,18 +3,11 @@
 //! where the store has none, and the datasheet peaks F̄, B̄, P̄ of the
 //! profile its name matches.
 
-use crate::bench::{
-    is_quick as is_quick_profile, measure as bench_measure, sensor_for, QUICK_NOTE,
-};
-use crate::Error;
+use crate::bench::Needs;
 use crate::Observer;
-use clflow_bench::{datasheet_notes, Mode};
-use clflow_core::Diagnostic;
 use clflow_counts::OpClass;
 use clflow_devices::power::PowerSource;
-use clflow_devices::{
-    ComputeType, DatasheetProfile, DeviceIdentity, MeasuredProfile, MeasuredStore, ProfileCatalog,
-};
+use clflow_devices::{ComputeType, DatasheetProfile, MeasuredProfile, ProfileCatalog};
 use clflow_metrics::{CacheCeiling, Ceilings, DeviceProfile, Figure, Provenance, Unit};
 use clflow_ocl::{DeviceInfo, DeviceKind, OclDevice};
 
@@ -29,48 +22,28 @@ pub fn catalog(observer: &dyn Observer) -> ProfileCatalog {
     })
 }
 
-/// The device's profile in the measured store, if it holds one.
-pub fn load_stored(
-    store: &MeasuredStore,
-    info: &DeviceInfo,
-) -> crate::Result<Option<MeasuredProfile>> {
-    store.load(&DeviceIdentity::of(info)).map_err(|e| {
-        let hint = e
-            .hint()
-            .unwrap_or_else(|| "`clflow bench --refresh` measures again".into());
-        Error::input(&e).with_hint(hint)
-    })
-}
+pub use crate::bench::load_stored;
 
-/// Where a device's measured profile came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Obtained {
-    /// Read from the store.
-    Stored,
-    /// Benchmarked now (and stored where a store is configured).
-    Measured,
-}
-
-/// [`measured_profile`] for commands that go on without one: the reuse of a
-/// stored profile is noted, and a failed benchmark is a warning after which
-/// the datasheet stands alone.
+/// The device's measured profile with what `needs` asks, for commands that
+/// go on without one: the reuse of a stored profile is noted, and a failed
+/// benchmark is a warning after which the datasheet stands alone.
 pub fn measured_or_datasheet(
     device: &OclDevice,
     all: &[DeviceInfo],
     datasheet: Option<&DatasheetProfile>,
-    mode: Mode,
+    needs: Needs,
     observer: &dyn Observer,
 ) -> Option<MeasuredProfile> {
-    match measured_profile(device, all, datasheet, mode, observer) {
-        Ok((profile, how)) => {
-            if how == Obtained::Stored {
+    match crate::bench::obtain(device, all, datasheet, needs, false, observer) {
+        Ok(obtained) => {
+            if obtained.reused() {
                 observer.note(format!(
                     "device {}: measured profile of {} reused",
                     device.info.label(),
-                    profile.measured_at
+                    obtained.profile.measured_at
                 ));
             }
-            Some(profile)
+            Some(obtained.profile)
         }
         Err(failure) => {
             observer.note(format!(
@@ -81,49 +54,6 @@ pub fn measured_or_datasheet(
             None
         }
     }
-}
-
-/// The device's measured profile: the stored one, or a benchmark run now.
-/// A quick profile does not stand in for a full one.
-pub fn measured_profile(
-    device: &OclDevice,
-    all: &[DeviceInfo],
-    datasheet: Option<&DatasheetProfile>,
-    mode: Mode,
-    observer: &dyn Observer,
-) -> crate::Result<(MeasuredProfile, Obtained)> {
-    let store = MeasuredStore::from_env();
-    if let Some(store) = &store {
-        let stored = load_stored(store, &device.info)?;
-        if let Some(profile) = stored.filter(|p| mode == Mode::Quick || !is_quick_profile(p)) {
-            return Ok((profile, Obtained::Stored));
-        }
-    }
-    let mut choice = sensor_for(device, all, datasheet);
-    observer.note(format!(
-        "device {}: no measured profile; benchmarking ({} mode, power: {})",
-        device.info.label(),
-        if mode == Mode::Quick { "quick" } else { "full" },
-        choice.description
-    ));
-    let measurement = bench_measure(device, mode, None, &mut choice, observer)?;
-    let mut profile = measurement.to_profile(env!("CARGO_PKG_VERSION"));
-    if let Some(datasheet) = datasheet {
-        profile.notes.extend(datasheet_notes(&profile, datasheet));
-    }
-    if mode == Mode::Quick {
-        profile.notes.push(QUICK_NOTE.to_string());
-    }
-    match &store {
-        Some(store) => {
-            let path = store.save(&profile).map_err(|e| Error::input(&e))?;
-            observer.detail(format!("measured profile stored: {}", path.display()));
-        }
-        None => {
-            observer.note("no data directory (set CLFLOW_DATA_DIR or HOME): profile not stored")
-        }
-    }
-    Ok((profile, Obtained::Measured))
 }
 
 /// The metrics crate's device: measured ceilings from `measured`, datasheet

@@ -3,9 +3,9 @@
 
 use crate::output::{print_json, Verbosity};
 use clap::Args;
-use clflow_bench::{datasheet_notes, render_table, Measurement, Mode};
-use clflow_devices::{MeasuredProfile, MeasuredStore};
-use clflow_pipeline::bench::{is_quick, measure, sensor_for, QUICK_NOTE};
+use clflow_bench::{render_table, Measurement, Mode};
+use clflow_devices::MeasuredProfile;
+use clflow_pipeline::bench::{self, Needs};
 use clflow_pipeline::Session;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -32,6 +32,9 @@ work-item, calls of sin, cos, exp, log and pow vectorised, lane by lane and one 
 walk, a page walk with a kept call a step (storing alone and copying), work-groups that walk
 windows of 1 to 64 MiB a line a step, and work-groups that walk down a table's columns 1, 4 and 16
 lines of a row at a time (`--only costs` runs them alone).
+A run says what it measures and about how long it will take, then shows how far it is. It stores
+the peaks as soon as they are measured, then the costs: interrupted, a first run keeps its peaks
+(the next run measures the costs alone), and a --refresh leaves the stored profile as it was.
 Profiles are stored in $CLFLOW_DATA_DIR/measured (else ~/.local/share/clflow/measured);
 `clflow devices` shows which devices have one.";
 
@@ -88,72 +91,42 @@ pub fn run(args: BenchArgs, verbosity: Verbosity) -> crate::Result<()> {
         Some(selector) => session.device(selector)?,
         None => session.device_at(0)?,
     };
-    let label = format!("{}: {}", device.info.index, device.info.label());
     let mode = Mode::quick_if(args.quick);
-    let store = MeasuredStore::from_env();
-    let identity = clflow_devices::DeviceIdentity::of(&device.info);
-
-    if !args.refresh && args.only.is_none() {
-        if let Some(store) = &store {
-            let stored = store.load(&identity)?;
-            if let Some(profile) = stored.filter(|p| mode == Mode::Quick || !is_quick(p)) {
-                verbosity.note(format!(
-                    "device {label}: profile measured {} by clflow {} (--refresh measures again)",
-                    profile.measured_at, profile.clflow_version
-                ));
-                let output = BenchOutput {
-                    device: device.info.label(),
-                    device_index: device.info.index,
-                    reused: true,
-                    stored_at: Some(store.path_for(&identity)),
-                    power_sensor: None,
-                    profile: &profile,
-                    measurement: None,
-                };
-                return show(&output, args.json);
-            }
-        }
-    }
-
     // A broken user profile directory must not stop a measurement: the
     // datasheet only adds context (and the spec power of last resort).
     let datasheet = session
         .catalog()
         .match_name(&device.info.name)
         .map(|m| m.profile);
-    let mut choice = sensor_for(device, &session.device_infos(), datasheet);
-    verbosity.note(format!(
-        "device {label}: measuring ({} mode); power: {}",
-        if args.quick { "quick" } else { "full" },
-        choice.description
-    ));
-    for note in &choice.notes {
-        verbosity.detail(format!("  power: {note}"));
-    }
-    let measurement = measure(device, mode, args.only.as_deref(), &mut choice, &verbosity)?;
-    let mut profile = measurement.to_profile(env!("CARGO_PKG_VERSION"));
-    if let Some(datasheet) = datasheet {
-        profile.notes.extend(datasheet_notes(&profile, datasheet));
-    }
-    if args.quick {
-        profile.notes.push(QUICK_NOTE.to_string());
-    }
-    let stored_at = match &store {
-        _ if args.only.is_some() => None,
-        Some(store) => Some(store.save(&profile)?),
-        None => {
-            verbosity.note("no data directory (set CLFLOW_DATA_DIR or HOME): profile not stored");
-            None
-        }
+    let all = session.device_infos();
+    let obtained = match &args.only {
+        Some(only) => bench::measure_only(device, &all, datasheet, mode, only, &verbosity)?,
+        None => bench::obtain(
+            device,
+            &all,
+            datasheet,
+            Needs::all(mode),
+            args.refresh,
+            &verbosity,
+        )?,
     };
+    if obtained.reused() {
+        verbosity.note(format!(
+            "device {}: {}: profile measured {} by clflow {} (--refresh measures again)",
+            device.info.index,
+            device.info.label(),
+            obtained.profile.measured_at,
+            obtained.profile.clflow_version
+        ));
+    }
     let output = BenchOutput {
         device: device.info.label(),
         device_index: device.info.index,
-        reused: false,
-        stored_at,
-        power_sensor: choice.source.map(|_| choice.description.clone()),
-        profile: &profile,
-        measurement: Some(&measurement),
+        reused: obtained.reused(),
+        stored_at: obtained.stored_at.clone(),
+        power_sensor: obtained.power_sensor.clone(),
+        profile: &obtained.profile,
+        measurement: obtained.measurement.as_ref(),
     };
     show(&output, args.json)
 }

@@ -8,6 +8,7 @@ use clflow_bench::{device_rates, Mode};
 use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::Unit;
 use clflow_ocl::OclDevice;
+use clflow_pipeline::bench::Needs;
 use clflow_pipeline::capture;
 use clflow_pipeline::count::interpret_traced;
 use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
@@ -207,7 +208,7 @@ fn predict_one(
             .catalog()
             .match_name(&device.info.name)
             .map(|m| m.profile);
-        let measured = measured_or_datasheet(device, &all, datasheet, mode, observer);
+        let measured = measured_or_datasheet(device, &all, datasheet, Needs::all(mode), observer);
         let device_rates = device_rates(
             &name,
             measured.as_ref(),
