@@ -5,7 +5,8 @@
 use crate::output::Verbosity;
 use clflow_pipeline::{Counts, Level, Observer, Phase};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -87,6 +88,10 @@ struct Shared {
     started: Instant,
     state: Mutex<LogState>,
     ended: Condvar,
+    /// Stderr as it was when the phase began: a runtime's build captures
+    /// the process's stderr for its compiler's chatter, which would
+    /// swallow a line the ticker writes meanwhile.
+    out: Option<std::fs::File>,
 }
 
 struct LogState {
@@ -112,6 +117,11 @@ impl LogLines {
                 ended: false,
             }),
             ended: Condvar::new(),
+            out: std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(std::fs::File::from),
         });
         let ticking = Arc::clone(&shared);
         let ticker = std::thread::Builder::new()
@@ -137,7 +147,14 @@ impl Shared {
         }
         state.last = Instant::now();
         let elapsed = self.started.elapsed().as_secs_f64();
-        eprintln!("{}", log_line(&self.name, self.counts, state, elapsed));
+        let line = log_line(&self.name, self.counts, state, elapsed);
+        match &self.out {
+            Some(out) => {
+                let mut out: &std::fs::File = out;
+                let _ = writeln!(out, "{line}");
+            }
+            None => eprintln!("{line}"),
+        }
     }
 
     /// Wakes every second until the phase ends, saying how far it is when due.
