@@ -341,7 +341,7 @@ impl<'o> Run<'o> {
             "device {}: {why}; benchmarking {} ({modes}, about {}; power: {})",
             self.label,
             parts.join(" and "),
-            duration(total_s(&self.peak_steps, &self.cost_steps)),
+            clflow_report::text::duration(total_s(&self.peak_steps, &self.cost_steps)),
             choice.description
         ));
         for note in &choice.notes {
@@ -413,28 +413,9 @@ fn millis(seconds: f64) -> u64 {
     (seconds * 1e3).round() as u64
 }
 
-/// `40 s`, `3 min`, `1 h 10 min`: an estimate, to a sensible grain.
-pub fn duration(seconds: f64) -> String {
-    let s = seconds.max(1.0).round() as u64;
-    match s {
-        0..=89 => format!("{s} s"),
-        90..=3599 => format!("{} min", (s + 30) / 60),
-        _ => format!("{} h {} min", s / 3600, (s % 3600 + 30) / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_at_a_sensible_grain() {
-        assert_eq!(duration(0.2), "1 s");
-        assert_eq!(duration(42.4), "42 s");
-        assert_eq!(duration(95.0), "2 min");
-        assert_eq!(duration(410.0), "7 min");
-        assert_eq!(duration(4200.0), "1 h 10 min");
-    }
 
     #[test]
     fn quick_costs_serve_analyze_but_not_a_full_run() {

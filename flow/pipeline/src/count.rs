@@ -288,21 +288,12 @@ fn long_count_hint(elapsed: Duration, done: u64, total: u64) -> Option<String> {
         "count: this count will take about {} more ({} of {} work-groups in {:.0} s); \
          `clflow count --sample {percent}%` would count a uniform sample of the work-groups in \
          about {}, with a 95% confidence interval on W and Q",
-        duration(left),
+        clflow_report::text::duration(left),
         clflow_counts::group_digits(done),
         clflow_counts::group_digits(total),
         elapsed.as_secs_f64(),
-        duration(whole * percent / 100.0),
+        clflow_report::text::duration(whole * percent / 100.0),
     ))
-}
-
-/// `40 s`, `12 min`, `3.5 h`.
-fn duration(seconds: f64) -> String {
-    match seconds {
-        s if s < 90.0 => format!("{s:.0} s"),
-        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
-        s => format!("{:.1} h", s / 3600.0),
-    }
 }
 
 /// A kernel's lines for the report's source section, with the text of each

@@ -50,9 +50,26 @@ pub fn binary_size(n: u64) -> String {
     }
 }
 
+/// `40 s`, `12 min`, `3.5 h`: a time estimate, to a sensible grain.
+pub fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_at_a_sensible_grain() {
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(95.0), "2 min");
+        assert_eq!(duration(410.0), "7 min");
+        assert_eq!(duration(12_600.0), "3.5 h");
+    }
 
     #[test]
     fn sizes_read_in_binary_units() {
