@@ -79,10 +79,7 @@ pub fn steps(device: &DeviceInfo, plan: &Plan, only: Option<&str>) -> Vec<Step> 
         .map(|bench| Step::new(bench.id(), expected_s(*bench, plan)))
         .collect();
     if only.is_none_or(|only| crate::launch::ID.contains(only)) {
-        steps.push(Step::new(
-            crate::launch::ID,
-            crate::launch::expected_s(plan),
-        ));
+        steps.push(Step::new(crate::launch::ID, crate::launch::EXPECTED_S));
     }
     steps
 }
@@ -143,9 +140,9 @@ pub fn run_benchmarks<'s>(
     };
     let mut steps = Steps::new(&planned, on_event);
     runner.run_all(&runnable, &mut steps)?;
-    let launch = match only {
-        Some(only) if !crate::launch::ID.contains(only) => None,
-        _ => Some(steps.run(
+    let launch = match planned.last().is_some_and(|s| s.id == crate::launch::ID) {
+        false => None,
+        true => Some(steps.run(
             crate::launch::ID,
             || crate::launch::measure(device, &plan),
             |l| {

@@ -286,6 +286,13 @@ fn save(
     }
 }
 
+/// The part of a run an event comes from.
+#[derive(Clone, Copy)]
+enum Part {
+    Peaks,
+    Costs,
+}
+
 /// One measuring run's progress: a `bench` phase over every step it will
 /// take, each step weighted by its expected seconds.
 struct Run<'o> {
@@ -360,19 +367,21 @@ impl<'o> Run<'o> {
             .as_deref_mut()
             .map(|s| s as &mut dyn PowerSensor);
         let only = self.only.clone();
-        let planned = self.peak_steps.clone();
         run_benchmarks(device, mode, only.as_deref(), sensor, &mut |e| {
-            self.event(&planned, e)
+            self.event(Part::Peaks, e)
         })
         .map_err(hinted)
     }
 
     fn costs(&mut self, device: &OclDevice, plan: &Plan) -> crate::Result<OpCosts> {
-        let planned = self.cost_steps.clone();
-        costs::measure(device, plan, &mut |e| self.event(&planned, e)).map_err(hinted)
+        costs::measure(device, plan, &mut |e| self.event(Part::Costs, e)).map_err(hinted)
     }
 
-    fn event(&mut self, planned: &[Step], event: Event<'_>) {
+    fn event(&mut self, part: Part, event: Event<'_>) {
+        let planned = match part {
+            Part::Peaks => &self.peak_steps,
+            Part::Costs => &self.cost_steps,
+        };
         let total = self.peak_steps.len() + self.cost_steps.len();
         match event {
             Event::Starting { id, .. } => {
@@ -382,8 +391,8 @@ impl<'o> Run<'o> {
             Event::Finished {
                 index, id, figure, ..
             } => {
-                self.done += 1;
                 self.done_s += planned.get(index).map_or(0.0, |s| s.expected_s);
+                self.done += 1;
                 self.phase.set_position(millis(self.done_s));
                 let observer = self.observer;
                 self.phase

@@ -22,8 +22,6 @@ pub fn catalog(observer: &dyn Observer) -> ProfileCatalog {
     })
 }
 
-pub use crate::bench::load_stored;
-
 /// The device's measured profile with what `needs` asks, for commands that
 /// go on without one: the reuse of a stored profile is noted, and a failed
 /// benchmark is a warning after which the datasheet stands alone.

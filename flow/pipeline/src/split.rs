@@ -176,7 +176,7 @@ fn stored_profile(info: &DeviceInfo) -> crate::Result<Option<MeasuredProfile>> {
     let Some(store) = MeasuredStore::from_env() else {
         return Ok(None);
     };
-    crate::profile::load_stored(&store, info)
+    crate::bench::load_stored(&store, info)
 }
 
 /// One table of a datasheet profile as ceilings.
