@@ -60,13 +60,26 @@ impl DataType {
     }
 }
 
-/// The three arrays a stream kernel may use, in STREAM's names. Their bytes
-/// move into a launch and back out, so that one fill of pseudo-random data
-/// serves every stream benchmark of a lane type.
-pub struct StreamArrays {
-    pub a: Vec<u8>,
-    pub b: Vec<u8>,
-    pub c: Vec<u8>,
+/// The three arrays a stream kernel may use, in STREAM's names. One fill
+/// of pseudo-random data on the device serves every stream benchmark of a
+/// lane type: a launch names them and leaves its own bytes empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Array {
+    A,
+    B,
+    C,
+}
+
+impl Array {
+    pub const ALL: [Array; 3] = [Array::A, Array::B, Array::C];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Array::A => "a",
+            Array::B => "b",
+            Array::C => "c",
+        }
+    }
 }
 
 /// A one-dimensional range of `work_items`, work-group size left to the runtime.
@@ -86,52 +99,37 @@ fn arg(name: &str, value: ArgValue) -> LaunchArg {
     }
 }
 
-/// The launch of a stream kernel over `work_items`, taking the arrays it uses.
-pub fn stream_launch(
-    kernel: StreamKernel,
-    data: DataType,
-    work_items: u64,
-    arrays: &mut StreamArrays,
-) -> Launch {
-    use std::mem::take;
-    let ro = |bytes: Vec<u8>| data.buffer(Access::ReadOnly, bytes);
-    let wo = |bytes: Vec<u8>| data.buffer(Access::WriteOnly, bytes);
+/// The launch of a stream kernel over `work_items`, its arrays' bytes
+/// left empty for the shared ones ([`stream_arrays`]).
+pub fn stream_launch(kernel: StreamKernel, data: DataType, work_items: u64) -> Launch {
+    let array = |array: Array, access| arg(array.name(), data.buffer(access, Vec::new()));
+    let (ro, wo) = (Access::ReadOnly, Access::WriteOnly);
     let factor = || data.lane.scalar_arg(STREAM_FACTOR);
     let args = match kernel {
-        StreamKernel::Copy => vec![
-            arg("a", ro(take(&mut arrays.a))),
-            arg("c", wo(take(&mut arrays.c))),
-        ],
-        StreamKernel::Scale => vec![
-            arg("c", ro(take(&mut arrays.c))),
-            arg("b", wo(take(&mut arrays.b))),
-            arg("q", factor()),
-        ],
+        StreamKernel::Copy => vec![array(Array::A, ro), array(Array::C, wo)],
+        StreamKernel::Scale => vec![array(Array::C, ro), array(Array::B, wo), arg("q", factor())],
         StreamKernel::Add => vec![
-            arg("a", ro(take(&mut arrays.a))),
-            arg("b", ro(take(&mut arrays.b))),
-            arg("c", wo(take(&mut arrays.c))),
+            array(Array::A, ro),
+            array(Array::B, ro),
+            array(Array::C, wo),
         ],
         StreamKernel::Triad => vec![
-            arg("b", ro(take(&mut arrays.b))),
-            arg("c", ro(take(&mut arrays.c))),
-            arg("a", wo(take(&mut arrays.a))),
+            array(Array::B, ro),
+            array(Array::C, ro),
+            array(Array::A, wo),
             arg("q", factor()),
         ],
-        StreamKernel::Update => vec![
-            arg("a", data.buffer(Access::ReadWrite, take(&mut arrays.a))),
-            arg("q", factor()),
-        ],
+        StreamKernel::Update => vec![array(Array::A, Access::ReadWrite), arg("q", factor())],
         StreamKernel::Read
         | StreamKernel::Gather
         | StreamKernel::Resident16K
         | StreamKernel::Resident256K => vec![
-            arg("a", ro(take(&mut arrays.a))),
-            arg("out", wo(vec![0; data.bytes() as usize])),
+            array(Array::A, ro),
+            arg("out", data.buffer(wo, vec![0; data.bytes() as usize])),
             arg("sentinel", data.lane.scalar_arg(READ_SENTINEL)),
         ],
         StreamKernel::Write => vec![
-            arg("c", wo(take(&mut arrays.c))),
+            array(Array::C, wo),
             arg(
                 "seed",
                 ArgValue::Scalar {
@@ -147,19 +145,19 @@ pub fn stream_launch(
     }
 }
 
-/// Gives the arrays a stream launch took back to `arrays`, by name.
-pub fn return_arrays(launch: &mut Launch, arrays: &mut StreamArrays) {
-    for arg in &mut launch.args {
-        let slot = match arg.name.as_deref() {
-            Some("a") => &mut arrays.a,
-            Some("b") => &mut arrays.b,
-            Some("c") => &mut arrays.c,
-            _ => continue,
-        };
-        if let ArgValue::Buffer { bytes, .. } = &mut arg.value {
-            *slot = std::mem::take(bytes);
-        }
-    }
+/// Which arguments of a stream launch are which shared array.
+pub fn stream_arrays(launch: &Launch) -> Vec<(usize, Array)> {
+    launch
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(index, arg)| {
+            let named = Array::ALL
+                .into_iter()
+                .find(|array| arg.name.as_deref() == Some(array.name()));
+            named.map(|array| (index, array))
+        })
+        .collect()
 }
 
 /// The launch of the compute kernel of `op` at `data` over `work_items`,
@@ -197,27 +195,18 @@ pub fn compute_launch(op: ComputeOp, data: DataType, work_items: u64, reps: u32)
 mod tests {
     use super::*;
 
-    fn arrays(bytes: usize) -> StreamArrays {
-        StreamArrays {
-            a: vec![1; bytes],
-            b: vec![2; bytes],
-            c: vec![3; bytes],
-        }
-    }
-
     #[test]
-    fn triad_takes_b_and_c_and_writes_a_then_gives_them_back() {
+    fn triad_reads_b_and_c_and_writes_a_all_shared() {
         let data = DataType::new(Lane::Float, 4);
-        let mut pool = arrays(64);
-        let mut launch = stream_launch(StreamKernel::Triad, data, 1, &mut pool);
-        assert!(pool.a.is_empty() && pool.b.is_empty() && pool.c.is_empty());
+        let launch = stream_launch(StreamKernel::Triad, data, 1);
         assert_eq!(launch.kernel, "bench_triad");
         let accesses: Vec<Option<Access>> = launch
             .args
             .iter()
             .map(|a| match &a.value {
-                ArgValue::Buffer { access, ty, .. } => {
+                ArgValue::Buffer { access, ty, bytes } => {
                     assert_eq!(ty.to_string(), "float4");
+                    assert!(bytes.is_empty(), "the shared array is made once, apart");
                     Some(*access)
                 }
                 _ => None,
@@ -238,8 +227,20 @@ mod tests {
                 bytes: 3.0f32.to_le_bytes().to_vec()
             }
         );
-        return_arrays(&mut launch, &mut pool);
-        assert_eq!((pool.a[0], pool.b[0], pool.c[0]), (1, 2, 3));
+        assert_eq!(
+            stream_arrays(&launch),
+            [(0, Array::B), (1, Array::C), (2, Array::A)]
+        );
+    }
+
+    #[test]
+    fn a_read_keeps_its_own_output_beside_the_shared_array() {
+        let launch = stream_launch(StreamKernel::Read, DataType::new(Lane::Uint, 2), 8);
+        assert_eq!(stream_arrays(&launch), [(0, Array::A)]);
+        let ArgValue::Buffer { bytes, .. } = &launch.args[1].value else {
+            panic!("out is a buffer");
+        };
+        assert_eq!(bytes.len(), 8);
     }
 
     #[test]

@@ -1,21 +1,22 @@
 //! Runs the benchmarks on one device: sizes them, fills their buffers,
 //! warms up, times with profiling events, samples power, and summarises.
 
-use crate::args::{compute_launch, return_arrays, stream_launch, StreamArrays};
-use crate::catalog::{all_benchmarks, Benchmark, ComputeOp, DataType, Lane};
+use crate::args::{compute_launch, stream_arrays, stream_launch, Array};
+use crate::catalog::{all_benchmarks, Benchmark, Lane};
 use crate::data::random_bytes;
 use crate::error::{BenchError, Result};
 use crate::progress::{Event, Step, Steps};
 use crate::sizing::{Mode, Plan};
 use crate::work::{Shape, Unit, Work};
-use clflow_core::Launch;
 use clflow_devices::power::{PowerSensor, PowerTrace};
 use clflow_devices::Statistic;
-use clflow_ocl::{DeviceInfo, OclDevice, OclError, PreparedLaunch};
+use clflow_ocl::{DeviceInfo, OclDevice, OclError, PreparedLaunch, Session, SharedBuffer};
 use serde::{Deserialize, Serialize};
 
 /// Repetitions of the short launch that calibrates a compute benchmark.
 const CALIBRATION_REPS: u32 = 4;
+/// The argument of a compute kernel that takes its repetitions.
+const REPS_ARG: usize = 3;
 /// Bounds on a compute kernel's repetitions, whatever the calibration says.
 const MAX_REPS: u64 = 1 << 20;
 
@@ -74,9 +75,24 @@ fn selected(device: &DeviceInfo, mode: Mode, only: Option<&str>) -> (Vec<Benchma
 /// benchmark, then the empty kernel where wanted, with expected seconds.
 pub fn steps(device: &DeviceInfo, plan: &Plan, only: Option<&str>) -> Vec<Step> {
     let (runnable, _) = selected(device, plan.mode, only);
+    let mut filled: Option<Lane> = None;
     let mut steps: Vec<Step> = runnable
         .iter()
-        .map(|bench| Step::new(bench.id(), expected_s(*bench, plan)))
+        .map(|bench| {
+            // The first stream benchmark of a lane type makes its arrays.
+            let fill = match bench {
+                Benchmark::Bandwidth { data, .. } if filled != Some(data.lane) => {
+                    filled = Some(data.lane);
+                    (ARRAYS * plan.stream_bytes) as f64 / ARRAY_BYTES_PER_S
+                }
+                Benchmark::Bandwidth { .. } => 0.0,
+                Benchmark::Compute { .. } => {
+                    filled = None;
+                    0.0
+                }
+            };
+            Step::new(bench.id(), fill + expected_s(*bench, plan))
+        })
         .collect();
     if only.is_none_or(|only| crate::launch::ID.contains(only)) {
         steps.push(Step::new(crate::launch::ID, crate::launch::EXPECTED_S));
@@ -90,12 +106,13 @@ const BUILD_S: f64 = 0.3;
 /// Streamed bytes a second assumed before any are measured.
 const ASSUMED_BYTES_PER_S: f64 = 10e9;
 
-/// Bytes a second its arrays are made and sent to the device at.
+/// The stream arrays of a lane type, and the bytes a second they are made
+/// and sent to the device at.
+const ARRAYS: u64 = Array::ALL.len() as u64;
 const ARRAY_BYTES_PER_S: f64 = 1e9;
 
 /// A benchmark's expected seconds: its build, and its launches at the
-/// plan's target time (compute) or its arrays made and streamed at an
-/// assumed bandwidth.
+/// plan's target time (compute) or streamed at an assumed bandwidth.
 fn expected_s(bench: Benchmark, plan: &Plan) -> f64 {
     let launches = (plan.warmups + plan.repetitions) as f64;
     BUILD_S
@@ -106,7 +123,7 @@ fn expected_s(bench: Benchmark, plan: &Plan) -> f64 {
                 let bytes = bench
                     .work(Shape::Stream { elements })
                     .map_or(0, |w| w.bytes);
-                bytes as f64 * (launches / ASSUMED_BYTES_PER_S + 1.0 / ARRAY_BYTES_PER_S)
+                bytes as f64 * launches / ASSUMED_BYTES_PER_S
             }
         }
 }
@@ -190,10 +207,23 @@ struct Runner<'d, 's> {
     results: Vec<BenchResult>,
 }
 
+/// One lane type's stream arrays, made on the device once for every stream
+/// benchmark of that type (making them costs more than timing a kernel).
+struct StreamArrays {
+    lane: Lane,
+    session: Session,
+    buffers: [SharedBuffer; 3],
+}
+
+impl StreamArrays {
+    fn buffer(&self, array: Array) -> &SharedBuffer {
+        &self.buffers[array as usize]
+    }
+}
+
 impl Runner<'_, '_> {
     fn run_all(&mut self, benchmarks: &[Benchmark], steps: &mut Steps<'_, '_>) -> Result<()> {
-        // Stream benchmarks share one fill of their arrays per lane type.
-        let mut arrays: Option<(Lane, StreamArrays)> = None;
+        let mut arrays: Option<StreamArrays> = None;
         for &bench in benchmarks {
             let result = steps.run(
                 &bench.id(),
@@ -215,31 +245,41 @@ impl Runner<'_, '_> {
     fn run_one(
         &mut self,
         bench: Benchmark,
-        arrays: &mut Option<(Lane, StreamArrays)>,
+        arrays: &mut Option<StreamArrays>,
     ) -> Result<BenchResult> {
+        let ocl = |source| ocl_error(bench, source);
+        let program = bench.program(self.plan.unroll)?;
         match bench {
             Benchmark::Bandwidth { kernel, data } => {
-                if !matches!(&arrays, Some((lane, _)) if *lane == data.lane) {
-                    // Drop the old fill before making the new one.
+                if !matches!(&arrays, Some(made) if made.lane == data.lane) {
+                    // Free the old arrays before making the new ones.
                     drop(arrays.take());
-                    *arrays = Some((data.lane, self.fill(data.lane)));
+                    *arrays = Some(self.fill(data.lane).map_err(ocl)?);
                 }
-                let (_, pool) = arrays.as_mut().expect("filled just above");
+                let made = arrays.as_ref().expect("made just above");
                 let elements = self.plan.stream_elements(data.bytes());
-                let mut launch =
-                    stream_launch(kernel, data, Plan::stream_work_items(elements), pool);
-                let timed = self.time(bench, &launch);
-                return_arrays(&mut launch, pool);
-                let (times, power) = timed?;
+                let launch = stream_launch(kernel, data, Plan::stream_work_items(elements));
+                let shared: Vec<(usize, &SharedBuffer)> = stream_arrays(&launch)
+                    .into_iter()
+                    .map(|(index, array)| (index, made.buffer(array)))
+                    .collect();
+                let prepared =
+                    PreparedLaunch::on(&made.session, &program, &launch, &shared).map_err(ocl)?;
+                let (times, power) = self.time(bench, prepared)?;
                 self.summarise(bench, Shape::Stream { elements }, times, power)
             }
             Benchmark::Compute { op, data } => {
                 // The stream arrays are done with: give their memory back.
                 drop(arrays.take());
                 let work_items = self.plan.compute_work_items;
-                let reps = self.calibrate(bench, (op, data), work_items)?;
-                let launch = compute_launch(op, data, work_items, reps);
-                let (times, power) = self.time(bench, &launch)?;
+                let launch = compute_launch(op, data, work_items, CALIBRATION_REPS);
+                let mut prepared =
+                    PreparedLaunch::new(self.device, &program, &launch).map_err(ocl)?;
+                let reps = self.calibrate(&mut prepared).map_err(ocl)?;
+                prepared
+                    .set_scalar(REPS_ARG, &reps.to_le_bytes())
+                    .map_err(ocl)?;
+                let (times, power) = self.time(bench, prepared)?;
                 let shape = Shape::Compute {
                     work_items,
                     reps: u64::from(reps),
@@ -250,31 +290,28 @@ impl Runner<'_, '_> {
         }
     }
 
-    /// Three arrays of pseudo-random `lane` values, one seed each.
-    fn fill(&self, lane: Lane) -> StreamArrays {
+    /// Three arrays of pseudo-random `lane` values, one seed each, in a
+    /// session of their own.
+    fn fill(&self, lane: Lane) -> std::result::Result<StreamArrays, OclError> {
+        let session = Session::new(self.device)?;
         let bytes = self.plan.stream_bytes;
-        StreamArrays {
-            a: random_bytes(lane, bytes, 1),
-            b: random_bytes(lane, bytes, 2),
-            c: random_bytes(lane, bytes, 3),
-        }
+        let made =
+            |array: Array, seed| session.buffer(&random_bytes(lane, bytes, seed), array.name());
+        let buffers = [made(Array::A, 1)?, made(Array::B, 2)?, made(Array::C, 3)?];
+        Ok(StreamArrays {
+            lane,
+            session,
+            buffers,
+        })
     }
 
     /// Repetitions that make one launch of a compute benchmark last about
-    /// the plan's target time, from a short launch after a warm-up one.
-    fn calibrate(
-        &self,
-        bench: Benchmark,
-        (op, data): (ComputeOp, DataType),
-        work_items: u64,
-    ) -> Result<u32> {
-        let launch = compute_launch(op, data, work_items, CALIBRATION_REPS);
-        let program = bench.program(self.plan.unroll)?;
-        let ocl = |source| ocl_error(bench, source);
-        let mut prepared = PreparedLaunch::new(self.device, &program, &launch).map_err(ocl)?;
+    /// the plan's target time, from a short launch (of
+    /// [`CALIBRATION_REPS`]) after a warm-up one.
+    fn calibrate(&self, prepared: &mut PreparedLaunch<'_>) -> std::result::Result<u32, OclError> {
         // The first launch carries the runtime's compilation for the work-group size.
-        prepared.launch().map_err(ocl)?;
-        let ns = prepared.launch().map_err(ocl)?.max(1);
+        prepared.launch()?;
+        let ns = prepared.launch()?.max(1);
         let reps = (u64::from(CALIBRATION_REPS) * self.plan.compute_target_ns).div_ceil(ns);
         Ok(reps.clamp(1, MAX_REPS) as u32)
     }
@@ -283,11 +320,9 @@ impl Runner<'_, '_> {
     fn time(
         &mut self,
         bench: Benchmark,
-        launch: &Launch,
+        mut prepared: PreparedLaunch<'_>,
     ) -> Result<(Vec<u64>, Option<PowerTrace>)> {
-        let program = bench.program(self.plan.unroll)?;
         let ocl = |source| ocl_error(bench, source);
-        let mut prepared = PreparedLaunch::new(self.device, &program, launch).map_err(ocl)?;
         prepared.time_repeated(self.plan.warmups).map_err(ocl)?;
         let sampling = self.start_sensor(&bench.id());
         let times = prepared.time_repeated(self.plan.repetitions);

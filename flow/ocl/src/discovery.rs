@@ -126,7 +126,7 @@ impl DeviceInfo {
 }
 
 /// A device ready to run launches on.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OclDevice {
     pub info: DeviceInfo,
     pub(crate) device: Device,

@@ -5,11 +5,12 @@
 use crate::discovery::OclDevice;
 use crate::error::{OclError, Result, Step};
 use crate::program::{build_kernel, ProgramSource};
+use crate::session::{Session, SharedBuffer};
 use clflow_core::{
     Access, AddressMode, ArgValue, ChannelOrder, ChannelType, FilterMode, ImageDesc, ImageDim,
     ImageFormat, Launch, SamplerDesc,
 };
-use opencl3::command_queue::{enqueue_nd_range_kernel, CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::{enqueue_nd_range_kernel, CommandQueue};
 use opencl3::context::Context;
 use opencl3::error_codes::CL_INVALID_WORK_GROUP_SIZE;
 use opencl3::event::Event;
@@ -88,9 +89,9 @@ pub fn time_repeated(
 /// place on the device, ready to be enqueued any number of times.
 pub struct PreparedLaunch<'a> {
     launch: &'a Launch,
-    queue: CommandQueue,
     kernel: Kernel,
-    /// One device buffer per argument that is a buffer, in argument order.
+    /// One device buffer per argument that is a buffer of its own, in
+    /// argument order (none for a [`SharedBuffer`]'s).
     buffers: Vec<Option<Buffer<u8>>>,
     /// One device image per argument that is an image, in argument order.
     images: Vec<Option<Image>>,
@@ -103,23 +104,56 @@ pub struct PreparedLaunch<'a> {
     pub build_chatter: String,
     // Kept alive for the kernel's sake; dropped last.
     _program: Program,
-    _context: Context,
+    session: Held<'a>,
+}
+
+/// The session a launch runs in: its own, or one it shares.
+enum Held<'a> {
+    Own(Box<Session>),
+    Shared(&'a Session),
+}
+
+impl<'a> Held<'a> {
+    fn get(&self) -> &Session {
+        match self {
+            Held::Own(session) => session,
+            Held::Shared(session) => session,
+        }
+    }
 }
 
 impl<'a> PreparedLaunch<'a> {
+    /// `launch` in a session of its own on `device`.
     pub fn new(device: &OclDevice, source: &ProgramSource, launch: &'a Launch) -> Result<Self> {
-        let kernel_name = launch.kernel.as_str();
-        let context = Context::from_device(&device.device)
-            .step(|| format!("creating a context on {}", device.info.label()))?;
-        // clCreateCommandQueue (OpenCL 1.x) is the call every runtime has,
-        // Oclgrind's 1.2 included.
-        let queue = unsafe {
-            CommandQueue::create(&context, device.device.id(), CL_QUEUE_PROFILING_ENABLE)
-        }
-        .step(|| format!("creating a profiling queue on {}", device.info.label()))?;
+        Self::prepare(
+            Held::Own(Box::new(Session::new(device)?)),
+            source,
+            launch,
+            &[],
+        )
+    }
 
+    /// `launch` in `session`, each argument `shared` names taking that
+    /// buffer in place of its own bytes (which should be empty).
+    pub fn on(
+        session: &'a Session,
+        source: &ProgramSource,
+        launch: &'a Launch,
+        shared: &[(usize, &'a SharedBuffer)],
+    ) -> Result<Self> {
+        Self::prepare(Held::Shared(session), source, launch, shared)
+    }
+
+    fn prepare(
+        session: Held<'a>,
+        source: &ProgramSource,
+        launch: &'a Launch,
+        shared: &[(usize, &'a SharedBuffer)],
+    ) -> Result<Self> {
+        let kernel_name = launch.kernel.as_str();
+        let (context, device) = (&session.get().context, &session.get().device);
         let started = Instant::now();
-        let (program, kernel, build_chatter) = build_kernel(&context, device, source, kernel_name)?;
+        let (program, kernel, build_chatter) = build_kernel(context, device, source, kernel_name)?;
         let build_time = started.elapsed();
 
         let wanted = kernel
@@ -134,14 +168,30 @@ impl<'a> PreparedLaunch<'a> {
                 ),
             });
         }
+        if let Some((index, _)) = shared.iter().find(|(index, _)| {
+            !matches!(
+                launch.args.get(*index).map(|a| &a.value),
+                Some(ArgValue::Buffer { .. })
+            )
+        }) {
+            return Err(OclError::Launch {
+                kernel: kernel_name.to_string(),
+                problem: format!("argument {index} is given a shared buffer but is no buffer"),
+            });
+        }
 
         let mut buffers = Vec::with_capacity(launch.args.len());
+        let mut mems: Vec<cl_mem> = Vec::with_capacity(launch.args.len());
         let mut images = Vec::with_capacity(launch.args.len());
         let mut samplers = Vec::new();
         for (index, arg) in launch.args.iter().enumerate() {
+            let given = shared
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map(|(_, b)| b.mem());
             let buffer = match &arg.value {
-                ArgValue::Buffer { access, bytes, .. } => {
-                    Some(create_buffer(&context, *access, bytes, || {
+                ArgValue::Buffer { access, bytes, .. } if given.is_none() => {
+                    Some(create_buffer(context, *access, bytes, || {
                         arg.describe(index)
                     })?)
                 }
@@ -153,13 +203,13 @@ impl<'a> PreparedLaunch<'a> {
                     access,
                     bytes,
                 } => Some({
-                    check_image_format(&context, image, *access).map_err(|problem| {
+                    check_image_format(context, image, *access).map_err(|problem| {
                         OclError::Launch {
                             kernel: kernel_name.to_string(),
                             problem: format!("{}: {problem}", arg.describe(index)),
                         }
                     })?;
-                    create_image(&context, image, *access, bytes).step(|| {
+                    create_image(context, image, *access, bytes).step(|| {
                         format!(
                             "creating the image of {} ({} {}×{}×{})",
                             arg.describe(index),
@@ -174,30 +224,29 @@ impl<'a> PreparedLaunch<'a> {
             };
             let sampler = match &arg.value {
                 ArgValue::Sampler(sampler) => Some(
-                    create_sampler(&context, sampler)
+                    create_sampler(context, sampler)
                         .step(|| format!("creating the {sampler} of {}", arg.describe(index)))?,
                 ),
                 _ => None,
             };
-            // An argument given an earlier one's buffer gets that cl_mem.
-            let shared = match &arg.value {
-                ArgValue::SameBuffer { arg: first } => buffers.get(*first).and_then(Option::as_ref),
-                _ => None,
-            };
-            let mem = match (buffer.as_ref().or(shared), &image) {
-                (Some(b), _) => b.get(),
-                (_, Some(i)) => i.get(),
-                _ => std::ptr::null_mut(),
+            let mem = match (&arg.value, &buffer, &image) {
+                (_, Some(b), _) => b.get(),
+                (_, _, Some(i)) => i.get(),
+                // An argument given an earlier one's buffer gets that cl_mem.
+                (ArgValue::SameBuffer { arg: first }, ..) => {
+                    mems.get(*first).copied().unwrap_or(std::ptr::null_mut())
+                }
+                _ => given.unwrap_or(std::ptr::null_mut()),
             };
             set_arg(&kernel, index, &arg.value, mem, sampler.as_ref())
                 .step(|| format!("kernel '{kernel_name}': setting {}", arg.describe(index)))?;
             buffers.push(buffer);
+            mems.push(mem);
             images.push(image);
             samplers.extend(sampler);
         }
         Ok(PreparedLaunch {
             launch,
-            queue,
             kernel,
             buffers,
             images,
@@ -205,8 +254,12 @@ impl<'a> PreparedLaunch<'a> {
             build_time,
             build_chatter,
             _program: program,
-            _context: context,
+            session,
         })
+    }
+
+    fn queue(&self) -> &CommandQueue {
+        &self.session.get().queue
     }
 
     /// Enqueues the kernel once and waits for it; returns its START→END
@@ -251,7 +304,7 @@ impl<'a> PreparedLaunch<'a> {
         };
         let event = unsafe {
             enqueue_nd_range_kernel(
-                self.queue.get(),
+                self.queue().get(),
                 self.kernel.get(),
                 dims as u32,
                 offset.as_ptr(),
@@ -341,7 +394,7 @@ impl<'a> PreparedLaunch<'a> {
                     let mut data = vec![0u8; bytes.len()];
                     let (origin, region) = ([0usize; 3], region(desc));
                     unsafe {
-                        self.queue.enqueue_read_image(
+                        self.queue().enqueue_read_image(
                             image,
                             CL_BLOCKING,
                             origin.as_ptr(),
@@ -359,7 +412,7 @@ impl<'a> PreparedLaunch<'a> {
                     let mut data = vec![0u8; bytes.len()];
                     if !data.is_empty() {
                         unsafe {
-                            self.queue
+                            self.queue()
                                 .enqueue_read_buffer(buffer, CL_BLOCKING, 0, &mut data, &[])
                         }
                         .step(|| format!("reading back {}", arg.describe(index)))?;
@@ -374,6 +427,7 @@ impl<'a> PreparedLaunch<'a> {
     }
 
     fn restore_inputs(&mut self) -> Result<()> {
+        let queue = &self.session.get().queue;
         for (index, (arg, image)) in self.launch.args.iter().zip(&mut self.images).enumerate() {
             if let (
                 ArgValue::Image {
@@ -386,7 +440,7 @@ impl<'a> PreparedLaunch<'a> {
             {
                 let (origin, region) = ([0usize; 3], region(desc));
                 unsafe {
-                    self.queue.enqueue_write_image(
+                    queue.enqueue_write_image(
                         image,
                         CL_BLOCKING,
                         origin.as_ptr(),
@@ -411,11 +465,8 @@ impl<'a> PreparedLaunch<'a> {
             ) = (&arg.value, buffer)
             {
                 if !bytes.is_empty() {
-                    unsafe {
-                        self.queue
-                            .enqueue_write_buffer(buffer, CL_BLOCKING, 0, bytes, &[])
-                    }
-                    .step(|| format!("restoring {}", arg.describe(index)))?;
+                    unsafe { queue.enqueue_write_buffer(buffer, CL_BLOCKING, 0, bytes, &[]) }
+                        .step(|| format!("restoring {}", arg.describe(index)))?;
                 }
             }
         }

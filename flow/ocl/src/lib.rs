@@ -12,6 +12,7 @@ mod error;
 mod execute;
 pub mod oclgrind;
 mod program;
+mod session;
 
 pub use discovery::{
     choose_device, discover, open_devices, select_device, DeviceInfo, DeviceKind, DeviceSelector,
@@ -21,3 +22,4 @@ pub use error::{OclError, Result, INSTALL_HINT};
 pub use execute::{run_launch, time_repeated, LaunchResult, PreparedLaunch, RepeatedTimings};
 pub use oclgrind::{run_under_oclgrind, InstructionHistogram, OclgrindConfig, OclgrindRun};
 pub use program::ProgramSource;
+pub use session::{Session, SharedBuffer};

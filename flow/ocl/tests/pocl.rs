@@ -7,7 +7,7 @@ use clflow_core::Diagnostic;
 use clflow_core::{Access, ArgValue, FailureKind, Launch, LaunchArg, NdRange, ScalarType};
 use clflow_ocl::{
     discover, run_launch, select_device, time_repeated, DeviceKind, DeviceSelector, OclError,
-    PreparedLaunch, ProgramSource,
+    PreparedLaunch, ProgramSource, Session,
 };
 use common::*;
 
@@ -231,6 +231,64 @@ fn a_bad_selector_lists_the_candidates() {
     assert_eq!(err.kind(), FailureKind::Input);
     let err = select_device(Some(&DeviceSelector::Index(999))).unwrap_err();
     assert!(err.to_string().contains("is out of range"), "{err}");
+}
+
+#[test]
+fn launches_in_one_session_share_its_buffers() {
+    // One kernel doubles the shared array in place; another copies it out.
+    let source = ProgramSource::from_text(
+        "shared.cl",
+        "__kernel void twice(__global uint *a) { a[get_global_id(0)] *= 2u; }\n\
+         __kernel void out(__global const uint *a, __global uint *o) \
+         { o[get_global_id(0)] = a[get_global_id(0)] + 1u; }",
+        "",
+    );
+    let device = pocl();
+    let session = Session::new(&device).unwrap();
+    let values: Vec<u8> = (1u32..=8).flat_map(u32::to_le_bytes).collect();
+    let shared = session.buffer(&values, "a").unwrap();
+    let twice = Launch {
+        kernel: "twice".into(),
+        range: range_1d(8, None),
+        args: vec![buffer(ScalarType::UInt, Access::ReadWrite, Vec::new())],
+    };
+    let mut doubling = PreparedLaunch::on(&session, &source, &twice, &[(0, &shared)]).unwrap();
+    // A shared buffer is not restored between launches: twice is four times.
+    assert_eq!(doubling.time_repeated(2).unwrap().len(), 2);
+    assert_eq!(
+        doubling.read_outputs().unwrap(),
+        [None],
+        "the caller's buffer"
+    );
+    let out = Launch {
+        kernel: "out".into(),
+        range: range_1d(8, None),
+        args: vec![
+            buffer(ScalarType::UInt, Access::ReadOnly, Vec::new()),
+            buffer(ScalarType::UInt, Access::WriteOnly, vec![0; 32]),
+        ],
+    };
+    let mut copying = PreparedLaunch::on(&session, &source, &out, &[(0, &shared)]).unwrap();
+    copying.launch().unwrap();
+    let outputs = copying.read_outputs().unwrap();
+    assert_eq!(
+        uints(outputs[1].as_ref().unwrap()),
+        (1u32..=8).map(|v| 4 * v + 1).collect::<Vec<_>>()
+    );
+    // Only a buffer argument takes a shared buffer.
+    let scalar = Launch {
+        kernel: "twice".into(),
+        range: range_1d(8, None),
+        args: vec![scalar("a", 7u32.to_le_bytes().to_vec())],
+    };
+    let err = PreparedLaunch::on(&session, &source, &scalar, &[(0, &shared)])
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("argument 0 is given a shared buffer but is no buffer"),
+        "{err}"
+    );
 }
 
 /// Where the time of a first launch goes on PoCL: build, first launch
