@@ -243,6 +243,9 @@ unsafe extern "C" fn create_program_with_binary(
     binary_status: *mut cl_int,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
+    if std::env::var_os(crate::record::FROM_SOURCE_ENV).is_some() {
+        return refuse_binary(num_devices, binary_status, errcode_ret);
+    }
     let forward = target()
         .clCreateProgramWithBinary
         .expect("the runtime has it");
@@ -256,10 +259,32 @@ unsafe extern "C" fn create_program_with_binary(
         errcode_ret,
     );
     if !program.is_null() {
-        let why = "created from a device binary, which clflow cannot analyse".to_string();
+        let why = "created from a device binary, which clflow cannot analyse \
+                   (clflow capture --from-source asks the application to build from source)"
+            .to_string();
         with_state(|state| state.add_program(program as usize, None, Some(why)));
     }
     program
+}
+
+/// Answers a program from device binaries as OpenCL does a binary that
+/// does not suit the device, and notes it: a well-behaved application then
+/// builds the program from its source.
+unsafe fn refuse_binary(
+    num_devices: cl_uint,
+    binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    if !binary_status.is_null() {
+        for d in 0..num_devices as usize {
+            *binary_status.add(d) = CL_INVALID_BINARY;
+        }
+    }
+    if !errcode_ret.is_null() {
+        *errcode_ret = CL_INVALID_BINARY;
+    }
+    with_state(|state| state.refused_binary());
+    std::ptr::null_mut()
 }
 
 unsafe extern "C" fn create_program_with_il(
@@ -906,17 +931,19 @@ unsafe fn capture(
             None => store(&plan.dir, &stem, &data),
         }
     };
-    let save = |handle: usize, bytes: u64| keep(read_buffer(queue, handle, bytes)?);
+    let save = |handle: usize, bytes: u64, flags: cl_mem_flags| {
+        keep(read_buffer(queue, handle, bytes, flags)?)
+    };
     let save_image = |handle: usize, image: &Image| keep(read_image(queue, handle, image)?);
     let mut args = Vec::with_capacity(plan.args.len());
-    for (k, arg) in plan.args.iter().enumerate() {
+    for arg in &plan.args {
         args.push(match arg {
             PlanArg::Buffer {
                 handle,
                 bytes,
                 flags,
                 written,
-            } => match save(*handle, *bytes) {
+            } => match save(*handle, *bytes, *flags) {
                 Some(file) => ArgRecord::Buffer {
                     bytes: *bytes,
                     file,
@@ -926,7 +953,7 @@ unsafe fn capture(
                     never_written: !written,
                 },
                 None => ArgRecord::Unsupported {
-                    what: format!("arg {k}, a buffer that could not be read or saved"),
+                    what: "a buffer that could not be read or saved".into(),
                 },
             },
             PlanArg::Image { handle, image } => match save_image(*handle, image) {
@@ -941,7 +968,7 @@ unsafe fn capture(
                     read_only: image.flags & CL_MEM_READ_ONLY != 0,
                 },
                 None => ArgRecord::Unsupported {
-                    what: format!("arg {k}, an image that could not be read or saved"),
+                    what: "an image that could not be read or saved".into(),
                 },
             },
             PlanArg::Plain(record) => record.clone(),
@@ -984,7 +1011,7 @@ unsafe fn capture(
             if flags & CL_MEM_READ_ONLY != 0 {
                 continue;
             }
-            if let Some(name) = save(*handle, *bytes) {
+            if let Some(name) = save(*handle, *bytes, *flags) {
                 if let ArgRecord::Buffer { output_file, .. } = &mut args[k] {
                     *output_file = Some(name);
                 }
@@ -1140,13 +1167,79 @@ fn info_text(get: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Option<S
     Some(text.trim_end_matches('\0').trim().to_string())
 }
 
-/// A buffer's contents, read once the queue is idle.
-unsafe fn read_buffer(queue: cl_command_queue, handle: usize, bytes: u64) -> Option<Vec<u8>> {
+/// A buffer's contents, read once the queue is idle. A buffer the host may
+/// not read (`CL_MEM_HOST_NO_ACCESS`, `CL_MEM_HOST_WRITE_ONLY`), or one a
+/// read is refused for, is copied on the device into a scratch buffer the
+/// host may read: OpenCL allows the copy where it forbids the read.
+unsafe fn read_buffer(
+    queue: cl_command_queue,
+    handle: usize,
+    bytes: u64,
+    flags: cl_mem_flags,
+) -> Option<Vec<u8>> {
+    let hidden = flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0;
+    if !hidden {
+        if let Some(data) = read_plain(queue, handle as cl_mem, bytes) {
+            return Some(data);
+        }
+    }
+    let t = target();
+    let (info, create, copy, release) = (
+        t.clGetMemObjectInfo?,
+        t.clCreateBuffer?,
+        t.clEnqueueCopyBuffer?,
+        t.clReleaseMemObject?,
+    );
+    let mut context: cl_context = std::ptr::null_mut();
+    let status = info(
+        handle as cl_mem,
+        CL_MEM_CONTEXT,
+        std::mem::size_of::<cl_context>(),
+        &mut context as *mut cl_context as *mut c_void,
+        std::ptr::null_mut(),
+    );
+    if status != CL_SUCCESS {
+        return None;
+    }
+    // The runtime's own call, not the layer's: the scratch is no buffer of
+    // the application's.
+    let mut created = CL_SUCCESS;
+    let scratch = create(
+        context,
+        CL_MEM_READ_WRITE,
+        bytes as usize,
+        std::ptr::null_mut(),
+        &mut created,
+    );
+    if created != CL_SUCCESS || scratch.is_null() {
+        return None;
+    }
+    let copied = copy(
+        queue,
+        handle as cl_mem,
+        scratch,
+        0,
+        0,
+        bytes as usize,
+        0,
+        std::ptr::null(),
+        std::ptr::null_mut(),
+    );
+    let data = match copied {
+        CL_SUCCESS => read_plain(queue, scratch, bytes),
+        _ => None,
+    };
+    release(scratch);
+    data
+}
+
+/// A buffer's contents by a blocking host read.
+unsafe fn read_plain(queue: cl_command_queue, mem: cl_mem, bytes: u64) -> Option<Vec<u8>> {
     let read = target().clEnqueueReadBuffer?;
     let mut data = vec![0u8; bytes as usize];
     let status = read(
         queue,
-        handle as cl_mem,
+        mem,
         CL_TRUE,
         0,
         data.len(),

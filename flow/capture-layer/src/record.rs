@@ -13,6 +13,13 @@ pub const KERNELS_ENV: &str = "CLFLOW_CAPTURE_KERNELS";
 pub const LAUNCHES_ENV: &str = "CLFLOW_CAPTURE_LAUNCHES";
 /// The most bytes of buffer contents a capture writes; unbounded when unset.
 pub const MAX_BYTES_ENV: &str = "CLFLOW_CAPTURE_MAX_BYTES";
+/// Set (to anything): programs made from device binaries are refused with
+/// `CL_INVALID_BINARY`, so that an application with a kernel cache builds
+/// them from source, which clflow can analyse.
+pub const FROM_SOURCE_ENV: &str = "CLFLOW_CAPTURE_FROM_SOURCE";
+/// The file in the raw directory the layer adds a line to for each program
+/// from a device binary it refused.
+pub const REFUSED_BINARIES_FILE: &str = "refused-binaries.txt";
 /// The suffix of the note the layer leaves for a launch it did not record
 /// (`launch-NNNNNN.skipped`), whose text says why.
 pub const SKIPPED_SUFFIX: &str = "skipped";

@@ -5,7 +5,8 @@
 
 use crate::programs::Program;
 use crate::record::{
-    ArgRecord, LaunchRecord, DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX,
+    ArgRecord, LaunchRecord, DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV,
+    REFUSED_BINARIES_FILE, SKIPPED_SUFFIX,
 };
 use crate::select::{LaunchSelection, Selection};
 use std::collections::HashMap;
@@ -158,6 +159,19 @@ impl State {
             .and_then(|s| s.parse().ok());
         std::fs::create_dir_all(&dir).ok()?;
         Some(State::new(dir, selection, max_bytes))
+    }
+
+    /// Notes a program from device binaries refused (`FROM_SOURCE_ENV`).
+    pub fn refused_binary(&mut self) {
+        use std::io::Write;
+        let path = self.dir.join(REFUSED_BINARIES_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "a program from device binaries");
+        }
     }
 
     pub(crate) fn new(dir: PathBuf, selection: Selection, max_bytes: Option<u64>) -> State {

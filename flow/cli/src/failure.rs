@@ -12,7 +12,7 @@ pub fn report(failure: &Failure) -> ExitCode {
     if let Some(hint) = &failure.hint {
         eprintln!("  hint: {hint}");
     }
-    ExitCode::from(failure.kind.exit_code())
+    ExitCode::from(failure.exit_code())
 }
 
 /// clap's own usage errors exit 2, its help and version output 0.

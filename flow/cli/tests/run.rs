@@ -239,3 +239,45 @@ fn the_device_compilers_chatter_is_shown_only_with_v() {
         "{verbose}"
     );
 }
+
+/// A `float4` chosen whole by one lane's compare (an erosion filter's `if
+/// (cur.x < px.x) px = cur;`) becomes a vector select by a scalar
+/// condition, which SPIR-V allows only from 1.4; the module is written so
+/// that it validates, and the interpreter then computes what the device
+/// does, lane for lane.
+#[test]
+fn a_vector_chosen_by_one_lanes_compare_agrees_with_the_device() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        data.path().join("erode.cl"),
+        "__kernel void erode(__global const float4 *in, __global float4 *out, float threshold) {\n\
+         \x20   int i = get_global_id(0);\n\
+         \x20   float4 px = in[i];\n\
+         \x20   float4 limit = px - threshold;\n\
+         \x20   if (limit.x < 0) limit.x = 0;\n\
+         \x20   float4 cur = in[i + 1];\n\
+         \x20   if (cur.x < px.x) px = cur;\n\
+         \x20   if (limit.x > px.x) px = limit;\n\
+         \x20   out[i] = px;\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = data.path().join("erode.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"erode.cl\"\nkernel = \"erode\"\nglobal_size = [256]\n\
+         [[arg]]\ntype = \"float4\"\ncount = 257\nrandom = { min = 0, max = 1, seed = 3 }\n\
+         [[arg]]\ntype = \"float4\"\ncount = 256\naccess = \"wo\"\n\
+         [[arg]]\ntype = \"float\"\nvalue = 0.25\n",
+    )
+    .unwrap();
+    let out = clflow(
+        data.path(),
+        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
+    // Every float4 of both buffers compared: 257 in, 256 out.
+    assert_eq!(run["outputs"]["elements"], 257 + 256);
+}

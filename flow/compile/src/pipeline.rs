@@ -252,8 +252,10 @@ impl Pipeline<'_> {
         self.order_and_validate(spirv, spirv_path)
     }
 
-    /// Drops the module's merge declarations (`clflow_spirv::strip_merges`)
-    /// and its phis' repeated predecessors (`clflow_spirv::dedupe_phi_parents`),
+    /// Gives vector selects by a scalar condition a vector one
+    /// (`clflow_spirv::splat_select_conditions`), drops the module's merge
+    /// declarations (`clflow_spirv::strip_merges`) and its phis' repeated
+    /// predecessors (`clflow_spirv::dedupe_phi_parents`),
     /// puts blocks after their dominators where they are not, writes the
     /// module to `spirv_path` and validates it there.
     fn order_and_validate(
@@ -265,6 +267,10 @@ impl Pipeline<'_> {
         if let Ok(Some(merged)) = clflow_spirv::merge_sampler_types(&spirv) {
             (self.trace)("merged the module's duplicate OpTypeSampler declarations");
             (spirv, changed) = (merged, true);
+        }
+        if let Ok(Some(splatted)) = clflow_spirv::splat_select_conditions(&spirv) {
+            (self.trace)("gave vector selects by one condition a vector of it (SPIR-V 1.0)");
+            (spirv, changed) = (splatted, true);
         }
         if let Ok(Some(stripped)) = clflow_spirv::strip_merges(&spirv) {
             (spirv, changed) = (stripped, true);

@@ -112,6 +112,8 @@
 //! `void*`), or `float4` for a struct of two float4 (`kernels/nbody` fills
 //! its bodies so, at random, compared with a float tolerance). An element
 //! that does not tile the struct is an error.
+//! Any pointer takes bytes (`type = "uchar"`): a capture writes so a buffer
+//! the application sized in no whole number of the kernel's elements.
 //! `local_bytes` and `null` arguments may name the struct too (`local_bytes`
 //! then holds whole structs). Where the module only names the struct (declared
 //! but never defined) its size is unknown, and the check says so: give the

@@ -4,7 +4,7 @@
 use crate::error::{ArgRef, ManifestError};
 use crate::manifest::{CheckedManifest, Manifest, ParsedArg};
 use crate::spec::{ArgSpec, BufferSpec, ElementName, ManifestFormat};
-use clflow_core::{AddressSpace, ElementType, KernelParam, KernelSignature, ParamKind};
+use clflow_core::{AddressSpace, ElementType, KernelParam, KernelSignature, ParamKind, ScalarType};
 
 /// How far a signature's integer types can be trusted to carry their sign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +158,13 @@ pub(crate) fn check_element(
         ))
     };
     match (given, pointee, pointee_struct) {
+        // Bytes, the raw image of anything, of any length (a buffer an
+        // application sized in no whole number of the kernel's elements).
+        (ElementName::Builtin(given), Some(_), _)
+            if *given == ElementType::scalar(ScalarType::UChar) =>
+        {
+            Ok(())
+        }
         (ElementName::Builtin(given), Some(pointee), _) => {
             if compatible(*given, *pointee, signs) {
                 Ok(())

@@ -99,6 +99,7 @@ impl Analysis {
                 "the report in {} holds every result that was measured, and these failures as notes",
                 self.out.display()
             )),
+            exit_status: None,
         })
     }
 }

@@ -8,7 +8,10 @@ use crate::input::prepare;
 use crate::outputs::{compare_buffer, Mismatch, Tolerance};
 use crate::{Error, Session};
 use clflow_capture::record::{ArgRecord, DeviceRecord, LaunchRecord, ProgramRecord};
-use clflow_capture::record::{DIR_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, SKIPPED_SUFFIX};
+use clflow_capture::record::{
+    DIR_ENV, FROM_SOURCE_ENV, KERNELS_ENV, LAUNCHES_ENV, MAX_BYTES_ENV, REFUSED_BINARIES_FILE,
+    SKIPPED_SUFFIX,
+};
 use clflow_capture::select::Selection;
 use clflow_core::{
     Access, AddressSpace, ChannelOrder, ChannelType, ElementType, ImageDesc, ImageFormat,
@@ -38,6 +41,9 @@ pub struct CaptureOptions {
     /// The most bytes of buffer contents to write; launches past it are
     /// passed through and listed as not recorded.
     pub max_bytes: Option<u64>,
+    /// Refuse programs from device binaries, so that an application with a
+    /// kernel cache builds them from source.
+    pub from_source: bool,
     /// The application and its arguments.
     pub app: Vec<OsString>,
 }
@@ -50,6 +56,8 @@ pub struct Capture {
     pub skipped: Vec<String>,
     /// The devices the captured launches ran on.
     pub devices: Vec<DeviceRecord>,
+    /// Programs from device binaries refused (`from_source`).
+    pub refused_binaries: usize,
 }
 
 /// One launch in `capture.toml`.
@@ -110,6 +118,9 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
     if let Some(max) = options.max_bytes {
         command.env(MAX_BYTES_ENV, max.to_string());
     }
+    if options.from_source {
+        command.env(FROM_SOURCE_ENV, "1");
+    }
     let status = command
         .args(&options.app[1..])
         .env("OPENCL_LAYERS", layers)
@@ -127,11 +138,13 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         })?;
     let written = write_manifests(&options.out, &raw, session)?;
     write_index(&options.out, options, status, &written)?;
+    let refused = std::fs::read_to_string(raw.join(REFUSED_BINARIES_FILE)).unwrap_or_default();
     Ok(Capture {
         status,
         launches: written.launches,
         skipped: written.skipped,
         devices: written.devices,
+        refused_binaries: refused.lines().count(),
     })
 }
 
@@ -430,6 +443,10 @@ fn manifest_for(
                 },
             ) if *space != AddressSpace::Local => {
                 let (ty, count) = match (pointee, whole_structs(pointee_struct, *bytes)) {
+                    // A buffer of no whole number of elements: its bytes.
+                    (Some(ty), _) if !bytes.is_multiple_of(ty.size_bytes() as u64) => {
+                        ("uchar".into(), None)
+                    }
                     (Some(ty), _) => (element_name(*ty, spelled.as_deref()), None),
                     (None, Some((name, count))) => (name, Some(count)),
                     // An opaque pointee, or structs of unknown or uneven size: bytes.
@@ -528,6 +545,17 @@ fn manifest_for(
                     }
                 }
             }
+            // A null cl_mem passed by value is OpenCL's NULL buffer argument.
+            (
+                ParamKind::Pointer {
+                    space: AddressSpace::Global | AddressSpace::Constant,
+                    ..
+                },
+                ArgRecord::Value { bytes },
+            ) if is_null_handle(bytes) => ArgOut {
+                null: Some(true),
+                ..ArgOut::default()
+            },
             (ParamKind::Scalar { ty }, ArgRecord::Value { bytes }) => {
                 let ty = spelled_element(*ty, spelled.as_deref());
                 ArgOut {
@@ -585,6 +613,12 @@ fn manifest_for(
         arg: args,
     };
     toml::to_string(&manifest).map_err(|e| format!("cannot write its manifest: {e}"))
+}
+
+/// Whether a value an application set is a null `cl_mem`: a handle's
+/// size (4 or 8 bytes, as the host's pointers), all zero.
+fn is_null_handle(bytes: &[u8]) -> bool {
+    matches!(bytes.len(), 4 | 8) && bytes.iter().all(|&b| b == 0)
 }
 
 /// The element type as the source spelt it (`int` rather than the
@@ -811,12 +845,18 @@ pub struct LaunchCount {
     pub kernel: String,
     pub index: u64,
     pub manifest: String,
-    #[serde(rename = "W")]
-    pub w: clflow_counts::WorkReport,
-    #[serde(rename = "Q")]
-    pub q: clflow_counts::TrafficReport,
+    /// Counted (its faults, if any, in `faults`), or why not.
+    pub status: LaunchStatus,
+    /// Why it was not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// W and Q, where counted.
+    #[serde(rename = "W", skip_serializing_if = "Option::is_none")]
+    pub w: Option<clflow_counts::WorkReport>,
+    #[serde(rename = "Q", skip_serializing_if = "Option::is_none")]
+    pub q: Option<clflow_counts::TrafficReport>,
     /// Whether the interpreter's outputs equal the device's; false, and
-    /// not compared, where the launch was sampled (`sample`).
+    /// not compared, where the launch was sampled (`sample`) or not counted.
     pub outputs_match: bool,
     /// Where they first differ.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -832,6 +872,25 @@ pub struct LaunchCount {
     /// What the checkers `--detect` asked for found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::detect::Fault>,
+}
+
+/// What became of one launch of a capture's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchStatus {
+    Counted,
+    /// Counted, with work-items stopped at a fault (`faults` says where).
+    Faulted,
+    /// Its manifest, inputs or kernel were refused (an input error).
+    Refused,
+    /// The analysis could not finish.
+    Failed,
+}
+
+impl LaunchStatus {
+    pub fn is_counted(self) -> bool {
+        matches!(self, LaunchStatus::Counted | LaunchStatus::Faulted)
+    }
 }
 
 /// Sums over launches.
@@ -860,16 +919,19 @@ pub struct TotalTraffic {
 
 impl Totals {
     fn add(&mut self, launch: &LaunchCount) {
+        let (Some(w), Some(q)) = (&launch.w, &launch.q) else {
+            return;
+        };
         self.launches += 1;
-        self.w += launch.w.total;
+        self.w += w.total;
         if let Some(sample) = &launch.sample {
             let half = sample.w.high.saturating_sub(sample.w.low) as f64 / 2.0;
             let sum = self.w_half_width.unwrap_or(0.0);
             self.w_half_width = Some((sum * sum + half * half).sqrt());
         }
-        self.q.load_bytes += launch.q.load_bytes;
-        self.q.store_bytes += launch.q.store_bytes;
-        self.q.accessed += launch.q.accessed;
+        self.q.load_bytes += q.load_bytes;
+        self.q.store_bytes += q.store_bytes;
+        self.q.accessed += q.accessed;
         self.i = (self.q.accessed > 0).then(|| self.w as f64 / self.q.accessed as f64);
     }
 }
@@ -881,7 +943,8 @@ pub struct CaptureTotals {
     pub per_kernel: std::collections::BTreeMap<String, Totals>,
 }
 
-/// What `clflow count` says of a whole capture.
+/// What `clflow count` says of a whole capture: every launch, and the
+/// totals of those counted.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaptureCount {
     pub capture: PathBuf,
@@ -889,10 +952,18 @@ pub struct CaptureCount {
     pub totals: CaptureTotals,
 }
 
+impl CaptureCount {
+    /// The launches that could not be counted.
+    pub fn not_counted(&self) -> impl Iterator<Item = &LaunchCount> {
+        self.launches.iter().filter(|l| !l.status.is_counted())
+    }
+}
+
 /// Counts every launch of a capture on its captured inputs, with the
 /// checkers `detect` asks for watching, and checks the interpreter's
 /// outputs against the device's (but where `options` samples: a sample's
-/// outputs are partial).
+/// outputs are partial). A launch that cannot be counted is reported with
+/// why, and the others still are.
 pub fn count_capture(
     path: &Path,
     ops: &clflow_counts::OpSet,
@@ -904,51 +975,16 @@ pub fn count_capture(
     let mut launches = Vec::new();
     let mut totals = CaptureTotals::default();
     for launch in &index.launch {
-        let manifest = dir.join(&launch.manifest);
-        let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
-        let types: Vec<Option<ElementType>> = materialised
-            .args
-            .iter()
-            .map(|arg| crate::outputs::output_type(&arg.value))
-            .collect();
-        let (result, _, faults) = crate::count::interpret_checked(
-            &manifest,
-            &input.module,
-            std::borrow::Cow::Owned(materialised),
-            &input.run_options(options),
-            None,
-            detect,
-            session.observer(),
-        )?;
-        // A sample's outputs hold only what its work-groups wrote.
-        let check = match result.sample {
-            Some(_) => OutputsCheck {
-                matches: false,
-                difference: None,
-            },
-            None => compare_outputs(&dir, launch, &types, &result.buffers)?,
-        };
-        let report = result.counts.report(ops);
-        let counted = LaunchCount {
-            sequence: launch.sequence,
-            kernel: launch.kernel.clone(),
-            index: launch.index,
-            manifest: launch.manifest.clone(),
-            w: report.w,
-            q: report.q,
-            outputs_match: check.matches,
-            difference: check.difference,
-            sample: result.sample.clone(),
-            device_ns: launch.device_ns,
-            printed: result.printed_bytes(),
-            faults,
-        };
-        totals.all.add(&counted);
-        totals
-            .per_kernel
-            .entry(counted.kernel.clone())
-            .or_default()
-            .add(&counted);
+        let counted = count_launch(&dir, launch, ops, options, detect, session)
+            .unwrap_or_else(|err| LaunchCount::not_counted(launch, &err));
+        if counted.status.is_counted() {
+            totals.all.add(&counted);
+            totals
+                .per_kernel
+                .entry(counted.kernel.clone())
+                .or_default()
+                .add(&counted);
+        }
         launches.push(counted);
     }
     Ok(CaptureCount {
@@ -956,6 +992,85 @@ pub fn count_capture(
         launches,
         totals,
     })
+}
+
+fn count_launch(
+    dir: &Path,
+    launch: &CapturedLaunch,
+    ops: &clflow_counts::OpSet,
+    options: &clflow_interp::RunOptions,
+    detect: crate::detect::Detect,
+    session: &Session,
+) -> crate::Result<LaunchCount> {
+    let manifest = dir.join(&launch.manifest);
+    let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
+    let types: Vec<Option<ElementType>> = materialised
+        .args
+        .iter()
+        .map(|arg| crate::outputs::output_type(&arg.value))
+        .collect();
+    let (result, _, faults) = crate::count::interpret_checked(
+        &manifest,
+        &input.module,
+        std::borrow::Cow::Owned(materialised),
+        &input.run_options(options),
+        None,
+        detect,
+        session.observer(),
+    )?;
+    // A sample's outputs hold only what its work-groups wrote.
+    let check = match result.sample {
+        Some(_) => OutputsCheck {
+            matches: false,
+            difference: None,
+        },
+        None => compare_outputs(dir, launch, &types, &result.buffers)?,
+    };
+    let report = result.counts.report(ops);
+    Ok(LaunchCount {
+        sequence: launch.sequence,
+        kernel: launch.kernel.clone(),
+        index: launch.index,
+        manifest: launch.manifest.clone(),
+        status: match faults.is_empty() {
+            true => LaunchStatus::Counted,
+            false => LaunchStatus::Faulted,
+        },
+        error: None,
+        w: Some(report.w),
+        q: Some(report.q),
+        outputs_match: check.matches,
+        difference: check.difference,
+        sample: result.sample.clone(),
+        device_ns: launch.device_ns,
+        printed: result.printed_bytes(),
+        faults,
+    })
+}
+
+impl LaunchCount {
+    /// A launch `err` kept from being counted.
+    fn not_counted(launch: &CapturedLaunch, err: &Error) -> Self {
+        LaunchCount {
+            sequence: launch.sequence,
+            kernel: launch.kernel.clone(),
+            index: launch.index,
+            manifest: launch.manifest.clone(),
+            status: match err.kind {
+                clflow_core::FailureKind::Input => LaunchStatus::Refused,
+                _ => LaunchStatus::Failed,
+            },
+            error: Some(err.message.clone()),
+            w: None,
+            q: None,
+            outputs_match: false,
+            difference: None,
+            sample: None,
+            device_ns: launch.device_ns,
+            printed: Vec::new(),
+            faults: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

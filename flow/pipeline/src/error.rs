@@ -10,6 +10,9 @@ pub struct Error {
     pub kind: FailureKind,
     pub message: String,
     pub hint: Option<String>,
+    /// The exit status to leave with where it is not the kind's: a captured
+    /// application's own.
+    pub exit_status: Option<u8>,
 }
 
 impl Error {
@@ -19,6 +22,7 @@ impl Error {
             kind: FailureKind::Input,
             message: message.to_string(),
             hint: None,
+            exit_status: None,
         }
     }
 
@@ -28,6 +32,7 @@ impl Error {
             kind: FailureKind::Analysis,
             message: message.to_string(),
             hint: None,
+            exit_status: None,
         }
     }
 
@@ -36,12 +41,23 @@ impl Error {
         self
     }
 
+    pub fn with_exit_status(mut self, status: u8) -> Self {
+        self.exit_status = Some(status);
+        self
+    }
+
+    /// The status to exit with: the one given, else the kind's.
+    pub fn exit_code(&self) -> u8 {
+        self.exit_status.unwrap_or(self.kind.exit_code())
+    }
+
     /// A stage crate's error, its kind and hint kept.
     pub fn from_diagnostic(err: &(impl Diagnostic + ?Sized)) -> Self {
         Error {
             kind: err.kind(),
             message: err.to_string(),
             hint: err.hint(),
+            exit_status: None,
         }
     }
 }

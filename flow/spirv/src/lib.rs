@@ -29,6 +29,7 @@ mod order;
 mod phis;
 mod reflect;
 mod samplers;
+mod selects;
 mod structs;
 mod summary;
 pub mod types;
@@ -47,6 +48,7 @@ pub use phis::dedupe_phi_parents;
 pub use reflect::{kernels, reflect_kernels, ReflectedKernel};
 pub use rspirv::dr::Module;
 pub use samplers::merge_sampler_types;
+pub use selects::splat_select_conditions;
 pub use summary::{summary, ModuleSummary};
 
 /// The rspirv version this crate loads with, so that dependents name the

@@ -38,7 +38,10 @@ signature: a buffer of structs as the source names the struct (type = \"struct N
 count in structs), or as uchar bytes where it holds no whole number of them. Queues profile,
 so capture.toml has each launch's device time and device. Programs made from IL are kept as
 their SPIR-V module; those built from device binaries are recorded and named as not
-analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1).";
+analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1). An application with
+a kernel cache of its own (OpenCV, hashcat) loads such binaries once it has run: --from-source
+refuses them, as a device refuses a binary that does not suit it, and most applications then
+build from source. The exit status is the application's.";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]
@@ -59,6 +62,11 @@ pub struct CaptureArgs {
     /// uncaptured and are listed in capture.toml.
     #[arg(long, value_name = "SIZE", value_parser = byte_size)]
     max_bytes: Option<u64>,
+    /// Refuse programs the application makes from device binaries (its kernel cache), as
+    /// OpenCL does a binary that does not suit the device, so that it builds them from
+    /// source, which clflow can analyse. Most applications with a cache do.
+    #[arg(long)]
+    from_source: bool,
     /// The application and its arguments, after `--`.
     #[arg(value_name = "APP", trailing_var_arg = true, required = true, num_args = 1..)]
     app: Vec<OsString>,
@@ -71,11 +79,19 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         kernels: args.kernel,
         launches: args.launches,
         max_bytes: args.max_bytes,
+        from_source: args.from_source,
         app: args.app,
     };
     let captured = capture(&options, &session)?;
     for why in &captured.skipped {
         verbosity.note(format!("clflow: warning: left out: {why}"));
+    }
+    if captured.refused_binaries > 0 {
+        verbosity.note(format!(
+            "refused {} program(s) from device binaries (--from-source); what the application \
+             built from source instead is captured",
+            captured.refused_binaries
+        ));
     }
     let kernels: std::collections::BTreeSet<&str> = captured
         .launches
@@ -105,21 +121,35 @@ pub fn run(args: CaptureArgs, verbosity: Verbosity) -> crate::Result<()> {
         return Err(Failure::analysis(format!(
             "{app} exited with {}; the capture holds the launches recorded before",
             captured.status
-        )));
-    }
-    if captured.launches.is_empty() {
-        if !captured.skipped.is_empty() {
-            return Err(Failure::analysis(format!(
-                "none of the {} launches recorded could become a manifest (the warnings above say why)",
-                captured.skipped.len()
-            )));
-        }
-        return Err(Failure::analysis(format!(
-            "{app} launched no kernel the selection takes"
         ))
-        .with_hint("check --kernel and --launches; an application that makes no OpenCL calls captures nothing"));
+        .with_exit_status(exit_status_of(captured.status)));
+    }
+    // The application succeeded, so capture does: what it left out is said.
+    if captured.launches.is_empty() {
+        let why = match captured.skipped.len() {
+            0 => format!(
+                "{app} launched no kernel the selection takes (check --kernel and --launches; \
+                 an application that makes no OpenCL calls captures nothing)"
+            ),
+            n => format!(
+                "none of the {n} launches recorded could become a manifest (the warnings above \
+                 say why)"
+            ),
+        };
+        verbosity.note(format!("clflow: warning: {why}"));
     }
     Ok(())
+}
+
+/// The status a shell gives a command that ended so: its own exit code, or
+/// 128 plus the signal that killed it.
+fn exit_status_of(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(1).max(1),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(1),
+        (None, None) => 1,
+    }
 }
 
 /// `--max-bytes`: a size with an optional unit.

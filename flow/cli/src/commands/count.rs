@@ -390,8 +390,21 @@ fn count_capture(
     let wrong: Vec<&capture::LaunchCount> = counted
         .launches
         .iter()
-        .filter(|l| !l.outputs_match && l.sample.is_none())
+        .filter(|l| l.status.is_counted() && !l.outputs_match && l.sample.is_none())
         .collect();
+    for launch in counted.not_counted() {
+        verbosity.say(
+            Level::Error,
+            &format!(
+                "clflow: error: {} (launch {}, {} #{}): {}",
+                launch.manifest,
+                launch.sequence,
+                launch.kernel,
+                launch.index,
+                launch.error.as_deref().unwrap_or("not counted")
+            ),
+        );
+    }
     for launch in &wrong {
         if let Some(difference) = &launch.difference {
             verbosity.say(
@@ -423,15 +436,24 @@ fn count_capture(
     });
     list_faults(listed, args.max_faults);
     let launches = counted.launches.len();
+    let not_counted = counted.not_counted().count();
     // A launch that faulted is expected to differ from the device.
-    match (wrong.len(), faulty.count()) {
-        (0, 0) => Ok(()),
-        (_, n @ 1..) => Err(Failure::analysis(format!(
-            "{n} of {launches} launches faulted (listed before this line)"
-        ))),
-        (n, _) => Err(Failure::analysis(format!(
-            "{n} of {launches} launches computed outputs different from the device's"
-        ))),
+    let failures = [
+        (
+            not_counted,
+            "could not be counted (listed before the table)",
+        ),
+        (faulty.count(), "faulted (listed before this line)"),
+        (wrong.len(), "computed outputs different from the device's"),
+    ];
+    let said: Vec<String> = failures
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} of {launches} launches {what}"))
+        .collect();
+    match said.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::analysis(said.join("; "))),
     }
 }
 
@@ -491,7 +513,19 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
         "kernel (#)", "W", "Q", "I"
     ));
     for (l, name) in counted.launches.iter().zip(&named) {
-        let i = (l.q.accessed > 0).then(|| l.w.total as f64 / l.q.accessed as f64);
+        let (Some(w), Some(q)) = (&l.w, &l.q) else {
+            let status = match l.status {
+                capture::LaunchStatus::Refused => "REFUSED",
+                _ => "FAILED",
+            };
+            let none = "-";
+            out.push_str(&format!(
+                "  {:>6}  {name:<width$} {none:>12} {none:>15} {none:>9}  {status}\n",
+                l.sequence
+            ));
+            continue;
+        };
+        let i = (q.accessed > 0).then(|| w.total as f64 / q.accessed as f64);
         let outputs = match (&l.sample, l.outputs_match) {
             (Some(s), _) => format!(
                 "sampled {} of {} groups",
@@ -504,8 +538,8 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
         out.push_str(&format!(
             "  {:>6}  {name:<width$} {:>12} {:>15} {:>9}  {outputs}\n",
             l.sequence,
-            group_digits(l.w.total),
-            group_digits(l.q.accessed),
+            group_digits(w.total),
+            group_digits(q.accessed),
             intensity(i),
         ));
     }
@@ -529,8 +563,13 @@ fn render_capture(counted: &capture::CaptureCount) -> String {
     let interval = all.w_half_width.map_or(String::new(), |half| {
         format!(" (±{:.2}% at 95%)", 100.0 * half / all.w.max(1) as f64)
     });
+    let not_counted = counted.not_counted().count();
+    let left_out = match not_counted {
+        0 => String::new(),
+        n => format!(" ({n} more not counted)"),
+    };
     out.push_str(&format!(
-        "\nApplication: {} launches, W {}{interval}, Q {} bytes, I {}\n",
+        "\nApplication: {} launches{left_out}, W {}{interval}, Q {} bytes, I {}\n",
         all.launches,
         group_digits(all.w),
         group_digits(all.q.accessed),
