@@ -108,7 +108,8 @@ fn count_reports_texel_traffic_and_dumps_the_written_image() {
     // The corner pixel (0, 0): the clamped 3×3 block is texels (0,0) ×4,
     // (1,0) ×2, (0,1) ×2 and (1,1) once, in the kernel's order of sums.
     let t = texels();
-    let at = |x: usize, y: usize, c: usize| t[(y * 8 + x) * 4 + c] as f32 / 255.0;
+    // A normalized channel reads as the integer times the rounded reciprocal.
+    let at = |x: usize, y: usize, c: usize| t[(y * 8 + x) * 4 + c] as f32 * (1.0 / 255.0);
     let mut expected = [0f32; 4];
     for (c, e) in expected.iter_mut().enumerate() {
         let mut s = 0.0f32;
@@ -162,4 +163,41 @@ fn pocl_computes_the_same_images() {
             "{stdout}"
         );
     }
+}
+
+/// Every 8-bit normalized value read as a float, its bits written out: the
+/// last bit is the runtime's to choose (OpenCL allows 1.5 ulp), and a
+/// filter that rounds or truncates later shows it. The interpreter converts
+/// as PoCL does (times the reciprocal; a division differs for 126 of the
+/// 256), so the two agree on every bit.
+#[test]
+fn normalized_channels_convert_as_the_device_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("levels.cl"),
+        "__constant sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_FILTER_NEAREST;\n\
+         __kernel void levels(read_only image2d_t src, __global uint *out) {\n\
+         \x20   int x = get_global_id(0);\n\
+         \x20   float v = read_imagef(src, s, (int2)(x, 0)).x;\n\
+         \x20   out[x] = as_uint(v);\n\
+         }\n",
+    )
+    .unwrap();
+    let values: Vec<u8> = (0..=255).collect();
+    std::fs::write(dir.path().join("levels.r"), &values).unwrap();
+    let manifest = dir.path().join("levels.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"levels.cl\"\nkernel = \"levels\"\nglobal_size = [256]\n\
+         [[arg]]\ntype = \"image2d\"\nformat = \"R/UNORM_INT8\"\nshape = [256, 1]\nfile = \"levels.r\"\n\
+         [[arg]]\ntype = \"uint\"\ncount = 256\naccess = \"wo\"\n",
+    )
+    .unwrap();
+    let out = clflow(
+        dir.path(),
+        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
 }

@@ -91,7 +91,7 @@ fn a_box_blur_clamps_to_the_edge() {
             x.clamp(0, w as i64 - 1) as usize,
             y.clamp(0, h as i64 - 1) as usize,
         );
-        texels[(y * w + x) * 4 + c] as f32 / 255.0
+        texels[(y * w + x) * 4 + c] as f32 * (1.0 / 255.0)
     };
     let mut expected = Vec::new();
     for y in 0..h as i64 {

@@ -365,14 +365,18 @@ fn convert(desc: &ImageDesc, raw: [u64; 4], float: bool) -> [u64; 4] {
     for k in 0..order.channels() {
         let r = raw[k];
         out[order.component(k)] = match ty {
-            ChannelType::UNORM_INT8 => (r as f32 / 255.0).to_bits() as u64,
-            ChannelType::UNORM_INT16 => (r as f32 / 65535.0).to_bits() as u64,
-            ChannelType::SNORM_INT8 => {
-                (f32::from(r as u8 as i8) / 127.0).max(-1.0).to_bits() as u64
-            }
-            ChannelType::SNORM_INT16 => {
-                (f32::from(r as u16 as i16) / 32767.0).max(-1.0).to_bits() as u64
-            }
+            // Times the rounded reciprocal, as PoCL and most runtimes
+            // convert (within the 1.5 ulp OpenCL allows; a division differs
+            // in the last bit for about half the values, which flips a later
+            // rounding in real filters).
+            ChannelType::UNORM_INT8 => (r as f32 * (1.0 / 255.0)).to_bits() as u64,
+            ChannelType::UNORM_INT16 => (r as f32 * (1.0 / 65535.0)).to_bits() as u64,
+            ChannelType::SNORM_INT8 => (f32::from(r as u8 as i8) * (1.0 / 127.0))
+                .max(-1.0)
+                .to_bits() as u64,
+            ChannelType::SNORM_INT16 => (f32::from(r as u16 as i16) * (1.0 / 32767.0))
+                .max(-1.0)
+                .to_bits() as u64,
             ChannelType::HALF_FLOAT => half::to_f32(r as u16).to_bits() as u64,
             ChannelType::FLOAT => r & 0xFFFF_FFFF,
             ChannelType::SIGNED_INT8 => (r as u8 as i8 as i32 as u32) as u64,
