@@ -194,6 +194,7 @@ fn vadd_is_analyzed_into_a_full_report() {
 #[test]
 fn a_kernel_that_fails_on_the_device_loses_no_other_result() {
     let data = tempfile::tempdir().unwrap();
+    common::with_quick_profile(data.path());
     std::fs::write(
         data.path().join("broken.cl"),
         "__kernel void broken(__global uint* out) {\n\
@@ -319,6 +320,7 @@ fn bad_selections_fail_before_any_work() {
 #[test]
 fn one_device_gets_no_split_section() {
     let data = tempfile::tempdir().unwrap();
+    common::with_quick_profile(data.path());
     let out_dir = data.path().join("report");
     let out = clflow(
         data.path(),

@@ -170,6 +170,7 @@ fn bad_input_fails_with_exit_2() {
 #[test]
 fn a_cpu_devices_cache_sees_its_work_items_one_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
+    common::with_quick_profile(dir.path());
     std::fs::write(
         dir.path().join("walk.cl"),
         "__kernel void walk(__global const float *in, __global float *out, uint steps) {\n\

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -21,6 +22,32 @@ pub fn clflow(data_dir: &Path, args: &[&str]) -> Output {
         .env("CLFLOW_STORE", data_dir.join("history.db"))
         .output()
         .unwrap()
+}
+
+/// Gives `data_dir` device 0's quick profile (peaks and costs), measured
+/// once per test process: tests that need a profile but do not test how it
+/// is measured share one where they run in one process (`cargo test`)
+/// instead of each benchmarking the device.
+pub fn with_quick_profile(data_dir: &Path) {
+    static MEASURED: OnceLock<PathBuf> = OnceLock::new();
+    let measured = MEASURED.get_or_init(|| {
+        // Under the target directory, where a test run's leftovers belong;
+        // its own, as test processes may run at once.
+        let dir = tempfile::Builder::new()
+            .prefix("quick-profile-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap()
+            .keep();
+        let out = clflow(&dir, &["-q", "bench", "--device", "0", "--quick"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        dir
+    });
+    let (from, to) = (measured.join("measured"), data_dir.join("measured"));
+    std::fs::create_dir_all(&to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
 }
 
 pub fn text(bytes: &[u8]) -> String {
