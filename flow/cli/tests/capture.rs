@@ -853,6 +853,7 @@ fn check_gates_a_capture_against_its_baseline() {
 fn analyze_run_and_predict_take_a_capture_as_its_launches() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
+    common::with_quick_profile(data.path());
     let (out_dir, out) = capture_pipeline(data.path(), &[], &["2"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report = data.path().join("report");

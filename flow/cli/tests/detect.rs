@@ -114,6 +114,7 @@ fn a_kernel_that_keeps_to_its_declared_access_passes() {
 #[test]
 fn analyze_reports_faults_and_writes_its_report() {
     let dir = tempfile::tempdir().unwrap();
+    common::with_quick_profile(dir.path());
     let bad = manifest(dir.path(), 1);
     let out_dir = dir.path().join("report");
     let out = clflow(

@@ -121,6 +121,7 @@ fn read_json(path: &Path) -> Value {
 #[test]
 fn a_redrawn_analyze_report_keeps_its_traffic_source_and_prediction_sections() {
     let data = tempfile::tempdir().unwrap();
+    common::with_quick_profile(data.path());
     let original = data.path().join("original");
     let output = common::clflow(
         data.path(),

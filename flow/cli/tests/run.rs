@@ -281,3 +281,52 @@ fn a_vector_chosen_by_one_lanes_compare_agrees_with_the_device() {
     // Every float4 of both buffers compared: 257 in, 256 out.
     assert_eq!(run["outputs"]["elements"], 257 + 256);
 }
+
+#[test]
+fn an_explicit_mad_and_a_contracted_multiply_add_round_as_the_device_does() {
+    let data = tempfile::tempdir().unwrap();
+    // The results' bits, so that no float tolerance hides a rounding.
+    std::fs::write(
+        data.path().join("madd.cl"),
+        "__kernel void madd(__global const float *in, __global uint *out) {\n\
+         \x20   int i = get_global_id(0);\n\
+         \x20   float a = in[3 * i], b = in[3 * i + 1], c = in[3 * i + 2];\n\
+         \x20   out[2 * i] = as_uint(mad(a, b, c));\n\
+         \x20   out[2 * i + 1] = as_uint(a * b + c);\n\
+         }\n",
+    )
+    .unwrap();
+    let manifest = data.path().join("madd.toml");
+    std::fs::write(
+        &manifest,
+        "source = \"madd.cl\"\nkernel = \"madd\"\nglobal_size = [256]\n\
+         [[arg]]\ntype = \"float\"\ncount = 768\nrandom = { min = 0, max = 1, seed = 3 }\n\
+         [[arg]]\ntype = \"uint\"\ncount = 512\naccess = \"wo\"\n",
+    )
+    .unwrap();
+    let out = clflow(
+        data.path(),
+        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
+    assert_eq!(run["outputs"]["elements"], 768 + 512);
+    // Both are two operations a work-item, the explicit one a multiply and
+    // an add of its own.
+    let counted = clflow(
+        data.path(),
+        &[
+            "count",
+            manifest.to_str().unwrap(),
+            "--ops",
+            "fp32",
+            "--json",
+        ],
+    );
+    assert_eq!(counted.status.code(), Some(0), "{}", text(&counted.stderr));
+    let counts: Value = serde_json::from_slice(&counted.stdout).unwrap();
+    assert_eq!(counts["W"]["fp32"], 256 * 4, "{counts}");
+    assert_eq!(counts["ops"]["OpFMul"]["float"], 256, "{counts}");
+    assert_eq!(counts["ops"]["OpFAdd"]["float"], 256, "{counts}");
+}

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Bumped whenever the pipeline changes what it produces, so that entries
 /// built by an older clflow are never served.
-pub const PIPELINE_VERSION: &str = "clflow-compile/14";
+pub const PIPELINE_VERSION: &str = "clflow-compile/15";
 
 const ENTRY_FORMAT: &str = "clflow-spirv-cache 1";
 

@@ -34,7 +34,7 @@
 
 use crate::loop_locations::drop_location_only_loops;
 use crate::tools::{render, Tool};
-use crate::translatable::{freezes_as_copies, narrow_switches_widened};
+use crate::translatable::{explicit_mads_unfused, freezes_as_copies, narrow_switches_widened};
 use crate::CompileError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -335,7 +335,8 @@ impl Pipeline<'_> {
     /// clang with `flags` to LLVM bitcode at `bitcode`; returns clang's
     /// warnings. By way of IR text, which opt-15 then assembles: its
     /// freezes written as copies ([`freezes_as_copies`]), its switches on
-    /// narrow integers widened ([`narrow_switches_widened`]) and, with line
+    /// narrow integers widened ([`narrow_switches_widened`]), its explicit
+    /// `mad` calls unfused ([`explicit_mads_unfused`]) and, with line
     /// tables, its location-only loop nodes dropped
     /// ([`drop_location_only_loops`]).
     fn clang_to_bitcode(&self, flags: &[&str], bitcode: &Path) -> Result<String, CompileError> {
@@ -364,6 +365,12 @@ impl Pipeline<'_> {
         if let Some(widened) = narrow_switches_widened(&ir) {
             (self.trace)("widened -O2's switches on narrow integers to 32 bits (llvm-spirv-15 rejects their types)");
             ir = widened;
+        }
+        if let Some(unfused) = explicit_mads_unfused(&ir) {
+            (self.trace)(
+                "wrote explicit mad() calls as a multiply then an add, as the device rounds them",
+            );
+            ir = unfused;
         }
         if self.lines {
             ir = drop_location_only_loops(&ir);

@@ -13,6 +13,12 @@
 //!   such types ("InvalidBitWidth"). The truncation becomes the `&` the
 //!   source wrote (or one that changes no value) and the switch takes the
 //!   32-bit value, its cases the same values.
+//!
+//! And one rewrite for the device's sake: an explicit float `mad(a, b, c)`
+//! becomes `a * b` then `+ c`, each rounded. OpenCL lets `mad` round either
+//! way, and llvm-spirv writes it and a contracted `a * b + c` as the same
+//! instruction; runtimes (PoCL among them) round an explicit `mad` twice
+//! and fuse a contracted one, so the interpreter does each as they do.
 
 /// The LLVM IR text with each `%v = freeze T x` written `%v = bitcast T x
 /// to T`, or `None` where there is none. A freeze this cannot read (of an
@@ -111,6 +117,124 @@ pub fn narrow_switches_widened(ir: &str) -> Option<String> {
     Some(out)
 }
 
+/// The LLVM IR text with each call of a float `mad` overload written as an
+/// `fmul` and an `fadd` (its fast-math flags on both), or `None` where
+/// there is none.
+pub fn explicit_mads_unfused(ir: &str) -> Option<String> {
+    if !ir.contains("@_Z3mad") {
+        return None;
+    }
+    let mut out = String::with_capacity(ir.len() + 256);
+    let mut changed = false;
+    for line in ir.split_inclusive('\n') {
+        match unfused_mad(line) {
+            Some(pair) => {
+                out.push_str(&pair);
+                changed = true;
+            }
+            None => out.push_str(line),
+        }
+    }
+    changed.then_some(out)
+}
+
+/// One line's `%r = call spir_func float @_Z3madfff(float noundef %a,
+/// float noundef %b, float noundef %c) #3, !dbg !7` as `%clflow.mad.r =
+/// fmul float %a, %b, !dbg !7` and `%r = fadd float %clflow.mad.r, %c,
+/// !dbg !7`.
+fn unfused_mad(line: &str) -> Option<String> {
+    let (head, rest) = line.split_once(" = ")?;
+    let (call, callee) = rest.split_once(" @_Z3mad")?;
+    let mut words = call.split(' ');
+    words.find(|w| *w == "call")?;
+    const FLAGS: [&str; 8] = [
+        "fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc",
+    ];
+    let flags: String = words
+        .filter(|w| FLAGS.contains(w))
+        .map(|w| format!(" {w}"))
+        .collect();
+    let (mangled, after) = callee.split_once('(')?;
+    let ty = mad_type(mangled)?;
+    let (args, tail) = split_call_args(after)?;
+    // Each argument is `TYPE [noundef] VALUE`.
+    let values: Vec<&str> = args
+        .iter()
+        .map(|arg| {
+            let value = arg.trim().strip_prefix(ty.as_str())?.trim_start();
+            Some(value.strip_prefix("noundef ").unwrap_or(value))
+        })
+        .collect::<Option<_>>()?;
+    let [a, b, c] = values[..] else {
+        return None;
+    };
+    // Past the call: its attribute group (`#3`), then attachments.
+    let tail = tail.trim_start();
+    let tail = match tail.strip_prefix('#') {
+        Some(group) => group.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => tail,
+    };
+    let (_, attachments) = split_attachments(tail);
+    let attached = attachments.trim_end_matches(['\n', '\r']);
+    let eol = &attachments[attached.len()..];
+    let indent = &head[..head.len() - head.trim_start().len()];
+    let result = head.trim_start();
+    let product = format!("%clflow.mad.{}", result.trim_start_matches('%'));
+    Some(format!(
+        "{indent}{product} = fmul{flags} {ty} {a}, {b}{attached}\n\
+         {indent}{result} = fadd{flags} {ty} {product}, {c}{attached}{eol}"
+    ))
+}
+
+/// The LLVM type of a float `mad` overload's mangled name past `_Z3mad`:
+/// `fff` is `float`, `Dv4_dS_S_` is `<4 x double>`; `None` for others.
+fn mad_type(mangled: &str) -> Option<String> {
+    let scalar = |code: &str| match code {
+        "f" => Some("float"),
+        "d" => Some("double"),
+        "Dh" => Some("half"),
+        _ => None,
+    };
+    if let Some(vector) = mangled.strip_prefix("Dv") {
+        let (lanes, rest) = vector.split_once('_')?;
+        let lanes: u32 = lanes.parse().ok()?;
+        let code = rest.strip_suffix("S_S_")?;
+        return Some(format!("<{lanes} x {}>", scalar(code)?));
+    }
+    let code = match mangled {
+        "fff" => "f",
+        "ddd" => "d",
+        "DhDhDh" => "Dh",
+        _ => return None,
+    };
+    scalar(code).map(str::to_string)
+}
+
+/// A call's arguments, split at the commas outside any brackets, and the
+/// text after its closing parenthesis.
+fn split_call_args(text: &str) -> Option<(Vec<&str>, &str)> {
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut args = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '[' | '{' | '(' => depth += 1,
+            '>' | ']' | '}' => depth = depth.checked_sub(1)?,
+            ')' if depth == 0 => {
+                args.push(&text[start..i]);
+                return Some((args, &text[i + 1..]));
+            }
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// An instruction's text and what follows it: its `, !dbg !7` attachments
 /// and the line's end.
 fn split_attachments(text: &str) -> (&str, &str) {
@@ -161,6 +285,37 @@ fn function_truncations<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_explicit_mad_becomes_a_multiply_then_an_add_with_its_attachments() {
+        let ir =
+            "  %13 = tail call spir_func float @_Z3madfff(float noundef %6, float noundef %9, \
+                  float noundef %12) #3, !dbg !40\n  ret void\n";
+        assert_eq!(
+            explicit_mads_unfused(ir).unwrap(),
+            "  %clflow.mad.13 = fmul float %6, %9, !dbg !40\n  \
+             %13 = fadd float %clflow.mad.13, %12, !dbg !40\n  ret void\n"
+        );
+    }
+
+    #[test]
+    fn a_vector_mad_keeps_its_constant_operands_and_fast_math_flags() {
+        let ir = "  %v = call fast spir_func <2 x double> @_Z3madDv2_dS_S_(<2 x double> %a, \
+                  <2 x double> <double 1.0, double 2.0>, <2 x double> noundef %c) #4";
+        assert_eq!(
+            explicit_mads_unfused(ir).unwrap(),
+            "  %clflow.mad.v = fmul fast <2 x double> %a, <double 1.0, double 2.0>\n  \
+             %v = fadd fast <2 x double> %clflow.mad.v, %c"
+        );
+    }
+
+    #[test]
+    fn other_calls_and_a_contracted_multiply_add_stay() {
+        let ir = "  %1 = tail call float @llvm.fmuladd.f32(float %a, float %b, float %c)\n\
+                  %2 = call spir_func i32 @_Z5mad24iii(i32 %x, i32 %y, i32 %z)\n\
+                  declare spir_func float @_Z3madfff(float noundef, float noundef, float noundef)\n";
+        assert_eq!(explicit_mads_unfused(ir), None);
+    }
 
     #[test]
     fn scalar_and_vector_freezes_become_copies_with_their_attachments() {

@@ -25,29 +25,40 @@ pub fn clflow(data_dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Gives `data_dir` device 0's quick profile (peaks and costs), measured
-/// once per test process: tests that need a profile but do not test how it
-/// is measured share one where they run in one process (`cargo test`)
-/// instead of each benchmarking the device.
+/// once per test run: tests that need a profile but do not test how it is
+/// measured share one instead of each benchmarking the device.
 pub fn with_quick_profile(data_dir: &Path) {
-    static MEASURED: OnceLock<PathBuf> = OnceLock::new();
-    let measured = MEASURED.get_or_init(|| {
-        // Under the target directory, where a test run's leftovers belong;
-        // its own, as test processes may run at once.
-        let dir = tempfile::Builder::new()
-            .prefix("quick-profile-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap()
-            .keep();
-        let out = clflow(&dir, &["-q", "bench", "--device", "0", "--quick"]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        dir
-    });
-    let (from, to) = (measured.join("measured"), data_dir.join("measured"));
+    let (from, to) = (quick_profile().join("measured"), data_dir.join("measured"));
     std::fs::create_dir_all(&to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
+}
+
+/// The data directory holding this run's quick profile: one per nextest
+/// run (whose test processes wait on a lock while the first measures), one
+/// per process under `cargo test`.
+fn quick_profile() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let run = std::env::var("NEXTEST_RUN_ID")
+            .unwrap_or_else(|_| format!("process-{}", std::process::id()));
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("quick-profiles");
+        std::fs::create_dir_all(&root).unwrap();
+        let lock = std::fs::File::create(root.join("lock")).unwrap();
+        lock.lock().unwrap();
+        let dir = root.join(run);
+        if !dir.join("measured").is_dir() {
+            let partial = dir.with_extension("partial");
+            let _ = std::fs::remove_dir_all(&partial);
+            std::fs::create_dir_all(&partial).unwrap();
+            let out = clflow(&partial, &["-q", "bench", "--device", "0", "--quick"]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            std::fs::rename(&partial, &dir).unwrap();
+        }
+        dir
+    })
 }
 
 pub fn text(bytes: &[u8]) -> String {
