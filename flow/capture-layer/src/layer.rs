@@ -1183,16 +1183,39 @@ unsafe fn read_buffer(
             return Some(data);
         }
     }
+    let copy = target().clEnqueueCopyBuffer?;
+    read_through_scratch(queue, handle as cl_mem, bytes, |scratch| {
+        copy(
+            queue,
+            handle as cl_mem,
+            scratch,
+            0,
+            0,
+            bytes as usize,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    })
+}
+
+/// `bytes` that `copy` puts in a scratch buffer of `mem`'s context, read
+/// back by the host; the scratch is released either way.
+unsafe fn read_through_scratch(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    bytes: u64,
+    copy: impl FnOnce(cl_mem) -> cl_int,
+) -> Option<Vec<u8>> {
     let t = target();
-    let (info, create, copy, release) = (
+    let (info, create, release) = (
         t.clGetMemObjectInfo?,
         t.clCreateBuffer?,
-        t.clEnqueueCopyBuffer?,
         t.clReleaseMemObject?,
     );
     let mut context: cl_context = std::ptr::null_mut();
     let status = info(
-        handle as cl_mem,
+        mem,
         CL_MEM_CONTEXT,
         std::mem::size_of::<cl_context>(),
         &mut context as *mut cl_context as *mut c_void,
@@ -1214,18 +1237,7 @@ unsafe fn read_buffer(
     if created != CL_SUCCESS || scratch.is_null() {
         return None;
     }
-    let copied = copy(
-        queue,
-        handle as cl_mem,
-        scratch,
-        0,
-        0,
-        bytes as usize,
-        0,
-        std::ptr::null(),
-        std::ptr::null_mut(),
-    );
-    let data = match copied {
+    let data = match copy(scratch) {
         CL_SUCCESS => read_plain(queue, scratch, bytes),
         _ => None,
     };
@@ -1251,25 +1263,47 @@ unsafe fn read_plain(queue: cl_command_queue, mem: cl_mem, bytes: u64) -> Option
     (status == CL_SUCCESS).then_some(data)
 }
 
-/// An image's texels, tightly packed, read once the queue is idle.
+/// An image's texels, tightly packed, read once the queue is idle. One the
+/// host may not read (`CL_MEM_HOST_NO_ACCESS`, `CL_MEM_HOST_WRITE_ONLY`),
+/// or one a read is refused for, is copied on the device into a scratch
+/// buffer, which holds the texels packed the same way.
 unsafe fn read_image(queue: cl_command_queue, handle: usize, image: &Image) -> Option<Vec<u8>> {
-    let read = target().clEnqueueReadImage?;
-    let mut data = vec![0u8; image.bytes() as usize];
+    let t = target();
+    let (read, copy) = (t.clEnqueueReadImage?, t.clEnqueueCopyImageToBuffer?);
     let (origin, region) = ([0usize; 3], image.region());
-    let status = read(
-        queue,
-        handle as cl_mem,
-        CL_TRUE,
-        origin.as_ptr(),
-        region.as_ptr(),
-        0,
-        0,
-        data.as_mut_ptr() as *mut c_void,
-        0,
-        std::ptr::null(),
-        std::ptr::null_mut(),
-    );
-    (status == CL_SUCCESS).then_some(data)
+    let hidden = image.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0;
+    if !hidden {
+        let mut data = vec![0u8; image.bytes() as usize];
+        let status = read(
+            queue,
+            handle as cl_mem,
+            CL_TRUE,
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            data.as_mut_ptr() as *mut c_void,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
+        if status == CL_SUCCESS {
+            return Some(data);
+        }
+    }
+    read_through_scratch(queue, handle as cl_mem, image.bytes(), |scratch| {
+        copy(
+            queue,
+            handle as cl_mem,
+            scratch,
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    })
 }
 
 /// The kernel time of a completed launch's event, where its queue profiles.

@@ -1149,21 +1149,23 @@ fn a_captured_buffer_nobody_wrote_is_undefined_to_the_kernel() {
 /// the device. A launch whose data is lost is then reported on its own line
 /// while the others are still counted, and the count fails at the end.
 #[test]
-fn a_host_no_access_buffer_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
+fn host_no_access_memory_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
     layer_is_built();
     let data = tempfile::tempdir().unwrap();
     let app = host(data.path(), "quirks");
     let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // Weights summing to 1 keep the sum 8 x (0 + ... + 7); 0.5 x (0 + ... +
-    // 63); the 12 bytes past the last whole uint4 are left alone.
+    // 63); the 12 bytes past the last whole uint4 are left alone; 64 x 255
+    // - 3 x (0 + ... + 63).
     assert!(
-        text(&out.stdout).contains("quirks: blurred 224.00, offsets 1008.00, 12 bytes left"),
+        text(&out.stdout)
+            .contains("quirks: blurred 224.00, offsets 1008.00, 12 bytes left, inverse 10272"),
         "{}",
         text(&out.stdout)
     );
     let sequence = |kernel: &str| {
-        ["blur", "offset", "bzero4"]
+        ["blur", "offset", "bzero4", "invert"]
             .iter()
             .position(|k| *k == kernel)
     };
@@ -1181,7 +1183,7 @@ fn a_host_no_access_buffer_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
         .iter()
         .map(|l| l["kernel"].as_str().unwrap())
         .collect();
-    assert_eq!(kernels, ["blur", "offset", "bzero4"]);
+    assert_eq!(kernels, ["blur", "offset", "bzero4", "invert"]);
     for launch in launches {
         assert_eq!(launch["status"], "counted", "{launch}");
         assert_eq!(launch["outputs_match"], true, "{launch}");
@@ -1207,7 +1209,7 @@ fn a_host_no_access_buffer_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
     assert_eq!(damaged.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("launch-000000.toml (launch 0, blur #0): ")
-            && stderr.contains("1 of 3 launches could not be counted"),
+            && stderr.contains("1 of 4 launches could not be counted"),
         "{stderr}"
     );
     let counted: serde_json::Value = serde_json::from_slice(&damaged.stdout).unwrap();
@@ -1224,8 +1226,9 @@ fn a_host_no_access_buffer_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
     assert!(launches[0].get("W").is_none());
     assert_eq!(launches[1]["status"], "counted");
     assert_eq!(launches[2]["status"], "counted");
-    assert_eq!(counted["totals"]["launches"], 2);
-    assert_eq!(counted["totals"]["Q"]["store_bytes"], 64 * 4 + 24_576);
+    assert_eq!(launches[3]["status"], "counted");
+    assert_eq!(counted["totals"]["launches"], 3);
+    assert_eq!(counted["totals"]["Q"]["store_bytes"], 2 * 64 * 4 + 24_576);
 }
 
 /// An application with a kernel cache of its own makes its program from a
