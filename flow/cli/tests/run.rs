@@ -42,6 +42,19 @@ fn write_two_faced_kernel(dir: &Path, broken: bool) -> PathBuf {
     manifest
 }
 
+/// `clflow run MANIFEST` on device 0: it succeeds and the device's output
+/// buffers equal the interpreter's; the comparison.
+fn agreeing_outputs(data_dir: &Path, manifest: &Path) -> Value {
+    let out = clflow(
+        data_dir,
+        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
+    run["outputs"].clone()
+}
+
 #[test]
 fn vadd_is_timed_and_agrees_with_the_interpreter() {
     let data = tempfile::tempdir().unwrap();
@@ -271,15 +284,9 @@ fn a_vector_chosen_by_one_lanes_compare_agrees_with_the_device() {
          [[arg]]\ntype = \"float\"\nvalue = 0.25\n",
     )
     .unwrap();
-    let out = clflow(
-        data.path(),
-        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
+    let outputs = agreeing_outputs(data.path(), &manifest);
     // Every float4 of both buffers compared: 257 in, 256 out.
-    assert_eq!(run["outputs"]["elements"], 257 + 256);
+    assert_eq!(outputs["elements"], 257 + 256);
 }
 
 #[test]
@@ -304,14 +311,8 @@ fn an_explicit_mad_and_a_contracted_multiply_add_round_as_the_device_does() {
          [[arg]]\ntype = \"uint\"\ncount = 512\naccess = \"wo\"\n",
     )
     .unwrap();
-    let out = clflow(
-        data.path(),
-        &["run", manifest.to_str().unwrap(), "--device", "0", "--json"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(run["outputs"]["verdict"], "agree", "{}", run["outputs"]);
-    assert_eq!(run["outputs"]["elements"], 768 + 512);
+    let outputs = agreeing_outputs(data.path(), &manifest);
+    assert_eq!(outputs["elements"], 768 + 512);
     // Both are two operations a work-item, the explicit one a multiply and
     // an add of its own.
     let counted = clflow(

@@ -28,12 +28,18 @@ pub fn freezes_as_copies(ir: &str) -> Option<String> {
     if !ir.contains(" = freeze ") {
         return None;
     }
-    let mut out = String::with_capacity(ir.len() + 64);
+    rewrite_lines(ir, as_copy)
+}
+
+/// The text with each line `rewrite` takes replaced by what it returns, or
+/// `None` where it takes none.
+fn rewrite_lines(ir: &str, rewrite: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let mut out = String::with_capacity(ir.len() + 256);
     let mut changed = false;
     for line in ir.split_inclusive('\n') {
-        match as_copy(line) {
-            Some(copy) => {
-                out.push_str(&copy);
+        match rewrite(line) {
+            Some(new) => {
+                out.push_str(&new);
                 changed = true;
             }
             None => out.push_str(line),
@@ -124,18 +130,7 @@ pub fn explicit_mads_unfused(ir: &str) -> Option<String> {
     if !ir.contains("@_Z3mad") {
         return None;
     }
-    let mut out = String::with_capacity(ir.len() + 256);
-    let mut changed = false;
-    for line in ir.split_inclusive('\n') {
-        match unfused_mad(line) {
-            Some(pair) => {
-                out.push_str(&pair);
-                changed = true;
-            }
-            None => out.push_str(line),
-        }
-    }
-    changed.then_some(out)
+    rewrite_lines(ir, unfused_mad)
 }
 
 /// One line's `%r = call spir_func float @_Z3madfff(float noundef %a,
