@@ -1231,6 +1231,68 @@ fn host_no_access_memory_a_null_cl_mem_and_an_uneven_buffer_are_captured() {
     assert_eq!(counted["totals"]["Q"]["store_bytes"], 2 * 64 * 4 + 24_576);
 }
 
+/// Image writes past the edge of an NDRange rounded up, and reads outside
+/// an image with no address mode: OpenCL leaves both undefined. The count
+/// goes through them as PoCL does (writes dropped, reads (0,0,0,0)), so its
+/// outputs equal the device's, reports each with its source line and
+/// work-items, and does not fail.
+#[test]
+fn undefined_image_accesses_are_reported_and_the_count_goes_on() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host(data.path(), "edges");
+    let (out_dir, out) = capture(data.path(), &[], &[app.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // 60 texels of (10, 20, 30, 40) + (x + y) each; 42 of 60 mask reads
+    // inside, alpha 1.
+    assert!(
+        text(&out.stdout).contains("edges: padded 7680, blended 4200"),
+        "{}",
+        text(&out.stdout)
+    );
+    let counted = clflow(data.path(), &["count", out_dir.to_str().unwrap()]);
+    let stderr = text(&counted.stderr);
+    assert_eq!(counted.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "program-0.cl:3:3: kernel `pad`, work-item (0,6,0): OpImageWrite in `pad`: image write \
+             at (0, 6) outside the 10×6 image, which OpenCL leaves undefined; dropped, as PoCL \
+             does (68 work-items did so: (0,6,0), (0,7,0), (1,6,0), (1,7,0), …)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "program-0.cl:8:18: kernel `blend`, work-item (0,0,0): OpImageSampleExplicitLod"
+        ) && stderr.contains(
+            "image read at (-3, 0) outside the 10×6 image with no address mode \
+             (CLK_ADDRESS_NONE), which OpenCL leaves undefined; read as (0,0,0,0), as PoCL does \
+             (18 work-items did so"
+        ),
+        "{stderr}"
+    );
+    let counted = count_json(data.path(), &out_dir, &["--ops", "all"]);
+    let launches = counted["launches"].as_array().unwrap();
+    for launch in launches {
+        assert_eq!(launch["status"], "counted", "{launch}");
+        assert_eq!(launch["outputs_match"], true, "{launch}");
+        assert_eq!(launch["faults"][0]["kind"], "undefined", "{launch}");
+    }
+    // pad: 128 work-items add 5 lanes each, 60 of them store a 4-byte
+    // texel; blend: 60 work-items subtract the offset (2 lanes), index
+    // (multiply, add), scale and convert, 42 texels read, 60 uints stored.
+    let wq = |k: usize| {
+        let l = &launches[k];
+        (
+            l["W"]["total"].as_u64().unwrap(),
+            l["Q"]["load_bytes"].as_u64().unwrap(),
+            l["Q"]["store_bytes"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(wq(0), (640, 0, 60 * 4));
+    assert_eq!(wq(1), (60 * 6, 42 * 4, 60 * 4));
+}
+
 /// An application with a kernel cache of its own makes its program from a
 /// device binary, which holds no source: its launch is left out, saying
 /// how to get it. `--from-source` refuses the binary as a device refuses

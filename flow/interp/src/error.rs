@@ -75,8 +75,8 @@ pub enum TrapKind {
     /// that pass an async copy different arguments).
     Collective(String),
     /// An image read or write OpenCL leaves undefined or clflow does not
-    /// run (a coordinate outside the image without a clamping sampler, a
-    /// format the read's type does not match).
+    /// run (a format the read's type does not match, repeat addressing of
+    /// unnormalized coordinates).
     Image(String),
     /// An async copy whose event the work-group never waited for.
     EventNotWaited,
@@ -87,6 +87,11 @@ pub enum TrapKind {
     },
     /// An undefined value used (`RunOptions::uninit`): the work-item goes on.
     Uninit(crate::exec::Use),
+    /// Undefined behaviour the run goes through as the device does (an
+    /// image write outside the image is dropped, a read outside it under
+    /// `CLK_ADDRESS_NONE` is (0,0,0,0)): the work-item goes on, and
+    /// `RunResult::faults` reports it, as the bug in the kernel it is.
+    Undefined(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,6 +198,7 @@ impl TrapKind {
             TrapKind::Image(_) => 10,
             TrapKind::EventNotWaited => 11,
             TrapKind::IndexOutOfBounds { .. } => 12,
+            TrapKind::Undefined(_) => 13,
             TrapKind::Uninit(how) => 16 + *how as u8,
         }
     }
@@ -222,6 +228,7 @@ impl fmt::Display for TrapKind {
                  its data may not have arrived when it is used"
             ),
             TrapKind::Image(what) => write!(f, "image: {what}"),
+            TrapKind::Undefined(what) => f.write_str(what),
             TrapKind::Uninit(how) => f.write_str(how.describe()),
             TrapKind::IndexOutOfBounds { index, array } => write!(
                 f,

@@ -225,10 +225,12 @@ pub struct RunResult {
     /// printed: work-groups in linear order, and within a group its
     /// work-items in linear local id order, whatever the threads.
     pub printed: Vec<Printed>,
-    /// With `RunOptions::keep_going`, the faults the run went on after: one
-    /// per instruction and kind of fault, its first work-item's (the
-    /// lowest work-group's), with how many work-items it stopped; in the
-    /// order of the work-groups they first stopped.
+    /// The faults the run went on after (with `RunOptions::keep_going`,
+    /// those that stop a work-item; always, the undefined behaviour it went
+    /// through, `TrapKind::Undefined`): one per instruction and kind of
+    /// fault, its first work-item's (the lowest work-group's), with how
+    /// many work-items it stopped or how often it was made; in the order of
+    /// the work-groups they first stopped.
     pub faults: Vec<KeptFault>,
     /// Where `RunOptions::sample` asked for one, how the counts were
     /// extrapolated, and the intervals on W and Q.

@@ -1,6 +1,7 @@
 //! Image kernels: reads through samplers (nearest and linear, every
 //! addressing mode the tests name), writes, queries, the texel traffic
-//! they count, and the errors of reads OpenCL leaves undefined.
+//! they count, the errors of what clflow does not run, and what OpenCL
+//! leaves undefined run as PoCL runs it.
 
 mod common;
 
@@ -256,14 +257,18 @@ fn integer_images_saturate_and_answer_queries() {
 }
 
 #[test]
-fn a_read_outside_the_image_without_a_sampler_is_an_error() {
+fn reads_and_writes_outside_the_image_go_on_as_pocl_runs_them_and_are_kept() {
+    // Work-item 3 reads past the edge (no sampler: CLK_ADDRESS_NONE);
+    // work-items 2 and 3 write past it.
     let source = r#"
-__kernel void past(read_only image1d_t src, __global float4 *out) {
+__kernel void past(read_only image1d_t src, write_only image1d_t dst, __global float4 *out) {
     int i = get_global_id(0);
     out[i] = read_imagef(src, i + 1);
+    write_imagef(dst, i + 2, (float4)(i));
 }
 "#;
-    let error = run(
+    let texels: Vec<f32> = (0..16).map(|k| 1.0 + k as f32).collect();
+    let result = run(
         source,
         "past",
         &[4],
@@ -271,21 +276,69 @@ __kernel void past(read_only image1d_t src, __global float4 *out) {
         vec![
             image(
                 ImageDim::Image1d,
-                "RGBA/HALF_FLOAT",
+                "RGBA/FLOAT",
                 &[4],
                 Access::ReadOnly,
-                vec![0; 32],
+                texels.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            image(
+                ImageDim::Image1d,
+                "RGBA/FLOAT",
+                &[4],
+                Access::WriteOnly,
+                vec![0; 64],
             ),
             f32s(&[0.0; 16]),
         ],
     )
-    .unwrap_err()
-    .to_string();
-    assert!(error.contains("work-item (3,0,0)"), "{error}");
-    assert!(
-        error.contains("coordinate 4 lies outside the image"),
-        "{error}"
+    .unwrap();
+    // The read outside is (0,0,0,0), alpha included, as PoCL reads it.
+    let mut expected = texels[4..].to_vec();
+    expected.extend([0.0; 4]);
+    assert_eq!(floats(output(&result, 2)), expected);
+    // The writes outside are dropped; texels 2 and 3 hold work-items 0, 1.
+    let written = floats(output(&result, 1));
+    let expected: Vec<f32> = [0.0; 12].into_iter().chain([1.0; 4]).collect();
+    assert_eq!(written, expected);
+    // Neither touches memory: 3 texels read, 2 written (16 bytes each),
+    // beside the 4 float4 stores to `out`.
+    assert_eq!(result.counts.traffic.bytes[0], [3 * 16, 4 * 16 + 2 * 16]);
+    let faults: Vec<(String, u64, Vec<[u64; 3]>)> = result
+        .faults
+        .iter()
+        .map(|f| (f.trap.kind.to_string(), f.count, f.work_items.clone()))
+        .collect();
+    assert_eq!(
+        faults,
+        [
+            (
+                "image read at (4) outside the 4 image with no address mode (CLK_ADDRESS_NONE), \
+                 which OpenCL leaves undefined; read as (0,0,0,0), as PoCL does"
+                    .to_string(),
+                1,
+                vec![[3, 0, 0]]
+            ),
+            (
+                "image write at (4) outside the 4 image, which OpenCL leaves undefined; dropped, \
+                 as PoCL does"
+                    .to_string(),
+                2,
+                vec![[2, 0, 0], [3, 0, 0]]
+            ),
+        ]
     );
+}
+
+#[test]
+fn a_linear_read_under_no_address_mode_weighs_texels_outside_as_zero() {
+    // (3.75, 0.5): i0 = 3, i1 = 4 (outside), a = 0.25: 0.75 · 3 + 0.25 · 0,
+    // and alpha 0.75 · 1 + 0.25 · 0, as PoCL computes it.
+    let got = sample(
+        sampler(false, AddressMode::None, FilterMode::Linear),
+        &[(3.75, 0.5), (1.5, 2.5)],
+    );
+    assert_eq!(&got[..4], &[2.25, 0.0, 0.0, 0.75]);
+    assert_eq!(&got[4..], &[21.0, 0.0, 0.0, 1.0]);
 }
 
 #[test]

@@ -217,14 +217,19 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .float_ceiling();
 
     let plan = TimingPlan::lasting(args.min_time);
-    // A kernel's faults fail the analysis; its runs and report go on.
+    // A kernel's faults fail the analysis (but undefined behaviour the
+    // count went through, which it reports); its runs and report go on.
     let mut failures: Vec<Error> = kernels
         .iter()
         .flat_map(|k| {
-            k.faults.iter().map(|f| {
+            k.faults.iter().filter_map(|f| {
                 let line = f.describe(&k.launch.kernel);
+                if !f.fails() {
+                    observer.note(format!("clflow: warning: {line}"));
+                    return None;
+                }
                 observer.note(format!("clflow: fault: {line}"));
-                Error::analysis(line)
+                Some(Error::analysis(line))
             })
         })
         .collect();

@@ -869,7 +869,8 @@ pub struct LaunchCount {
     /// What the kernel printed (printf) as the interpreter ran it.
     #[serde(skip)]
     pub printed: Vec<u8>,
-    /// What the checkers `--detect` asked for found.
+    /// The faults that stopped work-items, the undefined behaviour the
+    /// count went through, and what the checkers `--detect` asked for found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::detect::Fault>,
 }
@@ -1032,9 +1033,9 @@ fn count_launch(
         kernel: launch.kernel.clone(),
         index: launch.index,
         manifest: launch.manifest.clone(),
-        status: match faults.is_empty() {
-            true => LaunchStatus::Counted,
-            false => LaunchStatus::Faulted,
+        status: match faults.iter().any(crate::detect::Fault::fails) {
+            false => LaunchStatus::Counted,
+            true => LaunchStatus::Faulted,
         },
         error: None,
         w: Some(report.w),

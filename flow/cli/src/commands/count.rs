@@ -280,10 +280,17 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
             print!("\n{}", render_lines(&counts, &read, &caches));
         }
     }
-    // Every fault but the first, which the failure says last; even -q
-    // shows them.
-    let listed = faults.iter().skip(1).map(|f| f.describe(&kernel));
-    list_faults(listed, args.max_faults - 1);
+    // Undefined behaviour the count went through, then every fault but
+    // the first, which the failure says last; even -q shows them.
+    let listed = |fails: bool| {
+        let kernel = &kernel;
+        faults
+            .iter()
+            .filter(move |f| f.fails() == fails)
+            .map(move |f| f.describe(kernel))
+    };
+    list_faults(listed(false), args.max_faults, "warning");
+    list_faults(listed(true).skip(1), args.max_faults - 1, "fault");
     match detect::failure(&kernel, &faults) {
         Some(failure) => Err(failure),
         None => Ok(()),
@@ -386,12 +393,13 @@ fn count_capture(
     let options = run_options(args, ops);
     let detect = args.detect.unwrap_or_default();
     let counted = capture::count_capture(&args.manifest, ops, &options, detect, session)?;
-    // A sampled launch's outputs are partial: not compared.
-    let wrong: Vec<&capture::LaunchCount> = counted
+    // A sampled launch's outputs are partial: not compared. A launch that
+    // went through undefined behaviour may differ from the device.
+    let (wrong, explained): (Vec<&capture::LaunchCount>, Vec<_>) = counted
         .launches
         .iter()
         .filter(|l| l.status.is_counted() && !l.outputs_match && l.sample.is_none())
-        .collect();
+        .partition(|l| l.faults.iter().all(|f| f.fails()));
     for launch in counted.not_counted() {
         verbosity.say(
             Level::Error,
@@ -418,6 +426,17 @@ fn count_capture(
             );
         }
     }
+    for launch in &explained {
+        if let Some(difference) = &launch.difference {
+            verbosity.note(format!(
+                "clflow: warning: {} (launch {}): {}: the kernel's undefined behaviour (below) \
+                 leaves the outputs to the device",
+                launch.manifest,
+                launch.sequence,
+                describe_difference(difference)
+            ));
+        }
+    }
     for launch in &counted.launches {
         print_kernel_output(&launch.printed, args.json)?;
     }
@@ -426,15 +445,27 @@ fn count_capture(
     } else {
         print!("{}", render_capture(&counted));
     }
-    let faulty = counted.launches.iter().filter(|l| !l.faults.is_empty());
-    let listed = faulty.clone().flat_map(|launch| {
-        launch.faults.iter().map(|fault| {
+    let faulty = counted
+        .launches
+        .iter()
+        .filter(|l| l.faults.iter().any(Fault::fails));
+    let listed = |fails: bool| {
+        counted.launches.iter().flat_map(move |launch| {
             let (manifest, sequence) = (&launch.manifest, launch.sequence);
-            let fault = fault.describe(&launch.kernel);
-            format!("{manifest} (launch {sequence}): {fault}")
+            launch
+                .faults
+                .iter()
+                .filter(move |f| f.fails() == fails)
+                .map(move |f| {
+                    format!(
+                        "{manifest} (launch {sequence}): {}",
+                        f.describe(&launch.kernel)
+                    )
+                })
         })
-    });
-    list_faults(listed, args.max_faults);
+    };
+    list_faults(listed(false), args.max_faults, "warning");
+    list_faults(listed(true), args.max_faults, "fault");
     let launches = counted.launches.len();
     let not_counted = counted.not_counted().count();
     // A launch that faulted is expected to differ from the device.
@@ -457,20 +488,20 @@ fn count_capture(
     }
 }
 
-/// Writes the first `max` of `faults` to stderr, one line each (even -q
-/// shows them), and how many more there were.
-fn list_faults(faults: impl Iterator<Item = String>, max: u64) {
+/// Writes the first `max` of `faults` to stderr, one line each after
+/// `label` (even -q shows them), and how many more there were.
+fn list_faults(faults: impl Iterator<Item = String>, max: u64, label: &str) {
     let mut left_out = 0;
     for (n, fault) in faults.enumerate() {
         if (n as u64) < max {
-            eprintln!("clflow: fault: {fault}");
+            eprintln!("clflow: {label}: {fault}");
         } else {
             left_out += 1;
         }
     }
     if left_out > 0 {
         eprintln!(
-            "clflow: fault: {} more not listed (--max-faults; --json lists them all)",
+            "clflow: {label}: {} more not listed (--max-faults; --json lists them all)",
             clflow_interp::counts::group_digits(left_out)
         );
     }

@@ -5,6 +5,12 @@
 //! formulas, and writes converted with saturation and rounding to nearest
 //! even. Every texel read from or written to memory is counted as global
 //! traffic and traced like any global access.
+//!
+//! Two things OpenCL leaves undefined are common in real kernels (an
+//! NDRange rounded up past the image's edge): a write outside the image,
+//! and a read outside it under `CLK_ADDRESS_NONE`. The run goes through
+//! them as PoCL does, the write dropped and the read (0,0,0,0), and leaves
+//! a [`TrapKind::Undefined`] in `Mem::undefined` for the caller to report.
 
 use super::mem::Mem;
 use crate::bytecode::{ImageForm, ImageQuery};
@@ -17,6 +23,28 @@ use clflow_core::{
 
 fn trap(message: impl Into<String>) -> TrapKind {
     TrapKind::Image(message.into())
+}
+
+/// `300×360`: an image's extent, as many numbers as its type has.
+fn extent(desc: &ImageDesc) -> String {
+    let sizes = [desc.width, desc.height, desc.depth];
+    let parts: Vec<String> = sizes[..desc.dim.shape_len()]
+        .iter()
+        .map(u64::to_string)
+        .collect();
+    parts.join("×")
+}
+
+/// `(301, 7)` or `(300.5, 7.5)`: the coordinates an access gave.
+fn coordinates(coord: [u64; 4], n: usize, float: bool) -> String {
+    let parts: Vec<String> = coord[..n]
+        .iter()
+        .map(|&c| match float {
+            true => f32::from_bits(c as u32).to_string(),
+            false => (c as u32 as i32).to_string(),
+        })
+        .collect();
+    format!("({})", parts.join(", "))
 }
 
 impl Mem<'_, '_> {
@@ -111,16 +139,22 @@ impl Mem<'_, '_> {
             }
             Some(n) => i64::from(int(spatial)).clamp(0, n as i64 - 1),
         };
-        let border = |d: &ImageDesc| -> [u64; 4] {
+        // What a texel outside the image reads as: the border colour under
+        // `CLK_ADDRESS_CLAMP`; (0,0,0,0) under `CLK_ADDRESS_NONE`, noted.
+        let mut strayed = false;
+        let mut outside_value = || -> [u64; 4] {
             let one = if form.float_texel {
                 1f32.to_bits() as u64
             } else {
                 1
             };
-            if d.format.order.has_alpha() {
-                [0; 4]
-            } else {
-                [0, 0, 0, one]
+            match sampler.address {
+                AddressMode::None => {
+                    strayed = true;
+                    [0; 4]
+                }
+                _ if desc.format.order.has_alpha() => [0; 4],
+                _ => [0, 0, 0, one],
             }
         };
         if !form.float_coords {
@@ -134,19 +168,14 @@ impl Mem<'_, '_> {
                 let (i, n) = (i64::from(int(d)), sizes[d] as i64);
                 *a = match sampler.address {
                     AddressMode::ClampToEdge => i.clamp(0, n - 1),
-                    AddressMode::Clamp if !(0..n).contains(&i) => return Ok(border(&desc)),
-                    AddressMode::Clamp => i,
-                    AddressMode::None if !(0..n).contains(&i) => {
-                        return Err(trap(format!(
-                            "coordinate {i} lies outside the image ({} of {n}) and the read has no clamping sampler",
-                            ["width", "height", "depth"][d]
-                        )))
+                    AddressMode::Clamp | AddressMode::None if !(0..n).contains(&i) => {
+                        let value = outside_value();
+                        self.note_stray(strayed, &desc, coord, form);
+                        return Ok(value);
                     }
-                    AddressMode::None => i,
+                    AddressMode::Clamp | AddressMode::None => i,
                     AddressMode::Repeat | AddressMode::MirroredRepeat => {
-                        return Err(trap(
-                            "repeat addressing needs normalized coordinates",
-                        ))
+                        return Err(trap("repeat addressing needs normalized coordinates"))
                     }
                 };
             }
@@ -186,7 +215,9 @@ impl Mem<'_, '_> {
                 at[spatial] = layer;
             }
             if outside(&at) {
-                return Ok(border(&desc));
+                let value = outside_value();
+                self.note_stray(strayed, &desc, coord, form);
+                return Ok(value);
             }
             let raw = self.fetch(private, buffer, &desc, at, item)?;
             return Ok(convert(&desc, raw, form.float_texel));
@@ -194,7 +225,6 @@ impl Mem<'_, '_> {
         // Linear: the corners in the specification's order (x fastest), each
         // weighted by the product of (1 - a) or a per axis, left to right.
         let mut sum = [0f32; 4];
-        let border_value = border(&desc).map(|b| f32::from_bits(b as u32));
         for corner in 0..(1usize << spatial) {
             let mut at = [0i64; 3];
             let mut weight = 1f32;
@@ -209,7 +239,7 @@ impl Mem<'_, '_> {
                 at[spatial] = layer;
             }
             let texel = if outside(&at) {
-                border_value
+                outside_value().map(|b| f32::from_bits(b as u32))
             } else {
                 let raw = self.fetch(private, buffer, &desc, at, item)?;
                 convert(&desc, raw, true).map(|b| f32::from_bits(b as u32))
@@ -218,7 +248,21 @@ impl Mem<'_, '_> {
                 sum[k] += weight * texel[k];
             }
         }
+        self.note_stray(strayed, &desc, coord, form);
         Ok(sum.map(|v| v.to_bits() as u64))
+    }
+
+    /// Where a read under `CLK_ADDRESS_NONE` took a texel outside the image
+    /// (`strayed`), notes it in `undefined`.
+    fn note_stray(&mut self, strayed: bool, desc: &ImageDesc, coord: [u64; 4], form: ImageForm) {
+        if strayed {
+            self.undefined = Some(TrapKind::Undefined(format!(
+                "image read at {} outside the {} image with no address mode (CLK_ADDRESS_NONE), \
+                 which OpenCL leaves undefined; read as (0,0,0,0), as PoCL does",
+                coordinates(coord, form.coord_n as usize, form.float_coords),
+                extent(desc)
+            )));
+        }
     }
 
     /// One image write of four components (f32 bits or 32-bit integers).
@@ -250,11 +294,13 @@ impl Mem<'_, '_> {
         for d in 0..coords {
             let i = i64::from(coord[d] as u32 as i32);
             if !(0..sizes[d] as i64).contains(&i) {
-                return Err(trap(format!(
-                    "write at coordinate {i} outside the image ({} of {})",
-                    ["width", "height or layer", "depth or layer"][d],
-                    sizes[d]
+                self.undefined = Some(TrapKind::Undefined(format!(
+                    "image write at {} outside the {} image, which OpenCL leaves undefined; \
+                     dropped, as PoCL does",
+                    coordinates(coord, coords, false),
+                    extent(&desc)
                 )));
+                return Ok(());
             }
             at[d] = i;
         }
@@ -297,9 +343,8 @@ impl Mem<'_, '_> {
 
 /// The texel indices (i0, i1) and the weight `a` of i1 along one axis of
 /// `n` texels, for the float coordinate `s` (§8.2). With nearest filtering
-/// only i0 is used. Indices may lie outside the image only under
-/// `CLK_ADDRESS_CLAMP` (the border); `CLK_ADDRESS_NONE` clamps to the edge,
-/// a choice inside what OpenCL leaves undefined.
+/// only i0 is used. Indices may lie outside the image (by one) only under
+/// `CLK_ADDRESS_CLAMP` (the border) and `CLK_ADDRESS_NONE` (undefined).
 fn address(s: f32, n: i64, sampler: SamplerDesc) -> (i64, i64, f32) {
     let w = n as f32;
     let floor = |x: f32| x.floor() as i64;
@@ -340,7 +385,7 @@ fn address(s: f32, n: i64, sampler: SamplerDesc) -> (i64, i64, f32) {
         mode => {
             let u = if sampler.normalized { s * w } else { s };
             let clamp = |i: i64| match mode {
-                AddressMode::Clamp => i.clamp(-1, n),
+                AddressMode::Clamp | AddressMode::None => i.clamp(-1, n),
                 _ => i.clamp(0, n - 1),
             };
             if linear {

@@ -31,6 +31,9 @@ pub(super) struct Mem<'m, 'r> {
     pub(super) line_traffic: &'m mut [Traffic],
     pub(super) line: usize,
     pub(super) trace: Option<&'m mut Recorder<'r>>,
+    /// What the last access did that OpenCL leaves undefined and the run
+    /// went through (`TrapKind::Undefined`), for the caller to keep.
+    pub(super) undefined: Option<TrapKind>,
 }
 
 impl Mem<'_, '_> {

@@ -146,6 +146,9 @@ pub struct Runner<'a> {
     /// Where lanes go on at an instruction whose shadows they have
     /// carried already (the rest of a dispatch a stopped lane cut short).
     resume_at: Option<usize>,
+    /// What lanes did that OpenCL leaves undefined and the run went
+    /// through (`TrapKind::Undefined`), kept after each stretch.
+    undefined: Vec<LaneFault>,
 }
 
 impl<'a> Runner<'a> {
@@ -222,6 +225,7 @@ impl<'a> Runner<'a> {
                 ))
             }),
             resume_at: None,
+            undefined: Vec::new(),
             trace: outlet.map(|outlet| Recorder {
                 accesses: Vec::new(),
                 group: 0,
@@ -412,6 +416,7 @@ impl<'a> Runner<'a> {
                         Some(_) => self.execute::<true>(pc as usize, waiting),
                         None => self.execute::<false>(pc as usize, waiting),
                     };
+                    self.keep_undefined();
                     match ran {
                         Ok(()) => {}
                         Err(fault) if self.launch.keep_going && fault.2.stops_one() => {
@@ -433,6 +438,16 @@ impl<'a> Runner<'a> {
                 None if self.release_barrier()? => {}
                 None => return Ok(()),
             }
+        }
+    }
+
+    /// Keeps what lanes did that OpenCL leaves undefined (they went on).
+    fn keep_undefined(&mut self) {
+        let g = self.launch.geometry;
+        for (pc, lane, kind) in self.undefined.drain(..) {
+            let item = g.global_id(self.group, self.batch.local_id[lane]);
+            self.partial
+                .keep_fault(self.index, Fault { pc, item, kind }, 1, &[]);
         }
     }
 
@@ -543,7 +558,9 @@ impl Runner<'_> {
             line_traffic: &mut self.partial.line_traffic,
             line: 0,
             trace: self.trace.as_mut(),
+            undefined: None,
         };
+        let undefined = &mut self.undefined;
         let Batch {
             width,
             len: batch_len,
@@ -1606,6 +1623,9 @@ impl Runner<'_> {
                         let texel = mem
                             .image_read(&private[l], r!(l, image), r!(l, sampler), c, form, local_id[l])
                             .map_err(|kind| (at, l, kind))?;
+                        if let Some(kind) = mem.undefined.take() {
+                            undefined.push((at, l, kind));
+                        }
                         for (k, v) in texel.into_iter().enumerate() {
                             r!(l, dst + k as u32) = v;
                         }
@@ -1627,6 +1647,9 @@ impl Runner<'_> {
                         let value = std::array::from_fn(|k| r!(l, src + k as u32));
                         mem.image_write(&mut private[l], r!(l, image), c, value, form, local_id[l])
                             .map_err(|kind| (at, l, kind))?;
+                        if let Some(kind) = mem.undefined.take() {
+                            undefined.push((at, l, kind));
+                        }
                     })
                 }
                 Op::ImageQuery {

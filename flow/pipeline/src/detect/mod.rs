@@ -79,8 +79,10 @@ impl FromStr for Detect {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fault {
     /// `stop`: a fault that stopped its work-item (always caught; the run
-    /// went on without it); `access`, `race` or `uninit`: what `--detect`
-    /// found.
+    /// went on without it); `undefined`: what OpenCL leaves undefined and
+    /// the run went through as the device does (always caught; the only
+    /// kind that does not fail the count); `access`, `race` or `uninit`:
+    /// what `--detect` found.
     pub kind: &'static str,
     /// `write to read-only`, `read of write-only`, `data race within a
     /// work-group`, `data race across work-groups`; for a `stop`, the whole
@@ -129,6 +131,7 @@ impl Fault {
         Fault {
             kind: match trap.kind {
                 TrapKind::Uninit(_) => "uninit",
+                TrapKind::Undefined(_) => "undefined",
                 _ => "stop",
             },
             what: trap.kind.to_string(),
@@ -143,6 +146,12 @@ impl Fault {
             bytes: 0,
             other: None,
         }
+    }
+
+    /// Whether it fails the count: all do but undefined behaviour the run
+    /// went through, which the count reports and finishes.
+    pub fn fails(&self) -> bool {
+        self.kind != "undefined"
     }
 
     /// One line, as every other fault is written: where, who, what.
@@ -160,7 +169,7 @@ impl Fault {
             item_text(self.work_item),
             self.instruction
         );
-        if self.kind == "stop" || self.kind == "uninit" {
+        if matches!(self.kind, "stop" | "uninit" | "undefined") {
             let mut items: Vec<String> = self.work_items.iter().map(|i| item_text(*i)).collect();
             if self.count > items.len() as u64 {
                 items.push("…".into());
@@ -172,7 +181,12 @@ impl Fault {
                     group_digits(n),
                     items.join(", ")
                 ),
-                (n, _) => format!(" ({} such uses: {})", group_digits(n), items.join(", ")),
+                (n, "uninit") => format!(" ({} such uses: {})", group_digits(n), items.join(", ")),
+                (n, _) => format!(
+                    " ({} work-items did so: {})",
+                    group_digits(n),
+                    items.join(", ")
+                ),
             };
             return format!("{head}: {}{more}", self.what);
         }
@@ -445,9 +459,10 @@ impl AccessSink for Tee<'_> {
     }
 }
 
-/// Faults found make the analysis fail: one line each, the first as the
-/// error, all of them on the way.
+/// Faults found make the analysis fail (all but undefined behaviour the
+/// run went through, `Fault::fails`): the first as the error.
 pub fn failure(kernel: &str, faults: &[Fault]) -> Option<Error> {
+    let faults: Vec<&Fault> = faults.iter().filter(|f| f.fails()).collect();
     let first = faults.first()?;
     let more = match faults.len() {
         1 => String::new(),

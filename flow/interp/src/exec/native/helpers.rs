@@ -70,6 +70,7 @@ pub(super) extern "C" fn fault(env: *mut Env, pc: u32, pointer: u64, bytes: u64,
         line_traffic: &mut [],
         line: 0,
         trace: None,
+        undefined: None,
     };
     let kind = match mem.resolve(pointer, bytes, align) {
         Err(kind) => kind,
