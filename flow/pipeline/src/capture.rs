@@ -390,9 +390,16 @@ fn compile_program(
         .source_file
         .as_ref()
         .ok_or("the program's source was not recorded")?;
-    prepare(&raw.join(source), &program.build_options, true, session)
-        .map(|input| input.kernels)
-        .map_err(|e| e.message)
+    let warnings = crate::input::ClangWarnings::Detail;
+    prepare(
+        &raw.join(source),
+        &program.build_options,
+        true,
+        warnings,
+        session,
+    )
+    .map(|input| input.kernels)
+    .map_err(|e| e.message)
 }
 
 /// The launch's manifest, its arguments typed by the kernel's signature;
@@ -873,6 +880,12 @@ pub struct LaunchCount {
     /// count went through, and what the checkers `--detect` asked for found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::detect::Fault>,
+    /// Where the outputs differ from the device's: what the checkers for
+    /// undefined values and races (those `--detect` did not ask for) found
+    /// on a second run, the kernel's bugs that leave its outputs to the
+    /// device.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnosis: Vec<crate::detect::Fault>,
 }
 
 /// What became of one launch of a capture's count.
@@ -1027,6 +1040,10 @@ fn count_launch(
         },
         None => compare_outputs(dir, launch, &types, &result.buffers)?,
     };
+    let diagnosis = match check.matches || result.sample.is_some() {
+        true => Vec::new(),
+        false => diagnose(&manifest, detect, options, session)?,
+    };
     let report = result.counts.report(ops);
     Ok(LaunchCount {
         sequence: launch.sequence,
@@ -1046,7 +1063,45 @@ fn count_launch(
         device_ns: launch.device_ns,
         printed: result.printed_bytes(),
         faults,
+        diagnosis,
     })
+}
+
+/// A launch whose outputs differ from the device's, run again with the
+/// checkers for what leaves outputs to the device (undefined values used,
+/// races) that `detect` did not run: what they find.
+fn diagnose(
+    manifest: &Path,
+    detect: crate::detect::Detect,
+    options: &clflow_interp::RunOptions,
+    session: &Session,
+) -> crate::Result<Vec<crate::detect::Fault>> {
+    let wanted = crate::detect::Detect {
+        uninit: !detect.uninit,
+        races: !detect.races,
+        ..Default::default()
+    };
+    if wanted == crate::detect::Detect::default() {
+        return Ok(Vec::new());
+    }
+    session.observer().detail(format!(
+        "{}: outputs differ; run again with checkers",
+        manifest.display()
+    ));
+    let (input, materialised) = crate::input::prepare_manifest(manifest, "count", session)?;
+    let (_, _, found) = crate::count::interpret_checked(
+        manifest,
+        &input.module,
+        std::borrow::Cow::Owned(materialised),
+        &input.run_options(options),
+        None,
+        wanted,
+        session.observer(),
+    )?;
+    Ok(found
+        .into_iter()
+        .filter(|f| f.kind != "stop" && f.kind != "undefined")
+        .collect())
 }
 
 impl LaunchCount {
@@ -1070,6 +1125,7 @@ impl LaunchCount {
             device_ns: launch.device_ns,
             printed: Vec::new(),
             faults: Vec::new(),
+            diagnosis: Vec::new(),
         }
     }
 }

@@ -137,7 +137,13 @@ fn measure(
     recorded: &[ResultSet],
     session: &Session,
 ) -> Result<(Measurement, Vec<Entry>)> {
-    let input = input::prepare(&manifest.path, "", true, session)?;
+    let input = input::prepare(
+        &manifest.path,
+        "",
+        true,
+        input::ClangWarnings::Note,
+        session,
+    )?;
     let launch = input
         .manifest
         .as_ref()

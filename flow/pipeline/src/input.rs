@@ -53,6 +53,16 @@ pub fn is_manifest(path: &Path) -> bool {
     )
 }
 
+/// How [`prepare`] tells what clang warned of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClangWarnings {
+    /// As notes: a kernel the user wrote.
+    Note,
+    /// As details, which `-v` shows: an application's kernels, which the
+    /// user neither wrote nor can change.
+    Detail,
+}
+
 /// Loads the manifest (if `path` is one), compiles its kernel and checks the
 /// launch against the kernel's signature. `extra_options` come after the
 /// manifest's build options, so they win where both set the same thing.
@@ -60,6 +70,7 @@ pub fn prepare(
     path: &Path,
     extra_options: &str,
     use_cache: bool,
+    warnings: ClangWarnings,
     session: &Session,
 ) -> crate::Result<KernelInput> {
     let observer = session.observer();
@@ -95,7 +106,10 @@ pub fn prepare(
     }
     let compiled = compiled.map_err(|e| compile_failure(e, observer))?;
     if !compiled.warnings.is_empty() {
-        observer.note(&compiled.warnings);
+        match warnings {
+            ClangWarnings::Note => observer.note(&compiled.warnings),
+            ClangWarnings::Detail => observer.detail(&compiled.warnings),
+        }
     }
     for note in &compiled.notes {
         observer.note(format!("clflow: note: {note}"));
@@ -186,7 +200,13 @@ pub fn prepare_manifest(
         ))
         .with_hint("see kernels/*/ for example manifests"));
     }
-    let input = prepare(manifest, session.build_options(), true, session)?;
+    let input = prepare(
+        manifest,
+        session.build_options(),
+        true,
+        ClangWarnings::Note,
+        session,
+    )?;
     let launch = input
         .manifest
         .as_ref()

@@ -1,12 +1,17 @@
-/* A small OpenCL application, unaware of clflow, with the two image bugs
- * real video filters have, which OpenCL leaves undefined:
+/* A small OpenCL application, unaware of clflow, with three bugs real
+ * image filters have, which OpenCL leaves undefined:
  * - `pad` runs on an NDRange rounded up to whole 8x8 work-groups (16x8 for
  *   a 10x6 image) and writes every work-item's texel, with no bounds check;
  * - `blend` reads an alpha mask through a sampler with no address mode at
  *   coordinates shifted by an offset, so the work-items left of the offset
- *   read outside the mask.
+ *   read outside the mask;
+ * - `ridge` takes the larger of each value and its right neighbour from a
+ *   tile in local memory one wider than the work-group, whose last element
+ *   no work-item writes.
  * Devices drop such writes and read such texels as (0,0,0,0) (PoCL) or as
- * the edge (other runtimes); every value in range is exact. */
+ * the edge (other runtimes); every value in range is exact. What `ridge`
+ * computes for the last work-item of each group is whatever the device's
+ * local memory held: it is not printed. */
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #include "check.h"
 #include <stdio.h>
@@ -21,6 +26,13 @@ static const char *source =
     "  int x = get_global_id(0), y = get_global_id(1);\n"
     "  float4 alpha = read_imagef(mask, s, (int2)(x, y) - offset);\n"
     "  out[y * get_global_size(0) + x] = (uint)(alpha.w * 100.0f);\n"
+    "}\n"
+    "__kernel void ridge(__global const uint *in, __global uint *out) {\n"
+    "  __local uint tile[9];\n"
+    "  int l = get_local_id(0), i = get_global_id(0);\n"
+    "  tile[l] = in[i];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[i] = max(tile[l], tile[l + 1]);\n"
     "}\n";
 
 #define W 10
@@ -40,6 +52,8 @@ int main(void) {
   CHECK("clCreateKernel pad", status);
   cl_kernel blend = clCreateKernel(program, "blend", &status);
   CHECK("clCreateKernel blend", status);
+  cl_kernel ridge = clCreateKernel(program, "ridge", &status);
+  CHECK("clCreateKernel ridge", status);
 
   cl_image_format rgba8 = {CL_RGBA, CL_UNSIGNED_INT8};
   cl_mem padded = clCreateImage2D(context, CL_MEM_WRITE_ONLY, &rgba8, W, H, 0, NULL, &status);
@@ -80,7 +94,23 @@ int main(void) {
   long blended_sum = 0;
   for (int i = 0; i < H * W; i++) blended_sum += blended[i];
 
+  cl_uint values[32];
+  for (int i = 0; i < 32; i++) values[i] = (cl_uint)((i * 7) % 11);
+  cl_mem values_buf =
+      clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof values, values, &status);
+  CHECK("clCreateBuffer values", status);
+  cl_mem ridges = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof values, NULL, &status);
+  CHECK("clCreateBuffer ridges", status);
+  size_t items = 32, tile = 8;
+  CHECK("clSetKernelArg", clSetKernelArg(ridge, 0, sizeof(cl_mem), &values_buf));
+  CHECK("clSetKernelArg", clSetKernelArg(ridge, 1, sizeof(cl_mem), &ridges));
+  CHECK("ridge", clEnqueueNDRangeKernel(queue, ridge, 1, NULL, &items, &tile, 0, NULL, NULL));
+  CHECK("clFinish", clFinish(queue));
+
   printf("edges: padded %ld, blended %ld\n", padded_sum, blended_sum);
+  clReleaseMemObject(ridges);
+  clReleaseMemObject(values_buf);
+  clReleaseKernel(ridge);
   clReleaseMemObject(out);
   clReleaseMemObject(mask_image);
   clReleaseMemObject(padded);

@@ -65,7 +65,13 @@ pub struct CompileArgs {
 
 pub fn run(args: CompileArgs, verbosity: Verbosity) -> crate::Result<()> {
     let session = Session::new(&verbosity);
-    let input = kernel_input::prepare(&args.kernel, &args.build_options, !args.no_cache, &session)?;
+    let input = kernel_input::prepare(
+        &args.kernel,
+        &args.build_options,
+        !args.no_cache,
+        kernel_input::ClangWarnings::Note,
+        &session,
+    )?;
     if let (Some(manifest), Some(kernel)) = (&input.manifest, input.launched_kernel()) {
         verbosity.note(format!(
             "{}: launches `{}` over {} work-items; its {} arguments match the kernel",

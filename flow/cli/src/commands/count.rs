@@ -393,13 +393,14 @@ fn count_capture(
     let options = run_options(args, ops);
     let detect = args.detect.unwrap_or_default();
     let counted = capture::count_capture(&args.manifest, ops, &options, detect, session)?;
-    // A sampled launch's outputs are partial: not compared. A launch that
-    // went through undefined behaviour may differ from the device.
-    let (wrong, explained): (Vec<&capture::LaunchCount>, Vec<_>) = counted
+    // A sampled launch's outputs are partial: not compared. A launch with
+    // undefined behaviour (gone through, or found on a second run) may
+    // differ from the device.
+    let (explained, wrong): (Vec<&capture::LaunchCount>, Vec<_>) = counted
         .launches
         .iter()
         .filter(|l| l.status.is_counted() && !l.outputs_match && l.sample.is_none())
-        .partition(|l| l.faults.iter().all(|f| f.fails()));
+        .partition(|l| !l.diagnosis.is_empty() || l.faults.iter().any(|f| !f.fails()));
     for launch in counted.not_counted() {
         verbosity.say(
             Level::Error,
@@ -452,10 +453,12 @@ fn count_capture(
     let listed = |fails: bool| {
         counted.launches.iter().flat_map(move |launch| {
             let (manifest, sequence) = (&launch.manifest, launch.sequence);
+            let diagnosis = launch.diagnosis.iter().filter(move |_| !fails);
             launch
                 .faults
                 .iter()
                 .filter(move |f| f.fails() == fails)
+                .chain(diagnosis)
                 .map(move |f| {
                     format!(
                         "{manifest} (launch {sequence}): {}",
