@@ -259,17 +259,22 @@ fn function_truncations<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
         .filter_map(|l| l.trim_start().split_once(" = trunc i32 "))
         .map(|(name, _)| name)
         .collect();
-    for name in &names {
-        let definition = format!("{name} = ");
-        let other_use = body.iter().any(|l| {
-            let l = l.trim_start();
-            let switch =
-                l.starts_with("switch i") && l.split(' ').nth(2) == Some(&format!("{name},"));
-            !l.starts_with(&definition)
-                && !switch
-                && l.split([',', ' ', '\n', ')', ']'])
-                    .any(|word| word == *name)
-        });
+    if names.is_empty() {
+        return Some(names);
+    }
+    // One pass over the body (a kernel's may be 10^5 lines with 10^3
+    // truncations): each line's words against the set of names.
+    let wanted: std::collections::HashSet<&str> = names.iter().copied().collect();
+    for l in body {
+        let l = l.trim_start();
+        let defined = l.split_once(" = ").map(|(name, _)| name);
+        let switched = l
+            .starts_with("switch i")
+            .then(|| l.split(' ').nth(2)?.strip_suffix(','))
+            .flatten();
+        let other_use = l
+            .split([',', ' ', '\n', ')', ']'])
+            .any(|word| wanted.contains(word) && Some(word) != defined && Some(word) != switched);
         if other_use {
             return None;
         }
