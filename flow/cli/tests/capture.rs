@@ -1375,3 +1375,75 @@ fn from_source_makes_an_application_with_a_kernel_cache_build_from_source() {
     assert_eq!(launches[0]["outputs_match"], true, "{}", launches[0]);
     assert_eq!(launches[0]["Q"]["store_bytes"], 32 * 4);
 }
+
+/// An application that trusts its kernel cache (kept under XDG_CACHE_HOME,
+/// else ~/.cache) gives up when the binary is refused. `--from-source`
+/// runs it with an empty cache directory instead, so it builds from source
+/// and its launch is captured; its own cache is left as it was.
+#[test]
+fn from_source_gives_an_application_that_trusts_its_cache_an_empty_one() {
+    layer_is_built();
+    let data = tempfile::tempdir().unwrap();
+    let app = host(data.path(), "strict_cache");
+    let home = data.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cached = home.join(".cache/strict_cache/cube.bin");
+    // As a user would run clflow: HOME theirs, no XDG_CACHE_HOME of its own.
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_clflow"))
+            .args(args)
+            .current_dir(data.path())
+            .env("CLFLOW_DATA_DIR", data.path())
+            .env("CLFLOW_STORE", data.path().join("history.db"))
+            .env("HOME", &home)
+            .env_remove("XDG_CACHE_HOME")
+            .output()
+            .unwrap()
+    };
+    let out_dir = data.path().join("capture");
+    let out_text = out_dir.to_str().unwrap();
+    let app_text = app.to_str().unwrap();
+    // 0 + 1 + 8 + ... + 15^3 = (15 * 16 / 2)^2.
+    let first = run(&["capture", "--out", out_text, "--", app_text]);
+    assert!(
+        text(&first.stdout).contains("strict_cache: built from source, binary kept")
+            && text(&first.stdout).contains("sum of cubes 14400"),
+        "{}",
+        text(&first.stdout)
+    );
+    assert!(cached.is_file());
+    let kept = std::fs::read(&cached).unwrap();
+
+    let second = run(&["capture", "--out", out_text, "--", app_text]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert!(text(&second.stdout).contains("loaded the cached binary"));
+    assert!(
+        text(&second.stderr).contains("created from a device binary"),
+        "{}",
+        text(&second.stderr)
+    );
+
+    let fresh = run(&[
+        "capture",
+        "--from-source",
+        "--out",
+        out_text,
+        "--",
+        app_text,
+    ]);
+    assert_eq!(fresh.status.code(), Some(0), "{}", text(&fresh.stderr));
+    assert!(
+        text(&fresh.stdout).contains("built from source, binary kept"),
+        "{}",
+        text(&fresh.stdout)
+    );
+    assert_eq!(std::fs::read(&cached).unwrap(), kept);
+    let counted = count_json(data.path(), &out_dir, &["--ops", "all"]);
+    let launches = counted["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 1);
+    assert_eq!(launches[0]["outputs_match"], true, "{}", launches[0]);
+    // 16 work-items: two multiplies and an address each (--ops all), one
+    // load and one store of a uint.
+    assert_eq!(launches[0]["W"]["total"], 16 * 3);
+    assert_eq!(launches[0]["Q"]["accessed"], 16 * 8);
+}

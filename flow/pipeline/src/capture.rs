@@ -41,8 +41,10 @@ pub struct CaptureOptions {
     /// The most bytes of buffer contents to write; launches past it are
     /// passed through and listed as not recorded.
     pub max_bytes: Option<u64>,
-    /// Refuse programs from device binaries, so that an application with a
-    /// kernel cache builds them from source.
+    /// Run the application with an empty cache directory
+    /// (`XDG_CACHE_HOME`, where most applications and PoCL keep their
+    /// kernel caches) and refuse programs from device binaries, so that an
+    /// application with a kernel cache builds them from source.
     pub from_source: bool,
     /// The application and its arguments.
     pub app: Vec<OsString>,
@@ -118,8 +120,24 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
     if let Some(max) = options.max_bytes {
         command.env(MAX_BYTES_ENV, max.to_string());
     }
-    if options.from_source {
-        command.env(FROM_SOURCE_ENV, "1");
+    // Removed when the capture is done.
+    let empty_cache = match options.from_source {
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("clflow-capture-cache-")
+                .tempdir()
+                .map_err(|e| {
+                    Error::analysis(format!(
+                        "--from-source: cannot make an empty cache directory: {e}"
+                    ))
+                })?,
+        ),
+        false => None,
+    };
+    if let Some(dir) = &empty_cache {
+        command
+            .env(FROM_SOURCE_ENV, "1")
+            .env("XDG_CACHE_HOME", dir.path());
     }
     let status = command
         .args(&options.app[1..])
@@ -127,10 +145,11 @@ pub fn capture(options: &CaptureOptions, session: &Session) -> crate::Result<Cap
         .env(DIR_ENV, &raw)
         .env(KERNELS_ENV, options.kernels.join(","))
         .env(LAUNCHES_ENV, Selection::launches_text(&options.launches))
-        // pyopencl would otherwise build from its cache of device binaries,
-        // which hold no source to analyse; building from source changes
-        // nothing else the application does.
+        // pyopencl and OpenCV would otherwise build from their caches of
+        // device binaries, which hold no source to analyse; building from
+        // source changes nothing else the application does.
         .env("PYOPENCL_NO_CACHE", "1")
+        .env("OPENCV_OPENCL_CACHE_ENABLE", "0")
         .status()
         .map_err(|e| {
             Error::input(format!("{}: cannot run it: {e}", program.to_string_lossy()))

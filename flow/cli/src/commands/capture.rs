@@ -62,9 +62,11 @@ pub struct CaptureArgs {
     /// uncaptured and are listed in capture.toml.
     #[arg(long, value_name = "SIZE", value_parser = byte_size)]
     max_bytes: Option<u64>,
-    /// Refuse programs the application makes from device binaries (its kernel cache), as
-    /// OpenCL does a binary that does not suit the device, so that it builds them from
-    /// source, which clflow can analyse. Most applications with a cache do.
+    /// Make the application build its kernels from source, which clflow can analyse, where
+    /// it would load them from its kernel cache: it runs with an empty cache directory
+    /// (XDG_CACHE_HOME, where hashcat, OpenCV and PoCL keep theirs), and programs it still
+    /// makes from device binaries are refused, as OpenCL refuses a binary that does not suit
+    /// the device (most applications then build from source).
     #[arg(long)]
     from_source: bool,
     /// The application and its arguments, after `--`.
