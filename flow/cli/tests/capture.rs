@@ -868,7 +868,6 @@ fn analyze_run_and_predict_take_a_capture_as_its_launches() {
             "--min-time",
             "0.01",
             "--no-history",
-            "--json",
             "--out",
             report.to_str().unwrap(),
         ],
@@ -879,7 +878,9 @@ fn analyze_run_and_predict_take_a_capture_as_its_launches() {
         "{}",
         text(&analyzed.stderr)
     );
-    let results: serde_json::Value = serde_json::from_slice(&analyzed.stdout).unwrap();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
+            .unwrap();
     let kernels: Vec<&str> = results["kernels"]
         .as_array()
         .unwrap()
@@ -910,8 +911,13 @@ fn analyze_run_and_predict_take_a_capture_as_its_launches() {
     assert_eq!(square["launches"], 2);
     assert_eq!(square["Q"], 2 * 2048);
     assert_eq!(square["devices"][0]["launches"], 2);
+    assert_eq!(
+        square["runs"],
+        serde_json::json!(["square", "square (launch-000002)"])
+    );
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
-    assert!(html.contains("Kernels over their launches"));
+    assert!(html.contains("Kernels that matter"));
+    assert!(html.contains("kernels take"), "{html}");
     // `clflow report` draws the section again from launches.json.
     let redrawn = data.path().join("redrawn");
     let again = clflow(
@@ -925,7 +931,30 @@ fn analyze_run_and_predict_take_a_capture_as_its_launches() {
     );
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     let html = std::fs::read_to_string(redrawn.join("index.html")).unwrap();
-    assert!(html.contains("Kernels over their launches"));
+    assert!(html.contains("Kernels that matter"));
+    // On a terminal: the kernels ranked, each launch, each kernel's finding
+    // once (its longest launch's).
+    let stdout = text(&analyzed.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("On ") && lines[0].contains(" of 2 kernels take "),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].starts_with("KERNEL") && lines[1].contains("LAUNCHES"),
+        "{stdout}"
+    );
+    let ranked: Vec<&str> = lines[2..4]
+        .iter()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert!(
+        ranked.contains(&"square") && ranked.contains(&"accumulate"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("square (launch-000002)"), "{stdout}");
+    let findings = lines.iter().filter(|l| l.contains("-bound")).count();
+    assert_eq!(findings, 2, "{stdout}");
 
     // `run` times each launch in turn, and sums them per kernel.
     let run = |json: bool| {

@@ -68,6 +68,8 @@ pub struct AnalyzeOptions {
 pub struct Analysis {
     pub set: ResultSet,
     pub metrics: Vec<Metrics>,
+    /// Each kernel over its launches (an application's).
+    pub kernels: Vec<clflow_report::launches::KernelLaunches>,
     pub out: PathBuf,
     pub files: Vec<String>,
     pub failures: Vec<Error>,
@@ -198,6 +200,13 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         rates.push(device_rates);
         measured_profiles.push(measured);
     }
+    if manifests.len() > LAUNCH_NOTES {
+        observer.note(format!(
+            "{} launches to count and run on {} device(s); -v says each",
+            manifests.len(),
+            devices.len()
+        ));
+    }
     let kernels = count_all(args, &manifests, prepared, &devices, observer)?;
 
     let mut set = ResultSet {
@@ -264,11 +273,11 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
                 set.put_run(run);
                 continue;
             }
-            observer.note(format!(
-                "running {} on {}",
-                kernel.name,
-                selected.info.label()
-            ));
+            per_launch(
+                observer,
+                kernels.len(),
+                format!("running {} on {}", kernel.name, selected.info.label()),
+            );
             let outcome = run_on_device(
                 session,
                 device,
@@ -398,6 +407,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     Ok(Analysis {
         set,
         metrics,
+        kernels: launches,
         out,
         files: written.files,
         failures,
@@ -446,12 +456,14 @@ fn kernel_launches(
                     work: 0,
                     bytes: 0,
                     devices: Vec::new(),
+                    runs: Vec::new(),
                 });
                 out.len() - 1
             }
         };
         let group = &mut out[i];
         group.launches += 1;
+        group.runs.push(k.name.clone());
         group.work += k.summary.work;
         group.bytes += k.summary.accessed;
         for (_, device, run) in completed.iter().filter(|(c, _, _)| c.name == k.name) {
@@ -599,6 +611,19 @@ fn pair_note(devices: &[Selected], c: usize, g: usize) -> String {
     )
 }
 
+/// Launches an analysis says each of as it goes; of more (an
+/// application's), it says each with -v.
+const LAUNCH_NOTES: usize = 16;
+
+/// A line about one of `launches` launches: a note, or a detail where
+/// there are many.
+fn per_launch(observer: &dyn Observer, launches: usize, line: String) {
+    match launches > LAUNCH_NOTES {
+        true => observer.detail(line),
+        false => observer.note(line),
+    }
+}
+
 /// Compiles and counts every manifest.
 fn count_all(
     args: &AnalyzeOptions,
@@ -647,18 +672,23 @@ fn count_all(
         )?;
         drop(traffic_report);
         let report = result.counts.report(ops);
-        observer.note(format!(
-            "counted {}: W = {} ({ops}), Q = {} bytes accessed, I = {}",
-            launch.kernel,
-            report.w.total,
-            report.q.accessed,
-            report
-                .i
-                .min
-                .map_or("unbounded".into(), clflow_metrics::format_number)
-        ));
+        per_launch(
+            observer,
+            manifests.len(),
+            format!(
+                "counted {}: W = {} ({ops}), Q = {} bytes accessed, I = {}",
+                launch.kernel,
+                report.w.total,
+                report.q.accessed,
+                report
+                    .i
+                    .min
+                    .map_or("unbounded".into(), clflow_metrics::format_number)
+            ),
+        );
         for t in &traffic {
-            observer.note(format!("  {}: {}", t.device, describe(t, report.w.total)));
+            let line = format!("  {}: {}", t.device, describe(t, report.w.total));
+            per_launch(observer, manifests.len(), line);
         }
         let taken: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
         let name = unique_name(&launch.kernel, manifest, &taken);

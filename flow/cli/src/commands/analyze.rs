@@ -9,6 +9,7 @@ use clflow_pipeline::analyze::{analyze, AnalyzeOptions};
 use clflow_pipeline::detect::Detect;
 use clflow_pipeline::device::TimingPlan;
 use clflow_pipeline::Session;
+use clflow_report::launches;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -116,21 +117,97 @@ pub fn run(args: AnalyzeArgs, verbosity: Verbosity) -> crate::Result<()> {
     if args.json {
         print_json(&results_document(&analysis.set, &analysis.metrics))?;
     } else {
-        print!("{}", summary_table(&analysis.metrics));
-        for finding in analysis.metrics.iter().filter_map(clflow_metrics::finding) {
-            println!("{finding}");
-        }
+        print!("{}", summary(&analysis));
     }
     analysis.outcome()
 }
 
+/// Launch rows a terminal shows before it shows an application's kernels
+/// alone, with where the rows are.
+const MAX_RUN_ROWS: usize = 16;
+
+/// What the terminal shows: an application's kernels ranked by what they
+/// take of it, where it launched some more than once; each launch on each
+/// device, where they are few; then the notes, and the findings.
+fn summary(analysis: &clflow_pipeline::analyze::Analysis) -> String {
+    let kernels = &analysis.kernels;
+    let metrics = &analysis.metrics;
+    let mut out = String::new();
+    let mut shown: Vec<&Metrics> = metrics.iter().collect();
+    if launches::worth_ranking(kernels) {
+        out += &format!("{}\n", launches::lead(kernels).unwrap_or_default());
+        out += &launches::text_table(kernels);
+        // The longest launch of each kernel on each device stands for it in
+        // the findings.
+        let longest: Vec<&Metrics> = launches::ranked(kernels)
+            .into_iter()
+            .flat_map(|k| longest_runs(metrics, &k.runs))
+            .collect();
+        if metrics.len() > MAX_RUN_ROWS {
+            shown = longest;
+            out += &format!(
+                "(each of the {} launches on each device: {}; below, each kernel's longest)\n",
+                kernels.iter().map(|k| k.launches).sum::<u64>(),
+                analysis.out.join("metrics.csv").display()
+            );
+        } else {
+            out.push('\n');
+            out += &run_table(&shown);
+            shown = longest;
+        }
+    } else {
+        out += &run_table(&shown);
+    }
+    out += &notes(metrics);
+    for finding in shown.into_iter().filter_map(clflow_metrics::finding) {
+        out += &format!("{finding}\n");
+    }
+    out
+}
+
+/// Of the runs named `runs`, the longest on each device.
+fn longest_runs<'m>(metrics: &'m [Metrics], runs: &[String]) -> Vec<&'m Metrics> {
+    let seconds = |m: &Metrics| m.time.as_ref().map_or(0.0, |t| t.value);
+    let mut longest: Vec<&Metrics> = Vec::new();
+    for m in metrics.iter().filter(|m| runs.contains(&m.kernel)) {
+        match longest.iter_mut().find(|l| l.device == m.device) {
+            Some(l) if seconds(m) > seconds(l) => *l = m,
+            Some(_) => {}
+            None => longest.push(m),
+        }
+    }
+    longest
+}
+
+/// Each note once per device, with how many runs it was made of.
+fn notes(metrics: &[Metrics]) -> String {
+    let mut seen: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for m in metrics {
+        for note in &m.notes {
+            match seen
+                .iter_mut()
+                .find(|(d, n, _)| *d == m.device && n == note)
+            {
+                Some((_, _, kernels)) => kernels.push(&m.kernel),
+                None => seen.push((&m.device, note, vec![&m.kernel])),
+            }
+        }
+    }
+    seen.iter()
+        .map(|(device, note, kernels)| match kernels.len() {
+            1 => format!("note: {} on {device}: {note}\n", kernels[0]),
+            n => format!("note: {n} runs on {device}: {note}\n"),
+        })
+        .collect()
+}
+
 /// Kernel × device: the figures a reader looks for first.
-fn summary_table(metrics: &[Metrics]) -> String {
+fn run_table(metrics: &[&Metrics]) -> String {
     let show = |f: &Option<clflow_metrics::Figure>| f.as_ref().map_or("-".into(), |f| f.display());
-    let rows: Vec<[String; 9]> = metrics
+    let rows: Vec<Vec<String>> = metrics
         .iter()
         .map(|m| {
-            [
+            vec![
                 m.kernel.clone(),
                 m.device.clone(),
                 show(&m.intensity_min),
@@ -154,31 +231,5 @@ fn summary_table(metrics: &[Metrics]) -> String {
         "BOUND",
         "E",
     ];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut text = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join("  ");
-        text.truncate(text.trim_end().len());
-        text.push('\n');
-        text
-    };
-    let mut out = line(header.to_vec());
-    for row in &rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
-    }
-    for m in metrics {
-        for note in &m.notes {
-            out.push_str(&format!("note: {} on {}: {note}\n", m.kernel, m.device));
-        }
-    }
-    out
+    clflow_report::text::table(&header, rows)
 }
