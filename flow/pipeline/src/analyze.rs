@@ -355,15 +355,16 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         .collect();
     let launches = kernel_launches(&kernels, &completed);
     let sources: Vec<KernelSource> = kernels.iter().map(|k| k.source.clone()).collect();
-    let mut sections: Vec<ReportSection> = clflow_report::traffic::traffic_section(&traffic)
+    // An application's kernels that matter come first.
+    let mut sections: Vec<ReportSection> = clflow_report::launches::launches_section(&launches)
         .into_iter()
+        .chain(clflow_report::traffic::traffic_section(&traffic))
         .chain(clflow_report::source::source_section(&sources))
         .chain([predictions_section(
             &predictions,
             &devices,
             &measured_profiles,
         )])
-        .chain(clflow_report::launches::launches_section(&launches))
         .map(ReportSection::from)
         .collect();
     sections.extend(split_section(

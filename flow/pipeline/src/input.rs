@@ -8,6 +8,7 @@ use clflow_core::Launch;
 use clflow_manifest::{CheckedManifest, IntegerSigns, Manifest};
 use clflow_spirv::{Module, ReflectedKernel, SpirvError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A kernel ready for the later stages.
 pub struct KernelInput {
@@ -15,8 +16,17 @@ pub struct KernelInput {
     pub manifest: Option<CheckedManifest>,
     pub source: PathBuf,
     pub build_options: String,
-    pub compiled: Compiled,
-    pub module: Module,
+    pub compiled: Arc<Compiled>,
+    pub module: Arc<Module>,
+    pub kernels: Vec<ReflectedKernel>,
+}
+
+/// A program compiled, loaded and reflected: what every launch of it
+/// shares (a session keeps the last few, `Session::program`).
+#[derive(Clone)]
+pub struct Program {
+    pub compiled: Arc<Compiled>,
+    pub module: Arc<Module>,
     pub kernels: Vec<ReflectedKernel>,
 }
 
@@ -88,40 +98,13 @@ pub fn prepare(
         None => (path.to_path_buf(), extra_options.to_string()),
     };
 
-    let tools = session.tools()?;
-    let compiler = &tools.compiler;
-    if !use_cache {
-        observer.detail("compile cache: bypassed (--no-cache)");
-    } else if let Some(dir) = compiler.cache_dir() {
-        observer.detail(format!("compile cache: {}", dir.display()));
-    }
-    let request = CompileRequest {
-        use_cache,
-        ..CompileRequest::new(&source, &build_options)
-    };
-    let compiled = compiler.compile(&request);
-    // The compiler's trace (the commands it runs) is said once it is done.
-    for line in tools.take_trace() {
-        observer.detail(line);
-    }
-    let compiled = compiled.map_err(|e| compile_failure(e, observer))?;
-    if !compiled.warnings.is_empty() {
-        match warnings {
-            ClangWarnings::Note => observer.note(&compiled.warnings),
-            ClangWarnings::Detail => observer.detail(&compiled.warnings),
-        }
-    }
-    for note in &compiled.notes {
-        observer.note(format!("clflow: note: {note}"));
-    }
-    if compiled.fallback_used {
-        observer.detail(
-            "built through the fallback, unoptimised clang and opt-15 (the -O2 module failed translation or validation)",
-        );
-    }
-
-    let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
-    let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
+    let Program {
+        compiled,
+        module,
+        kernels,
+    } = session.program(&source, &build_options, use_cache, || {
+        load_program(&source, &build_options, use_cache, warnings, session)
+    })?;
 
     let manifest = if let Some(manifest) = manifest {
         let Some(kernel) = kernels
@@ -160,6 +143,57 @@ pub fn prepare(
         build_options,
         compiled,
         module,
+        kernels,
+    })
+}
+
+/// Compiles `source` with `build_options` and loads and reflects the
+/// module, saying what the compiler said.
+fn load_program(
+    source: &Path,
+    build_options: &str,
+    use_cache: bool,
+    warnings: ClangWarnings,
+    session: &Session,
+) -> crate::Result<Program> {
+    let observer = session.observer();
+    let tools = session.tools()?;
+    let compiler = &tools.compiler;
+    if !use_cache {
+        observer.detail("compile cache: bypassed (--no-cache)");
+    } else if let Some(dir) = compiler.cache_dir() {
+        observer.detail(format!("compile cache: {}", dir.display()));
+    }
+    let request = CompileRequest {
+        use_cache,
+        ..CompileRequest::new(source, build_options)
+    };
+    let compiled = compiler.compile(&request);
+    // The compiler's trace (the commands it runs) is said once it is done.
+    for line in tools.take_trace() {
+        observer.detail(line);
+    }
+    let compiled = compiled.map_err(|e| compile_failure(e, observer))?;
+    if !compiled.warnings.is_empty() {
+        match warnings {
+            ClangWarnings::Note => observer.note(&compiled.warnings),
+            ClangWarnings::Detail => observer.detail(&compiled.warnings),
+        }
+    }
+    for note in &compiled.notes {
+        observer.note(format!("clflow: note: {note}"));
+    }
+    if compiled.fallback_used {
+        observer.detail(
+            "built through the fallback, unoptimised clang and opt-15 (the -O2 module failed translation or validation)",
+        );
+    }
+
+    let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
+    let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
+    Ok(Program {
+        compiled: Arc::new(compiled),
+        module: Arc::new(module),
         kernels,
     })
 }

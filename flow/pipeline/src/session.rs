@@ -9,7 +9,8 @@ use crate::{Error, Observer};
 use clflow_compile::Compiler;
 use clflow_devices::ProfileCatalog;
 use clflow_ocl::{choose_device, open_devices, DeviceInfo, DeviceSelector, OclDevice};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// The compiler and what it said since it was last asked.
@@ -36,7 +37,17 @@ pub struct Session<'o> {
     tools: OnceCell<Result<Tools, Error>>,
     /// Build options added to every manifest's own (`--build-options`).
     build_options: String,
+    /// The programs loaded last, newest last: an application's launches
+    /// share a few programs, each of which may take seconds to load.
+    programs: RefCell<Vec<(ProgramKey, crate::input::Program)>>,
 }
+
+/// A program's source, build options, and whether the compile cache was
+/// used.
+type ProgramKey = (PathBuf, String, bool);
+
+/// Programs a session keeps loaded.
+const PROGRAMS_KEPT: usize = 4;
 
 impl<'o> Session<'o> {
     pub fn new(observer: &'o dyn Observer) -> Self {
@@ -46,7 +57,30 @@ impl<'o> Session<'o> {
             devices: OnceCell::new(),
             tools: OnceCell::new(),
             build_options: String::new(),
+            programs: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The program `source` built with `build_options`: one loaded earlier
+    /// in this session, or what `load` makes of it (then kept).
+    pub fn program(
+        &self,
+        source: &Path,
+        build_options: &str,
+        use_cache: bool,
+        load: impl FnOnce() -> crate::Result<crate::input::Program>,
+    ) -> crate::Result<crate::input::Program> {
+        let key = (source.to_path_buf(), build_options.to_string(), use_cache);
+        if let Some((_, program)) = self.programs.borrow().iter().find(|(k, _)| *k == key) {
+            return Ok(program.clone());
+        }
+        let program = load()?;
+        let mut kept = self.programs.borrow_mut();
+        if kept.len() == PROGRAMS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((key, program.clone()));
+        Ok(program)
     }
 
     /// Adds `options` to every manifest's build options (a `.sim` file has

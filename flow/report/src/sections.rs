@@ -104,11 +104,11 @@ impl ExtraSections {
             .as_deref()
             .map(crate::prediction::report_section);
         let launches = self.launches.as_deref().and_then(launches_section);
-        traffic
+        launches
             .into_iter()
+            .chain(traffic)
             .chain(sources)
             .chain(predictions)
-            .chain(launches)
             .map(ReportSection::from)
             .chain(self.split.map(|(_, section)| section))
             .collect()
