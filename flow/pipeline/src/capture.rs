@@ -1036,21 +1036,7 @@ fn count_launch(
     session: &Session,
 ) -> crate::Result<LaunchCount> {
     let manifest = dir.join(&launch.manifest);
-    let (input, materialised) = crate::input::prepare_manifest(&manifest, "count", session)?;
-    let types: Vec<Option<ElementType>> = materialised
-        .args
-        .iter()
-        .map(|arg| crate::outputs::output_type(&arg.value))
-        .collect();
-    let (result, _, faults) = crate::count::interpret_checked(
-        &manifest,
-        &input.module,
-        std::borrow::Cow::Owned(materialised),
-        &input.run_options(options),
-        None,
-        detect,
-        session.observer(),
-    )?;
+    let (result, faults, types) = interpret_launch(&manifest, options, detect, session)?;
     // A sample's outputs hold only what its work-groups wrote.
     let check = match result.sample {
         Some(_) => OutputsCheck {
@@ -1086,6 +1072,36 @@ fn count_launch(
     })
 }
 
+/// A captured launch run with the checkers `detect` asks for: what it did,
+/// the faults, and the type of each argument's outputs.
+fn interpret_launch(
+    manifest: &Path,
+    options: &clflow_interp::RunOptions,
+    detect: crate::detect::Detect,
+    session: &Session,
+) -> crate::Result<(
+    clflow_interp::RunResult,
+    Vec<crate::detect::Fault>,
+    Vec<Option<ElementType>>,
+)> {
+    let (input, materialised) = crate::input::prepare_manifest(manifest, "count", session)?;
+    let types = materialised
+        .args
+        .iter()
+        .map(|arg| crate::outputs::output_type(&arg.value))
+        .collect();
+    let (result, _, faults) = crate::count::interpret_checked(
+        manifest,
+        &input.module,
+        std::borrow::Cow::Owned(materialised),
+        &input.run_options(options),
+        None,
+        detect,
+        session.observer(),
+    )?;
+    Ok((result, faults, types))
+}
+
 /// A launch whose outputs differ from the device's, run again with the
 /// checkers for what leaves outputs to the device (undefined values used,
 /// races) that `detect` did not run: what they find.
@@ -1107,16 +1123,7 @@ fn diagnose(
         "{}: outputs differ; run again with checkers",
         manifest.display()
     ));
-    let (input, materialised) = crate::input::prepare_manifest(manifest, "count", session)?;
-    let (_, _, found) = crate::count::interpret_checked(
-        manifest,
-        &input.module,
-        std::borrow::Cow::Owned(materialised),
-        &input.run_options(options),
-        None,
-        wanted,
-        session.observer(),
-    )?;
+    let (_, found, _) = interpret_launch(manifest, options, wanted, session)?;
     Ok(found
         .into_iter()
         .filter(|f| f.kind != "stop" && f.kind != "undefined")

@@ -134,66 +134,67 @@ pub fn lead(kernels: &[KernelLaunches]) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// W and its share, Q and its share, and I of kernel `k` of `kernels`.
+fn count_cells(kernels: &[KernelLaunches], k: &KernelLaunches) -> [String; 5] {
+    let work: u64 = kernels.iter().map(|k| k.work).sum();
+    let bytes: u64 = kernels.iter().map(|k| k.bytes).sum();
+    let intensity = match k.bytes > 0 {
+        true => format!("{} OPS/B", format_number(k.work as f64 / k.bytes as f64)),
+        false => "-".into(),
+    };
+    [
+        Unit::Ops.format(k.work as f64),
+        share(k.work as f64, work as f64),
+        Unit::Bytes.format(k.bytes as f64),
+        share(k.bytes as f64, bytes as f64),
+        intensity,
+    ]
+}
+
+/// T, its share of the kernels' time on `device`, and F of kernel `k`
+/// there (F over the launches timed there alone); `-` where not timed.
+fn device_cells(kernels: &[KernelLaunches], k: &KernelLaunches, device: &str) -> [String; 3] {
+    let Some(t) = k.time_on(device) else {
+        return ["-".into(), "-".into(), "-".into()];
+    };
+    let total: f64 = kernels
+        .iter()
+        .filter_map(|k| k.time_on(device))
+        .map(|t| t.time_s)
+        .sum();
+    let work = k.work as f64 * t.launches as f64 / k.launches as f64;
+    [
+        Unit::Seconds.format(t.time_s),
+        share(t.time_s, total),
+        Unit::OpsPerSecond.format(work / t.time_s),
+    ]
+}
+
 /// The kernels for a terminal, the ones that matter first: per kernel and
 /// device timed, its launches, T and its share, F, W and Q with their
 /// shares, and I.
 pub fn text_table(kernels: &[KernelLaunches]) -> String {
-    let work: u64 = kernels.iter().map(|k| k.work).sum();
-    let bytes: u64 = kernels.iter().map(|k| k.bytes).sum();
-    let devices = timed_devices(kernels);
     let header = [
         "KERNEL", "DEVICE", "LAUNCHES", "T", "OF T", "F", "W", "OF W", "Q", "OF Q", "I",
     ];
+    let devices = timed_devices(kernels);
     let mut rows: Vec<Vec<String>> = Vec::new();
     for k in ranked(kernels) {
-        let common = |row: &mut Vec<String>| {
-            row.extend([
-                Unit::Ops.format(k.work as f64),
-                share(k.work as f64, work as f64),
-                Unit::Bytes.format(k.bytes as f64),
-                share(k.bytes as f64, bytes as f64),
-                intensity(k),
-            ])
-        };
-        if devices.is_empty() {
-            let mut row = vec![k.kernel.clone(), "-".into(), k.launches.to_string()];
-            row.extend(["-".into(), "-".into(), "-".into()]);
-            common(&mut row);
-            rows.push(row);
-        }
-        for d in &devices {
-            let total: f64 = kernels
+        let on: Vec<(&str, [String; 3])> = match devices.is_empty() {
+            true => vec![("-", ["-".into(), "-".into(), "-".into()])],
+            false => devices
                 .iter()
-                .filter_map(|k| k.time_on(d))
-                .map(|t| t.time_s)
-                .sum();
-            let mut row = vec![k.kernel.clone(), d.to_string(), k.launches.to_string()];
-            match k.time_on(d) {
-                Some(t) => row.extend([
-                    Unit::Seconds.format(t.time_s),
-                    share(t.time_s, total),
-                    Unit::OpsPerSecond.format(timed_work(k, t) / t.time_s),
-                ]),
-                None => row.extend(["-".into(), "-".into(), "-".into()]),
-            }
-            common(&mut row);
+                .map(|d| (*d, device_cells(kernels, k, d)))
+                .collect(),
+        };
+        for (device, timed) in on {
+            let mut row = vec![k.kernel.clone(), device.to_string(), k.launches.to_string()];
+            row.extend(timed);
+            row.extend(count_cells(kernels, k));
             rows.push(row);
         }
     }
     crate::text::table(&header, rows)
-}
-
-/// W over Q, summed over the launches.
-fn intensity(k: &KernelLaunches) -> String {
-    match k.bytes > 0 {
-        true => format!("{} OPS/B", format_number(k.work as f64 / k.bytes as f64)),
-        false => "-".into(),
-    }
-}
-
-/// The W of the launches timed on a device (only they count toward F).
-fn timed_work(k: &KernelLaunches, t: &DeviceTime) -> f64 {
-    k.work as f64 * t.launches as f64 / k.launches as f64
 }
 
 /// The section, where the kernels are worth ranking ([`worth_ranking`]);
@@ -203,8 +204,6 @@ pub fn launches_section(kernels: &[KernelLaunches]) -> Option<Section> {
         return None;
     }
     let devices = timed_devices(kernels);
-    let work: u64 = kernels.iter().map(|k| k.work).sum();
-    let bytes: u64 = kernels.iter().map(|k| k.bytes).sum();
     let mut html = format!(
         "<p>{}</p>\n<p>Each kernel over all its launches, the ones that matter first: W and Q \
          summed, with their shares of the application's, I from the sums; on each device the \
@@ -225,34 +224,15 @@ pub fn launches_section(kernels: &[KernelLaunches]) -> Option<Section> {
     for k in ranked(kernels) {
         let _ = write!(
             html,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td>",
+            "<tr><td class=\"name\">{}</td><td>{}</td>",
             escape(&k.kernel),
-            k.launches,
-            Unit::Ops.format(k.work as f64),
-            share(k.work as f64, work as f64),
-            Unit::Bytes.format(k.bytes as f64),
-            share(k.bytes as f64, bytes as f64),
-            intensity(k)
+            k.launches
         );
-        for d in &devices {
-            let total: f64 = kernels
-                .iter()
-                .filter_map(|k| k.time_on(d))
-                .map(|t| t.time_s)
-                .sum();
-            match k.time_on(d) {
-                Some(t) => {
-                    let _ = write!(
-                        html,
-                        "<td>{}</td><td>{}</td><td>{}</td>",
-                        Unit::Seconds.format(t.time_s),
-                        share(t.time_s, total),
-                        Unit::OpsPerSecond.format(timed_work(k, t) / t.time_s)
-                    );
-                }
-                None => html.push_str("<td>-</td><td>-</td><td>-</td>"),
-            }
+        let cells = count_cells(kernels, k)
+            .into_iter()
+            .chain(devices.iter().flat_map(|d| device_cells(kernels, k, d)));
+        for cell in cells {
+            let _ = write!(html, "<td>{cell}</td>");
         }
         html.push_str("</tr>\n");
     }
