@@ -431,6 +431,20 @@ fn a_broken_suite_or_baseline_exits_2_naming_file_and_line() {
         stderr(&out)
     );
 
+    // A builtin counted as its base operations is refused as `--ops` refuses
+    // it, not recorded as W = 0.
+    let ws = Workspace::new();
+    ws.write("suite.toml", "manifests = [\"k/*.toml\"]\nops = \"fma\"\n");
+    let out = ws.check(&["--update"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("suite.toml: ops: `fma` is counted as its base operations (OpFAdd, OpFMul)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ws.path("baseline.json").exists());
+
     let ws = Workspace::new();
     let out = ws.check(&[]);
     assert_eq!(out.status.code(), Some(2), "no baseline yet");

@@ -152,6 +152,12 @@ fn bad_input_gets_one_line_and_exit_2() {
     let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation `frobnicate`"));
+    // The same words a check suite's `ops = "fma"` gets.
+    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "fma"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "--ops: `fma` is counted as its base operations (OpFAdd, OpFMul), never by its own name"
+    ));
     let out = clflow(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)

@@ -80,10 +80,8 @@ pub fn measure_suite(
     results: &[PathBuf],
     session: &Session,
 ) -> Result<SuiteRun> {
-    let ops: OpSet = suite
-        .ops
-        .parse()
-        .map_err(|e| Error::input(format!("{}: ops: {e}", suite_path.display())))?;
+    let door = format!("{}: ops", suite_path.display());
+    let ops: OpSet = crate::count::parse_ops_in(&suite.ops, &door)?;
     let recorded = results
         .iter()
         .map(|path| clflow_metrics::read_input(path).map_err(Error::from))

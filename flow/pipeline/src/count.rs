@@ -19,18 +19,24 @@ use std::time::{Duration, Instant};
 
 /// The `--ops` argument as an op set; a bad one is the user's to fix.
 pub fn parse_ops(text: &str) -> crate::Result<OpSet> {
+    parse_ops_in(text, "--ops")
+}
+
+/// An op set as every door takes it (the `--ops` flag, a check suite's
+/// `ops`), `door` naming where it came from in the errors.
+pub fn parse_ops_in(text: &str, door: &str) -> crate::Result<OpSet> {
     let set: OpSet = text
         .parse()
-        .map_err(|e| Error::input(format!("--ops: {e}")))?;
+        .map_err(|e| Error::input(format!("{door}: {e}")))?;
     // A builtin W counts as its base operations never matches by name.
     for name in set.named() {
         if let Some(base) = clflow_interp::counts::base_operations(name) {
             return Err(Error::input(format!(
-                "--ops: `{name}` is counted as its base operations ({}), never by its own name",
+                "{door}: `{name}` is counted as its base operations ({}), never by its own name",
                 base.join(", ")
             ))
             .with_hint(format!(
-                "select those (--ops {}), or a class such as fp32",
+                "select those ({}), or a class such as fp32",
                 base.join(",")
             )));
         }
