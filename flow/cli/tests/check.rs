@@ -1,14 +1,14 @@
 //! `clflow check` end to end: a copy of vadd, changed on purpose, against a
 //! baseline recorded from the original.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::repo;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 const VADD: &str = "kernels/vadd";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The suite of the vadd workspace.
 const VADD_SUITE: &str = "manifests = [\"k/*.toml\"]\nops = \"arith\"\n[rules]\nW = \"exact\"\n";

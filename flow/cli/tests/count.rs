@@ -2,13 +2,9 @@
 
 mod common;
 
-use common::kernel_in;
+use common::{kernel_in, repo};
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn clflow(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clflow"))

@@ -1,12 +1,12 @@
 //! `clflow history` end to end, and the store under two `clflow` processes
 //! at once.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::repo;
+
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn clflow(store: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_clflow"));

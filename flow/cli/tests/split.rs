@@ -1,12 +1,12 @@
 //! `clflow split` end to end: PerDome bounds for the corpus kernels on
 //! devices named by their datasheet profiles (no OpenCL device needed).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::repo;
+
+use std::path::Path;
+use std::process::{Command, Output};
 
 /// Runs clflow with its own, empty data and profile directories, so that
 /// no stored profile of this machine changes the figures.
