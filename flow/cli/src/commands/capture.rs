@@ -38,10 +38,11 @@ signature: a buffer of structs as the source names the struct (type = \"struct N
 count in structs), or as uchar bytes where it holds no whole number of them. Queues profile,
 so capture.toml has each launch's device time and device. Programs made from IL are kept as
 their SPIR-V module; those built from device binaries are recorded and named as not
-analysable (pyopencl is asked to build from source: PYOPENCL_NO_CACHE=1). An application with
-a kernel cache of its own (OpenCV, hashcat) loads such binaries once it has run: --from-source
-refuses them, as a device refuses a binary that does not suit it, and most applications then
-build from source. The exit status is the application's.";
+analysable (pyopencl and OpenCV are asked to build from source: PYOPENCL_NO_CACHE=1,
+OPENCV_OPENCL_CACHE_ENABLE=0). Another application with a kernel cache of its own (hashcat)
+loads such binaries once it has run: --from-source gives it an empty cache directory and
+refuses the binaries it still loads, so that it builds from source as on its first run. The
+exit status is the application's.";
 
 /// Record an application's kernel launches as manifests.
 #[derive(Args)]

@@ -1,4 +1,4 @@
-//! What the device-facing end-to-end tests share: `clflow` run from the
+//! What the end-to-end tests share: the repository, `clflow` run from the
 //! repository root with a private data directory and history store.
 
 // Each test file uses its own subset.
