@@ -24,7 +24,7 @@ pub struct KernelInput {
 /// A program compiled, loaded and reflected: what every launch of it
 /// shares (a session keeps the last few, `Session::program`).
 #[derive(Clone)]
-pub struct Program {
+pub struct CompiledProgram {
     pub compiled: Arc<Compiled>,
     pub module: Arc<Module>,
     pub kernels: Vec<ReflectedKernel>,
@@ -98,7 +98,7 @@ pub fn prepare(
         None => (path.to_path_buf(), extra_options.to_string()),
     };
 
-    let Program {
+    let CompiledProgram {
         compiled,
         module,
         kernels,
@@ -155,7 +155,7 @@ fn load_program(
     use_cache: bool,
     warnings: ClangWarnings,
     session: &Session,
-) -> crate::Result<Program> {
+) -> crate::Result<CompiledProgram> {
     let observer = session.observer();
     let tools = session.tools()?;
     let compiler = &tools.compiler;
@@ -191,7 +191,7 @@ fn load_program(
 
     let module = clflow_spirv::load(&compiled.spirv).map_err(spirv_failure)?;
     let kernels = clflow_spirv::reflect_kernels(&module).map_err(spirv_failure)?;
-    Ok(Program {
+    Ok(CompiledProgram {
         compiled: Arc::new(compiled),
         module: Arc::new(module),
         kernels,

@@ -39,7 +39,7 @@ pub struct Session<'o> {
     build_options: String,
     /// The programs loaded last, newest last: an application's launches
     /// share a few programs, each of which may take seconds to load.
-    programs: RefCell<Vec<(ProgramKey, crate::input::Program)>>,
+    programs: RefCell<Vec<(ProgramKey, crate::input::CompiledProgram)>>,
 }
 
 /// A program's source, build options, and whether the compile cache was
@@ -68,8 +68,8 @@ impl<'o> Session<'o> {
         source: &Path,
         build_options: &str,
         use_cache: bool,
-        load: impl FnOnce() -> crate::Result<crate::input::Program>,
-    ) -> crate::Result<crate::input::Program> {
+        load: impl FnOnce() -> crate::Result<crate::input::CompiledProgram>,
+    ) -> crate::Result<crate::input::CompiledProgram> {
         let key = (source.to_path_buf(), build_options.to_string(), use_cache);
         if let Some((_, program)) = self.programs.borrow().iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
