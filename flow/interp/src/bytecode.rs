@@ -1006,234 +1006,283 @@ pub fn retarget(op: &mut Op, from: Reg, to: Reg) -> bool {
     true
 }
 
-/// The register spans (first slot, count) an op reads or writes, so that
-/// translation can prove every access lies inside the register file.
-pub fn spans(
-    op: &Op,
-    moves: &[Move],
-    terms: &[PtrTerm],
-    printf_args: &[PrintfArg],
-    out: &mut Vec<(u64, u64)>,
-) {
-    let s = |r: Reg, n: u64| (r.index() as u64, n);
-    let moves_of = |start: u32, len: u32, out: &mut Vec<(u64, u64)>| {
-        for m in moves
-            .get(start as usize..(start as usize + len as usize))
-            .unwrap_or(&[])
-        {
-            out.push(s(m.dst, m.n as u64));
-            out.push(s(m.src, m.n as u64));
-        }
-    };
-    match *op {
-        Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => {}
-        Op::WaitEvents { num, list } => out.extend([s(num, 1), s(list, 1)]),
-        Op::CheckIndex { index, .. } => out.push(s(index, 1)),
-        Op::Mov { dst, src, n } => out.extend([s(dst, n as u64), s(src, n as u64)]),
-        Op::Moves { start, len } => moves_of(start, len, out),
-        Op::Splat { dst, src, n } => out.extend([s(dst, n as u64), s(src, 1)]),
-        Op::Int { n, dst, a, b, .. }
-        | Op::Cmp { n, dst, a, b, .. }
-        | Op::Float { n, dst, a, b, .. }
-        | Op::FCmp { n, dst, a, b, .. }
-        | Op::Logic { n, dst, a, b, .. }
-        | Op::Upsample { n, dst, a, b, .. } => {
-            out.extend([s(dst, n as u64), s(a, n as u64), s(b, n as u64)])
-        }
-        Op::IntUn { n, dst, a, .. }
-        | Op::FloatUn { n, dst, a, .. }
-        | Op::FTest { n, dst, a, .. }
-        | Op::LNot { n, dst, a } => out.extend([s(dst, n as u64), s(a, n as u64)]),
-        Op::AnyAll { n, dst, a, .. } => out.extend([s(dst, 1), s(a, n as u64)]),
-        Op::IntTer {
-            n, dst, a, b, c, ..
-        }
-        | Op::FloatTer {
-            n, dst, a, b, c, ..
-        }
-        | Op::SelectMsb {
-            n, dst, a, b, c, ..
-        } => out.extend([
-            s(dst, n as u64),
-            s(a, n as u64),
-            s(b, n as u64),
-            s(c, n as u64),
-        ]),
-        Op::Select {
-            n,
-            vector_cond,
-            dst,
-            cond,
-            a,
-            b,
-        } => out.extend([
-            s(dst, n as u64),
-            s(cond, if vector_cond { n as u64 } else { 1 }),
-            s(a, n as u64),
-            s(b, n as u64),
-        ]),
-        Op::Convert { n, dst, src, .. } => out.extend([s(dst, n as u64), s(src, n as u64)]),
-        Op::Bitcast {
-            from_n,
-            to_n,
-            dst,
-            src,
-            ..
-        } => out.extend([s(dst, to_n as u64), s(src, from_n as u64)]),
-        Op::ExtractDyn {
-            dst,
-            base,
-            index,
-            n,
-            ..
-        } => out.extend([s(dst, 1), s(base, n as u64), s(index, 1)]),
-        Op::InsertDyn {
-            dst,
-            base,
-            value,
-            index,
-            n,
-            ..
-        } => out.extend([
-            s(dst, n as u64),
-            s(base, n as u64),
-            s(value, 1),
-            s(index, 1),
-        ]),
-        Op::Geometric {
-            op, n, dst, a, b, ..
-        } => {
-            let dn = match op {
-                Geometric::Normalize | Geometric::Cross => n as u64,
-                _ => 1,
-            };
-            out.extend([s(dst, dn), s(a, n as u64), s(b, n as u64)])
-        }
-        Op::Ptr {
-            dst,
-            base,
-            terms_start,
-            terms_len,
-            ..
-        } => {
-            out.extend([s(dst, 1), s(base, 1)]);
-            for t in terms
-                .get(terms_start as usize..terms_start as usize + terms_len as usize)
-                .unwrap_or(&[])
-            {
-                out.push(s(t.reg, 1));
+/// The side tables an op's operands may be listed in.
+#[derive(Clone, Copy, Default)]
+pub struct Tables<'a> {
+    pub moves: &'a [Move],
+    pub terms: &'a [PtrTerm],
+    pub printf_args: &'a [PrintfArg],
+    pub layouts: &'a [Vec<crate::types::Leaf>],
+}
+
+/// A run of `n` register slots from a first one.
+pub type Span = (Reg, u32);
+
+/// The registers an op reads and writes: the one statement of every op's
+/// operands, from which translation proves each access inside the register
+/// file, the compiled tier keeps what is live across a barrier, the
+/// undefined-value checker carries definedness, and the analyses follow
+/// values. A `Call`'s `ret` is written by the `Ret` that ends the call, not
+/// by the call: it is in neither list (see [`Operands::touched`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Operands {
+    pub reads: Vec<Span>,
+    pub writes: Vec<Span>,
+}
+
+impl Operands {
+    pub fn of(op: &Op, t: Tables<'_>) -> Operands {
+        let one = |r: Reg| (r, 1);
+        let n = u32::from;
+        let rw = |reads: &[Span], writes: &[Span]| Operands {
+            reads: reads.to_vec(),
+            writes: writes.to_vec(),
+        };
+        let moves = |start: u32, len: u32| {
+            let moves = t
+                .moves
+                .get(start as usize..start as usize + len as usize)
+                .unwrap_or(&[]);
+            Operands {
+                reads: moves.iter().map(|m| (m.src, m.n)).collect(),
+                writes: moves.iter().map(|m| (m.dst, m.n)).collect(),
+            }
+        };
+        match *op {
+            Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => Operands::default(),
+            Op::Mov { dst, src, n } => rw(&[(src, n)], &[(dst, n)]),
+            Op::Moves { start, len } => moves(start, len),
+            Op::Call {
+                moves_start,
+                moves_len,
+                ..
+            } => moves(moves_start, moves_len),
+            Op::Ret { src, n } => rw(&[(src, n)], &[]),
+            Op::Splat { dst, src, n: k } => rw(&[one(src)], &[(dst, n(k))]),
+            Op::Add32 { dst, a, b }
+            | Op::Sub32 { dst, a, b }
+            | Op::Mul32 { dst, a, b }
+            | Op::Shl32 { dst, a, b }
+            | Op::LShr32 { dst, a, b }
+            | Op::Rotl32 { dst, a, b }
+            | Op::And { dst, a, b }
+            | Op::Or { dst, a, b }
+            | Op::Xor { dst, a, b }
+            | Op::FAdd32 { dst, a, b }
+            | Op::FSub32 { dst, a, b }
+            | Op::FMul32 { dst, a, b }
+            | Op::PtrDiff { dst, a, b, .. } => rw(&[one(a), one(b)], &[one(dst)]),
+            Op::SubXorRotl32 { dst, a, b, k } | Op::XorSubRotl32 { dst, a, b, k } => {
+                rw(&[one(a), one(b), one(k)], &[one(dst)])
+            }
+            Op::ZExt32 { dst, src }
+            | Op::SExt32 { dst, src }
+            | Op::Trunc32 { dst, src }
+            | Op::CastToSpace { dst, src, .. } => rw(&[one(src)], &[one(dst)]),
+            Op::Offset { dst, base, .. } => rw(&[one(base)], &[one(dst)]),
+            Op::Index {
+                dst, base, index, ..
+            } => rw(&[one(base), one(index)], &[one(dst)]),
+            Op::Ptr {
+                dst,
+                base,
+                terms_start,
+                terms_len,
+                ..
+            } => {
+                let terms = t
+                    .terms
+                    .get(terms_start as usize..terms_start as usize + terms_len as usize)
+                    .unwrap_or(&[]);
+                Operands {
+                    reads: [one(base)]
+                        .into_iter()
+                        .chain(terms.iter().map(|t| one(t.reg)))
+                        .collect(),
+                    writes: vec![one(dst)],
+                }
+            }
+            Op::Int {
+                n: k, dst, a, b, ..
+            }
+            | Op::Cmp {
+                n: k, dst, a, b, ..
+            }
+            | Op::Float {
+                n: k, dst, a, b, ..
+            }
+            | Op::FCmp {
+                n: k, dst, a, b, ..
+            }
+            | Op::Logic {
+                n: k, dst, a, b, ..
+            }
+            | Op::Upsample {
+                n: k, dst, a, b, ..
+            } => rw(&[(a, n(k)), (b, n(k))], &[(dst, n(k))]),
+            Op::IntUn { n: k, dst, a, .. }
+            | Op::FloatUn { n: k, dst, a, .. }
+            | Op::FTest { n: k, dst, a, .. }
+            | Op::LNot { n: k, dst, a }
+            | Op::Convert {
+                n: k, dst, src: a, ..
+            } => rw(&[(a, n(k))], &[(dst, n(k))]),
+            Op::IntTer {
+                n: k, dst, a, b, c, ..
+            }
+            | Op::FloatTer {
+                n: k, dst, a, b, c, ..
+            }
+            | Op::SelectMsb {
+                n: k, dst, a, b, c, ..
+            } => rw(&[(a, n(k)), (b, n(k)), (c, n(k))], &[(dst, n(k))]),
+            Op::Select {
+                n: k,
+                vector_cond,
+                dst,
+                cond,
+                a,
+                b,
+            } => {
+                let c = if vector_cond { n(k) } else { 1 };
+                rw(&[(cond, c), (a, n(k)), (b, n(k))], &[(dst, n(k))])
+            }
+            Op::AnyAll { n: k, dst, a, .. } => rw(&[(a, n(k))], &[one(dst)]),
+            Op::Bitcast {
+                from_n,
+                to_n,
+                dst,
+                src,
+                ..
+            } => rw(&[(src, n(from_n))], &[(dst, n(to_n))]),
+            Op::ExtractDyn {
+                dst,
+                base,
+                index,
+                n: k,
+                ..
+            } => rw(&[(base, n(k)), one(index)], &[one(dst)]),
+            Op::InsertDyn {
+                dst,
+                base,
+                value,
+                index,
+                n: k,
+                ..
+            } => rw(&[(base, n(k)), one(value), one(index)], &[(dst, n(k))]),
+            Op::Geometric {
+                op,
+                n: k,
+                dst,
+                a,
+                b,
+                ..
+            } => {
+                // A length, distance or dot product is one lane.
+                let lanes = match op {
+                    Geometric::Normalize | Geometric::Cross => n(k),
+                    _ => 1,
+                };
+                rw(&[(a, n(k)), (b, n(k))], &[(dst, lanes)])
+            }
+            Op::Collective {
+                dst, src, index, ..
+            } => rw(&[one(src), one(index)], &[one(dst)]),
+            Op::CountAccess { ptr, .. } => rw(&[one(ptr)], &[]),
+            Op::CheckIndex { index, .. } => rw(&[one(index)], &[]),
+            Op::WaitEvents { num, list } => rw(&[one(num), one(list)], &[]),
+            Op::Load { dst, ptr, n: k, .. } | Op::LoadHalf { dst, ptr, n: k } => {
+                rw(&[one(ptr)], &[(dst, n(k))])
+            }
+            Op::Store { src, ptr, n: k, .. } | Op::StoreHalf { src, ptr, n: k, .. } => {
+                rw(&[one(ptr), (src, n(k))], &[])
+            }
+            Op::LoadAgg { dst, ptr, layout } => {
+                let leaves = t.layouts.get(layout as usize).map_or(0, Vec::len);
+                rw(&[one(ptr)], &[(dst, leaves as u32)])
+            }
+            Op::StoreAgg { src, ptr, layout } => {
+                let leaves = t.layouts.get(layout as usize).map_or(0, Vec::len);
+                rw(&[one(ptr), (src, leaves as u32)], &[])
+            }
+            Op::Copy {
+                dst,
+                src,
+                bytes_reg,
+                ..
+            } => Operands {
+                reads: [one(dst), one(src)]
+                    .into_iter()
+                    .chain(bytes_reg.map(one))
+                    .collect(),
+                writes: Vec::new(),
+            },
+            Op::GroupCopy {
+                dst,
+                src,
+                elems,
+                stride,
+                event,
+                out,
+                ..
+            } => rw(
+                &[one(dst), one(src), one(elems), one(stride), one(event)],
+                &[one(out)],
+            ),
+            Op::Atomic { dst, ptr, a, b, .. } => rw(&[one(ptr), one(a), one(b)], &[one(dst)]),
+            // The executor fills at most three dimensions.
+            Op::Builtin { dst, lanes, .. } => rw(&[], &[(dst, n(lanes.min(3)))]),
+            Op::Branch { cond, .. } => rw(&[one(cond)], &[]),
+            Op::Switch { sel, .. } => rw(&[one(sel)], &[]),
+            Op::ImageRead {
+                dst,
+                image,
+                coord,
+                sampler,
+                form,
+            } => rw(
+                &[one(image), (coord, n(form.coord_n)), one(sampler)],
+                &[(dst, 4)],
+            ),
+            Op::ImageWrite {
+                image,
+                coord,
+                src,
+                form,
+            } => rw(&[one(image), (coord, n(form.coord_n)), (src, 4)], &[]),
+            Op::ImageQuery {
+                dst, image, n: k, ..
+            } => rw(&[one(image)], &[(dst, n(k))]),
+            Op::Printf {
+                dst,
+                format,
+                args_start,
+                args_len,
+            } => {
+                let args = t
+                    .printf_args
+                    .get(args_start as usize..args_start as usize + args_len as usize)
+                    .unwrap_or(&[]);
+                Operands {
+                    reads: [one(format)]
+                        .into_iter()
+                        .chain(args.iter().map(|a| (a.reg, u32::from(a.lanes))))
+                        .collect(),
+                    writes: vec![one(dst)],
+                }
             }
         }
-        Op::PtrDiff { dst, a, b, .. }
-        | Op::Add32 { dst, a, b }
-        | Op::Sub32 { dst, a, b }
-        | Op::Mul32 { dst, a, b }
-        | Op::Shl32 { dst, a, b }
-        | Op::Rotl32 { dst, a, b }
-        | Op::LShr32 { dst, a, b }
-        | Op::FAdd32 { dst, a, b }
-        | Op::FSub32 { dst, a, b }
-        | Op::FMul32 { dst, a, b }
-        | Op::And { dst, a, b }
-        | Op::Or { dst, a, b }
-        | Op::Xor { dst, a, b } => out.extend([s(dst, 1), s(a, 1), s(b, 1)]),
-        Op::Offset { dst, base, .. } => out.extend([s(dst, 1), s(base, 1)]),
-        Op::SubXorRotl32 { dst, a, b, k } | Op::XorSubRotl32 { dst, a, b, k } => {
-            out.extend([s(dst, 1), s(a, 1), s(b, 1), s(k, 1)])
-        }
-        Op::CastToSpace { dst, src, .. }
-        | Op::ZExt32 { dst, src }
-        | Op::SExt32 { dst, src }
-        | Op::Trunc32 { dst, src } => out.extend([s(dst, 1), s(src, 1)]),
-        Op::Collective {
-            dst, src, index, ..
-        } => out.extend([s(dst, 1), s(src, 1), s(index, 1)]),
-        Op::CountAccess { ptr, .. } => out.push(s(ptr, 1)),
-        Op::Index {
-            dst, base, index, ..
-        } => out.extend([s(dst, 1), s(base, 1), s(index, 1)]),
-        Op::Load { dst, ptr, n, .. } => out.extend([s(dst, n as u64), s(ptr, 1)]),
-        Op::Store { src, ptr, n, .. } => out.extend([s(src, n as u64), s(ptr, 1)]),
-        Op::LoadAgg { dst, ptr, .. } | Op::StoreAgg { src: dst, ptr, .. } => {
-            out.extend([s(dst, 1), s(ptr, 1)])
-        }
-        Op::Copy {
-            dst,
-            src,
-            bytes_reg,
-            ..
-        } => {
-            out.extend([s(dst, 1), s(src, 1)]);
-            if let Some(r) = bytes_reg {
-                out.push(s(r, 1));
-            }
-        }
-        Op::GroupCopy {
-            dst,
-            src,
-            elems,
-            stride,
-            event,
-            out: o,
-            ..
-        } => out.extend([
-            s(dst, 1),
-            s(src, 1),
-            s(elems, 1),
-            s(stride, 1),
-            s(event, 1),
-            s(o, 1),
-        ]),
-        Op::LoadHalf { dst, ptr, n } => out.extend([s(dst, n as u64), s(ptr, 1)]),
-        Op::StoreHalf { src, ptr, n, .. } => out.extend([s(src, n as u64), s(ptr, 1)]),
-        Op::Atomic { dst, ptr, a, b, .. } => out.extend([s(dst, 1), s(ptr, 1), s(a, 1), s(b, 1)]),
-        Op::Builtin { dst, lanes, .. } => out.push(s(dst, lanes as u64)),
-        Op::Branch { cond, .. } => out.push(s(cond, 1)),
-        Op::Switch { sel, .. } => out.push(s(sel, 1)),
-        Op::Call {
-            moves_start,
-            moves_len,
-            ret,
-            ret_n,
-            ..
-        } => {
-            moves_of(moves_start, moves_len, out);
-            out.push(s(ret, ret_n as u64));
-        }
-        Op::Ret { src, n } => out.push(s(src, n as u64)),
-        Op::ImageRead {
-            dst,
-            image,
-            coord,
-            sampler,
-            form,
-        } => out.extend([
-            s(dst, 4),
-            s(image, 1),
-            s(coord, form.coord_n as u64),
-            s(sampler, 1),
-        ]),
-        Op::ImageWrite {
-            image,
-            coord,
-            src,
-            form,
-        } => out.extend([s(image, 1), s(coord, form.coord_n as u64), s(src, 4)]),
-        Op::ImageQuery { dst, image, n, .. } => out.extend([s(dst, n as u64), s(image, 1)]),
-        Op::Printf {
-            dst,
-            format,
-            args_start,
-            args_len,
-        } => {
-            out.extend([s(dst, 1), s(format, 1)]);
-            for a in printf_args
-                .get(args_start as usize..args_start as usize + args_len as usize)
-                .unwrap_or(&[])
-            {
-                out.push(s(a.reg, a.lanes as u64));
-            }
-        }
+    }
+
+    /// Every span the op names, read or written, and a call's `ret`: what
+    /// must lie inside the register file.
+    pub fn touched(op: &Op, t: Tables<'_>) -> impl Iterator<Item = Span> {
+        let Operands { reads, writes } = Operands::of(op, t);
+        let ret = match *op {
+            Op::Call { ret, ret_n, .. } => Some((ret, ret_n)),
+            _ => None,
+        };
+        reads.into_iter().chain(writes).chain(ret)
     }
 }
 

@@ -31,8 +31,8 @@
 //! locals there); a value loaded from other memory depends on the id where
 //! its address does, as a compiler's uniformity analysis takes it.
 
-use crate::bytecode::{Builtin, ConvKind, Geometric, Op, Reg};
-use crate::exec::native::{reads_writes, Spans};
+use crate::bytecode::{Builtin, ConvKind, Op, Operands, Reg};
+use crate::exec::native::Spans;
 use crate::memory::{self, SPACE_PRIVATE};
 use crate::program::{successors, Program};
 
@@ -43,7 +43,14 @@ use crate::program::{successors, Program};
 /// vectorised: "instruction return type cannot be vectorized").
 pub(crate) fn carried_addresses(p: &Program) -> Vec<bool> {
     let registers = p.init_regs.len();
-    let effects: Vec<(Spans, Spans)> = p.code.iter().map(|op| effects(op, p)).collect();
+    let effects: Vec<(Spans, Spans)> = p
+        .code
+        .iter()
+        .map(|op| {
+            let Operands { reads, writes } = Operands::of(op, p.tables());
+            (reads, writes)
+        })
+        .collect();
     let mut written = vec![false; registers];
     for (_, writes) in &effects {
         for &(r, n) in writes {
@@ -371,87 +378,6 @@ impl Bits {
             *a |= b;
         }
         changed
-    }
-}
-
-/// The registers an op reads and writes, for every op that writes one.
-/// `reads_writes` knows the ops the compiled tier runs, and takes any other
-/// as reading every register and writing none, which keeps the tier's
-/// liveness and the chains safe; this analysis needs the writes too.
-fn effects(op: &Op, p: &Program) -> (Spans, Spans) {
-    let one = |r: Reg| (r, 1);
-    let n = |n: u8| u32::from(n);
-    match *op {
-        Op::Upsample {
-            n: k, dst, a, b, ..
-        } => (vec![(a, n(k)), (b, n(k))], vec![(dst, n(k))]),
-        Op::Geometric {
-            op,
-            n: k,
-            dst,
-            a,
-            b,
-            ..
-        } => {
-            // A length, distance or dot product is one lane.
-            let lanes = match op {
-                Geometric::Normalize | Geometric::Cross => n(k),
-                _ => 1,
-            };
-            (vec![(a, n(k)), (b, n(k))], vec![(dst, lanes)])
-        }
-        Op::SelectMsb {
-            n: k, dst, a, b, c, ..
-        } => (vec![(a, n(k)), (b, n(k)), (c, n(k))], vec![(dst, n(k))]),
-        Op::AnyAll { n: k, dst, a, .. } => (vec![(a, n(k))], vec![one(dst)]),
-        Op::Bitcast {
-            from_n,
-            to_n,
-            dst,
-            src,
-            ..
-        } => (vec![(src, n(from_n))], vec![(dst, n(to_n))]),
-        Op::ExtractDyn {
-            dst,
-            base,
-            index,
-            n: k,
-            ..
-        } => (vec![(base, n(k)), one(index)], vec![one(dst)]),
-        Op::InsertDyn {
-            dst,
-            base,
-            value,
-            index,
-            n: k,
-            ..
-        } => (
-            vec![(base, n(k)), one(value), one(index)],
-            vec![(dst, n(k))],
-        ),
-        Op::PtrDiff { dst, a, b, .. } => (vec![one(a), one(b)], vec![one(dst)]),
-        Op::Collective {
-            dst, src, index, ..
-        } => (vec![one(src), one(index)], vec![one(dst)]),
-        Op::CastToSpace { dst, src, .. } => (vec![one(src)], vec![one(dst)]),
-        Op::LoadHalf { dst, ptr, n: k } => (vec![one(ptr)], vec![(dst, n(k))]),
-        Op::LoadAgg { dst, ptr, layout } => {
-            let leaves = p.layouts.get(layout as usize).map_or(0, Vec::len);
-            (vec![one(ptr)], vec![(dst, leaves as u32)])
-        }
-        Op::ImageRead {
-            dst,
-            image,
-            coord,
-            sampler,
-            form,
-        } => (
-            vec![one(image), (coord, u32::from(form.coord_n)), one(sampler)],
-            vec![(dst, 4)],
-        ),
-        Op::ImageQuery { dst, n: k, .. } => (Vec::new(), vec![(dst, n(k))]),
-        Op::Printf { dst, .. } => (Vec::new(), vec![one(dst)]),
-        _ => reads_writes(op, p),
     }
 }
 

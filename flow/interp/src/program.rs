@@ -114,6 +114,16 @@ pub struct Program {
 }
 
 impl Program {
+    /// The side tables its ops' operands are listed in.
+    pub fn tables(&self) -> crate::bytecode::Tables<'_> {
+        crate::bytecode::Tables {
+            moves: &self.moves,
+            terms: &self.terms,
+            printf_args: &self.printf_args,
+            layouts: &self.layouts,
+        }
+    }
+
     /// The scheduling rank of a pc (see `rank`).
     #[inline(always)]
     pub fn rank_of(&self, pc: u32) -> u32 {

@@ -218,8 +218,8 @@ impl<'a> Runner<'a> {
             },
             shadow: launch.uninit.then(|| {
                 Box::new(shadow::Shadow::new(
+                    launch.program,
                     width,
-                    launch.regs.len(),
                     (launch.program.private.total(), launch.local_layout.total()),
                     &launch.undefined,
                 ))

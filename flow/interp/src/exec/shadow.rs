@@ -48,6 +48,63 @@ impl Use {
 /// them, and how many there were.
 pub(super) type Uses = (Vec<[u64; 3]>, u64);
 
+/// How definedness passes through an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Plainly (`Shadow::flow`), to one slot from one-slot operands.
+    Scalar,
+    /// Plainly, at any width: builtins (which read nothing) and ops that
+    /// write nothing among them.
+    Lanes,
+    /// By a rule of its own (`apply`).
+    Special,
+    /// Not at all: it writes no register and uses no value.
+    Nothing,
+}
+
+impl Flow {
+    fn of(op: &Op, operands: &Operands) -> Flow {
+        let special = match *op {
+            Op::Int { op, .. } => matches!(
+                op,
+                IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
+            ),
+            Op::Logic { op, .. } => matches!(op, LogicOp::And | LogicOp::Or),
+            Op::Moves { .. }
+            | Op::Call { .. }
+            | Op::And { .. }
+            | Op::Or { .. }
+            | Op::Select { .. }
+            | Op::Bitcast { .. }
+            | Op::Geometric { .. }
+            | Op::Load { .. }
+            | Op::LoadHalf { .. }
+            | Op::LoadAgg { .. }
+            | Op::Store { .. }
+            | Op::StoreHalf { .. }
+            | Op::StoreAgg { .. }
+            | Op::Copy { .. }
+            | Op::GroupCopy { .. }
+            | Op::Atomic { .. }
+            | Op::Branch { .. }
+            | Op::Switch { .. }
+            | Op::Ret { .. }
+            | Op::ImageRead { .. }
+            | Op::ImageWrite { .. }
+            | Op::ImageQuery { .. }
+            | Op::Printf { .. } => true,
+            _ => false,
+        };
+        let one_slot = |spans: &[Span]| spans.iter().all(|&(_, n)| n == 1);
+        match operands.writes[..] {
+            _ if special => Flow::Special,
+            [] => Flow::Nothing,
+            [(_, 1)] if one_slot(&operands.reads) => Flow::Scalar,
+            _ => Flow::Lanes,
+        }
+    }
+}
+
 /// The shadows of one runner's batch.
 #[derive(Debug)]
 pub(super) struct Shadow<'a> {
@@ -58,18 +115,37 @@ pub(super) struct Shadow<'a> {
     private: Vec<Vec<u8>>,
     local: Vec<u8>,
     global: &'a GlobalShadow,
+    /// By pc, its op's operands, and how definedness passes through it.
+    operands: Vec<Operands>,
+    flows: Vec<Flow>,
+    /// A result's shadows, made before any is written.
+    scratch: Vec<u8>,
     /// The uses found, by (pc, how).
     pub found: BTreeMap<(usize, Use), Uses>,
 }
 
 impl<'a> Shadow<'a> {
     pub fn new(
+        program: &crate::program::Program,
         width: usize,
-        slots: usize,
         (private_bytes, local_bytes): (u64, u64),
         global: &'a GlobalShadow,
     ) -> Self {
+        let slots = program.init_regs.len();
+        let operands: Vec<Operands> = program
+            .code
+            .iter()
+            .map(|op| Operands::of(op, program.tables()))
+            .collect();
         Shadow {
+            flows: program
+                .code
+                .iter()
+                .zip(&operands)
+                .map(|(op, operands)| Flow::of(op, operands))
+                .collect(),
+            operands,
+            scratch: Vec::new(),
             width,
             regs: vec![0; slots * width],
             private: vec![vec![1; private_bytes as usize]; width],
@@ -129,11 +205,34 @@ impl<'a> Shadow<'a> {
         }
     }
 
-    /// Slot i of `dst` joins slot i of each of `srcs`, for `n` slots.
-    fn join(&mut self, lane: usize, dst: Reg, srcs: &[Reg], n: u32) {
-        for i in 0..n {
-            let u = srcs.iter().fold(0, |u, &s| u | self.get(s + i, lane));
-            self.set(dst + i, lane, u);
+    /// The plain flow of the op at `pc`: slot i of each result joins slot
+    /// i of each read as wide, the one slot of a one-slot read, and every
+    /// slot of a read of another width.
+    fn flow(&mut self, lane: usize, pc: usize) {
+        let Shadow {
+            width,
+            regs,
+            operands,
+            scratch,
+            ..
+        } = self;
+        let at = |r: Reg| r.index() * *width + lane;
+        let ops = &operands[pc];
+        for &(dst, n) in &ops.writes {
+            scratch.clear();
+            for i in 0..n {
+                let u = ops.reads.iter().fold(0, |u, &(r, k)| {
+                    u | match k {
+                        _ if k == n => regs[at(r + i)],
+                        1 => regs[at(r)],
+                        _ => (0..k).fold(0, |u, j| u | regs[at(r + j)]),
+                    }
+                });
+                scratch.push(u);
+            }
+            for (i, &u) in scratch.iter().enumerate() {
+                regs[at(dst + i as u32)] = u;
+            }
         }
     }
 
@@ -262,75 +361,34 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
         }
     };
     let resolve = |p: u64, bytes: u64| b.mem.resolve(p, bytes, 1).ok();
-    // The commonest ops first, with the lanes inside: one match per op.
-    let rows = |r: Reg| r.index() * width;
-    match *op {
-        Op::Block { .. } | Op::Jump { .. } => return,
-        Op::Add32 { dst, a, b: c }
-        | Op::Sub32 { dst, a, b: c }
-        | Op::Mul32 { dst, a, b: c }
-        | Op::Shl32 { dst, a, b: c }
-        | Op::LShr32 { dst, a, b: c }
-        | Op::Rotl32 { dst, a, b: c }
-        | Op::FAdd32 { dst, a, b: c }
-        | Op::FSub32 { dst, a, b: c }
-        | Op::FMul32 { dst, a, b: c }
-        | Op::Xor { dst, a, b: c } => {
-            let (d, x, y) = (rows(dst), rows(a), rows(c));
+    match sh.flows[at] {
+        // The commonest: one slot from one-slot operands, lanes inside.
+        Flow::Scalar => {
+            let rows = |r: Reg| r.index() * width;
+            let ops = &sh.operands[at];
+            let d = rows(ops.writes[0].0);
             for &lane in b.active {
                 let l = lane as usize;
-                sh.regs[d + l] = sh.regs[x + l] | sh.regs[y + l];
+                let u = ops
+                    .reads
+                    .iter()
+                    .fold(0, |u, &(r, _)| u | sh.regs[rows(r) + l]);
+                sh.regs[d + l] = u;
             }
             return;
         }
-        Op::SubXorRotl32 { dst, a, b: c, k } | Op::XorSubRotl32 { dst, a, b: c, k } => {
-            let (d, x, y, z) = (rows(dst), rows(a), rows(c), rows(k));
+        Flow::Lanes => {
             for &lane in b.active {
-                let l = lane as usize;
-                sh.regs[d + l] = sh.regs[x + l] | sh.regs[y + l] | sh.regs[z + l];
+                sh.flow(lane as usize, at);
             }
             return;
         }
-        Op::Mov { dst, src, n: 1 }
-        | Op::ZExt32 { dst, src }
-        | Op::SExt32 { dst, src }
-        | Op::Trunc32 { dst, src } => {
-            let (d, x) = (rows(dst), rows(src));
-            for &lane in b.active {
-                let l = lane as usize;
-                sh.regs[d + l] = sh.regs[x + l];
-            }
-            return;
-        }
-        _ => {}
+        Flow::Nothing => return,
+        Flow::Special => {}
     }
     for &lane in b.active {
         let l = lane as usize;
         match *op {
-            // No operands to carry, or carried above, lanes inside.
-            Op::Block { .. }
-            | Op::Jump { .. }
-            | Op::Barrier
-            | Op::WaitEvents { .. }
-            | Op::CheckIndex { .. }
-            | Op::Trap
-            | Op::CountAccess { .. }
-            | Op::Add32 { .. }
-            | Op::Sub32 { .. }
-            | Op::Mul32 { .. }
-            | Op::Shl32 { .. }
-            | Op::LShr32 { .. }
-            | Op::Rotl32 { .. }
-            | Op::FAdd32 { .. }
-            | Op::FSub32 { .. }
-            | Op::FMul32 { .. }
-            | Op::ZExt32 { .. }
-            | Op::SExt32 { .. }
-            | Op::Trunc32 { .. }
-            | Op::SubXorRotl32 { .. }
-            | Op::XorSubRotl32 { .. }
-            | Op::Xor { .. } => return,
-            Op::Mov { dst, src, n } => sh.copy(l, dst, src, n),
             Op::Moves { start, len }
             | Op::Call {
                 moves_start: start,
@@ -341,20 +399,7 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     sh.copy(l, m.dst, m.src, m.n);
                 }
             }
-            Op::Splat { dst, src, n } => {
-                let u = sh.get(src, l);
-                for i in 0..n as u32 {
-                    sh.set(dst + i, l, u);
-                }
-            }
-            Op::Int {
-                op,
-                n,
-                dst,
-                a,
-                b: d,
-                ..
-            } => {
+            Op::Int { op, n, b: d, .. } => {
                 if matches!(
                     op,
                     IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
@@ -362,7 +407,7 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     let u = sh.any(d, n as u32, l);
                     check(sh, u, Use::Divisor, l);
                 }
-                sh.join(l, dst, &[a, d], n as u32);
+                sh.flow(l, at);
             }
             // A defined operand that decides the result alone (false or 0
             // for an and, true or all ones for an or) makes it defined.
@@ -404,50 +449,6 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     sh.set(dst + i, l, u);
                 }
             }
-            Op::IntUn { n, dst, a, .. }
-            | Op::FloatUn { n, dst, a, .. }
-            | Op::FTest { n, dst, a, .. }
-            | Op::LNot { n, dst, a } => sh.join(l, dst, &[a], n as u32),
-            Op::Convert { n, dst, src, .. } => sh.join(l, dst, &[src], n as u32),
-            Op::IntTer {
-                n,
-                dst,
-                a,
-                b: c,
-                c: e,
-                ..
-            }
-            | Op::FloatTer {
-                n,
-                dst,
-                a,
-                b: c,
-                c: e,
-                ..
-            }
-            | Op::SelectMsb {
-                n,
-                dst,
-                a,
-                b: c,
-                c: e,
-                ..
-            } => sh.join(l, dst, &[a, c, e], n as u32),
-            Op::Upsample {
-                n, dst, a, b: c, ..
-            }
-            | Op::Cmp {
-                n, dst, a, b: c, ..
-            }
-            | Op::Float {
-                n, dst, a, b: c, ..
-            }
-            | Op::FCmp {
-                n, dst, a, b: c, ..
-            }
-            | Op::Logic {
-                n, dst, a, b: c, ..
-            } => sh.join(l, dst, &[a, c], n as u32),
             Op::Select {
                 n,
                 vector_cond,
@@ -464,73 +465,20 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     sh.set(dst + i, l, u);
                 }
             }
-            Op::AnyAll { n, dst, a, .. } => sh.mix(l, dst, 1, &[(a, n as u32)]),
+            // Each result lane of these comes of every operand lane.
             Op::Bitcast {
-                from_n,
                 to_n,
                 dst,
                 src,
+                from_n,
                 ..
             } => sh.mix(l, dst, to_n as u32, &[(src, from_n as u32)]),
-            Op::ExtractDyn {
-                dst,
-                base,
-                index,
-                n,
-                ..
-            } => sh.mix(l, dst, 1, &[(base, n as u32), (index, 1)]),
-            Op::InsertDyn {
-                dst,
-                base,
-                value: v,
-                index,
-                n,
-                ..
-            } => {
-                let u = sh.get(v, l) | sh.get(index, l);
-                for i in 0..n as u32 {
-                    let w = sh.get(base + i, l) | u;
-                    sh.set(dst + i, l, w);
-                }
-            }
             Op::Geometric {
-                op,
-                n,
-                dst,
-                a,
-                b: c,
-                ..
+                n, dst, a, b: c, ..
             } => {
-                let out = match op {
-                    Geometric::Length | Geometric::Distance | Geometric::Dot => 1,
-                    Geometric::Normalize | Geometric::Cross => n as u32,
-                };
+                let out = sh.operands[at].writes[0].1;
                 sh.mix(l, dst, out, &[(a, n as u32), (c, n as u32)]);
             }
-            Op::Ptr {
-                dst,
-                base,
-                terms_start,
-                terms_len,
-                ..
-            } => {
-                let terms = &b.program.terms
-                    [terms_start as usize..terms_start as usize + terms_len as usize];
-                let u = terms
-                    .iter()
-                    .fold(sh.get(base, l), |u, t| u | sh.get(t.reg, l));
-                sh.set(dst, l, u);
-            }
-            Op::Offset { dst, base, .. } | Op::CastToSpace { dst, src: base, .. } => {
-                sh.join(l, dst, &[base], 1)
-            }
-            Op::Index {
-                dst, base, index, ..
-            } => sh.join(l, dst, &[base, index], 1),
-            Op::PtrDiff { dst, a, b: c, .. } => sh.join(l, dst, &[a, c], 1),
-            Op::Collective {
-                dst, src, index, ..
-            } => sh.join(l, dst, &[src, index], 1),
             Op::Load { .. }
             | Op::LoadHalf { .. }
             | Op::LoadAgg { .. }
@@ -619,7 +567,6 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                 sh.store(l, loc, 0, size, new);
                 sh.set(dst, l, old);
             }
-            Op::Builtin { dst, lanes, .. } => sh.define(l, dst, lanes.min(3) as u32),
             Op::Branch { cond, .. } => check(sh, sh.get(cond, l), Use::Branch, l),
             Op::Switch { sel, .. } => check(sh, sh.get(sel, l), Use::Branch, l),
             Op::Ret { src, n } => {
@@ -642,8 +589,11 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                 let texel = sh.any(src, 4, l);
                 check(sh, texel, Use::Store, l);
             }
+            // Results the machine makes whole, whatever the operands.
             Op::ImageQuery { dst, n, .. } => sh.define(l, dst, n as u32),
             Op::Printf { dst, .. } => sh.define(l, dst, 1),
+            // Carried above.
+            _ => {}
         }
     }
 }

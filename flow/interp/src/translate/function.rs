@@ -3,6 +3,7 @@
 //! every op stays inside the program.
 
 use super::*;
+use crate::bytecode::{Operands, Tables};
 use crate::memory;
 use crate::program::ParamSlot;
 use clflow_spirv::types::Type;
@@ -49,7 +50,13 @@ impl<'m> Translator<'m> {
             }
         }
         self.check_code()?;
-        fuse::fuse(&mut self.code, &self.moves, &self.terms, &self.printf_args);
+        let tables = Tables {
+            moves: &self.moves,
+            terms: &self.terms,
+            printf_args: &self.printf_args,
+            layouts: &self.layouts,
+        };
+        fuse::fuse(&mut self.code, tables);
         let mut init_regs = vec![0u64; self.next_reg as usize];
         for (slot, v) in &self.init {
             init_regs[slot.index()] = *v;
@@ -90,11 +97,15 @@ impl<'m> Translator<'m> {
     pub(super) fn check_code(&self) -> R<()> {
         let nregs = self.next_reg as u64;
         let npc = self.code.len() as u64;
-        let mut spans = Vec::new();
+        let tables = Tables {
+            moves: &self.moves,
+            terms: &self.terms,
+            printf_args: &self.printf_args,
+            layouts: &self.layouts,
+        };
         for (pc, op) in self.code.iter().enumerate() {
-            spans.clear();
-            crate::bytecode::spans(op, &self.moves, &self.terms, &self.printf_args, &mut spans);
-            let bad_reg = spans.iter().any(|(r, n)| r + n > nregs);
+            let bad_reg =
+                Operands::touched(op, tables).any(|(r, n)| r.index() as u64 + n as u64 > nregs);
             let in_table =
                 |start: u32, len: u32, table: usize| start as usize + len as usize <= table;
             let bad_ref = match *op {

@@ -7,11 +7,11 @@
 //! two, which stay as they were: no pc moves, and each block's counts
 //! (made before) are those of the three ops.
 
-use crate::bytecode::{spans, Move, Op, PrintfArg, PtrTerm, Reg};
+use crate::bytecode::{Op, Operands, Reg, Tables};
 
 /// Fuses what it can in `code`, in place.
-pub(super) fn fuse(code: &mut [Op], moves: &[Move], terms: &[PtrTerm], printf_args: &[PrintfArg]) {
-    let mentions = mentions(code, moves, terms, printf_args);
+pub(super) fn fuse(code: &mut [Op], tables: Tables<'_>) {
+    let mentions = mentions(code, tables);
     // A value made by one op and read by one other: mentioned twice.
     let once = |r: Reg| mentions.get(r.index()) == Some(&2);
     for at in 0..code.len().saturating_sub(2) {
@@ -22,18 +22,15 @@ pub(super) fn fuse(code: &mut [Op], moves: &[Move], terms: &[PtrTerm], printf_ar
 }
 
 /// How many times each register is named by an op (written or read).
-fn mentions(code: &[Op], moves: &[Move], terms: &[PtrTerm], printf_args: &[PrintfArg]) -> Vec<u32> {
+fn mentions(code: &[Op], tables: Tables<'_>) -> Vec<u32> {
     let mut count = Vec::new();
-    let mut found = Vec::new();
     for op in code {
-        found.clear();
-        spans(op, moves, terms, printf_args, &mut found);
-        for &(first, n) in &found {
-            let end = (first + n) as usize;
+        for (first, n) in Operands::touched(op, tables) {
+            let end = (first + n).index();
             if count.len() < end {
                 count.resize(end, 0);
             }
-            for c in &mut count[first as usize..end] {
+            for c in &mut count[first.index()..end] {
                 *c += 1;
             }
         }
@@ -104,7 +101,7 @@ mod tests {
             },
         ];
         let mut code = mix.to_vec();
-        fuse(&mut code, &[], &[], &[]);
+        fuse(&mut code, Tables::default());
         assert!(
             matches!(code[0], Op::SubXorRotl32 { dst, a, b, k } if (dst, a, b, k) == (reg(5), reg(1), reg(2), reg(9)))
         );
@@ -116,7 +113,7 @@ mod tests {
             a: reg(3),
             b: reg(1),
         });
-        fuse(&mut code, &[], &[], &[]);
+        fuse(&mut code, Tables::default());
         assert!(matches!(code[0], Op::Sub32 { .. }));
         // lookup3's final: c ^= b; c -= rot(b, k), the xor's operands either way.
         for (x, y) in [(reg(1), reg(2)), (reg(2), reg(1))] {
@@ -137,7 +134,7 @@ mod tests {
                     b: reg(4),
                 },
             ];
-            fuse(&mut code, &[], &[], &[]);
+            fuse(&mut code, Tables::default());
             assert!(
                 matches!(code[0], Op::XorSubRotl32 { dst, a, b, k } if (dst, a, b, k) == (reg(5), reg(1), reg(2), reg(9)))
             );
@@ -160,7 +157,7 @@ mod tests {
                 b: reg(3),
             },
         ];
-        fuse(&mut code, &[], &[], &[]);
+        fuse(&mut code, Tables::default());
         assert!(matches!(code[0], Op::Xor { .. }));
     }
 }

@@ -7,8 +7,8 @@
 //! may go back to after any call. Where it cannot tell, it takes a
 //! register as live (more is kept, never less).
 
-use super::emit::jumps;
-use crate::bytecode::{Op, Reg};
+use super::emit::{self, jumps};
+use crate::bytecode::{Op, Operands, Reg, Span};
 use crate::program::Program;
 
 /// The registers live on entry to each pc, as bits.
@@ -92,108 +92,23 @@ fn successors(program: &Program, pc: usize, returns: &[usize]) -> Vec<usize> {
 }
 
 /// The register spans an op of the compiled tier reads and writes.
-pub(crate) type Spans = Vec<(Reg, u32)>;
+pub(crate) type Spans = Vec<Span>;
 
+/// An op's operands as the compiled tier takes them ([`Operands`]): an op
+/// not of the tier's kinds (`emit::compiles`, at any size or width) never
+/// reaches it, and counts as reading every register and writing none,
+/// which keeps the liveness, and the chains that share this view, safe.
 pub(crate) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
-    let one = |r: Reg| (r, 1);
-    let moves = |start: u32, len: u32| {
-        let moves = &program.moves[start as usize..(start + len) as usize];
-        let reads = moves.iter().map(|m| (m.src, m.n)).collect();
-        (reads, moves.iter().map(|m| (m.dst, m.n)).collect())
-    };
-    match *op {
-        Op::Mov { dst, src, n } => (vec![(src, n)], vec![(dst, n)]),
-        Op::Moves { start, len } => moves(start, len),
-        Op::Call {
-            moves_start,
-            moves_len,
-            ..
-        } => moves(moves_start, moves_len),
-        Op::Splat { dst, src, n } => (vec![one(src)], vec![(dst, n as u32)]),
-        Op::Add32 { dst, a, b }
-        | Op::Sub32 { dst, a, b }
-        | Op::Mul32 { dst, a, b }
-        | Op::Shl32 { dst, a, b }
-        | Op::LShr32 { dst, a, b }
-        | Op::Rotl32 { dst, a, b }
-        | Op::And { dst, a, b }
-        | Op::Or { dst, a, b }
-        | Op::Xor { dst, a, b }
-        | Op::FAdd32 { dst, a, b }
-        | Op::FSub32 { dst, a, b }
-        | Op::FMul32 { dst, a, b } => (vec![one(a), one(b)], vec![one(dst)]),
-        Op::ZExt32 { dst, src } | Op::SExt32 { dst, src } | Op::Trunc32 { dst, src } => {
-            (vec![one(src)], vec![one(dst)])
-        }
-        Op::SubXorRotl32 { dst, a, b, k } | Op::XorSubRotl32 { dst, a, b, k } => {
-            (vec![one(a), one(b), one(k)], vec![one(dst)])
-        }
-        Op::Offset { dst, base, .. } => (vec![one(base)], vec![one(dst)]),
-        Op::Index {
-            dst, base, index, ..
-        } => (vec![one(base), one(index)], vec![one(dst)]),
-        Op::Ptr {
-            dst,
-            base,
-            terms_start,
-            terms_len,
-            ..
-        } => {
-            let terms =
-                &program.terms[terms_start as usize..(terms_start as usize + terms_len as usize)];
-            let reads = [one(base)]
-                .into_iter()
-                .chain(terms.iter().map(|t| one(t.reg)));
-            (reads.collect(), vec![one(dst)])
-        }
-        Op::Cmp { n, dst, a, b, .. }
-        | Op::Float { n, dst, a, b, .. }
-        | Op::FCmp { n, dst, a, b, .. }
-        | Op::Logic { n, dst, a, b, .. }
-        | Op::Int { n, dst, a, b, .. } => {
-            let n = n as u32;
-            (vec![(a, n), (b, n)], vec![(dst, n)])
-        }
-        Op::IntUn { n, dst, a, .. }
-        | Op::FloatUn { n, dst, a, .. }
-        | Op::FTest { n, dst, a, .. }
-        | Op::LNot { n, dst, a }
-        | Op::Convert { n, dst, src: a, .. } => (vec![(a, n as u32)], vec![(dst, n as u32)]),
-        Op::IntTer {
-            n, dst, a, b, c, ..
-        }
-        | Op::FloatTer {
-            n, dst, a, b, c, ..
-        } => {
-            let n = n as u32;
-            (vec![(a, n), (b, n), (c, n)], vec![(dst, n)])
-        }
-        Op::Select {
-            n,
-            vector_cond,
-            dst,
-            cond,
-            a,
-            b,
-        } => {
-            let n = n as u32;
-            let c = if vector_cond { n } else { 1 };
-            (vec![(cond, c), (a, n), (b, n)], vec![(dst, n)])
-        }
-        Op::Builtin { dst, lanes, .. } => (Vec::new(), vec![(dst, lanes.min(3) as u32)]),
-        Op::Load { dst, ptr, n, .. } => (vec![one(ptr)], vec![(dst, n as u32)]),
-        Op::Store { src, ptr, n, .. } => (vec![one(ptr), (src, n as u32)], Vec::new()),
-        Op::Atomic { dst, ptr, a, b, .. } => (vec![one(ptr), one(a), one(b)], vec![one(dst)]),
-        Op::Branch { cond, .. } => (vec![one(cond)], Vec::new()),
-        Op::Switch { sel, .. } => (vec![one(sel)], Vec::new()),
-        Op::Ret { src, n } => (vec![(src, n)], Vec::new()),
-        Op::Block { .. } | Op::Jump { .. } | Op::Barrier => (Vec::new(), Vec::new()),
-        // Ops the tier does not compile never reach it (`emit::compiles`);
-        // were one here, every register would count as read.
-        _ => (
+    let of_tier =
+        emit::compiles(op) || matches!(op, Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. });
+    if of_tier {
+        let Operands { reads, writes } = Operands::of(op, program.tables());
+        (reads, writes)
+    } else {
+        (
             vec![(Reg::new(0), program.init_regs.len() as u32)],
             Vec::new(),
-        ),
+        )
     }
 }
 
