@@ -40,6 +40,8 @@
 //! faulting instruction before it go on after it, the rest at it, and the
 //! group's barriers and work-group functions no longer wait for it.
 
+#[macro_use]
+mod machine;
 mod builtins;
 mod collective;
 mod events;
@@ -48,6 +50,7 @@ mod image;
 mod launch;
 mod mem;
 pub mod native;
+mod ops;
 mod printf;
 mod queue;
 mod recorder;
@@ -59,11 +62,10 @@ pub use shadow::{GlobalShadow, Use};
 use crate::bytecode::*;
 use crate::counts::{Traffic, SIMD_WIDTHS};
 use crate::error::TrapKind;
-use crate::memory::{self, Arena, SPACE_LOCAL};
-use crate::opencl_std as math;
-use crate::trace::{AccessKind, Traced};
+use crate::memory::Arena;
+use crate::trace::Traced;
 use crate::ItemOrder;
-use builtins::{builtin, geometric};
+use machine::{Machine, Next, Rows};
 use mem::Mem;
 use queue::Queue;
 use recorder::{Outlet, Recorder};
@@ -536,31 +538,16 @@ impl Runner<'_> {
     /// Runs the active lanes from `start` until they need the scheduler:
     /// they took different ways, reached a barrier or returned, or went to
     /// a pc ranked at or after `waiting`, the first pc other lanes wait at
-    /// (where they should join them).
+    /// (where they should join them). Each op goes to the handler of its
+    /// family (`ops`); the hot ones inline, as one dispatch.
     /// `UNINIT`: follow undefined values too (`shadow`), before each op.
     fn execute<const UNINIT: bool>(&mut self, start: usize, waiting: u32) -> Result<(), LaneFault> {
         let launch = self.launch;
         let program = launch.program;
         let code = &program.code[..];
         let max_steps = launch.max_steps;
-        let group = self.group;
         let hits = &mut self.partial.hits[..];
         let simd = &mut self.partial.simd[..];
-        let branches = &mut self.partial.branches[..];
-        let gathers = &mut self.partial.gathers[..];
-        let adjacent_span = &program.adjacent_span[..];
-        let mut mem = Mem {
-            global: launch.global,
-            local: &mut self.local,
-            local_layout: &launch.local_layout,
-            private_layout: &program.private,
-            traffic: &mut self.partial.traffic,
-            line_traffic: &mut self.partial.line_traffic,
-            line: 0,
-            trace: self.trace.as_mut(),
-            undefined: None,
-        };
-        let undefined = &mut self.undefined;
         let Batch {
             width,
             len: batch_len,
@@ -577,103 +564,48 @@ impl Runner<'_> {
             events,
             ..
         } = &mut self.batch;
-        let width = *width;
-        let batch_len = *batch_len;
-        let regs = &mut regs[..];
-        let active = &active[..];
+        let (width, batch_len, active) = (*width, *batch_len, &active[..]);
         // Register indices were proven in range when the program was
         // translated (`check_code`), every lane index is below `width`, and
         // the file has `init_regs.len()` rows of `width` lanes.
         debug_assert_eq!(regs.len(), program.init_regs.len() * width);
-        // `r!(l, x)`: register x of lane l.
-        macro_rules! r {
-            ($l:expr, $x:expr) => {
-                *unsafe_reg(regs, Reg::index($x) * width + $l)
-            };
-        }
-        // Every lane of the batch active, in order (the common case): lanes
-        // run as a plain count, which the compiler can vectorise.
-        let dense =
-            active.len() == width && active.iter().enumerate().all(|(i, &l)| l as usize == i);
-        // Runs `$body` once for each active lane, `$l` naming it, in the
-        // order of `active`.
-        macro_rules! lanes {
-            ($l:ident => $body:expr) => {
-                if dense {
-                    for $l in 0..width {
-                        $body;
-                    }
-                } else {
-                    for &lane in active {
-                        let $l = lane as usize;
-                        $body;
-                    }
-                }
-            };
-        }
-        // Whether a 32-bit load or store at the pointers in register `$ptr`
-        // was traced a row at once (every lane running it, a sink that takes
-        // runs); else each lane traces its own as it runs.
-        macro_rules! trace_row {
-            ($ptr:expr, $kind:expr) => {{
-                let row = Reg::index($ptr) * width;
-                dense && mem.trace_row(&regs[row..row + width], 4, $kind, local_id[0])
-            }};
-        }
-        // Where the run measures SIMD use, the lanes of a load or store
-        // (of `bytes` bytes a lane, `n` components; a member of an
-        // adjacent group, the group's span) a vectoriser gathers, and all
-        // its lanes.
-        macro_rules! count_gathers {
-            ($at:expr, $ptr:expr, $bytes:expr, $n:expr) => {
-                if let Some(count) = gathers.get_mut($at) {
-                    let row = Reg::index($ptr) * width;
-                    let addresses = &regs[row..row + width];
-                    let bytes = match adjacent_span.get($at) {
-                        Some(&span) if span > 0 => u64::from(span),
-                        _ => $bytes,
-                    };
-                    let rows = gathers::row_lanes(addresses, local_id, active, bytes, dense);
-                    let n = u64::from($n);
-                    *count += gathers::RowLanes {
-                        gathered: n * rows.gathered,
-                        broadcast: n * rows.broadcast,
-                        all: n * rows.all,
-                    };
-                }
-            };
-        }
-        // `dst = f(a, b)` (`unary!`: `dst = f(a)`) in each active lane; in
-        // a dense batch a few lanes at a time, all read before any is
-        // written, which the compiler runs as vector operations.
-        macro_rules! binary {
-            ($dst:expr, $a:expr, $b:expr, $f:expr) => {
-                if dense {
-                    rows_binary(regs, width, $dst, $a, $b, $f);
-                } else {
-                    let f = $f;
-                    lanes!(l => r!(l, $dst) = f(r!(l, $a), r!(l, $b)));
-                }
-            };
-        }
-        macro_rules! unary {
-            ($dst:expr, $a:expr, $f:expr) => {
-                binary!($dst, $a, $a, |x, _| ($f)(x))
-            };
-        }
-        // Every active lane goes to `target`; without the scheduler when
-        // it comes before any pc where other lanes wait.
-        macro_rules! goto_all {
-            ($pc:ident, $target:expr) => {{
-                let target = $target;
-                if program.rank_of(target) < waiting {
-                    $pc = target as usize;
-                } else {
-                    queue.push(&program.rank, target as u32, active);
-                    break;
-                }
-            }};
-        }
+        let mut mem = Mem {
+            global: launch.global,
+            local: &mut self.local,
+            local_layout: &launch.local_layout,
+            private_layout: &program.private,
+            traffic: &mut self.partial.traffic,
+            line_traffic: &mut self.partial.line_traffic,
+            line: 0,
+            trace: self.trace.as_mut(),
+            undefined: None,
+        };
+        let mut rows = Rows {
+            regs: &mut regs[..],
+            width,
+            active,
+            dense: active.len() == width
+                && active.iter().enumerate().all(|(i, &l)| l as usize == i),
+        };
+        let mut m = Machine {
+            launch,
+            program,
+            group: self.group,
+            batch_len,
+            mem: &mut mem,
+            private: &mut private[..],
+            local_id: &local_id[..],
+            state: &mut state[..],
+            lane_pc: &mut lane_pc[..],
+            frames: &mut frames[..],
+            queue,
+            printed: &mut printed[..],
+            events,
+            undefined: &mut self.undefined,
+            branches: &mut self.partial.branches[..],
+            gathers: &mut self.partial.gathers[..],
+            adjacent_span: &program.adjacent_span[..],
+        };
         // Every active lane runs the same blocks until this returns: their
         // steps are charged at the end, and checked on the way against the
         // lane that had run the most.
@@ -688,25 +620,22 @@ impl Runner<'_> {
         loop {
             let at = pc;
             pc += 1;
+            let op = &code[at];
             if UNINIT && !std::mem::take(&mut carried) {
                 if let Some(shadow) = shadow.as_deref_mut() {
-                    let geometry = &launch.geometry;
-                    let item = |l: usize| geometry.global_id(group, local_id[l]);
-                    let batch = shadow::Batch {
-                        program,
-                        regs,
-                        active,
-                        frames,
-                        local_id,
-                        mem: &mem,
-                        item: &item,
+                    let watched = Watched {
+                        launch: m.launch,
+                        group: m.group,
+                        regs: rows.regs,
+                        active: rows.active,
+                        frames: m.frames,
+                        local_id: m.local_id,
+                        mem: m.mem,
                     };
-                    shadow::apply(shadow, &code[at], at, &batch);
+                    follow_undefined(watched, shadow, op, at);
                 }
             }
-            // Matching on the place, not a copy, lets each arm load only
-            // the fields it uses.
-            match code[at] {
+            match *op {
                 Op::Block { block, steps: n } => {
                     hits[block as usize] += active.len() as u64;
                     if let Some(per_block) = simd.get_mut(block as usize) {
@@ -721,974 +650,88 @@ impl Runner<'_> {
                         return Err((at, lane, TrapKind::StepLimit(max_steps)));
                     }
                 }
-                Op::Mov { dst, src, n } => copy_rows(regs, width, active, dst, src, n),
-                Op::Moves { start, len } => {
-                    for m in &program.moves[start as usize..(start + len) as usize] {
-                        copy_rows(regs, width, active, m.dst, m.src, m.n);
-                    }
-                }
-                Op::Splat { dst, src, n } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = r!(l, src));
-                    }
-                }
-                Op::Add32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| (x as u32).wrapping_add(y as u32) as u64)
-                }
-                Op::Sub32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| (x as u32).wrapping_sub(y as u32) as u64)
-                }
-                Op::Mul32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| (x as u32).wrapping_mul(y as u32) as u64)
-                }
-                Op::Shl32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| ((x as u32) << (y % 32)) as u64)
-                }
-                Op::LShr32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| ((x as u32) >> (y % 32)) as u64)
-                }
-                Op::And { dst, a, b } => binary!(dst, a, b, |x, y| x & y),
-                Op::Or { dst, a, b } => binary!(dst, a, b, |x, y| x | y),
-                Op::Xor { dst, a, b } => binary!(dst, a, b, |x, y| x ^ y),
-                Op::Rotl32 { dst, a, b } => {
-                    binary!(dst, a, b, |x, y| (x as u32).rotate_left(y as u32 % 32)
-                        as u64)
-                }
-                Op::FAdd32 { dst, a, b } => binary!(dst, a, b, f32_add),
-                Op::FSub32 { dst, a, b } => binary!(dst, a, b, f32_sub),
-                Op::FMul32 { dst, a, b } => binary!(dst, a, b, f32_mul),
-                Op::SExt32 { dst, src } => unary!(dst, src, |x: u64| x as u32 as i32 as i64 as u64),
-                Op::SubXorRotl32 { dst, a, b, k } => {
-                    lanes!(l => {
-                        let (x, y) = (r!(l, a) as u32, r!(l, b) as u32);
-                        r!(l, dst) = (x.wrapping_sub(y) ^ y.rotate_left(r!(l, k) as u32 % 32)) as u64;
-                    });
+                Op::Mov { .. }
+                | Op::Moves { .. }
+                | Op::Splat { .. }
+                | Op::Add32 { .. }
+                | Op::Sub32 { .. }
+                | Op::Mul32 { .. }
+                | Op::Shl32 { .. }
+                | Op::LShr32 { .. }
+                | Op::And { .. }
+                | Op::Or { .. }
+                | Op::Xor { .. }
+                | Op::Rotl32 { .. }
+                | Op::FAdd32 { .. }
+                | Op::FSub32 { .. }
+                | Op::FMul32 { .. }
+                | Op::SExt32 { .. }
+                | Op::ZExt32 { .. }
+                | Op::Trunc32 { .. }
+                | Op::Offset { .. }
+                | Op::Index { .. } => ops::scalar::run(&mut m, &mut rows, *op),
+                // A superinstruction stands in the place of three ops.
+                Op::SubXorRotl32 { .. } | Op::XorSubRotl32 { .. } => {
+                    ops::scalar::run(&mut m, &mut rows, *op);
                     pc += 2;
                 }
-                Op::XorSubRotl32 { dst, a, b, k } => {
-                    lanes!(l => {
-                        let (x, y) = (r!(l, a) as u32, r!(l, b) as u32);
-                        r!(l, dst) = ((x ^ y).wrapping_sub(y.rotate_left(r!(l, k) as u32 % 32))) as u64;
-                    });
-                    pc += 2;
-                }
-                Op::ZExt32 { dst, src } | Op::Trunc32 { dst, src } => {
-                    unary!(dst, src, |x: u64| x as u32 as u64)
-                }
-                Op::Offset { dst, base, disp } => {
-                    unary!(dst, base, |x: u64| x.wrapping_add(disp as u64))
-                }
-                Op::Index {
-                    dst,
-                    base,
-                    index,
-                    bits,
-                    stride,
-                    disp,
-                } => lanes!(l => {
-                    let i = math::sext(r!(l, index), bits) as u64;
-                    r!(l, dst) = r!(l, base)
-                        .wrapping_add(disp as i64 as u64)
-                        .wrapping_add(i.wrapping_mul(stride as i64 as u64));
-                }),
-                Op::Int {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    for i in 0..n as u32 {
-                        let (d, x, y) = (dst + i, a + i, b + i);
-                        // The everyday 64-bit ops (a random generator's,
-                        // an index's) without a call a lane; `int_bin`'s
-                        // values.
-                        match (op, bits) {
-                            (IntOp::Add, 64) => binary!(d, x, y, u64::wrapping_add),
-                            (IntOp::Sub, 64) => binary!(d, x, y, u64::wrapping_sub),
-                            (IntOp::Mul, 64) => binary!(d, x, y, u64::wrapping_mul),
-                            (IntOp::Shl, 64) => binary!(d, x, y, |x, y| x << (y % 64)),
-                            (IntOp::LShr, 64) => binary!(d, x, y, |x, y| x >> (y % 64)),
-                            (IntOp::AShr, 64) => {
-                                binary!(d, x, y, |x, y| ((x as i64) >> (y % 64)) as u64)
-                            }
-                            _ => lanes!(l => r!(l, d) = math::int_bin(op, bits, r!(l, x), r!(l, y))
-                                .map_err(|kind| (at, l, kind))?),
-                        }
-                    }
-                }
-                Op::IntUn {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = math::int_un(op, bits, r!(l, a + i)));
-                    }
-                }
-                Op::IntTer {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                    c,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) =
-                            math::int_ter(op, bits, r!(l, a + i), r!(l, b + i), r!(l, c + i)));
-                    }
-                }
-                Op::Upsample { bits, n, dst, a, b } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = (r!(l, a + i) << bits) | r!(l, b + i));
-                    }
-                }
-                Op::Cmp {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) =
-                            math::cmp(op, bits, r!(l, a + i), r!(l, b + i)) as u64);
-                    }
-                }
-                Op::Float {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    for i in 0..n as u32 {
-                        let (d, x, y) = (dst + i, a + i, b + i);
-                        // Vectors' arithmetic, division, and double
-                        // precision's, without a call a lane; `float_bin`'s
-                        // values (its f32 arithmetic through f64 rounds the
-                        // same).
-                        let f64_op = |f: fn(f64, f64) -> f64| {
-                            move |x: u64, y: u64| f(f64::from_bits(x), f64::from_bits(y)).to_bits()
-                        };
-                        match (op, bits) {
-                            (FloatOp::Add, 32) => binary!(d, x, y, f32_add),
-                            (FloatOp::Sub, 32) => binary!(d, x, y, f32_sub),
-                            (FloatOp::Mul, 32) => binary!(d, x, y, f32_mul),
-                            (FloatOp::Div, 32) => binary!(d, x, y, f32_div),
-                            (FloatOp::Add, 64) => binary!(d, x, y, f64_op(|x, y| x + y)),
-                            (FloatOp::Sub, 64) => binary!(d, x, y, f64_op(|x, y| x - y)),
-                            (FloatOp::Mul, 64) => binary!(d, x, y, f64_op(|x, y| x * y)),
-                            (FloatOp::Div, 64) => binary!(d, x, y, f64_op(|x, y| x / y)),
-                            _ => {
-                                lanes!(l => r!(l, d) = math::float_bin(op, bits, r!(l, x), r!(l, y)))
-                            }
-                        }
-                    }
-                }
-                Op::FloatUn {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                } => {
-                    for i in 0..n as u32 {
-                        let (d, x) = (dst + i, a + i);
-                        // Square roots without a call a lane: `float_un`'s
-                        // values, computed as it computes them.
-                        let f32_via_f64 = |f: fn(f64) -> f64| {
-                            move |x: u64| {
-                                (f(f32::from_bits(x as u32) as f64) as f32).to_bits() as u64
-                            }
-                        };
-                        match (op, bits) {
-                            (FloatUnOp::Sqrt, 32) => unary!(d, x, f32_via_f64(f64::sqrt)),
-                            (FloatUnOp::Rsqrt, 32) => unary!(d, x, f32_via_f64(|x| 1.0 / x.sqrt())),
-                            _ => lanes!(l => r!(l, d) = math::float_un(op, bits, r!(l, x))),
-                        }
-                    }
-                }
-                Op::FloatTer {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                    c,
-                } => {
-                    for i in 0..n as u32 {
-                        let rows = [dst + i, a + i, b + i, c + i].map(|r| Reg::index(r) * width);
-                        if !(dense && op == FloatTerOp::Fma && fma_rows(regs, bits, width, rows)) {
-                            lanes!(l => r!(l, dst + i) = math::float_ter(
-                                op, bits, r!(l, a + i), r!(l, b + i), r!(l, c + i)));
-                        }
-                    }
-                }
-                Op::FCmp {
-                    op,
-                    ordered,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) =
-                            math::fcmp(op, ordered, bits, r!(l, a + i), r!(l, b + i)) as u64);
-                    }
-                }
-                Op::FTest {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = math::ftest(op, bits, r!(l, a + i)) as u64);
-                    }
-                }
-                Op::Logic { op, n, dst, a, b } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => {
-                            let (x, y) = (r!(l, a + i) != 0, r!(l, b + i) != 0);
-                            r!(l, dst + i) = match op {
-                                LogicOp::And => x && y,
-                                LogicOp::Or => x || y,
-                                LogicOp::Eq => x == y,
-                                LogicOp::Ne => x != y,
-                            } as u64;
-                        });
-                    }
-                }
-                Op::LNot { n, dst, a } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = (r!(l, a + i) == 0) as u64);
-                    }
-                }
-                Op::Select {
-                    n,
-                    vector_cond,
-                    dst,
-                    cond,
-                    a,
-                    b,
-                } => {
-                    for i in 0..n as u32 {
-                        let c = cond + if vector_cond { i } else { 0 };
-                        lanes!(l => r!(l, dst + i) =
-                            if r!(l, c) != 0 { r!(l, a + i) } else { r!(l, b + i) });
-                    }
-                }
-                Op::SelectMsb {
-                    n,
-                    bits,
-                    msb,
-                    dst,
-                    a,
-                    b,
-                    c,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => {
-                            let cv = r!(l, c + i);
-                            let pick_b = if msb {
-                                (cv >> (bits - 1)) & 1 == 1
-                            } else {
-                                cv != 0
-                            };
-                            r!(l, dst + i) = if pick_b { r!(l, b + i) } else { r!(l, a + i) };
-                        });
-                    }
-                }
-                Op::AnyAll { all, n, dst, a } => lanes!(l => {
-                    let mut set = 0;
-                    for i in 0..n as u32 {
-                        set += (r!(l, a + i) != 0) as u32;
-                    }
-                    r!(l, dst) = if all { set == n as u32 } else { set > 0 } as u64;
-                }),
-                Op::Convert {
-                    kind,
-                    from,
-                    to,
-                    n,
-                    dst,
-                    src,
-                } => {
-                    for i in 0..n as u32 {
-                        lanes!(l => r!(l, dst + i) = math::convert(kind, from, to, r!(l, src + i)));
-                    }
-                }
-                Op::Bitcast {
-                    from,
-                    from_n,
-                    to,
-                    to_n,
-                    dst,
-                    src,
-                } => lanes!(l => {
-                    let mut bytes = [0u8; 128];
-                    let fsize = from as usize / 8;
-                    for i in 0..from_n as usize {
-                        bytes[i * fsize..(i + 1) * fsize]
-                            .copy_from_slice(&r!(l, src + i as u32).to_le_bytes()[..fsize]);
-                    }
-                    let tsize = to as usize / 8;
-                    for i in 0..to_n as usize {
-                        let mut w = [0u8; 8];
-                        w[..tsize].copy_from_slice(&bytes[i * tsize..(i + 1) * tsize]);
-                        r!(l, dst + i as u32) = u64::from_le_bytes(w);
-                    }
-                }),
-                Op::ExtractDyn {
-                    dst,
-                    base,
-                    index,
-                    index_bits,
-                    n,
-                } => lanes!(l => {
-                    let i = r!(l, index) & math::mask(index_bits);
-                    // Out-of-range lanes are undefined in SPIR-V: read as 0.
-                    r!(l, dst) = if i < n as u64 { r!(l, base + i as u32) } else { 0 };
-                }),
-                Op::InsertDyn {
-                    dst,
-                    base,
-                    value,
-                    index,
-                    index_bits,
-                    n,
-                } => lanes!(l => {
-                    let i = r!(l, index) & math::mask(index_bits);
-                    let v = r!(l, value);
-                    copy_rows(regs, width, &[l as u32], dst, base, n as u32);
-                    if i < n as u64 {
-                        r!(l, dst + i as u32) = v;
-                    }
-                }),
-                Op::Geometric {
-                    op,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                } => lanes!(l => {
-                    let (mut x, mut y, mut out) = ([0u64; 16], [0u64; 16], [0u64; 16]);
-                    for i in 0..n as usize {
-                        x[i] = r!(l, a + i as u32);
-                        y[i] = r!(l, b + i as u32);
-                    }
-                    let produced = geometric(op, bits, &x[..n as usize], &y[..n as usize], &mut out);
-                    for (i, v) in out[..produced].iter().enumerate() {
-                        r!(l, dst + i as u32) = *v;
-                    }
-                }),
-                Op::Ptr {
-                    dst,
-                    base,
-                    disp,
-                    terms_start,
-                    terms_len,
-                } => {
-                    let terms = &program.terms
-                        [terms_start as usize..terms_start as usize + terms_len as usize];
-                    lanes!(l => {
-                        let mut p = r!(l, base).wrapping_add(disp as u64);
-                        for t in terms {
-                            p = p.wrapping_add(
-                                (math::sext(r!(l, t.reg), t.bits) as u64)
-                                    .wrapping_mul(t.stride as u64),
-                            );
-                        }
-                        r!(l, dst) = p;
-                    });
-                }
-                Op::PtrDiff { dst, a, b, elem } => lanes!(l => r!(l, dst) =
-                    ((r!(l, a).wrapping_sub(r!(l, b)) as i64) / elem as i64) as u64),
-                Op::Collective {
-                    dst,
-                    src,
-                    index,
-                    op,
-                    bits,
-                    sub,
-                } => {
-                    // It follows a barrier: every work-item of the group
-                    // is here, at once.
-                    let g = &launch.geometry;
-                    let stopped = state[..batch_len]
-                        .iter()
-                        .filter(|&&s| s == LaneState::Stopped)
-                        .count();
-                    let items = g.group_items(group) as usize - stopped;
-                    if active.len() != items {
-                        return Err((
-                            at,
-                            active[0] as usize,
-                            TrapKind::BarrierDivergence(format!(
-                                "{} of the work-group's {items} work-items reach this work-group function together",
-                                active.len()
-                            )),
-                        ));
-                    }
-                    let mut members: Vec<(u64, usize)> = active
-                        .iter()
-                        .map(|&l| (g.local_linear_id(group, local_id[l as usize]), l as usize))
-                        .collect();
-                    members.sort_unstable();
-                    let size = if sub { g.sub_group as usize } else { items };
-                    for set in members.chunks(size.max(1)) {
-                        let values: Vec<u64> = set.iter().map(|&(_, l)| r!(l, src)).collect();
-                        let indices: Vec<u64> = set.iter().map(|&(_, l)| r!(l, index)).collect();
-                        let results = collective::combine(op, bits, &values, &indices)
-                            .map_err(|kind| (at, set[0].1, kind))?;
-                        for (&(_, l), value) in set.iter().zip(results) {
-                            r!(l, dst) = value;
-                        }
-                    }
-                }
-                Op::CastToSpace { dst, src, space } => lanes!(l => {
-                    let p = r!(l, src);
-                    r!(l, dst) = if crate::memory::decode(p).0 == space as u64 { p } else { 0 };
-                }),
-                Op::CountAccess { ptr, bytes, store } => {
-                    mem.line = program.loc(at).line as usize;
-                    lanes!(l => {
-                        mem.count(r!(l, ptr), bytes as u64, store);
-                    })
-                }
-                // Scalar 32-bit global accesses, the commonest, go straight
-                // to the word; anything else takes the general way, which
-                // also reports what is wrong with an access.
-                Op::Load {
-                    dst,
-                    ptr,
-                    size: 4,
-                    n: 1,
-                    align: 4,
-                } => {
-                    mem.dispatch(at);
-                    count_gathers!(at, ptr, 4, 1u8);
-                    let traced = trace_row!(ptr, AccessKind::Load);
-                    lanes!(l => {
-                        let p = r!(l, ptr);
-                        if !traced {
-                            mem.trace_pointer(p, 4, AccessKind::Load, local_id[l]);
-                        }
-                        r!(l, dst) = match mem.global_word(p) {
-                            Some((buffer, offset)) => buffer.read_word(offset) as u64,
-                            None => {
-                                let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
-                                mem.read(&private[l], loc, 0, 4)
-                            }
-                        };
-                    })
-                }
-                Op::Store {
-                    src,
-                    ptr,
-                    size: 4,
-                    n: 1,
-                    align: 4,
-                } => {
-                    mem.dispatch(at);
-                    count_gathers!(at, ptr, 4, 1u8);
-                    let traced = trace_row!(ptr, AccessKind::Store);
-                    lanes!(l => {
-                        let (p, v) = (r!(l, ptr), r!(l, src));
-                        if !traced {
-                            mem.trace_pointer(p, 4, AccessKind::Store, local_id[l]);
-                        }
-                        match mem.global_word(p) {
-                            Some((buffer, offset)) => buffer.write_word(offset, v as u32),
-                            None => {
-                                let loc = mem.resolve(p, 4, 4).map_err(|kind| (at, l, kind))?;
-                                mem.write(&mut private[l], loc, 0, 4, v);
-                            }
-                        }
-                    })
-                }
-                Op::Load {
-                    dst,
-                    ptr,
-                    size,
-                    n,
-                    align,
-                } => {
-                    mem.dispatch(at);
-                    count_gathers!(at, ptr, size as u64 * n as u64, n);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Load, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for i in 0..n as u32 {
-                            r!(l, dst + i) =
-                                mem.read(&private[l], loc, i as u64 * size as u64, size as u32);
-                        }
-                    })
-                }
-                Op::Store {
-                    src,
-                    ptr,
-                    size,
-                    n,
-                    align,
-                } => {
-                    mem.dispatch(at);
-                    count_gathers!(at, ptr, size as u64 * n as u64, n);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), size as u64 * n as u64, align as u64, AccessKind::Store, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for i in 0..n as u32 {
-                            let v = r!(l, src + i);
-                            mem.write(&mut private[l], loc, i as u64 * size as u64, size as u32, v);
-                        }
-                    })
-                }
-                Op::LoadAgg { dst, ptr, layout } => {
-                    let leaves = &program.layouts[layout as usize];
-                    let span = leaves
-                        .iter()
-                        .map(|l| l.offset as u64 + l.size as u64)
-                        .max()
-                        .unwrap_or(0);
-                    mem.dispatch(at);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), span, 1, AccessKind::Load, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for (i, leaf) in leaves.iter().enumerate() {
-                            r!(l, dst + i as u32) =
-                                mem.read(&private[l], loc, leaf.offset as u64, leaf.size as u32);
-                        }
-                    });
-                }
-                Op::StoreAgg { src, ptr, layout } => {
-                    let leaves = &program.layouts[layout as usize];
-                    let span = leaves
-                        .iter()
-                        .map(|l| l.offset as u64 + l.size as u64)
-                        .max()
-                        .unwrap_or(0);
-                    mem.dispatch(at);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), span, 1, AccessKind::Store, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for (i, leaf) in leaves.iter().enumerate() {
-                            let v = r!(l, src + i as u32);
-                            mem.write(
-                                &mut private[l],
-                                loc,
-                                leaf.offset as u64,
-                                leaf.size as u32,
-                                v,
-                            );
-                        }
-                    });
-                }
-                Op::Copy {
-                    dst,
-                    src,
-                    bytes,
-                    bytes_reg,
-                } => {
-                    mem.dispatch(at);
-                    mem.line = program.loc(at).line as usize;
-                    lanes!(l => {
-                        let bytes = match bytes_reg {
-                            Some(reg) => {
-                                let b = r!(l, reg);
-                                mem.count(r!(l, src), b, false);
-                                mem.count(r!(l, dst), b, true);
-                                b
-                            }
-                            None => bytes,
-                        };
-                        mem.trace_pointer(r!(l, src), bytes, AccessKind::Load, local_id[l]);
-                        mem.trace_pointer(r!(l, dst), bytes, AccessKind::Store, local_id[l]);
-                        mem.copy(&mut private[l], r!(l, dst), r!(l, src), bytes)
-                            .map_err(|kind| (at, l, kind))?;
-                    })
-                }
-                Op::GroupCopy {
-                    dst,
-                    src,
-                    elems,
-                    stride,
-                    elem,
-                    event,
-                    out,
-                } => {
-                    // Every work-item passes the same arguments: the first
-                    // of the group makes the copy for all.
-                    let first = active[0] as usize;
-                    let args = [dst, src, elems, stride, event];
-                    let want = args.map(|a| r!(first, a));
-                    for &lane in active {
-                        let l = lane as usize;
-                        if let Some(i) = events::differs(&want, &args.map(|a| r!(l, a))) {
-                            let name = |l: usize| {
-                                let [x, y, z] = launch.geometry.global_id(group, local_id[l]);
-                                format!("({x},{y},{z})")
-                            };
-                            return Err((
-                                at,
-                                l,
-                                TrapKind::Collective(format!(
-                                    "async_work_group_copy: this work-item passes another {} \
-                                     than work-item {} does; every work-item of the group must \
-                                     pass the same arguments",
-                                    events::COPY_ARGUMENTS[i],
-                                    name(first)
-                                )),
-                            ));
-                        }
-                    }
-                    let copied = events.copy(at, want[4]);
-                    mem.dispatch(at);
-                    mem.line = program.loc(at).line as usize;
-                    lanes!(l => {
-                        if local_id[l] == [0, 0, 0] {
-                            let (count, stride) = (r!(l, elems), r!(l, stride).max(1));
-                            // Strided copies gather from (local→global: scatter to) every stride-th element.
-                            let (dst, src) = (r!(l, dst), r!(l, src));
-                            let local_dst = memory::decode(dst).0 == SPACE_LOCAL;
-                            for i in 0..count {
-                                let far = i * stride * elem as u64;
-                                let near = i * elem as u64;
-                                let (d, s) = if local_dst {
-                                    (dst.wrapping_add(near), src.wrapping_add(far))
-                                } else {
-                                    (dst.wrapping_add(far), src.wrapping_add(near))
-                                };
-                                mem.count(s, elem as u64, false);
-                                mem.count(d, elem as u64, true);
-                                mem.trace_pointer(s, elem as u64, AccessKind::Load, local_id[l]);
-                                mem.trace_pointer(d, elem as u64, AccessKind::Store, local_id[l]);
-                                mem.copy(&mut private[l], d, s, elem as u64)
-                                    .map_err(|kind| (at, l, kind))?;
-                            }
-                        }
-                        r!(l, out) = copied;
-                    })
-                }
-                Op::CheckIndex {
-                    index,
-                    bits,
-                    len,
-                    array,
-                } => lanes!(l => {
-                    let i = math::sext(r!(l, index), bits);
-                    if !(0..len as i64).contains(&i) {
-                        let array = program.arrays[array as usize].clone();
-                        return Err((at, l, TrapKind::IndexOutOfBounds { index: i, array }));
-                    }
-                }),
-                Op::WaitEvents { num, list } => {
-                    // After its barrier: the group's work-items are all here.
-                    let first = active[0] as usize;
-                    let mut want = Vec::new();
-                    for &lane in active {
-                        let l = lane as usize;
-                        let n = r!(l, num);
-                        let loc = mem
-                            .resolve(r!(l, list), n.saturating_mul(8), 8)
-                            .map_err(|kind| (at, l, kind))?;
-                        let waits: Vec<u64> = (0..n)
-                            .map(|i| mem.read(&private[l], loc, 8 * i, 8))
-                            .collect();
-                        if l == first {
-                            want = waits;
-                        } else if waits != want {
-                            let [x, y, z] = launch.geometry.global_id(group, local_id[first]);
-                            return Err((
-                                at,
-                                l,
-                                TrapKind::Collective(format!(
-                                    "wait_group_events: this work-item waits for other events \
-                                     than work-item ({x},{y},{z}) does; every work-item of the \
-                                     group must wait for the same"
-                                )),
-                            ));
-                        }
-                    }
-                    for event in want {
-                        events.wait(event);
-                    }
-                }
-                Op::LoadHalf { dst, ptr, n } => {
-                    mem.dispatch(at);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), 2 * n as u64, 2, AccessKind::Load, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for i in 0..n as u32 {
-                            let h = mem.read(&private[l], loc, 2 * i as u64, 2) as u16;
-                            r!(l, dst + i) = math::f16_to_f32(h).to_bits() as u64;
-                        }
-                    })
-                }
-                Op::StoreHalf {
-                    src,
-                    ptr,
-                    n,
-                    from,
-                    rounding,
-                } => {
-                    mem.dispatch(at);
-                    lanes!(l => {
-                        let loc = mem
-                        .access(r!(l, ptr), 2 * n as u64, 2, AccessKind::Store, local_id[l])
-                        .map_err(|kind| (at, l, kind))?;
-                        for i in 0..n as u32 {
-                            let v = r!(l, src + i);
-                            let h = if from == 64 {
-                                math::convert(ConvKind::FloatToFloat { rounding }, 64, 16, v)
-                            } else {
-                                math::f32_to_f16_rounded(f32::from_bits(v as u32), rounding) as u64
-                            };
-                            mem.write(&mut private[l], loc, 2 * i as u64, 2, h);
-                        }
-                    })
-                }
-                Op::Atomic {
-                    op,
-                    bits,
-                    dst,
-                    ptr,
-                    a,
-                    b,
-                } => {
-                    mem.dispatch_atomic(at);
-                    let kind = match op {
-                        AtomicOp::Load => AccessKind::Load,
-                        AtomicOp::Store => AccessKind::Store,
-                        _ => AccessKind::Atomic,
-                    };
-                    let size = bits as u64 / 8;
-                    lanes!(l => {
-                        let loc = mem
-                            .access(r!(l, ptr), size, size, kind, local_id[l])
-                            .map_err(|kind| (at, l, kind))?;
-                        r!(l, dst) = mem.atomic(&mut private[l], loc, op, bits, r!(l, a), r!(l, b));
-                    })
-                }
-                Op::Builtin {
-                    which: Builtin::GlobalId,
-                    dst,
-                    lanes,
-                    bits,
-                } => {
-                    // The work-group's origin once, each lane's local id on it.
-                    let origin = launch.geometry.global_id(group, [0; 3]);
-                    lanes!(l => {
-                        for i in 0..lanes.min(3) as u32 {
-                            let d = i as usize;
-                            r!(l, dst + i) = (origin[d] + local_id[l][d]) & math::mask(bits);
-                        }
-                    });
-                }
-                Op::Builtin {
-                    which,
-                    dst,
-                    lanes,
-                    bits,
-                } => {
-                    let g = &launch.geometry;
-                    lanes!(l => {
-                        let v = builtin(g, which, group, local_id[l]);
-                        for i in 0..lanes.min(3) as u32 {
-                            r!(l, dst + i) = v[i as usize] & math::mask(bits);
-                        }
-                    });
-                }
-                Op::Jump { target } => goto_all!(pc, target),
-                Op::Branch { cond, then, other } => {
-                    if let Some(predictor) = branches.get_mut(at) {
-                        lanes!(l => predictor.branch(r!(l, cond) != 0));
-                    }
-                    let mut taken = 0;
-                    lanes!(l => taken += (r!(l, cond) != 0) as usize);
-                    if taken == 0 || taken == active.len() {
-                        goto_all!(pc, if taken != 0 { then } else { other });
-                    } else {
-                        let yes = queue.slot(&program.rank, then);
-                        let no = queue.slot(&program.rank, other);
-                        lanes!(l => {
-                            let way = if r!(l, cond) != 0 { yes } else { no };
-                            queue.waiting[way].2.push(l as u32);
-                        });
+                Op::Int { .. }
+                | Op::IntUn { .. }
+                | Op::IntTer { .. }
+                | Op::Upsample { .. }
+                | Op::Cmp { .. }
+                | Op::Logic { .. }
+                | Op::LNot { .. }
+                | Op::Select { .. }
+                | Op::SelectMsb { .. }
+                | Op::AnyAll { .. } => ops::int::run(&mut rows, at, *op)?,
+                Op::Float { .. }
+                | Op::FloatUn { .. }
+                | Op::FloatTer { .. }
+                | Op::FCmp { .. }
+                | Op::FTest { .. }
+                | Op::Convert { .. } => ops::float::run(&mut rows, *op),
+                Op::Bitcast { .. }
+                | Op::ExtractDyn { .. }
+                | Op::InsertDyn { .. }
+                | Op::Geometric { .. }
+                | Op::Ptr { .. }
+                | Op::PtrDiff { .. }
+                | Op::CastToSpace { .. } => ops::vector::run(&mut m, &mut rows, *op),
+                Op::CountAccess { .. }
+                | Op::Load { .. }
+                | Op::Store { .. }
+                | Op::LoadAgg { .. }
+                | Op::StoreAgg { .. }
+                | Op::Copy { .. }
+                | Op::LoadHalf { .. }
+                | Op::StoreHalf { .. }
+                | Op::Atomic { .. } => ops::access::run(&mut m, &mut rows, at, *op)?,
+                Op::Collective { .. }
+                | Op::GroupCopy { .. }
+                | Op::CheckIndex { .. }
+                | Op::WaitEvents { .. }
+                | Op::Builtin { .. } => ops::group::run(&mut m, &mut rows, at, *op)?,
+                Op::ImageRead { .. }
+                | Op::ImageWrite { .. }
+                | Op::ImageQuery { .. }
+                | Op::Printf { .. } => ops::io::run(&mut m, &mut rows, at, *op)?,
+                Op::Jump { .. }
+                | Op::Branch { .. }
+                | Op::Switch { .. }
+                | Op::Call { .. }
+                | Op::Ret { .. }
+                | Op::Barrier
+                | Op::Trap => match ops::control::run(&mut m, &mut rows, at, pc, *op)? {
+                    // Without the scheduler where the target comes before
+                    // any pc other lanes wait at.
+                    Next::Goto(target) if program.rank_of(target) < waiting => pc = target as usize,
+                    Next::Goto(target) => {
+                        m.queue.push(&program.rank, target, active);
                         break;
                     }
-                }
-                Op::Switch {
-                    sel,
-                    bits,
-                    cases_start,
-                    cases_len,
-                    default,
-                } => {
-                    let cases =
-                        &program.cases[cases_start as usize..(cases_start + cases_len) as usize];
-                    let target_of = |v: u64| {
-                        let v = v & math::mask(bits);
-                        cases
-                            .iter()
-                            .find(|(c, _)| *c == v)
-                            .map_or(default, |(_, t)| *t)
-                    };
-                    if let Some(predictor) = branches.get_mut(at) {
-                        lanes!(l => predictor.switch(target_of(r!(l, sel))));
-                    }
-                    let first = target_of(r!(active[0] as usize, sel));
-                    let mut uniform = true;
-                    lanes!(l => uniform &= target_of(r!(l, sel)) == first);
-                    if uniform {
-                        goto_all!(pc, first);
-                    } else {
-                        lanes!(l => {
-                            let way = queue.slot(&program.rank, target_of(r!(l, sel)));
-                            queue.waiting[way].2.push(l as u32);
-                        });
-                        break;
-                    }
-                }
-                Op::Call {
-                    target,
-                    moves_start,
-                    moves_len,
-                    ret,
-                    ret_n,
-                } => {
-                    for m in
-                        &program.moves[moves_start as usize..(moves_start + moves_len) as usize]
-                    {
-                        copy_rows(regs, width, active, m.dst, m.src, m.n);
-                    }
-                    lanes!(l => frames[l].push(Frame {
-                        ret_pc: pc as u32,
-                        ret,
-                        ret_n,
-                    }));
-                    goto_all!(pc, target);
-                }
-                Op::Ret { src, n } => {
-                    lanes!(l => match frames[l].pop() {
-                        Some(frame) => {
-                            let n = n.min(frame.ret_n);
-                            copy_rows(regs, width, &[l as u32], frame.ret, src, n);
-                            let way = queue.slot(&program.rank, frame.ret_pc);
-                            queue.waiting[way].2.push(l as u32);
-                        }
-                        None => state[l] = LaneState::Done,
-                    });
-                    break;
-                }
-                Op::Barrier => {
-                    lanes!(l => {
-                        state[l] = LaneState::AtBarrier;
-                        lane_pc[l] = pc as u32;
-                    });
-                    break;
-                }
-                Op::Trap => return Err((at, active[0] as usize, TrapKind::Unreachable)),
-                Op::ImageRead {
-                    dst,
-                    image,
-                    coord,
-                    sampler,
-                    form,
-                } => {
-                    mem.dispatch(at);
-                    mem.line = program.loc(at).line as usize;
-                    lanes!(l => {
-                        let mut c = [0u64; 4];
-                        for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {
-                            *v = r!(l, coord + k as u32);
-                        }
-                        let texel = mem
-                            .image_read(&private[l], r!(l, image), r!(l, sampler), c, form, local_id[l])
-                            .map_err(|kind| (at, l, kind))?;
-                        if let Some(kind) = mem.undefined.take() {
-                            undefined.push((at, l, kind));
-                        }
-                        for (k, v) in texel.into_iter().enumerate() {
-                            r!(l, dst + k as u32) = v;
-                        }
-                    })
-                }
-                Op::ImageWrite {
-                    image,
-                    coord,
-                    src,
-                    form,
-                } => {
-                    mem.dispatch(at);
-                    mem.line = program.loc(at).line as usize;
-                    lanes!(l => {
-                        let mut c = [0u64; 4];
-                        for (k, v) in c.iter_mut().enumerate().take(form.coord_n as usize) {
-                            *v = r!(l, coord + k as u32);
-                        }
-                        let value = std::array::from_fn(|k| r!(l, src + k as u32));
-                        mem.image_write(&mut private[l], r!(l, image), c, value, form, local_id[l])
-                            .map_err(|kind| (at, l, kind))?;
-                        if let Some(kind) = mem.undefined.take() {
-                            undefined.push((at, l, kind));
-                        }
-                    })
-                }
-                Op::ImageQuery {
-                    dst,
-                    image,
-                    query,
-                    n,
-                    bits,
-                } => {
-                    lanes!(l => {
-                        let out = mem
-                            .image_query(r!(l, image), query, n)
-                            .map_err(|kind| (at, l, kind))?;
-                        for k in 0..n as usize {
-                            r!(l, dst + k as u32) = out.get(k).copied().unwrap_or(0) & math::mask(bits);
-                        }
-                    })
-                }
-                Op::Printf {
-                    dst,
-                    format,
-                    args_start,
-                    args_len,
-                } => {
-                    let args =
-                        &program.printf_args[args_start as usize..(args_start + args_len) as usize];
-                    let mut values = Vec::new();
-                    lanes!(l => {
-                        values.clear();
-                        for a in args {
-                            for i in 0..a.lanes as u32 {
-                                values.push(r!(l, a.reg + i));
-                            }
-                        }
-                        printf::call(&mem, r!(l, format), args, &values, &mut printed[l])
-                            .map_err(|e| (at, l, TrapKind::Printf(e)))?;
-                        r!(l, dst) = 0;
-                    });
-                }
+                    Next::Stop => break,
+                },
             }
         }
         for &l in active {
@@ -1696,6 +739,36 @@ impl Runner<'_> {
         }
         Ok(())
     }
+}
+
+/// Carries the undefined-value shadows through `op`, before it runs. Takes
+/// the machine's fields, not the machine: taking its address would keep
+/// every field in memory for the whole of `execute`.
+fn follow_undefined(m: Watched<'_, '_>, shadow: &mut shadow::Shadow<'_>, op: &Op, at: usize) {
+    let geometry = &m.launch.geometry;
+    let item = |l: usize| geometry.global_id(m.group, m.local_id[l]);
+    let batch = shadow::Batch {
+        program: m.launch.program,
+        regs: m.regs,
+        active: m.active,
+        frames: m.frames,
+        local_id: m.local_id,
+        mem: m.mem,
+        item: &item,
+    };
+    shadow::apply(shadow, op, at, &batch);
+}
+
+/// What the undefined-value shadows read of a `Machine`.
+#[derive(Clone, Copy)]
+struct Watched<'x, 'a> {
+    launch: &'x Launched<'a>,
+    group: [u64; 3],
+    regs: &'x [u64],
+    active: &'x [u32],
+    frames: &'x [Vec<Frame>],
+    local_id: &'x [[u64; 3]],
+    mem: &'x Mem<'x, 'a>,
 }
 
 /// Zeroes an arena. Most kernels have no private or local variables, and
@@ -1751,7 +824,7 @@ unsafe fn fma_rows_x86(regs: &mut [u64], bits: u8, width: usize, [dst, a, b, c]:
 /// A register, unchecked: see `check_code` in `translate::function`, which proves
 /// every op's register span lies inside the file.
 #[inline(always)]
-fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
+pub(crate) fn unsafe_reg(regs: &mut [u64], index: usize) -> &mut u64 {
     debug_assert!(index < regs.len());
     // SAFETY: `translate::function::check_code` rejects any program with an op whose
     // register span reaches past `init_regs.len()`; the file holds that
@@ -1877,7 +950,7 @@ const CHUNK: usize = 8;
 /// may be `a` or `b`). The rows were proven inside the file
 /// (`check_code`), as `unsafe_reg` requires.
 #[inline(always)]
-fn rows_binary(
+pub(crate) fn rows_binary(
     regs: &mut [u64],
     width: usize,
     dst: Reg,
@@ -1922,6 +995,7 @@ fn copy_rows(regs: &mut [u64], width: usize, lanes: &[u32], dst: Reg, src: Reg, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::opencl_std as math;
 
     /// The processor's fused multiply-add gives `float_ter`'s bits, for
     /// ordinary values, a product that cancels the addend, subnormals,
