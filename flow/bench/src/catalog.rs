@@ -179,8 +179,8 @@ impl StreamKernel {
             StreamKernel::Triad => "triad",
             StreamKernel::Read => "read",
             StreamKernel::Write => "write",
-            StreamKernel::Update => "update",
-            StreamKernel::Gather => "gather",
+            StreamKernel::Update => clflow_devices::IN_PLACE_KERNEL,
+            StreamKernel::Gather => clflow_devices::GATHER_KERNEL,
             StreamKernel::Resident16K => "resident-16k",
             StreamKernel::Resident256K => "resident-256k",
         }
@@ -232,7 +232,7 @@ impl ComputeOp {
             ComputeOp::Mad => "mad",
             ComputeOp::Add => "add",
             ComputeOp::Mul => "mul",
-            ComputeOp::Ldst => "ldst",
+            ComputeOp::Ldst => clflow_devices::LOCAL_LDST_KERNEL,
             ComputeOp::MadDiverged => "mad-diverged",
             ComputeOp::AddDiverged => "add-diverged",
         }

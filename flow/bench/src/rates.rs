@@ -3,7 +3,9 @@
 //! it, else the datasheet, with its source.
 
 use crate::catalog::{ComputeOp, StreamKernel};
-use clflow_devices::{is_in_place, ComputeType, DatasheetProfile, MeasuredProfile, Metric};
+use clflow_devices::{
+    is_gather, is_in_place, BandwidthPeak, ComputeType, DatasheetProfile, MeasuredProfile, Metric,
+};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 use clflow_predict::{
     fit, ClassRates, DeviceRates, IssueRates, LaunchCost, OpCostRates, Rate, Simd, SimdKind,
@@ -22,15 +24,30 @@ fn bandwidth(profile: &MeasuredProfile, keep: impl Fn(&str) -> bool) -> Option<R
         .iter()
         .filter(|b| keep(&b.kernel))
         .max_by(|a, b| a.bytes_per_s.best.total_cmp(&b.bytes_per_s.best))
-        .map(|b| {
-            Rate::new(
-                b.bytes_per_s.best,
-                format!(
-                    "clflow bench {} (width {}), {}",
-                    b.kernel, b.vector_width, profile.measured_at
-                ),
-            )
-        })
+        .map(|b| stream_rate(profile, b))
+}
+
+fn stream_rate(profile: &MeasuredProfile, b: &BandwidthPeak) -> Rate {
+    Rate::new(
+        b.bytes_per_s.best,
+        format!(
+            "clflow bench {} (width {}), {}",
+            b.kernel, b.vector_width, profile.measured_at
+        ),
+    )
+}
+
+/// F̂ of a type as the profile chooses it (`MeasuredProfile::compute_peak`).
+fn compute_peak(profile: &MeasuredProfile, data_type: ComputeType) -> Option<Rate> {
+    profile.compute_peak(data_type).map(|c| {
+        Rate::new(
+            c.ops_per_s.best,
+            format!(
+                "clflow bench {}-chain (width {}), {}",
+                c.kernel, c.vector_width, profile.measured_at
+            ),
+        )
+    })
 }
 
 /// The rate of the compute benchmark `op` on `data_type` at `width` lanes
@@ -158,13 +175,9 @@ fn bandwidth_by_writes(profile: &MeasuredProfile) -> Vec<(f64, Rate)> {
         .collect()
 }
 
-fn is_gather(kernel: &str) -> bool {
-    kernel.starts_with(&format!("{}/", StreamKernel::Gather.name()))
-}
-
-/// The rates of one device. Peaks are multiply-add throughputs (the
-/// models' T_SP, T_DP, T_int and P_compute); bandwidth is the best
-/// coalesced stream kernel; the uncoalesced bandwidth is the gather's; the
+/// The rates of one device. Peaks are the profile's F̂ and B̂, the rule
+/// `analyze` reads too; the multiply-add throughputs (the quantitative
+/// model's T_SP, T_DP and T_int) stand beside them; the uncoalesced bandwidth is the gather's; the
 /// host link comes from the datasheet only; the energy coefficients are
 /// fitted from the benchmarks' power samples.
 pub fn device_rates(
@@ -183,6 +196,11 @@ pub fn device_rates(
     let mad = |data_type: ComputeType, metric: Metric| {
         measured
             .and_then(|m| compute(m, data_type, ComputeOp::Mad))
+            .or_else(|| sheet(metric))
+    };
+    let peak = |data_type: ComputeType, metric: Metric| {
+        measured
+            .and_then(|m| compute_peak(m, data_type))
             .or_else(|| sheet(metric))
     };
     let mut notes = Vec::new();
@@ -281,6 +299,12 @@ pub fn device_rates(
     DeviceRates {
         name: name.to_string(),
         peak: ClassRates {
+            int: peak(ComputeType::Int32, Metric::Int32),
+            fp32: peak(ComputeType::Fp32, Metric::Fp32),
+            fp64: peak(ComputeType::Fp64, Metric::Fp64),
+            fp16: peak(ComputeType::Fp16, Metric::Fp16),
+        },
+        mad: ClassRates {
             int: mad(ComputeType::Int32, Metric::Int32),
             fp32: mad(ComputeType::Fp32, Metric::Fp32),
             fp64: mad(ComputeType::Fp64, Metric::Fp64),
@@ -289,7 +313,7 @@ pub fn device_rates(
         int_add: measured.and_then(|m| compute(m, ComputeType::Int32, ComputeOp::Add)),
         ldst: measured.and_then(|m| compute(m, ComputeType::Fp32, ComputeOp::Ldst)),
         bandwidth: measured
-            .and_then(|m| bandwidth(m, |k| !is_gather(k) && !is_in_place(k)))
+            .and_then(|m| m.bandwidth_peak().map(|b| stream_rate(m, b)))
             .or_else(|| sheet(Metric::MemoryBandwidth)),
         bandwidth_by_writes: measured.map(bandwidth_by_writes).unwrap_or_default(),
         cache_bandwidth,
@@ -420,7 +444,9 @@ mod tests {
     #[test]
     fn each_rate_comes_from_its_benchmark_else_the_datasheet() {
         let rates = device_rates("dev", Some(&profile()), Some(&sheet()), None);
-        // The fp32 peak is the best mad, never the local copy.
+        // F̂ is the best arithmetic kernel, never the local copy: the fp32
+        // mad, the integer add; the same figure `analyze` reads.
+        let measured = profile();
         assert_eq!(rates.peak.fp32.as_ref().unwrap().value, 90e9);
         assert!(rates
             .peak
@@ -429,7 +455,12 @@ mod tests {
             .unwrap()
             .source
             .contains("mad-chain (width 16)"));
-        assert_eq!(rates.peak.int.as_ref().unwrap().value, 30e9);
+        assert_eq!(rates.peak.int.as_ref().unwrap().value, 70e9);
+        assert_eq!(measured.peak_ops_per_s(ComputeType::Int32), Some(70e9));
+        assert_eq!(measured.peak_bytes_per_s(), Some(25e9));
+        // The quantitative model's T_int is the multiply-add's.
+        assert_eq!(rates.mad.int.as_ref().unwrap().value, 30e9);
+        assert_eq!(rates.mad.fp32.as_ref().unwrap().value, 90e9);
         // No fp64 benchmark: the datasheet's.
         let fp64 = rates.peak.fp64.as_ref().unwrap();
         assert_eq!(

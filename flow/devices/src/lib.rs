@@ -19,10 +19,10 @@ mod profile;
 pub use catalog::{ProfileCatalog, ProfileMatch, PROFILES_DIR_ENV};
 pub use error::{DevicesError, Result};
 pub use measured::{
-    is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, CallWalkRates, ComputePeak,
-    ComputeType, DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead, LineWalkRate,
-    MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, VisitRate, WalkRate,
-    DATA_DIR_ENV, LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
+    is_gather, is_in_place, rfc3339_utc, BandwidthPeak, BuiltinRates, CachePeak, CallWalkRates,
+    ComputePeak, ComputeType, DeviceIdentity, EnergySample, GatherRate, LaneRates, LaunchOverhead,
+    LineWalkRate, MeasuredProfile, MeasuredStore, OpCosts, PowerPeak, Statistic, VisitRate,
+    WalkRate, DATA_DIR_ENV, GATHER_KERNEL, IN_PLACE_KERNEL, LOCAL_LDST_KERNEL, MEASURED_SCHEMA,
 };
 pub use profile::{
     DatasheetProfile, DeviceClass, Figure, Figures, Metric, ProfileOrigin, Quantity, Unit,

@@ -172,8 +172,20 @@ pub const LOCAL_LDST_KERNEL: &str = "ldst";
 /// place: what a CPU's write-backs of lines it read cost, for clflow's
 /// model; no peak, as those write-backs cost a CPU less than its reads.
 pub fn is_in_place(kernel: &str) -> bool {
-    kernel.split('/').next() == Some("update")
+    kernel.split('/').next() == Some(IN_PLACE_KERNEL)
 }
+
+/// The bandwidth benchmark that updates its array in place.
+pub const IN_PLACE_KERNEL: &str = "update";
+
+/// Whether a bandwidth benchmark (`gather/float`) reads scattered
+/// addresses: the uncoalesced bandwidth, no peak.
+pub fn is_gather(kernel: &str) -> bool {
+    kernel.split('/').next() == Some(GATHER_KERNEL)
+}
+
+/// The bandwidth benchmark of scattered reads.
+pub const GATHER_KERNEL: &str = "gather";
 
 /// Mean power while one benchmark ran, beside the rates it ran at: one
 /// point of the energy-roofline fit.
@@ -405,26 +417,37 @@ impl MeasuredProfile {
         }
     }
 
-    /// The best throughput of any arithmetic kernel of a type, operations
-    /// per second.
-    pub fn peak_ops_per_s(&self, data_type: ComputeType) -> Option<f64> {
-        best_of(
-            self.compute
-                .iter()
-                .filter(|c| c.data_type == data_type && c.kernel != LOCAL_LDST_KERNEL)
-                .map(|c| c.ops_per_s.best),
-        )
+    /// F̂ of a type: the compute benchmark of the best throughput, any
+    /// arithmetic kernel at any width (never the local load/store kernel).
+    /// The one rule for a device's compute peak: the roofline of `analyze`
+    /// and the bound of `predict` both read it.
+    pub fn compute_peak(&self, data_type: ComputeType) -> Option<&ComputePeak> {
+        self.compute
+            .iter()
+            .filter(|c| c.data_type == data_type && c.kernel != LOCAL_LDST_KERNEL)
+            .filter(|c| c.ops_per_s.best.is_finite())
+            .max_by(|a, b| a.ops_per_s.best.total_cmp(&b.ops_per_s.best))
     }
 
-    /// The best bandwidth of any kernel but the in-place update, bytes per
-    /// second (B̂).
+    /// B̂: the bandwidth benchmark of the best throughput among the
+    /// neighbouring (coalesced) streams: neither the gather, whose accesses
+    /// are scattered, nor the in-place update ([`is_in_place`]).
+    pub fn bandwidth_peak(&self) -> Option<&BandwidthPeak> {
+        self.bandwidth
+            .iter()
+            .filter(|b| !is_in_place(&b.kernel) && !is_gather(&b.kernel))
+            .filter(|b| b.bytes_per_s.best.is_finite())
+            .max_by(|a, b| a.bytes_per_s.best.total_cmp(&b.bytes_per_s.best))
+    }
+
+    /// F̂ of a type, operations per second ([`Self::compute_peak`]).
+    pub fn peak_ops_per_s(&self, data_type: ComputeType) -> Option<f64> {
+        self.compute_peak(data_type).map(|c| c.ops_per_s.best)
+    }
+
+    /// B̂, bytes per second ([`Self::bandwidth_peak`]).
     pub fn peak_bytes_per_s(&self) -> Option<f64> {
-        best_of(
-            self.bandwidth
-                .iter()
-                .filter(|b| !is_in_place(&b.kernel))
-                .map(|b| b.bytes_per_s.best),
-        )
+        self.bandwidth_peak().map(|b| b.bytes_per_s.best)
     }
 
     /// Each cache level's best bandwidth, bytes per second, nearest the
@@ -460,10 +483,6 @@ impl MeasuredProfile {
         )
         .or_else(|| pick(self.power.iter().collect()))
     }
-}
-
-fn best_of(values: impl Iterator<Item = f64>) -> Option<f64> {
-    values.filter(|v| v.is_finite()).max_by(f64::total_cmp)
 }
 
 /// Where measured profiles are kept.

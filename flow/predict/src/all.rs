@@ -304,6 +304,12 @@ mod tests {
                 fp64: None,
                 fp16: None,
             },
+            mad: crate::device::ClassRates {
+                int: rate(100e9),
+                fp32: rate(200e9),
+                fp64: None,
+                fp16: None,
+            },
             int_add: rate(50e9),
             ldst: rate(50e9),
             bandwidth: rate(20e9),

@@ -55,8 +55,13 @@ impl ClassRates {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceRates {
     pub name: String,
-    /// Peak multiply-add throughput per class (ops/s).
+    /// F̂ per class (ops/s): the best arithmetic benchmark, as `analyze`'s
+    /// roofline reads it; the bound of the roofline and boat-hull models.
     pub peak: ClassRates,
+    /// Multiply-add throughput per class (ops/s): the quantitative model's
+    /// T_SP and T_op.
+    #[serde(default)]
+    pub mad: ClassRates,
     /// Integer addition throughput (T_add, ops/s).
     pub int_add: Option<Rate>,
     /// Load/store instruction throughput on local memory (T_ldst, lanes/s).

@@ -97,11 +97,11 @@ impl DeviceParameters {
         };
         Ok(DeviceParameters {
             t_sp: need(
-                device.peak.fp32.as_ref(),
+                device.mad.fp32.as_ref(),
                 "fp32 multiply-add throughput (T_SP)",
             )?,
             t_op: need(
-                device.peak.get(k_type),
+                device.mad.get(k_type),
                 &format!("{} multiply-add throughput (T_op)", k_type.name()),
             )?,
             t_ldst: need(
