@@ -43,6 +43,7 @@ mod types;
 
 pub use counts::{ByRole, CountReport, Counts, LaneType, OpClass, OpSet, ParseOpSetError, Role};
 pub use error::{InterpError, TranslateError, Trap, TrapKind};
+pub use run::LaunchInput;
 pub use sample::{Sample, SampleReport, SampleSize};
 pub use trace::{AccessKind, AccessSink, GlobalAccess, LineTouch, TraceBuffer};
 

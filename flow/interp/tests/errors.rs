@@ -109,7 +109,7 @@ fn a_kernel_that_never_ends_hits_max_steps() {
         ..RunOptions::default()
     };
     let err = p
-        .run(&launch("spin", &[1], None, vec![u32s(&[0, 0])]), &options)
+        .run(launch("spin", &[1], None, vec![u32s(&[0, 0])]), &options)
         .unwrap_err();
     let line = err.to_string();
     assert!(
@@ -201,7 +201,7 @@ fn truncated_or_garbage_spirv_is_an_error_not_a_panic() {
             threads: Some(1),
             ..RunOptions::default()
         };
-        if p.run(&launch("k", &[4], None, vec![u32s(&[1, 2, 3, 4])]), &opts)
+        if p.run(launch("k", &[4], None, vec![u32s(&[1, 2, 3, 4])]), &opts)
             .is_ok()
         {
             ran += 1;
@@ -217,14 +217,14 @@ fn launches_that_do_not_match_the_kernel() {
     let p = program(src, "k");
     let err = p
         .run(
-            &launch("k", &[4], None, vec![u32s(&[0; 4])]),
+            launch("k", &[4], None, vec![u32s(&[0; 4])]),
             &RunOptions::default(),
         )
         .unwrap_err();
     assert!(err.to_string().contains("takes 2 arguments"), "{err}");
     let err = p
         .run(
-            &launch("k", &[4], None, vec![u32s(&[0; 4]), scalar([1u8, 0])]),
+            launch("k", &[4], None, vec![u32s(&[0; 4]), scalar([1u8, 0])]),
             &RunOptions::default(),
         )
         .unwrap_err();
@@ -237,7 +237,7 @@ fn launches_that_do_not_match_the_kernel() {
     let args = || vec![u32s(&[0; 6]), scalar([1u8, 0, 0, 0])];
     let partial = p
         .run(
-            &launch("k", &[6], Some(&[4]), args()),
+            launch("k", &[6], Some(&[4]), args()),
             &RunOptions::default(),
         )
         .unwrap();
@@ -245,7 +245,7 @@ fn launches_that_do_not_match_the_kernel() {
     assert_eq!(partial.counts.work_items, 6);
     let err = p
         .run(
-            &launch("k", &[6], Some(&[0]), args()),
+            launch("k", &[6], Some(&[0]), args()),
             &RunOptions::default(),
         )
         .unwrap_err();

@@ -18,7 +18,7 @@ fn run_cl2(
     let module = clflow_interp::load(&compile_std(source, "CL2.0")).unwrap();
     let program = Program::translate(&module, kernel).unwrap_or_else(|e| panic!("{e}"));
     program
-        .run(&launch(kernel, global, local, args), &RunOptions::default())
+        .run(launch(kernel, global, local, args), &RunOptions::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -138,7 +138,7 @@ fn sub_groups_of_a_stated_size_and_work_group_functions() {
         ..RunOptions::default()
     };
     let r = program
-        .run(&launch("groups", &[12], Some(&[6]), args), &options)
+        .run(launch("groups", &[12], Some(&[6]), args), &options)
         .unwrap_or_else(|e| panic!("{e}"));
     let words = |k: usize| -> Vec<u32> {
         r.buffers[k]
@@ -181,7 +181,7 @@ fn sub_groups_of_a_stated_size_and_work_group_functions() {
     };
     let args = vec![u32s(&[0; 12]), f32s(&floats), u32s(&[0; 12])];
     let again = program
-        .run(&launch("groups", &[12], Some(&[6]), args), &one_at_a_time)
+        .run(launch("groups", &[12], Some(&[6]), args), &one_at_a_time)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.order, ItemOrder::Lockstep);
     assert_eq!(again.buffers, r.buffers);

@@ -223,11 +223,9 @@ fn interpret_with(
             (None, Some(checker)) => Some(checker),
             (None, None) => None,
         };
-        let result = match (launch, sink) {
-            (Cow::Owned(launch), None) => program.run_owned(launch, &options),
-            (Cow::Borrowed(launch), None) => program.run(launch, &options),
-            (Cow::Owned(launch), Some(sink)) => program.run_owned_traced(launch, &options, sink),
-            (Cow::Borrowed(launch), Some(sink)) => program.run_traced(launch, &options, sink),
+        let result = match sink {
+            None => program.run(launch, &options),
+            Some(sink) => program.run_traced(launch, &options, sink),
         };
         // Woken, the watcher ends at once: a short count waits for no tick.
         finished.store(true, Ordering::Relaxed);

@@ -11,65 +11,80 @@ use crate::{
     RunOptions, RunResult, Tier, TraceBuffer, Trap, TIER_UP_AFTER,
 };
 use clflow_core::{ArgValue, Launch};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
+/// The launch a run takes: borrowed (its buffers copied) or owned (its
+/// buffers taken over), from a `&Launch`, a `Launch` or a `Cow`.
+pub struct LaunchInput<'l>(Cow<'l, Launch>);
+
+impl<'l> From<&'l Launch> for LaunchInput<'l> {
+    fn from(launch: &'l Launch) -> Self {
+        LaunchInput(Cow::Borrowed(launch))
+    }
+}
+
+impl From<Launch> for LaunchInput<'_> {
+    fn from(launch: Launch) -> Self {
+        LaunchInput(Cow::Owned(launch))
+    }
+}
+
+impl<'l> From<Cow<'l, Launch>> for LaunchInput<'l> {
+    fn from(launch: Cow<'l, Launch>) -> Self {
+        LaunchInput(launch)
+    }
+}
+
 impl Program {
-    /// Runs the kernel on a copy of the launch's buffers.
-    pub fn run(&self, launch: &Launch, options: &RunOptions) -> Result<RunResult, InterpError> {
-        self.run_taking(launch, vec![None; launch.args.len()], options, None)
+    /// Runs the kernel. A borrowed launch is copied; an owned one
+    /// (`Launch` or `Cow::Owned`) gives its buffers to the run, so that no
+    /// buffer is held twice (inputs of hundreds of megabytes).
+    pub fn run<'l>(
+        &self,
+        launch: impl Into<LaunchInput<'l>>,
+        options: &RunOptions,
+    ) -> Result<RunResult, InterpError> {
+        self.run_with(launch.into(), options, None)
     }
 
-    /// Runs the kernel on a copy of the launch's buffers and hands every
-    /// global and constant access to `sink`, work-group by work-group in
-    /// order (see [`trace`]). Counts and outputs are those of [`Program::run`].
-    pub fn run_traced(
+    /// [`Program::run`], handing every global and constant access to
+    /// `sink`, work-group by work-group in order (see [`crate::trace`]).
+    /// Counts and outputs are those of [`Program::run`].
+    pub fn run_traced<'l>(
         &self,
-        launch: &Launch,
+        launch: impl Into<LaunchInput<'l>>,
         options: &RunOptions,
         sink: &mut dyn AccessSink,
     ) -> Result<RunResult, InterpError> {
-        self.run_taking(launch, vec![None; launch.args.len()], options, Some(sink))
+        self.run_with(launch.into(), options, Some(sink))
     }
 
-    /// Runs the kernel on the launch's own buffers, which it takes over, so
-    /// that no buffer is held twice (inputs of hundreds of megabytes).
-    pub fn run_owned(
+    fn run_with(
         &self,
-        launch: Launch,
-        options: &RunOptions,
-    ) -> Result<RunResult, InterpError> {
-        self.run_owned_with(launch, options, None)
-    }
-
-    /// [`Program::run_owned`], handing every global access to `sink` as
-    /// [`Program::run_traced`] does.
-    pub fn run_owned_traced(
-        &self,
-        launch: Launch,
-        options: &RunOptions,
-        sink: &mut dyn AccessSink,
-    ) -> Result<RunResult, InterpError> {
-        self.run_owned_with(launch, options, Some(sink))
-    }
-
-    fn run_owned_with(
-        &self,
-        mut launch: Launch,
+        launch: LaunchInput<'_>,
         options: &RunOptions,
         sink: Option<&mut dyn AccessSink>,
     ) -> Result<RunResult, InterpError> {
-        let taken = launch
-            .args
-            .iter_mut()
-            .map(|a| match &mut a.value {
-                ArgValue::Buffer { bytes, .. } | ArgValue::Image { bytes, .. } => {
-                    Some(std::mem::take(bytes))
-                }
-                _ => None,
-            })
-            .collect();
-        self.run_taking(&launch, taken, options, sink)
+        match launch.0 {
+            Cow::Borrowed(launch) => {
+                self.run_taking(launch, vec![None; launch.args.len()], options, sink)
+            }
+            Cow::Owned(mut launch) => {
+                let taken = launch
+                    .args
+                    .iter_mut()
+                    .map(|a| match &mut a.value {
+                        ArgValue::Buffer { bytes, .. } | ArgValue::Image { bytes, .. } => {
+                            Some(std::mem::take(bytes))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                self.run_taking(&launch, taken, options, sink)
+            }
+        }
     }
 
     /// Whether the kernel never writes buffer `index` of the launch: every

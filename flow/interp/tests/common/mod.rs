@@ -87,7 +87,7 @@ pub fn run(
     local: Option<&[u64]>,
     args: Vec<LaunchArg>,
 ) -> Result<RunResult, InterpError> {
-    program(source, kernel).run(&launch(kernel, global, local, args), &RunOptions::default())
+    program(source, kernel).run(launch(kernel, global, local, args), &RunOptions::default())
 }
 
 pub fn buffer(ty: &str, bytes: Vec<u8>) -> LaunchArg {
