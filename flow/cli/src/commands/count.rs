@@ -68,7 +68,7 @@ by a hash of the address, fewer as the run goes on, never fewer than 4,096 in th
 for) and says so: the figures there are estimates, those of a cache that holds every line stay
 exact. From the limit, or from where a run is foretold so, the work-groups run compiled, one
 work-item after another, but for a sample of them traced whole for the coalescing table (see
-the README).
+docs/count.md).
 
 Faults: a work-item that accesses memory out of bounds, through a NULL, invalid or misaligned
 pointer, or divides by zero is stopped there, and the count goes on without it. Each fault
