@@ -871,6 +871,105 @@ pub enum Op {
     },
 }
 
+/// `family!(Name)`: the pattern that matches every op of a family (Block,
+/// Scalar, Fused, Int, Float, Vector, Access, Group, Io, Control), each
+/// with one handler in the executor (`exec::ops`) and the compiled tier.
+/// The families are stated here once; the executor's dispatch, a match
+/// over them without a wildcard, proves they cover every op, each once.
+macro_rules! family {
+    (Block) => {
+        $crate::bytecode::Op::Block { .. }
+    };
+    (Scalar) => {
+        $crate::bytecode::Op::Mov { .. }
+            | $crate::bytecode::Op::Moves { .. }
+            | $crate::bytecode::Op::Splat { .. }
+            | $crate::bytecode::Op::Add32 { .. }
+            | $crate::bytecode::Op::Sub32 { .. }
+            | $crate::bytecode::Op::Mul32 { .. }
+            | $crate::bytecode::Op::Shl32 { .. }
+            | $crate::bytecode::Op::LShr32 { .. }
+            | $crate::bytecode::Op::And { .. }
+            | $crate::bytecode::Op::Or { .. }
+            | $crate::bytecode::Op::Xor { .. }
+            | $crate::bytecode::Op::Rotl32 { .. }
+            | $crate::bytecode::Op::FAdd32 { .. }
+            | $crate::bytecode::Op::FSub32 { .. }
+            | $crate::bytecode::Op::FMul32 { .. }
+            | $crate::bytecode::Op::SExt32 { .. }
+            | $crate::bytecode::Op::ZExt32 { .. }
+            | $crate::bytecode::Op::Trunc32 { .. }
+            | $crate::bytecode::Op::Offset { .. }
+            | $crate::bytecode::Op::Index { .. }
+    };
+    (Fused) => {
+        $crate::bytecode::Op::SubXorRotl32 { .. } | $crate::bytecode::Op::XorSubRotl32 { .. }
+    };
+    (Int) => {
+        $crate::bytecode::Op::Int { .. }
+            | $crate::bytecode::Op::IntUn { .. }
+            | $crate::bytecode::Op::IntTer { .. }
+            | $crate::bytecode::Op::Upsample { .. }
+            | $crate::bytecode::Op::Cmp { .. }
+            | $crate::bytecode::Op::Logic { .. }
+            | $crate::bytecode::Op::LNot { .. }
+            | $crate::bytecode::Op::Select { .. }
+            | $crate::bytecode::Op::SelectMsb { .. }
+            | $crate::bytecode::Op::AnyAll { .. }
+    };
+    (Float) => {
+        $crate::bytecode::Op::Float { .. }
+            | $crate::bytecode::Op::FloatUn { .. }
+            | $crate::bytecode::Op::FloatTer { .. }
+            | $crate::bytecode::Op::FCmp { .. }
+            | $crate::bytecode::Op::FTest { .. }
+            | $crate::bytecode::Op::Convert { .. }
+    };
+    (Vector) => {
+        $crate::bytecode::Op::Bitcast { .. }
+            | $crate::bytecode::Op::ExtractDyn { .. }
+            | $crate::bytecode::Op::InsertDyn { .. }
+            | $crate::bytecode::Op::Geometric { .. }
+            | $crate::bytecode::Op::Ptr { .. }
+            | $crate::bytecode::Op::PtrDiff { .. }
+            | $crate::bytecode::Op::CastToSpace { .. }
+    };
+    (Access) => {
+        $crate::bytecode::Op::CountAccess { .. }
+            | $crate::bytecode::Op::Load { .. }
+            | $crate::bytecode::Op::Store { .. }
+            | $crate::bytecode::Op::LoadAgg { .. }
+            | $crate::bytecode::Op::StoreAgg { .. }
+            | $crate::bytecode::Op::Copy { .. }
+            | $crate::bytecode::Op::LoadHalf { .. }
+            | $crate::bytecode::Op::StoreHalf { .. }
+            | $crate::bytecode::Op::Atomic { .. }
+    };
+    (Group) => {
+        $crate::bytecode::Op::Collective { .. }
+            | $crate::bytecode::Op::GroupCopy { .. }
+            | $crate::bytecode::Op::CheckIndex { .. }
+            | $crate::bytecode::Op::WaitEvents { .. }
+            | $crate::bytecode::Op::Builtin { .. }
+    };
+    (Io) => {
+        $crate::bytecode::Op::ImageRead { .. }
+            | $crate::bytecode::Op::ImageWrite { .. }
+            | $crate::bytecode::Op::ImageQuery { .. }
+            | $crate::bytecode::Op::Printf { .. }
+    };
+    (Control) => {
+        $crate::bytecode::Op::Jump { .. }
+            | $crate::bytecode::Op::Branch { .. }
+            | $crate::bytecode::Op::Switch { .. }
+            | $crate::bytecode::Op::Call { .. }
+            | $crate::bytecode::Op::Ret { .. }
+            | $crate::bytecode::Op::Barrier { .. }
+            | $crate::bytecode::Op::Trap { .. }
+    };
+}
+pub(crate) use family;
+
 /// What an image read takes and gives, decided by its instruction's types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImageForm {
@@ -1030,34 +1129,34 @@ pub struct Operands {
     pub writes: Vec<Span>,
 }
 
+/// One register.
+fn one(r: Reg) -> Span {
+    (r, 1)
+}
+
+/// Operands of these spans.
+fn rw(reads: &[Span], writes: &[Span]) -> Operands {
+    Operands {
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+    }
+}
+
 impl Operands {
     pub fn of(op: &Op, t: Tables<'_>) -> Operands {
-        let one = |r: Reg| (r, 1);
+        match op {
+            family!(Scalar) | family!(Fused) | family!(Vector) => Operands::of_direct(op, t),
+            family!(Int) | family!(Float) => Operands::of_lanes(op),
+            _ => Operands::of_effects(op, t),
+        }
+    }
+
+    /// Moves, the direct scalar ops and the vector and pointer ops.
+    fn of_direct(op: &Op, t: Tables<'_>) -> Operands {
         let n = u32::from;
-        let rw = |reads: &[Span], writes: &[Span]| Operands {
-            reads: reads.to_vec(),
-            writes: writes.to_vec(),
-        };
-        let moves = |start: u32, len: u32| {
-            let moves = t
-                .moves
-                .get(start as usize..start as usize + len as usize)
-                .unwrap_or(&[]);
-            Operands {
-                reads: moves.iter().map(|m| (m.src, m.n)).collect(),
-                writes: moves.iter().map(|m| (m.dst, m.n)).collect(),
-            }
-        };
         match *op {
-            Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => Operands::default(),
             Op::Mov { dst, src, n } => rw(&[(src, n)], &[(dst, n)]),
-            Op::Moves { start, len } => moves(start, len),
-            Op::Call {
-                moves_start,
-                moves_len,
-                ..
-            } => moves(moves_start, moves_len),
-            Op::Ret { src, n } => rw(&[(src, n)], &[]),
+            Op::Moves { start, len } => Operands::moves(t, start, len),
             Op::Splat { dst, src, n: k } => rw(&[one(src)], &[(dst, n(k))]),
             Op::Add32 { dst, a, b }
             | Op::Sub32 { dst, a, b }
@@ -1102,6 +1201,51 @@ impl Operands {
                     writes: vec![one(dst)],
                 }
             }
+            Op::Bitcast {
+                from_n,
+                to_n,
+                dst,
+                src,
+                ..
+            } => rw(&[(src, n(from_n))], &[(dst, n(to_n))]),
+            Op::ExtractDyn {
+                dst,
+                base,
+                index,
+                n: k,
+                ..
+            } => rw(&[(base, n(k)), one(index)], &[one(dst)]),
+            Op::InsertDyn {
+                dst,
+                base,
+                value,
+                index,
+                n: k,
+                ..
+            } => rw(&[(base, n(k)), one(value), one(index)], &[(dst, n(k))]),
+            Op::Geometric {
+                op,
+                n: k,
+                dst,
+                a,
+                b,
+                ..
+            } => {
+                // A length, distance or dot product is one lane.
+                let lanes = match op {
+                    Geometric::Normalize | Geometric::Cross => n(k),
+                    _ => 1,
+                };
+                rw(&[(a, n(k)), (b, n(k))], &[(dst, lanes)])
+            }
+            _ => unreachable!("`Operands::of` sends only these ops here"),
+        }
+    }
+
+    /// Integer and float ops: `n` lanes of each operand.
+    fn of_lanes(op: &Op) -> Operands {
+        let n = u32::from;
+        match *op {
             Op::Int {
                 n: k, dst, a, b, ..
             }
@@ -1148,43 +1292,21 @@ impl Operands {
                 rw(&[(cond, c), (a, n(k)), (b, n(k))], &[(dst, n(k))])
             }
             Op::AnyAll { n: k, dst, a, .. } => rw(&[(a, n(k))], &[one(dst)]),
-            Op::Bitcast {
-                from_n,
-                to_n,
-                dst,
-                src,
+            _ => unreachable!("`Operands::of` sends only these ops here"),
+        }
+    }
+
+    /// Blocks, memory, work-group, image and printf ops, and control flow.
+    fn of_effects(op: &Op, t: Tables<'_>) -> Operands {
+        let n = u32::from;
+        match *op {
+            Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => Operands::default(),
+            Op::Call {
+                moves_start,
+                moves_len,
                 ..
-            } => rw(&[(src, n(from_n))], &[(dst, n(to_n))]),
-            Op::ExtractDyn {
-                dst,
-                base,
-                index,
-                n: k,
-                ..
-            } => rw(&[(base, n(k)), one(index)], &[one(dst)]),
-            Op::InsertDyn {
-                dst,
-                base,
-                value,
-                index,
-                n: k,
-                ..
-            } => rw(&[(base, n(k)), one(value), one(index)], &[(dst, n(k))]),
-            Op::Geometric {
-                op,
-                n: k,
-                dst,
-                a,
-                b,
-                ..
-            } => {
-                // A length, distance or dot product is one lane.
-                let lanes = match op {
-                    Geometric::Normalize | Geometric::Cross => n(k),
-                    _ => 1,
-                };
-                rw(&[(a, n(k)), (b, n(k))], &[(dst, lanes)])
-            }
+            } => Operands::moves(t, moves_start, moves_len),
+            Op::Ret { src, n } => rw(&[(src, n)], &[]),
             Op::Collective {
                 dst, src, index, ..
             } => rw(&[one(src), one(index)], &[one(dst)]),
@@ -1271,6 +1393,19 @@ impl Operands {
                     writes: vec![one(dst)],
                 }
             }
+            _ => unreachable!("`Operands::of` sends only these ops here"),
+        }
+    }
+
+    /// What the moves `start .. start + len` read and write.
+    fn moves(t: Tables<'_>, start: u32, len: u32) -> Operands {
+        let moves = t
+            .moves
+            .get(start as usize..start as usize + len as usize)
+            .unwrap_or(&[]);
+        Operands {
+            reads: moves.iter().map(|m| (m.src, m.n)).collect(),
+            writes: moves.iter().map(|m| (m.dst, m.n)).collect(),
         }
     }
 

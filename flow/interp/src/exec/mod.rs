@@ -650,79 +650,19 @@ impl Runner<'_> {
                         return Err((at, lane, TrapKind::StepLimit(max_steps)));
                     }
                 }
-                Op::Mov { .. }
-                | Op::Moves { .. }
-                | Op::Splat { .. }
-                | Op::Add32 { .. }
-                | Op::Sub32 { .. }
-                | Op::Mul32 { .. }
-                | Op::Shl32 { .. }
-                | Op::LShr32 { .. }
-                | Op::And { .. }
-                | Op::Or { .. }
-                | Op::Xor { .. }
-                | Op::Rotl32 { .. }
-                | Op::FAdd32 { .. }
-                | Op::FSub32 { .. }
-                | Op::FMul32 { .. }
-                | Op::SExt32 { .. }
-                | Op::ZExt32 { .. }
-                | Op::Trunc32 { .. }
-                | Op::Offset { .. }
-                | Op::Index { .. } => ops::scalar::run(&mut m, &mut rows, *op),
+                family!(Scalar) => ops::scalar::run(&mut m, &mut rows, *op),
                 // A superinstruction stands in the place of three ops.
-                Op::SubXorRotl32 { .. } | Op::XorSubRotl32 { .. } => {
+                family!(Fused) => {
                     ops::scalar::run(&mut m, &mut rows, *op);
                     pc += 2;
                 }
-                Op::Int { .. }
-                | Op::IntUn { .. }
-                | Op::IntTer { .. }
-                | Op::Upsample { .. }
-                | Op::Cmp { .. }
-                | Op::Logic { .. }
-                | Op::LNot { .. }
-                | Op::Select { .. }
-                | Op::SelectMsb { .. }
-                | Op::AnyAll { .. } => ops::int::run(&mut rows, at, *op)?,
-                Op::Float { .. }
-                | Op::FloatUn { .. }
-                | Op::FloatTer { .. }
-                | Op::FCmp { .. }
-                | Op::FTest { .. }
-                | Op::Convert { .. } => ops::float::run(&mut rows, *op),
-                Op::Bitcast { .. }
-                | Op::ExtractDyn { .. }
-                | Op::InsertDyn { .. }
-                | Op::Geometric { .. }
-                | Op::Ptr { .. }
-                | Op::PtrDiff { .. }
-                | Op::CastToSpace { .. } => ops::vector::run(&mut m, &mut rows, *op),
-                Op::CountAccess { .. }
-                | Op::Load { .. }
-                | Op::Store { .. }
-                | Op::LoadAgg { .. }
-                | Op::StoreAgg { .. }
-                | Op::Copy { .. }
-                | Op::LoadHalf { .. }
-                | Op::StoreHalf { .. }
-                | Op::Atomic { .. } => ops::access::run(&mut m, &mut rows, at, *op)?,
-                Op::Collective { .. }
-                | Op::GroupCopy { .. }
-                | Op::CheckIndex { .. }
-                | Op::WaitEvents { .. }
-                | Op::Builtin { .. } => ops::group::run(&mut m, &mut rows, at, *op)?,
-                Op::ImageRead { .. }
-                | Op::ImageWrite { .. }
-                | Op::ImageQuery { .. }
-                | Op::Printf { .. } => ops::io::run(&mut m, &mut rows, at, *op)?,
-                Op::Jump { .. }
-                | Op::Branch { .. }
-                | Op::Switch { .. }
-                | Op::Call { .. }
-                | Op::Ret { .. }
-                | Op::Barrier
-                | Op::Trap => match ops::control::run(&mut m, &mut rows, at, pc, *op)? {
+                family!(Int) => ops::int::run(&mut rows, at, *op)?,
+                family!(Float) => ops::float::run(&mut rows, *op),
+                family!(Vector) => ops::vector::run(&mut m, &mut rows, *op),
+                family!(Access) => ops::access::run(&mut m, &mut rows, at, *op)?,
+                family!(Group) => ops::group::run(&mut m, &mut rows, at, *op)?,
+                family!(Io) => ops::io::run(&mut m, &mut rows, at, *op)?,
+                family!(Control) => match ops::control::run(&mut m, &mut rows, at, pc, *op)? {
                     // Without the scheduler where the target comes before
                     // any pc other lanes wait at.
                     Next::Goto(target) if program.rank_of(target) < waiting => pc = target as usize,

@@ -353,14 +353,6 @@ pub(super) struct Batch<'a, 'm, 'r> {
 /// op runs, so that its operands are still there.
 pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) {
     let width = sh.width;
-    let value = |r: Reg, l: usize| b.regs[r.index() * width + l];
-    // Checks a use: notes it where the value is undefined.
-    let mut check = |sh: &mut Shadow, u: u8, how: Use, l: usize| {
-        if u != 0 {
-            sh.note(at, how, (b.item)(l));
-        }
-    };
-    let resolve = |p: u64, bytes: u64| b.mem.resolve(p, bytes, 1).ok();
     match sh.flows[at] {
         // The commonest: one slot from one-slot operands, lanes inside.
         Flow::Scalar => {
@@ -375,226 +367,304 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                     .fold(0, |u, &(r, _)| u | sh.regs[rows(r) + l]);
                 sh.regs[d + l] = u;
             }
-            return;
         }
         Flow::Lanes => {
             for &lane in b.active {
                 sh.flow(lane as usize, at);
             }
-            return;
         }
-        Flow::Nothing => return,
-        Flow::Special => {}
+        Flow::Nothing => {}
+        Flow::Special => {
+            for &lane in b.active {
+                let lane = Lane {
+                    b,
+                    at,
+                    l: lane as usize,
+                    width,
+                };
+                special(sh, op, &lane);
+            }
+        }
     }
-    for &lane in b.active {
-        let l = lane as usize;
-        match *op {
-            Op::Moves { start, len }
-            | Op::Call {
-                moves_start: start,
-                moves_len: len,
-                ..
-            } => {
-                for m in &b.program.moves[start as usize..(start + len) as usize] {
-                    sh.copy(l, m.dst, m.src, m.n);
-                }
-            }
-            Op::Int { op, n, b: d, .. } => {
-                if matches!(
-                    op,
-                    IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
-                ) {
-                    let u = sh.any(d, n as u32, l);
-                    check(sh, u, Use::Divisor, l);
-                }
-                sh.flow(l, at);
-            }
-            // A defined operand that decides the result alone (false or 0
-            // for an and, true or all ones for an or) makes it defined.
-            Op::And { dst, a, b: c } => {
-                let decides = |r: Reg| sh.get(r, l) == 0 && value(r, l) as u32 == 0;
-                let u = if decides(a) || decides(c) {
-                    0
-                } else {
-                    sh.get(a, l) | sh.get(c, l)
-                };
-                sh.set(dst, l, u);
-            }
-            Op::Or { dst, a, b: c } => {
-                let decides = |r: Reg| sh.get(r, l) == 0 && value(r, l) as u32 == u32::MAX;
-                let u = if decides(a) || decides(c) {
-                    0
-                } else {
-                    sh.get(a, l) | sh.get(c, l)
-                };
-                sh.set(dst, l, u);
-            }
-            Op::Logic {
-                op: op @ (LogicOp::And | LogicOp::Or),
-                n,
-                dst,
-                a,
-                b: c,
-            } => {
-                let deciding = u64::from(op == LogicOp::Or);
-                for i in 0..n as u32 {
-                    let decides = |r: Reg| {
-                        sh.get(r + i, l) == 0 && u64::from(value(r + i, l) != 0) == deciding
-                    };
-                    let u = if decides(a) || decides(c) {
-                        0
-                    } else {
-                        sh.get(a + i, l) | sh.get(c + i, l)
-                    };
-                    sh.set(dst + i, l, u);
-                }
-            }
-            Op::Select {
-                n,
-                vector_cond,
-                dst,
-                cond,
-                a,
-                b: c,
-            } => {
-                // The chosen operand's, and the condition's.
-                for i in 0..n as u32 {
-                    let k = cond + if vector_cond { i } else { 0 };
-                    let chosen = if value(k, l) != 0 { a + i } else { c + i };
-                    let u = sh.get(k, l) | sh.get(chosen, l);
-                    sh.set(dst + i, l, u);
-                }
-            }
-            // Each result lane of these comes of every operand lane.
-            Op::Bitcast {
-                to_n,
-                dst,
-                src,
-                from_n,
-                ..
-            } => sh.mix(l, dst, to_n as u32, &[(src, from_n as u32)]),
-            Op::Geometric {
-                n, dst, a, b: c, ..
-            } => {
-                let out = sh.operands[at].writes[0].1;
-                sh.mix(l, dst, out, &[(a, n as u32), (c, n as u32)]);
-            }
-            Op::Load { .. }
-            | Op::LoadHalf { .. }
-            | Op::LoadAgg { .. }
-            | Op::Store { .. }
-            | Op::StoreHalf { .. }
-            | Op::StoreAgg { .. } => {
-                if let Some(t) = Transfer::of(op, b.program) {
-                    t.carry(sh, &mut check, l, value(t.ptr, l), &resolve);
-                }
-            }
-            Op::Copy {
-                dst,
-                src,
-                bytes,
-                bytes_reg,
-            } => {
-                let mut u = sh.get(dst, l) | sh.get(src, l);
-                let bytes = match bytes_reg {
-                    Some(r) => {
-                        u |= sh.get(r, l);
-                        value(r, l)
-                    }
-                    None => bytes,
-                };
-                check(sh, u, Use::Address, l);
-                if let (Some(to), Some(from)) =
-                    (resolve(value(dst, l), bytes), resolve(value(src, l), bytes))
-                {
-                    sh.copy_bytes(l, to, from, bytes);
-                }
-            }
-            Op::GroupCopy {
-                dst,
-                src,
-                elems,
-                stride,
-                elem,
-                out,
-                ..
-            } => {
-                if b.local_id[l] == [0, 0, 0] {
-                    let u =
-                        sh.any(dst, 1, l) | sh.get(src, l) | sh.get(elems, l) | sh.get(stride, l);
-                    check(sh, u, Use::Address, l);
-                    let (count, step) = (value(elems, l), value(stride, l).max(1));
-                    let (d, s) = (value(dst, l), value(src, l));
-                    let local_dst = crate::memory::decode(d).0 == crate::memory::SPACE_LOCAL;
-                    for i in 0..count {
-                        let (far, near) = (i * step * elem as u64, i * elem as u64);
-                        let (to, from) = if local_dst {
-                            (d.wrapping_add(near), s.wrapping_add(far))
-                        } else {
-                            (d.wrapping_add(far), s.wrapping_add(near))
-                        };
-                        let e = elem as u64;
-                        if let (Some(to), Some(from)) = (resolve(to, e), resolve(from, e)) {
-                            sh.copy_bytes(l, to, from, e);
-                        }
-                    }
-                }
-                sh.define(l, out, 1);
-            }
-            Op::Atomic {
-                op,
-                bits,
-                dst,
-                ptr,
-                a,
-                b: c,
-            } => {
-                check(sh, sh.get(ptr, l), Use::Address, l);
-                let size = bits as u64 / 8;
-                let Some(loc) = resolve(value(ptr, l), size) else {
-                    continue;
-                };
-                let old = sh.load(l, loc, 0, size);
-                let new = match op {
-                    AtomicOp::Load => old,
-                    AtomicOp::Store | AtomicOp::Exchange => sh.get(a, l),
-                    AtomicOp::CompareExchange => old | sh.get(a, l) | sh.get(c, l),
-                    _ => old | sh.get(a, l),
-                };
-                if matches!(loc, Loc::Global(..)) && op != AtomicOp::Load {
-                    check(sh, new, Use::Store, l);
-                }
-                sh.store(l, loc, 0, size, new);
-                sh.set(dst, l, old);
-            }
-            Op::Branch { cond, .. } => check(sh, sh.get(cond, l), Use::Branch, l),
-            Op::Switch { sel, .. } => check(sh, sh.get(sel, l), Use::Branch, l),
-            Op::Ret { src, n } => {
-                if let Some(frame) = b.frames[l].last() {
-                    sh.copy(l, frame.ret, src, n.min(frame.ret_n));
-                }
-            }
-            Op::ImageRead {
-                dst, coord, form, ..
-            } => {
-                let u = sh.any(coord, form.coord_n as u32, l);
-                check(sh, u, Use::Address, l);
-                sh.define(l, dst, 4);
-            }
-            Op::ImageWrite {
-                coord, src, form, ..
-            } => {
-                let u = sh.any(coord, form.coord_n as u32, l);
-                check(sh, u, Use::Address, l);
-                let texel = sh.any(src, 4, l);
-                check(sh, texel, Use::Store, l);
-            }
-            // Results the machine makes whole, whatever the operands.
-            Op::ImageQuery { dst, n, .. } => sh.define(l, dst, n as u32),
-            Op::Printf { dst, .. } => sh.define(l, dst, 1),
-            // Carried above.
-            _ => {}
+}
+
+/// One lane of the batch an op with its own rule runs in.
+struct Lane<'x, 'a, 'm, 'r> {
+    b: &'x Batch<'a, 'm, 'r>,
+    at: usize,
+    l: usize,
+    width: usize,
+}
+
+impl Lane<'_, '_, '_, '_> {
+    /// Register r's value in this lane.
+    fn value(&self, r: Reg) -> u64 {
+        self.b.regs[r.index() * self.width + self.l]
+    }
+
+    /// Checks a use: notes it where the value is undefined.
+    fn check(&self, sh: &mut Shadow, u: u8, how: Use) {
+        if u != 0 {
+            sh.note(self.at, how, (self.b.item)(self.l));
         }
+    }
+
+    fn resolve(&self, p: u64, bytes: u64) -> Option<Loc> {
+        self.b.mem.resolve(p, bytes, 1).ok()
+    }
+}
+
+/// The ops whose shadows follow a rule of their own (`Flow::Special`).
+fn special(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
+    match *op {
+        Op::Int { .. } | Op::And { .. } | Op::Or { .. } | Op::Logic { .. } | Op::Select { .. } => {
+            deciding(sh, op, x)
+        }
+        family!(Access) | Op::GroupCopy { .. } => memory(sh, op, x),
+        Op::Moves { .. }
+        | Op::Call { .. }
+        | Op::Branch { .. }
+        | Op::Switch { .. }
+        | Op::Ret { .. } => control(sh, op, x),
+        family!(Io) => io(sh, op, x),
+        // Each result lane of these comes of every operand lane.
+        Op::Bitcast {
+            to_n,
+            dst,
+            src,
+            from_n,
+            ..
+        } => sh.mix(x.l, dst, to_n as u32, &[(src, from_n as u32)]),
+        Op::Geometric {
+            n, dst, a, b: c, ..
+        } => {
+            let out = sh.operands[x.at].writes[0].1;
+            sh.mix(x.l, dst, out, &[(a, n as u32), (c, n as u32)]);
+        }
+        // Carried by `apply`.
+        _ => {}
+    }
+}
+
+/// Divisions, which use their divisor, and the ops a defined operand can
+/// decide alone: an and's false or 0, an or's true or all ones, a select's
+/// condition.
+fn deciding(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
+    let l = x.l;
+    match *op {
+        Op::Int { op, n, b: d, .. } => {
+            if matches!(
+                op,
+                IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
+            ) {
+                let u = sh.any(d, n as u32, l);
+                x.check(sh, u, Use::Divisor);
+            }
+            sh.flow(l, x.at);
+        }
+        Op::And { dst, a, b: c } => {
+            let decides = |r: Reg| sh.get(r, l) == 0 && x.value(r) as u32 == 0;
+            let u = if decides(a) || decides(c) {
+                0
+            } else {
+                sh.get(a, l) | sh.get(c, l)
+            };
+            sh.set(dst, l, u);
+        }
+        Op::Or { dst, a, b: c } => {
+            let decides = |r: Reg| sh.get(r, l) == 0 && x.value(r) as u32 == u32::MAX;
+            let u = if decides(a) || decides(c) {
+                0
+            } else {
+                sh.get(a, l) | sh.get(c, l)
+            };
+            sh.set(dst, l, u);
+        }
+        Op::Logic {
+            op: op @ (LogicOp::And | LogicOp::Or),
+            n,
+            dst,
+            a,
+            b: c,
+        } => {
+            let deciding = u64::from(op == LogicOp::Or);
+            for i in 0..n as u32 {
+                let decides =
+                    |r: Reg| sh.get(r + i, l) == 0 && u64::from(x.value(r + i) != 0) == deciding;
+                let u = if decides(a) || decides(c) {
+                    0
+                } else {
+                    sh.get(a + i, l) | sh.get(c + i, l)
+                };
+                sh.set(dst + i, l, u);
+            }
+        }
+        Op::Select {
+            n,
+            vector_cond,
+            dst,
+            cond,
+            a,
+            b: c,
+        } => {
+            // The chosen operand's, and the condition's.
+            for i in 0..n as u32 {
+                let k = cond + if vector_cond { i } else { 0 };
+                let chosen = if x.value(k) != 0 { a + i } else { c + i };
+                let u = sh.get(k, l) | sh.get(chosen, l);
+                sh.set(dst + i, l, u);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Loads, stores, copies and atomics: shadows between registers and the
+/// memory's, an undefined address or stored value noted.
+fn memory(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
+    let l = x.l;
+    match *op {
+        Op::Load { .. }
+        | Op::LoadHalf { .. }
+        | Op::LoadAgg { .. }
+        | Op::Store { .. }
+        | Op::StoreHalf { .. }
+        | Op::StoreAgg { .. } => {
+            if let Some(t) = Transfer::of(op, x.b.program) {
+                t.carry(sh, x, x.value(t.ptr));
+            }
+        }
+        Op::Copy {
+            dst,
+            src,
+            bytes,
+            bytes_reg,
+        } => {
+            let mut u = sh.get(dst, l) | sh.get(src, l);
+            let bytes = match bytes_reg {
+                Some(r) => {
+                    u |= sh.get(r, l);
+                    x.value(r)
+                }
+                None => bytes,
+            };
+            x.check(sh, u, Use::Address);
+            if let (Some(to), Some(from)) = (
+                x.resolve(x.value(dst), bytes),
+                x.resolve(x.value(src), bytes),
+            ) {
+                sh.copy_bytes(l, to, from, bytes);
+            }
+        }
+        Op::GroupCopy {
+            dst,
+            src,
+            elems,
+            stride,
+            elem,
+            out,
+            ..
+        } => {
+            if x.b.local_id[l] == [0, 0, 0] {
+                let u = sh.any(dst, 1, l) | sh.get(src, l) | sh.get(elems, l) | sh.get(stride, l);
+                x.check(sh, u, Use::Address);
+                let (count, step) = (x.value(elems), x.value(stride).max(1));
+                let (d, s) = (x.value(dst), x.value(src));
+                let local_dst = crate::memory::decode(d).0 == crate::memory::SPACE_LOCAL;
+                for i in 0..count {
+                    let (far, near) = (i * step * elem as u64, i * elem as u64);
+                    let (to, from) = if local_dst {
+                        (d.wrapping_add(near), s.wrapping_add(far))
+                    } else {
+                        (d.wrapping_add(far), s.wrapping_add(near))
+                    };
+                    let e = elem as u64;
+                    if let (Some(to), Some(from)) = (x.resolve(to, e), x.resolve(from, e)) {
+                        sh.copy_bytes(l, to, from, e);
+                    }
+                }
+            }
+            sh.define(l, out, 1);
+        }
+        Op::Atomic {
+            op,
+            bits,
+            dst,
+            ptr,
+            a,
+            b: c,
+        } => {
+            x.check(sh, sh.get(ptr, l), Use::Address);
+            let size = bits as u64 / 8;
+            let Some(loc) = x.resolve(x.value(ptr), size) else {
+                return;
+            };
+            let old = sh.load(l, loc, 0, size);
+            let new = match op {
+                AtomicOp::Load => old,
+                AtomicOp::Store | AtomicOp::Exchange => sh.get(a, l),
+                AtomicOp::CompareExchange => old | sh.get(a, l) | sh.get(c, l),
+                _ => old | sh.get(a, l),
+            };
+            if matches!(loc, Loc::Global(..)) && op != AtomicOp::Load {
+                x.check(sh, new, Use::Store);
+            }
+            sh.store(l, loc, 0, size, new);
+            sh.set(dst, l, old);
+        }
+        _ => {}
+    }
+}
+
+/// Moves, calls and returns carry shadows between frames; a branch uses
+/// its condition.
+fn control(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
+    let l = x.l;
+    match *op {
+        Op::Moves { start, len }
+        | Op::Call {
+            moves_start: start,
+            moves_len: len,
+            ..
+        } => {
+            for m in &x.b.program.moves[start as usize..(start + len) as usize] {
+                sh.copy(l, m.dst, m.src, m.n);
+            }
+        }
+        Op::Branch { cond, .. } => x.check(sh, sh.get(cond, l), Use::Branch),
+        Op::Switch { sel, .. } => x.check(sh, sh.get(sel, l), Use::Branch),
+        Op::Ret { src, n } => {
+            if let Some(frame) = x.b.frames[l].last() {
+                sh.copy(l, frame.ret, src, n.min(frame.ret_n));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Images use their coordinates; what the machine makes (a texel read, a
+/// query, printf's count) is defined.
+fn io(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
+    let l = x.l;
+    match *op {
+        Op::ImageRead {
+            dst, coord, form, ..
+        } => {
+            let u = sh.any(coord, form.coord_n as u32, l);
+            x.check(sh, u, Use::Address);
+            sh.define(l, dst, 4);
+        }
+        Op::ImageWrite {
+            coord, src, form, ..
+        } => {
+            let u = sh.any(coord, form.coord_n as u32, l);
+            x.check(sh, u, Use::Address);
+            let texel = sh.any(src, 4, l);
+            x.check(sh, texel, Use::Store);
+        }
+        Op::ImageQuery { dst, n, .. } => sh.define(l, dst, n as u32),
+        Op::Printf { dst, .. } => sh.define(l, dst, 1),
+        _ => {}
     }
 }
 
@@ -661,21 +731,15 @@ impl<'p> Transfer<'p> {
     /// `p`). Stored to global memory, a scalar must be defined, and a
     /// vector or struct in part: its unused parts (a vector's padding, a
     /// struct's unset member) may not be.
-    fn carry(
-        &self,
-        sh: &mut Shadow<'_>,
-        check: &mut impl FnMut(&mut Shadow<'_>, u8, Use, usize),
-        l: usize,
-        p: u64,
-        resolve: &impl Fn(u64, u64) -> Option<Loc>,
-    ) {
-        check(sh, sh.get(self.ptr, l), Use::Address, l);
+    fn carry(&self, sh: &mut Shadow<'_>, x: &Lane<'_, '_, '_, '_>, p: u64) {
+        let l = x.l;
+        x.check(sh, sh.get(self.ptr, l), Use::Address);
         let span = (0..u64::from(self.n))
             .map(|i| self.parts.at(i))
             .map(|(o, s)| o + s)
             .max()
             .unwrap_or(0);
-        let Some(loc) = resolve(p, span) else {
+        let Some(loc) = x.resolve(p, span) else {
             return;
         };
         if self.store && matches!(loc, Loc::Global(..)) {
@@ -686,7 +750,7 @@ impl<'p> Transfer<'p> {
             } else {
                 undefined == n as usize
             };
-            check(sh, u8::from(used), Use::Store, l);
+            x.check(sh, u8::from(used), Use::Store);
         }
         for i in 0..self.n {
             let (offset, size) = self.parts.at(i as u64);

@@ -233,63 +233,81 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
     })
 }
 
+/// Where a builtin's result goes: its register, lane kind and lanes.
+#[derive(Clone, Copy)]
+struct Out {
+    dst: Reg,
+    s: SlotKind,
+    n: u8,
+}
+
+/// The OpenCL.std builtin `inst` calls, what it is, and its name.
+fn ext_kind(inst: &Instruction, opencl_std: &HashSet<Word>) -> R<(X, Ext, &'static str)> {
+    let set = id(inst, 0)?;
+    if !opencl_std.contains(&set) {
+        return Err(TranslateError::unsupported(
+            "an extended instruction outside OpenCL.std",
+            "only the OpenCL.std instruction set is interpreted",
+        ));
+    }
+    let number = literal(inst, 1)? as u32;
+    let op = X::from_u32(number).ok_or_else(|| {
+        TranslateError::malformed(format!("unknown OpenCL.std instruction {number}"))
+    })?;
+    let ext_name: &'static str = rspirv::grammar::ext_inst_table("OpenCL.std")
+        .and_then(|t| t.lookup_opcode(number))
+        .map(|i| i.opname)
+        .unwrap_or("OpExtInst");
+    let kind = ext_of(op).ok_or_else(|| {
+        TranslateError::unsupported(
+            format!("OpenCL builtin `{ext_name}`"),
+            "this builtin is not interpreted yet; please report the kernel",
+        )
+    })?;
+    Ok((op, kind, ext_name))
+}
+
 impl<'m> Translator<'m> {
     pub(super) fn ext_inst(&mut self, inst: &Instruction) -> R<()> {
-        let set = id(inst, 0)?;
-        if !self.opencl_std.contains(&set) {
-            return Err(TranslateError::unsupported(
-                "an extended instruction outside OpenCL.std",
-                "only the OpenCL.std instruction set is interpreted",
-            ));
-        }
-        let number = literal(inst, 1)? as u32;
-        let op = X::from_u32(number).ok_or_else(|| {
-            TranslateError::malformed(format!("unknown OpenCL.std instruction {number}"))
-        })?;
-        let ext_name: &'static str = rspirv::grammar::ext_inst_table("OpenCL.std")
-            .and_then(|t| t.lookup_opcode(number))
-            .map(|i| i.opname)
-            .unwrap_or("OpExtInst");
-        let kind = ext_of(op).ok_or_else(|| {
-            TranslateError::unsupported(
-                format!("OpenCL builtin `{ext_name}`"),
-                "this builtin is not interpreted yet; please report the kernel",
-            )
-        })?;
+        let (op, kind, ext_name) = ext_kind(inst, &self.opencl_std)?;
         // Only the integer clamps count by whether they work on integers,
         // and they have a result: their rule comes once its type is known.
         let rule = rules::builtin(op, ext_name, false);
-        let arg = |k: usize| id(inst, 2 + k);
         match kind {
-            Ext::Nothing => {
-                if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
-                    if self.types.slots(t)? > 0 {
-                        let dst = self.val(r)?.slot;
-                        let zero = self.zero()?;
-                        self.emit(Op::Mov {
-                            dst,
-                            src: zero,
-                            n: 1,
-                        });
-                    }
-                }
-                self.counted(rule, self.result_lane_type(inst), 1);
-                return Ok(());
-            }
-            Ext::Printf => return self.printf(inst, rule),
-            Ext::VLoad | Ext::VStore => {
-                return self.vload_vstore(inst, matches!(kind, Ext::VLoad), rule)
-            }
-            Ext::VLoadHalf { n_arg, aligned } => {
-                return self.vload_half(inst, n_arg, aligned, rule)
-            }
+            Ext::Nothing => self.ext_nothing(inst, rule),
+            Ext::Printf => self.printf(inst, rule),
+            Ext::VLoad | Ext::VStore => self.vload_vstore(inst, matches!(kind, Ext::VLoad), rule),
+            Ext::VLoadHalf { n_arg, aligned } => self.vload_half(inst, n_arg, aligned, rule),
             Ext::VStoreHalf {
                 n_arg,
                 aligned,
                 rounding_arg,
-            } => return self.vstore_half(inst, n_arg, aligned, rounding_arg, rule),
-            _ => {}
+            } => self.vstore_half(inst, n_arg, aligned, rounding_arg, rule),
+            _ => self.ext_value(inst, op, kind, ext_name),
         }
+    }
+
+    /// A builtin that does nothing the machine sees (`prefetch`): its
+    /// result, if any, is 0.
+    fn ext_nothing(&mut self, inst: &Instruction, rule: Rule) -> R<()> {
+        if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
+            if self.types.slots(t)? > 0 {
+                let dst = self.val(r)?.slot;
+                let zero = self.zero()?;
+                self.emit(Op::Mov {
+                    dst,
+                    src: zero,
+                    n: 1,
+                });
+            }
+        }
+        self.counted(rule, self.result_lane_type(inst), 1);
+        Ok(())
+    }
+
+    /// A builtin that computes a value: lane by lane, but for those
+    /// counted by their operands ([`Translator::ext_apart`]).
+    fn ext_value(&mut self, inst: &Instruction, op: X, kind: Ext, ext_name: &'static str) -> R<()> {
         let (rid, ty) = result(inst)?;
         let (s, n) = self.types.lanes(ty)?;
         let dst = self.val(rid)?.slot;
@@ -297,6 +315,29 @@ impl<'m> Translator<'m> {
         let lt = lane_type(s, signed || s.bits() > 1 && matches!(s, SlotKind::Float(_)))?;
         let lanes = n as u64;
         let rule = rules::builtin(op, ext_name, matches!(s, SlotKind::Int(_)));
+        let out = Out { dst, s, n };
+        match kind {
+            Ext::SelectMsb | Ext::FUnToInt(_) | Ext::Shuffle { .. } | Ext::Geometric(_) => {
+                self.ext_apart(inst, kind, ext_name, out, (rule, lt))
+            }
+            _ => {
+                self.ext_lanes(inst, kind, ext_name, out)?;
+                self.counted(rule, lt, lanes);
+                Ok(())
+            }
+        }
+    }
+
+    /// The builtins of one op a lane, counted over their result's lanes.
+    fn ext_lanes(
+        &mut self,
+        inst: &Instruction,
+        kind: Ext,
+        ext_name: &'static str,
+        out: Out,
+    ) -> R<()> {
+        let Out { dst, s, n } = out;
+        let arg = |k: usize| id(inst, 2 + k);
         match kind {
             Ext::FUn(f) => {
                 let bits = self.float_bits(s)?;
@@ -388,24 +429,6 @@ impl<'m> Translator<'m> {
                     b,
                 });
             }
-            Ext::SelectMsb => {
-                let a = self.operand(arg(0)?, n)?;
-                let b = self.operand(arg(1)?, n)?;
-                let c = self.val(arg(2)?)?;
-                let (cs, _) = self.types.lanes(c.ty)?;
-                let c = self.operand(arg(2)?, n)?;
-                self.emit(Op::SelectMsb {
-                    n,
-                    bits: cs.bits(),
-                    msb: n > 1,
-                    dst,
-                    a,
-                    b,
-                    c,
-                });
-                self.counted(rule, lt, lanes);
-                return Ok(());
-            }
             Ext::SplitUn { value, out } => {
                 let bits = self.float_bits(s)?;
                 let a = self.operand(arg(0)?, n)?;
@@ -435,6 +458,41 @@ impl<'m> Translator<'m> {
                 self.store_through(arg(2)?, tmp, n, ext_name)?;
                 self.emit(float_op(value, bits, n, dst, a, b));
             }
+            _ => unreachable!("`ext_value` sends only these builtins here"),
+        }
+        Ok(())
+    }
+
+    /// The builtins counted apart: by their operands' lanes or type.
+    fn ext_apart(
+        &mut self,
+        inst: &Instruction,
+        kind: Ext,
+        ext_name: &'static str,
+        out: Out,
+        (rule, lt): (Rule, LaneType),
+    ) -> R<()> {
+        let Out { dst, s: _, n } = out;
+        let lanes = n as u64;
+        let arg = |k: usize| id(inst, 2 + k);
+        match kind {
+            Ext::SelectMsb => {
+                let a = self.operand(arg(0)?, n)?;
+                let b = self.operand(arg(1)?, n)?;
+                let c = self.val(arg(2)?)?;
+                let (cs, _) = self.types.lanes(c.ty)?;
+                let c = self.operand(arg(2)?, n)?;
+                self.emit(Op::SelectMsb {
+                    n,
+                    bits: cs.bits(),
+                    msb: n > 1,
+                    dst,
+                    a,
+                    b,
+                    c,
+                });
+                self.counted(rule, lt, lanes);
+            }
             Ext::FUnToInt(f) => {
                 let x = self.val(arg(0)?)?;
                 let (fs, _) = self.types.lanes(x.ty)?;
@@ -449,11 +507,8 @@ impl<'m> Translator<'m> {
                 });
                 // Counted by its float argument's type.
                 self.counted(rule, lane_type(fs, true)?, lanes);
-                return Ok(());
             }
-            Ext::Shuffle { sources } => {
-                return self.shuffle(inst, sources, dst, n, rule);
-            }
+            Ext::Shuffle { sources } => self.shuffle(inst, sources, dst, n, rule)?,
             Ext::Geometric(g) => {
                 let a = self.val(arg(0)?)?;
                 let (fs, in_n) = self.types.lanes(a.ty)?;
@@ -479,11 +534,9 @@ impl<'m> Translator<'m> {
                 });
                 // Counted over its operands' lanes.
                 self.counted(rule, lane_type(fs, true)?, in_n as u64);
-                return Ok(());
             }
-            _ => unreachable!("memory builtins returned above"),
+            _ => unreachable!("`ext_value` sends only these builtins here"),
         }
-        self.counted(rule, lt, lanes);
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 
 use super::access::Touch;
 use super::Emitter;
-use crate::bytecode::{AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
+use crate::bytecode::{family, AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use crate::opencl_std as math;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
@@ -15,6 +15,24 @@ impl Emitter<'_, '_> {
     pub(super) fn op(&mut self, pc: usize, op: Op) -> usize {
         match op {
             Op::Block { block, steps } => self.block_op(pc, block, steps),
+            family!(Fused) => {
+                self.fused_op(op);
+                return 3;
+            }
+            family!(Scalar) => self.scalar_op(op),
+            family!(Int) => self.int_op(pc, op),
+            family!(Float) => self.float_op(pc, op),
+            family!(Vector) => self.vector_op(op),
+            family!(Access) => self.access_op(pc, op),
+            family!(Group) => self.group_op(pc, op),
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+        1
+    }
+
+    /// Moves and the 32-bit and address ops with direct forms.
+    fn scalar_op(&mut self, op: Op) {
+        match op {
             Op::Mov { dst, src, n } => self.copy(dst, src, n),
             Op::Moves { start, len } => self.moves(start, len),
             Op::Splat { dst, src, n } => {
@@ -58,22 +76,6 @@ impl Emitter<'_, '_> {
                 let v = self.b.ins().sextend(I64, v);
                 self.set(dst, v);
             }
-            Op::SubXorRotl32 { dst, a, b, k } => {
-                let (x, y, k) = (self.get32(a), self.get32(b), self.get32(k));
-                let difference = self.b.ins().isub(x, y);
-                let rotated = self.b.ins().rotl(y, k);
-                let v = self.b.ins().bxor(difference, rotated);
-                self.set32(dst, v);
-                return 3;
-            }
-            Op::XorSubRotl32 { dst, a, b, k } => {
-                let (x, y, k) = (self.get32(a), self.get32(b), self.get32(k));
-                let mixed = self.b.ins().bxor(x, y);
-                let rotated = self.b.ins().rotl(y, k);
-                let v = self.b.ins().isub(mixed, rotated);
-                self.set32(dst, v);
-                return 3;
-            }
             Op::Offset { dst, base, disp } => {
                 let v = self.get(base);
                 let v = self.b.ins().iadd_imm(v, disp);
@@ -95,26 +97,34 @@ impl Emitter<'_, '_> {
                 let v = self.b.ins().iadd(v, scaled);
                 self.set(dst, v);
             }
-            Op::Ptr {
-                dst,
-                base,
-                disp,
-                terms_start,
-                terms_len,
-            } => {
-                let program = self.program;
-                let terms =
-                    &program.terms[terms_start as usize..terms_start as usize + terms_len as usize];
-                let v = self.get(base);
-                let mut p = self.b.ins().iadd_imm(v, disp);
-                for t in terms {
-                    let i = self.get(t.reg);
-                    let i = self.sext(i, t.bits);
-                    let scaled = self.b.ins().imul_imm(i, t.stride);
-                    p = self.b.ins().iadd(p, scaled);
-                }
-                self.set(dst, p);
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+    }
+
+    /// A superinstruction: three ops in one.
+    fn fused_op(&mut self, op: Op) {
+        match op {
+            Op::SubXorRotl32 { dst, a, b, k } => {
+                let (x, y, k) = (self.get32(a), self.get32(b), self.get32(k));
+                let difference = self.b.ins().isub(x, y);
+                let rotated = self.b.ins().rotl(y, k);
+                let v = self.b.ins().bxor(difference, rotated);
+                self.set32(dst, v);
             }
+            Op::XorSubRotl32 { dst, a, b, k } => {
+                let (x, y, k) = (self.get32(a), self.get32(b), self.get32(k));
+                let mixed = self.b.ins().bxor(x, y);
+                let rotated = self.b.ins().rotl(y, k);
+                let v = self.b.ins().isub(mixed, rotated);
+                self.set32(dst, v);
+            }
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+    }
+
+    /// Integer, comparison, logic and select ops.
+    fn int_op(&mut self, pc: usize, op: Op) {
+        match op {
             Op::Cmp {
                 op,
                 bits,
@@ -172,9 +182,20 @@ impl Emitter<'_, '_> {
                 }
             }
             Op::Int { n, dst, a, b, .. } => self.lanes(pc, n, dst, [Some(a), Some(b), None], true),
-            Op::IntUn { n, dst, a, .. }
-            | Op::FloatUn { n, dst, a, .. }
-            | Op::FTest { n, dst, a, .. } => self.lanes(pc, n, dst, [Some(a), None, None], false),
+            Op::IntUn { n, dst, a, .. } => self.lanes(pc, n, dst, [Some(a), None, None], false),
+            Op::IntTer {
+                n, dst, a, b, c, ..
+            } => self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false),
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+    }
+
+    /// Float ops and conversions; a fused multiply-add rounds once.
+    fn float_op(&mut self, pc: usize, op: Op) {
+        match op {
+            Op::FloatUn { n, dst, a, .. } | Op::FTest { n, dst, a, .. } => {
+                self.lanes(pc, n, dst, [Some(a), None, None], false)
+            }
             Op::Convert { n, dst, src, .. } => {
                 self.lanes(pc, n, dst, [Some(src), None, None], false)
             }
@@ -212,42 +233,46 @@ impl Emitter<'_, '_> {
                     self.set(dst + i, v);
                 }
             }
-            Op::IntTer {
-                n, dst, a, b, c, ..
-            }
-            | Op::FloatTer {
+            Op::FloatTer {
                 n, dst, a, b, c, ..
             } => self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false),
             Op::Float { n, dst, a, b, .. } | Op::FCmp { n, dst, a, b, .. } => {
                 self.lanes(pc, n, dst, [Some(a), Some(b), None], false)
             }
-            Op::Builtin {
-                which,
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+    }
+
+    /// Pointer arithmetic.
+    fn vector_op(&mut self, op: Op) {
+        match op {
+            Op::Ptr {
                 dst,
-                lanes,
-                bits,
+                base,
+                disp,
+                terms_start,
+                terms_len,
             } => {
-                let at = match which {
-                    Builtin::GlobalId => Some(0),
-                    Builtin::LocalId => Some(3),
-                    Builtin::GroupId => Some(6),
-                    _ => None,
-                };
-                for i in 0..lanes.min(3) as u32 {
-                    let v = match at {
-                        Some(at) => {
-                            let offset = 8 * (at + i as i32);
-                            let v = self
-                                .b
-                                .ins()
-                                .load(I64, MemFlags::trusted(), self.ids, offset);
-                            self.b.ins().band_imm(v, math::mask(bits) as i64)
-                        }
-                        None => self.eval(pc, i, [None; 3], false),
-                    };
-                    self.set(dst + i, v);
+                let program = self.program;
+                let terms =
+                    &program.terms[terms_start as usize..terms_start as usize + terms_len as usize];
+                let v = self.get(base);
+                let mut p = self.b.ins().iadd_imm(v, disp);
+                for t in terms {
+                    let i = self.get(t.reg);
+                    let i = self.sext(i, t.bits);
+                    let scaled = self.b.ins().imul_imm(i, t.stride);
+                    p = self.b.ins().iadd(p, scaled);
                 }
+                self.set(dst, p);
             }
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
+    }
+
+    /// Loads, stores and atomics on global memory.
+    fn access_op(&mut self, pc: usize, op: Op) {
+        match op {
             Op::Load {
                 dst,
                 ptr,
@@ -303,9 +328,43 @@ impl Emitter<'_, '_> {
                     .ins()
                     .atomic_rmw(I32, MemFlags::trusted(), rmw, address, v);
             }
+
             other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
         }
-        1
+    }
+
+    /// Work-item builtins: the ids from the ids block, the rest by `helpers::eval`.
+    fn group_op(&mut self, pc: usize, op: Op) {
+        match op {
+            Op::Builtin {
+                which,
+                dst,
+                lanes,
+                bits,
+            } => {
+                let at = match which {
+                    Builtin::GlobalId => Some(0),
+                    Builtin::LocalId => Some(3),
+                    Builtin::GroupId => Some(6),
+                    _ => None,
+                };
+                for i in 0..lanes.min(3) as u32 {
+                    let v = match at {
+                        Some(at) => {
+                            let offset = 8 * (at + i as i32);
+                            let v = self
+                                .b
+                                .ins()
+                                .load(I64, MemFlags::trusted(), self.ids, offset);
+                            self.b.ins().band_imm(v, math::mask(bits) as i64)
+                        }
+                        None => self.eval(pc, i, [None; 3], false),
+                    };
+                    self.set(dst + i, v);
+                }
+            }
+            other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
+        }
     }
 
     /// `n` lanes of the op at `pc` by `helpers::eval`.
