@@ -70,6 +70,7 @@ impl Flow {
                 IntOp::UDiv | IntOp::SDiv | IntOp::UMod | IntOp::SRem | IntOp::SMod
             ),
             Op::Logic { op, .. } => matches!(op, LogicOp::And | LogicOp::Or),
+            family!(Access) | family!(Io) => !matches!(*op, Op::CountAccess { .. }),
             Op::Moves { .. }
             | Op::Call { .. }
             | Op::And { .. }
@@ -77,22 +78,10 @@ impl Flow {
             | Op::Select { .. }
             | Op::Bitcast { .. }
             | Op::Geometric { .. }
-            | Op::Load { .. }
-            | Op::LoadHalf { .. }
-            | Op::LoadAgg { .. }
-            | Op::Store { .. }
-            | Op::StoreHalf { .. }
-            | Op::StoreAgg { .. }
-            | Op::Copy { .. }
             | Op::GroupCopy { .. }
-            | Op::Atomic { .. }
             | Op::Branch { .. }
             | Op::Switch { .. }
-            | Op::Ret { .. }
-            | Op::ImageRead { .. }
-            | Op::ImageWrite { .. }
-            | Op::ImageQuery { .. }
-            | Op::Printf { .. } => true,
+            | Op::Ret { .. } => true,
             _ => false,
         };
         let one_slot = |spans: &[Span]| spans.iter().all(|&(_, n)| n == 1);

@@ -19,7 +19,7 @@ mod ops;
 use super::helpers;
 use super::live::Live;
 use super::provenance;
-use crate::bytecode::{Op, Reg};
+use crate::bytecode::{family, Op, Reg};
 use crate::exec::Launched;
 use crate::memory::BufferView;
 use crate::opencl_std as math;
@@ -41,50 +41,17 @@ pub(super) fn compiles(op: &Op) -> bool {
         // make them. (64-bit ones take a lock in the interpreter, which a
         // launch switching tiers would race against.)
         Op::Atomic { op, bits: 32, .. } => ops::rmw(*op).is_some(),
-        Op::Block { .. }
-        | Op::Mov { .. }
-        | Op::Moves { .. }
-        | Op::Splat { .. }
-        | Op::Add32 { .. }
-        | Op::Sub32 { .. }
-        | Op::Mul32 { .. }
-        | Op::Shl32 { .. }
-        | Op::LShr32 { .. }
-        | Op::Rotl32 { .. }
-        | Op::And { .. }
-        | Op::Or { .. }
-        | Op::Xor { .. }
-        | Op::FAdd32 { .. }
-        | Op::FSub32 { .. }
-        | Op::FMul32 { .. }
-        | Op::ZExt32 { .. }
-        | Op::SExt32 { .. }
-        | Op::Trunc32 { .. }
-        | Op::SubXorRotl32 { .. }
-        | Op::XorSubRotl32 { .. }
-        | Op::Offset { .. }
-        | Op::Index { .. }
-        | Op::Ptr { .. }
+        family!(Block) | family!(Scalar) | family!(Fused) | family!(Float) => true,
+        Op::Int { .. }
+        | Op::IntUn { .. }
+        | Op::IntTer { .. }
         | Op::Cmp { .. }
         | Op::Select { .. }
         | Op::Logic { .. }
         | Op::LNot { .. }
-        | Op::Int { .. }
-        | Op::IntUn { .. }
-        | Op::IntTer { .. }
-        | Op::Float { .. }
-        | Op::FloatUn { .. }
-        | Op::FloatTer { .. }
-        | Op::FCmp { .. }
-        | Op::FTest { .. }
-        | Op::Convert { .. }
-        | Op::Builtin { .. }
-        | Op::Jump { .. }
-        | Op::Branch { .. }
-        | Op::Switch { .. }
-        | Op::Call { .. }
-        | Op::Ret { .. }
-        | Op::Barrier => true,
+        | Op::Ptr { .. }
+        | Op::Builtin { .. } => true,
+        family!(Control) => !matches!(op, Op::Trap),
         _ => false,
     }
 }
