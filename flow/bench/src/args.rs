@@ -45,18 +45,11 @@ impl Lane {
 
 impl DataType {
     fn element_type(self) -> ElementType {
-        ElementType {
-            scalar: self.lane.scalar_type(),
-            lanes: self.width,
-        }
+        ElementType { scalar: self.lane.scalar_type(), lanes: self.width }
     }
 
     fn buffer(self, access: Access, bytes: Vec<u8>) -> ArgValue {
-        ArgValue::Buffer {
-            ty: self.element_type(),
-            access,
-            bytes,
-        }
+        ArgValue::Buffer { ty: self.element_type(), access, bytes }
     }
 }
 
@@ -93,10 +86,7 @@ fn range(work_items: u64) -> NdRange {
 }
 
 fn arg(name: &str, value: ArgValue) -> LaunchArg {
-    LaunchArg {
-        name: Some(name.to_string()),
-        value,
-    }
+    LaunchArg { name: Some(name.to_string()), value }
 }
 
 /// The launch of a stream kernel over `work_items`, its arrays' bytes
@@ -132,9 +122,7 @@ pub fn stream_launch(kernel: StreamKernel, data: DataType, work_items: u64) -> L
             array(Array::C, wo),
             arg(
                 "seed",
-                ArgValue::Scalar {
-                    bytes: WRITE_SEED.to_le_bytes().to_vec(),
-                },
+                ArgValue::Scalar { bytes: WRITE_SEED.to_le_bytes().to_vec() },
             ),
         ],
     };
@@ -183,9 +171,7 @@ pub fn compute_launch(op: ComputeOp, data: DataType, work_items: u64, reps: u32)
             arg("b", data.lane.scalar_arg(addend)),
             arg(
                 "reps",
-                ArgValue::Scalar {
-                    bytes: reps.to_le_bytes().to_vec(),
-                },
+                ArgValue::Scalar { bytes: reps.to_le_bytes().to_vec() },
             ),
         ],
     }
@@ -223,9 +209,7 @@ mod tests {
         );
         assert_eq!(
             launch.args[3].value,
-            ArgValue::Scalar {
-                bytes: 3.0f32.to_le_bytes().to_vec()
-            }
+            ArgValue::Scalar { bytes: 3.0f32.to_le_bytes().to_vec() }
         );
         assert_eq!(
             stream_arrays(&launch),
@@ -256,15 +240,11 @@ mod tests {
         assert_eq!(bytes.len(), 100 * 16);
         assert_eq!(
             launch.args[1].value,
-            ArgValue::Scalar {
-                bytes: 0.1f64.to_le_bytes().to_vec()
-            }
+            ArgValue::Scalar { bytes: 0.1f64.to_le_bytes().to_vec() }
         );
         assert_eq!(
             launch.args[3].value,
-            ArgValue::Scalar {
-                bytes: 7u32.to_le_bytes().to_vec()
-            }
+            ArgValue::Scalar { bytes: 7u32.to_le_bytes().to_vec() }
         );
     }
 }

@@ -378,10 +378,7 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
     for lane in [Lane::Float, Lane::Uint] {
         for kernel in StreamKernel::ALL {
             for &width in widths {
-                list.push(Benchmark::Bandwidth {
-                    kernel,
-                    data: DataType::new(lane, width),
-                });
+                list.push(Benchmark::Bandwidth { kernel, data: DataType::new(lane, width) });
             }
         }
     }
@@ -401,10 +398,7 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
     // The caches' bandwidths, for the hierarchical roofline's ceilings.
     for kernel in StreamKernel::RESIDENT {
         for &width in widths {
-            list.push(Benchmark::Bandwidth {
-                kernel,
-                data: DataType::new(Lane::Float, width),
-            });
+            list.push(Benchmark::Bandwidth { kernel, data: DataType::new(Lane::Float, width) });
         }
     }
     let compute = [
@@ -423,10 +417,7 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
         (ComputeOp::AddDiverged, Lane::Uint),
     ] {
         if widths.contains(&1) {
-            list.push(Benchmark::Compute {
-                op,
-                data: DataType::new(lane, 1),
-            });
+            list.push(Benchmark::Compute { op, data: DataType::new(lane, 1) });
         }
     }
     for (op, lane) in compute {
@@ -434,10 +425,7 @@ pub fn all_benchmarks(widths: &[u8]) -> Vec<Benchmark> {
             if op == ComputeOp::Ldst && width > LDST_MAX_WIDTH {
                 continue;
             }
-            list.push(Benchmark::Compute {
-                op,
-                data: DataType::new(lane, width),
-            });
+            list.push(Benchmark::Compute { op, data: DataType::new(lane, width) });
         }
     }
     list
@@ -484,23 +472,12 @@ mod tests {
         );
     }
 
-    const UNROLL_FOR_TESTS: Unroll = Unroll {
-        chains: 8,
-        rounds: 16,
-    };
+    const UNROLL_FOR_TESTS: Unroll = Unroll { chains: 8, rounds: 16 };
 
     #[test]
     fn compute_programs_carry_the_unroll_and_the_operation() {
-        let bench = Benchmark::Compute {
-            op: ComputeOp::Mad,
-            data: DataType::new(Lane::Double, 2),
-        };
-        let program = bench
-            .program(Unroll {
-                chains: 8,
-                rounds: 16,
-            })
-            .unwrap();
+        let bench = Benchmark::Compute { op: ComputeOp::Mad, data: DataType::new(Lane::Double, 2) };
+        let program = bench.program(Unroll { chains: 8, rounds: 16 }).unwrap();
         assert_eq!(
             program.build_options,
             "-DVT=double2 -DST=double -DOP_MAD -DCHAINS=8 -DROUNDS=16 -DSTEP_SCALE=0.001 \

@@ -168,11 +168,7 @@ impl Probe {
             Probe::Kernel(k) => format!("costs/{}", KERNELS[k].1),
             Probe::Branch => "costs/branch".into(),
             Probe::CacheGather { items } => format!("costs/cache-gather/{}", size(4 * items)),
-            Probe::PageWalk {
-                table_bytes,
-                steps,
-                walk,
-            } => format!(
+            Probe::PageWalk { table_bytes, steps, walk } => format!(
                 "costs/page-walk/{}/{steps}/{}",
                 size(table_bytes),
                 match walk {
@@ -206,9 +202,9 @@ impl Probe {
         match self {
             Probe::Kernel(_) | Probe::Branch => 0,
             Probe::CacheGather { items } => 4 * items,
-            Probe::PageWalk {
-                table_bytes, walk, ..
-            } => table_bytes * if walk == Walk::Copies { 2 } else { 1 },
+            Probe::PageWalk { table_bytes, walk, .. } => {
+                table_bytes * if walk == Walk::Copies { 2 } else { 1 }
+            }
             Probe::LineWalk { .. } => 2 * LINE_WALK_TABLE_BYTES / quick_share(plan),
             Probe::ColumnWalk { .. } => {
                 4 * COLUMN_WALK_WIDTH * COLUMN_WALK_ROWS / quick_share(plan)
@@ -278,17 +274,13 @@ fn probes(device: &DeviceInfo, plan: &Plan) -> Vec<Probe> {
     ] {
         for steps in lengths {
             for walk in [Walk::Loads, Walk::Stores, Walk::Copies] {
-                probes.push(Probe::PageWalk {
-                    table_bytes,
-                    steps,
-                    walk,
-                });
+                probes.push(Probe::PageWalk { table_bytes, steps, walk });
             }
         }
     }
-    probes.extend(LINE_WALK_BYTES.map(|bytes| Probe::LineWalk {
-        walk_bytes: bytes / quick_share(plan),
-    }));
+    probes.extend(
+        LINE_WALK_BYTES.map(|bytes| Probe::LineWalk { walk_bytes: bytes / quick_share(plan) }),
+    );
     probes.extend(COLUMN_VISIT_LINES.map(|lines| Probe::ColumnWalk { lines }));
     for name in 0..BuiltinRates::NAMES.len() {
         for call in [Call::Vector, Call::Scalar, Call::Walk] {
@@ -364,13 +356,7 @@ fn assemble(rates: &[(Probe, Option<f64>)], plan: &Plan) -> OpCosts {
     let rate = |probe: Probe| optional(probe).unwrap_or_default();
     let walks = |table_bytes: u64, lengths: [u32; 4]| {
         lengths.map(|steps| {
-            let walk = |walk| {
-                rate(Probe::PageWalk {
-                    table_bytes,
-                    steps,
-                    walk,
-                })
-            };
+            let walk = |walk| rate(Probe::PageWalk { table_bytes, steps, walk });
             WalkRate {
                 steps,
                 loads_per_s: walk(Walk::Loads),
@@ -381,10 +367,9 @@ fn assemble(rates: &[(Probe, Option<f64>)], plan: &Plan) -> OpCosts {
     };
     let page_walks = walks(WALK_TABLE_BYTES, WALK_STEPS);
     let cache_gather_tables = rates.iter().filter_map(|(probe, rate)| match probe {
-        Probe::CacheGather { items } => Some(GatherRate {
-            table_bytes: 4 * items,
-            per_s: rate.unwrap_or_default(),
-        }),
+        Probe::CacheGather { items } => {
+            Some(GatherRate { table_bytes: 4 * items, per_s: rate.unwrap_or_default() })
+        }
         _ => None,
     });
     let cache_gather_tables: [GatherRate; 4] = cache_gather_tables
@@ -416,19 +401,16 @@ fn assemble(rates: &[(Probe, Option<f64>)], plan: &Plan) -> OpCosts {
         builtins: Some(BuiltinRates::from_all([0, 1, 2, 3, 4].map(builtin))),
         line_walks: Some(LINE_WALK_BYTES.map(|bytes| {
             let walk_bytes = bytes / quick_share(plan);
-            LineWalkRate {
-                walk_bytes,
-                per_s: rate(Probe::LineWalk { walk_bytes }),
-            }
+            LineWalkRate { walk_bytes, per_s: rate(Probe::LineWalk { walk_bytes }) }
         })),
         call_walks: Some(CallWalkRates {
             copies_per_s: rate(Probe::CallWalk { stores: false }),
             stores_per_s: rate(Probe::CallWalk { stores: true }),
         }),
-        column_walks: Some(COLUMN_VISIT_LINES.map(|lines| VisitRate {
-            lines,
-            per_s: rate(Probe::ColumnWalk { lines }),
-        })),
+        column_walks: Some(
+            COLUMN_VISIT_LINES
+                .map(|lines| VisitRate { lines, per_s: rate(Probe::ColumnWalk { lines }) }),
+        ),
         quick: plan.mode == Mode::Quick,
     }
 }
@@ -462,11 +444,9 @@ impl Timer<'_> {
                 ];
                 per_trip_rate("bench_cache_gather", table, ROUNDS)?
             }
-            Probe::PageWalk {
-                table_bytes,
-                steps,
-                walk,
-            } => self.page_walk(table_bytes, steps, walk)?,
+            Probe::PageWalk { table_bytes, steps, walk } => {
+                self.page_walk(table_bytes, steps, walk)?
+            }
             Probe::LineWalk { walk_bytes } => self.line_walk(walk_bytes)?,
             Probe::ColumnWalk { lines } => self.column_walk(lines)?,
             Probe::Builtin { name, call } => {
@@ -628,10 +608,7 @@ impl Timer<'_> {
             .div_ceil(ns)
             .clamp(1, u64::from(u32::MAX / 2)) as u32;
         self.set_trips(prepared, trips)?;
-        Ok(Calibrated {
-            trips,
-            long: once >= LONG_LAUNCH_TARGETS * target,
-        })
+        Ok(Calibrated { trips, long: once >= LONG_LAUNCH_TARGETS * target })
     }
 
     /// One launch at `trips` trips: its time.
@@ -665,10 +642,7 @@ impl Timer<'_> {
     }
 
     fn ocl(&self, kernel: &str, source: clflow_ocl::OclError) -> BenchError {
-        BenchError::Ocl {
-            benchmark: format!("costs/{kernel}"),
-            source,
-        }
+        BenchError::Ocl { benchmark: format!("costs/{kernel}"), source }
     }
 }
 
@@ -707,9 +681,7 @@ fn uint_table(name: &str, items: u64, access: Access) -> LaunchArg {
 fn uint_arg(name: &str, value: u32) -> LaunchArg {
     LaunchArg {
         name: Some(name.into()),
-        value: ArgValue::Scalar {
-            bytes: value.to_le_bytes().to_vec(),
-        },
+        value: ArgValue::Scalar { bytes: value.to_le_bytes().to_vec() },
     }
 }
 

@@ -38,10 +38,7 @@ pub fn measure(device: &OclDevice, plan: &Plan) -> Result<LaunchOverhead> {
             },
             args: Vec::new(),
         };
-        let ocl = |source| BenchError::Ocl {
-            benchmark: ID.to_string(),
-            source,
-        };
+        let ocl = |source| BenchError::Ocl { benchmark: ID.to_string(), source };
         let mut prepared = PreparedLaunch::new(device, &program, &launch).map_err(ocl)?;
         prepared.time_repeated(plan.warmups.max(1)).map_err(ocl)?;
         // More launches than a benchmark's: each is short and noisy.

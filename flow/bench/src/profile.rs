@@ -484,12 +484,7 @@ mod tests {
     use clflow_devices::power::PowerSource;
 
     fn stat(best: f64) -> Statistic {
-        Statistic {
-            best,
-            median: best * 0.9,
-            spread: 0.125,
-            samples: 3,
-        }
+        Statistic { best, median: best * 0.9, spread: 0.125, samples: 3 }
     }
 
     fn result(bench: Benchmark, best: f64, peak_w: Option<f64>) -> BenchResult {
@@ -525,14 +520,8 @@ mod tests {
             kernel: StreamKernel::Read,
             data: DataType::new(Lane::Uint, 16),
         };
-        let mad = Benchmark::Compute {
-            op: ComputeOp::Mad,
-            data: DataType::new(Lane::Float, 16),
-        };
-        let add = Benchmark::Compute {
-            op: ComputeOp::Add,
-            data: DataType::new(Lane::Uint, 1),
-        };
+        let mad = Benchmark::Compute { op: ComputeOp::Mad, data: DataType::new(Lane::Float, 16) };
+        let add = Benchmark::Compute { op: ComputeOp::Add, data: DataType::new(Lane::Uint, 1) };
         Measurement {
             plan: Plan::for_device(&device, Mode::Quick).unwrap(),
             device,
@@ -553,10 +542,7 @@ mod tests {
                 },
             ],
             notes: vec![],
-            launch: Some(clflow_devices::LaunchOverhead {
-                empty_s: 12e-6,
-                per_group_s: 5e-9,
-            }),
+            launch: Some(clflow_devices::LaunchOverhead { empty_s: 12e-6, per_group_s: 5e-9 }),
             costs: Some(clflow_devices::OpCosts {
                 chain_ops_per_s: 8e9,
                 local_atomics_per_s: 0.4e9,
@@ -610,10 +596,7 @@ mod tests {
                     }),
                 )),
                 line_walks: Some([(1, 2.5e9), (4, 0.8e9), (16, 0.75e9), (64, 0.6e9)].map(
-                    |(mib, per_s)| clflow_devices::LineWalkRate {
-                        walk_bytes: mib << 20,
-                        per_s,
-                    },
+                    |(mib, per_s)| clflow_devices::LineWalkRate { walk_bytes: mib << 20, per_s },
                 )),
                 call_walks: Some(clflow_devices::CallWalkRates {
                     copies_per_s: 0.058e9,
@@ -763,10 +746,7 @@ mod tests {
             data: DataType::new(Lane::Float, 1),
         };
         m.results.push(result(gather, 2e9, Some(55.0)));
-        m.results[0].work = crate::work::Work {
-            bytes: 300,
-            ops: 100,
-        };
+        m.results[0].work = crate::work::Work { bytes: 300, ops: 100 };
         let profile = m.to_profile("0.1.0");
         // triad, read and mad had a sensor; add had none; gather is left out.
         let ids: Vec<&str> = profile

@@ -17,10 +17,7 @@ pub struct Step {
 
 impl Step {
     pub(crate) fn new(id: impl Into<String>, expected_s: f64) -> Self {
-        Step {
-            id: id.into(),
-            expected_s,
-        }
+        Step { id: id.into(), expected_s }
     }
 }
 
@@ -57,11 +54,7 @@ pub(crate) struct Steps<'p, 'e> {
 
 impl<'p, 'e> Steps<'p, 'e> {
     pub fn new(planned: &'p [Step], on_event: &'e mut dyn FnMut(Event<'_>)) -> Self {
-        Steps {
-            planned,
-            next: 0,
-            on_event,
-        }
+        Steps { planned, next: 0, on_event }
     }
 
     /// Runs the next planned step, which must be `id`, and says what it
@@ -83,12 +76,7 @@ impl<'p, 'e> Steps<'p, 'e> {
         let value = step()?;
         self.next += 1;
         let figure = figure(&value);
-        (self.on_event)(Event::Finished {
-            index,
-            total,
-            id,
-            figure: &figure,
-        });
+        (self.on_event)(Event::Finished { index, total, id, figure: &figure });
         Ok(value)
     }
 
@@ -110,9 +98,7 @@ mod tests {
         let mut on_event = |event: Event<'_>| {
             seen.push(match event {
                 Event::Starting { index, total, id } => format!("start {index}/{total} {id}"),
-                Event::Finished {
-                    index, id, figure, ..
-                } => format!("done {index} {id} {figure}"),
+                Event::Finished { index, id, figure, .. } => format!("done {index} {id} {figure}"),
             })
         };
         {

@@ -323,10 +323,9 @@ pub fn device_rates(
         host_link: sheet(Metric::HostLink),
         energy,
         issue: measured.map(issue_rates).unwrap_or_default(),
-        launch: measured.and_then(|m| m.launch).map(|l| LaunchCost {
-            empty_s: l.empty_s,
-            per_group_s: l.per_group_s,
-        }),
+        launch: measured
+            .and_then(|m| m.launch)
+            .map(|l| LaunchCost { empty_s: l.empty_s, per_group_s: l.per_group_s }),
         costs: measured.and_then(|m| m.costs).map(|c| OpCostRates {
             chain_ops_per_s: c.chain_ops_per_s,
             atomics_per_s: c.local_atomics_per_s,
@@ -534,10 +533,12 @@ mod tests {
                 copies_per_s: 6e7,
                 stores_per_s: 7e7,
             }),
-            column_walks: Some([1, 4, 16].map(|lines| clflow_devices::VisitRate {
-                lines,
-                per_s: 5e7 * f64::from(lines),
-            })),
+            column_walks: Some(
+                [1, 4, 16].map(|lines| clflow_devices::VisitRate {
+                    lines,
+                    per_s: 5e7 * f64::from(lines),
+                }),
+            ),
             quick: false,
         });
         let with_costs = device_rates("dev", Some(&costly), None, None);

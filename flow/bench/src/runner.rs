@@ -190,10 +190,7 @@ fn split_supported(device: &DeviceInfo, widths: &[u8]) -> (Vec<Benchmark>, Vec<S
     for bench in all_benchmarks(widths) {
         match bench.data().lane.unsupported_on(device) {
             None => runnable.push(bench),
-            Some(reason) => skipped.push(Skipped {
-                id: bench.id(),
-                reason: reason.to_string(),
-            }),
+            Some(reason) => skipped.push(Skipped { id: bench.id(), reason: reason.to_string() }),
         }
     }
     (runnable, skipped)
@@ -280,11 +277,8 @@ impl Runner<'_, '_> {
                     .set_scalar(REPS_ARG, &reps.to_le_bytes())
                     .map_err(ocl)?;
                 let (times, power) = self.time(bench, prepared)?;
-                let shape = Shape::Compute {
-                    work_items,
-                    reps: u64::from(reps),
-                    unroll: self.plan.unroll,
-                };
+                let shape =
+                    Shape::Compute { work_items, reps: u64::from(reps), unroll: self.plan.unroll };
                 self.summarise(bench, shape, times, power)
             }
         }
@@ -298,11 +292,7 @@ impl Runner<'_, '_> {
         let made =
             |array: Array, seed| session.buffer(&random_bytes(lane, bytes, seed), array.name());
         let buffers = [made(Array::A, 1)?, made(Array::B, 2)?, made(Array::C, 3)?];
-        Ok(StreamArrays {
-            lane,
-            session,
-            buffers,
-        })
+        Ok(StreamArrays { lane, session, buffers })
     }
 
     /// Repetitions that make one launch of a compute benchmark last about
@@ -400,10 +390,7 @@ pub fn rate_statistic(bench: Benchmark, work: Work, times_ns: &[u64]) -> Option<
 }
 
 fn ocl_error(bench: Benchmark, source: OclError) -> BenchError {
-    BenchError::Ocl {
-        benchmark: bench.id(),
-        source,
-    }
+    BenchError::Ocl { benchmark: bench.id(), source }
 }
 
 #[cfg(test)]
@@ -418,10 +405,7 @@ mod tests {
             data: DataType::new(Lane::Float, 4),
         };
         // 1e9 bytes in 100, 125, 200 and 250 ms: 10, 8, 5 and 4 GB/s.
-        let work = Work {
-            bytes: 1_000_000_000,
-            ops: 0,
-        };
+        let work = Work { bytes: 1_000_000_000, ops: 0 };
         let times = [125_000_000, 250_000_000, 100_000_000, 200_000_000];
         let stat = rate_statistic(copy, work, &times).unwrap();
         assert!((stat.best - 10e9).abs() < 1.0);

@@ -77,10 +77,7 @@ pub struct TooSmall {
 /// The unroll every compute kernel is built with: 16 independent chains
 /// cover a 4-cycle multiply-add latency on 2 pipes with room to spare, and
 /// 16 rounds give 256 updates per repetition against the loop's overhead.
-pub const UNROLL: Unroll = Unroll {
-    chains: 16,
-    rounds: 16,
-};
+pub const UNROLL: Unroll = Unroll { chains: 16, rounds: 16 };
 
 impl Plan {
     pub fn for_device(device: &DeviceInfo, mode: Mode) -> Result<Self, TooSmall> {

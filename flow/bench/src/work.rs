@@ -72,28 +72,20 @@ impl Benchmark {
                     }
                     _ => ops_per_lane_element * elements * data.lanes(),
                 };
+                Some(Work { bytes: arrays * data.bytes() * elements, ops })
+            }
+            (Benchmark::Compute { op, data }, Shape::Compute { work_items, reps, unroll }) => {
                 Some(Work {
-                    bytes: arrays * data.bytes() * elements,
-                    ops,
+                    // Each work-item stores its sum once.
+                    bytes: work_items * data.bytes(),
+                    ops: work_items
+                        * reps
+                        * unroll.rounds
+                        * unroll.chains
+                        * data.lanes()
+                        * ops_per_update(op),
                 })
             }
-            (
-                Benchmark::Compute { op, data },
-                Shape::Compute {
-                    work_items,
-                    reps,
-                    unroll,
-                },
-            ) => Some(Work {
-                // Each work-item stores its sum once.
-                bytes: work_items * data.bytes(),
-                ops: work_items
-                    * reps
-                    * unroll.rounds
-                    * unroll.chains
-                    * data.lanes()
-                    * ops_per_update(op),
-            }),
             _ => None,
         }
     }
@@ -103,10 +95,7 @@ impl Benchmark {
         match self {
             Benchmark::Bandwidth { .. } => Unit::GigabytesPerSecond,
             // Loads and stores are not floating-point operations.
-            Benchmark::Compute {
-                op: ComputeOp::Ldst,
-                ..
-            } => Unit::GigaopsPerSecond,
+            Benchmark::Compute { op: ComputeOp::Ldst, .. } => Unit::GigaopsPerSecond,
             Benchmark::Compute { data, .. } if data.lane.is_float() => Unit::GigaflopsPerSecond,
             Benchmark::Compute { .. } => Unit::GigaopsPerSecond,
         }
@@ -152,12 +141,9 @@ mod tests {
     use crate::catalog::{DataType, Lane};
 
     fn stream(kernel: StreamKernel, lane: Lane, width: u8, elements: u64) -> Work {
-        Benchmark::Bandwidth {
-            kernel,
-            data: DataType::new(lane, width),
-        }
-        .work(Shape::Stream { elements })
-        .unwrap()
+        Benchmark::Bandwidth { kernel, data: DataType::new(lane, width) }
+            .work(Shape::Stream { elements })
+            .unwrap()
     }
 
     #[test]
@@ -189,33 +175,17 @@ mod tests {
 
     #[test]
     fn compute_ops_multiply_items_reps_rounds_chains_and_lanes() {
-        let unroll = Unroll {
-            chains: 8,
-            rounds: 16,
-        };
-        let shape = Shape::Compute {
-            work_items: 1000,
-            reps: 3,
-            unroll,
-        };
-        let mad = Benchmark::Compute {
-            op: ComputeOp::Mad,
-            data: DataType::new(Lane::Float, 16),
-        };
+        let unroll = Unroll { chains: 8, rounds: 16 };
+        let shape = Shape::Compute { work_items: 1000, reps: 3, unroll };
+        let mad = Benchmark::Compute { op: ComputeOp::Mad, data: DataType::new(Lane::Float, 16) };
         let work = mad.work(shape).unwrap();
         assert_eq!(work.ops, 1000 * 3 * 16 * 8 * 16 * 2);
         assert_eq!(work.bytes, 1000 * 64);
-        let add = Benchmark::Compute {
-            op: ComputeOp::Add,
-            data: DataType::new(Lane::Uint, 2),
-        };
+        let add = Benchmark::Compute { op: ComputeOp::Add, data: DataType::new(Lane::Uint, 2) };
         assert_eq!(add.work(shape).unwrap().ops, 1000 * 3 * 16 * 8 * 2);
         assert_eq!(add.unit(), Unit::GigaopsPerSecond);
         // A local copy counts its load and its store, lanes counted.
-        let ldst = Benchmark::Compute {
-            op: ComputeOp::Ldst,
-            data: DataType::new(Lane::Float, 4),
-        };
+        let ldst = Benchmark::Compute { op: ComputeOp::Ldst, data: DataType::new(Lane::Float, 4) };
         assert_eq!(ldst.work(shape).unwrap().ops, 1000 * 3 * 16 * 8 * 4 * 2);
         assert_eq!(ldst.unit(), Unit::GigaopsPerSecond);
         assert_eq!(mad.unit(), Unit::GigaflopsPerSecond);
@@ -229,10 +199,7 @@ mod tests {
             data: DataType::new(Lane::Float, 1),
         };
         // 1.2e9 bytes in 0.1 s is 12 GB/s.
-        let work = Work {
-            bytes: 1_200_000_000,
-            ops: 0,
-        };
+        let work = Work { bytes: 1_200_000_000, ops: 0 };
         assert!((triad.rate(work, 1e8) / Unit::SCALE - 12.0).abs() < 1e-9);
         assert_eq!(triad.unit().symbol(), "GB/s");
     }

@@ -42,10 +42,7 @@ impl PowerSensor for Scripted {
             sensor: self.describe(),
             kernel,
             duration_s: 0.5,
-            samples: vec![PowerSample {
-                t_s: 0.0,
-                watts: self.watts,
-            }],
+            samples: vec![PowerSample { t_s: 0.0, watts: self.watts }],
             peak_w: Some(self.watts),
             mean_w: Some(self.watts - 0.5),
             energy_j: None,
@@ -57,11 +54,7 @@ impl PowerSensor for Scripted {
 #[test]
 fn power_is_sampled_around_every_benchmark_and_peaks_per_group() {
     let device = pocl();
-    let mut sensor = Scripted {
-        watts: 100.0,
-        running: None,
-        sampled: vec![],
-    };
+    let mut sensor = Scripted { watts: 100.0, running: None, sampled: vec![] };
     let mut events = Vec::new();
     let measurement = run_benchmarks(
         &device,
@@ -116,12 +109,7 @@ fn compute_work_counts_the_calibrated_repetitions() {
     let [result] = measurement.results.as_slice() else {
         panic!("one benchmark expected, got {:?}", measurement.results);
     };
-    let clflow_bench::Shape::Compute {
-        work_items,
-        reps,
-        unroll,
-    } = result.shape
-    else {
+    let clflow_bench::Shape::Compute { work_items, reps, unroll } = result.shape else {
         panic!("a compute shape expected");
     };
     assert_eq!(work_items, measurement.plan.compute_work_items);

@@ -401,11 +401,7 @@ fn remember_kernel(kernel: cl_kernel, program: cl_program, name: String) {
     with_state(|state| {
         state.kernels.insert(
             kernel as usize,
-            crate::state::Kernel {
-                program: program as usize,
-                name,
-                args: Vec::new(),
-            },
+            crate::state::Kernel { program: program as usize, name, args: Vec::new() },
         );
     });
 }
@@ -819,16 +815,11 @@ fn plan(kernel: cl_kernel) -> Option<Plan> {
                     _ => None,
                 };
                 if let Some(what) = handle.and_then(|h| state.opaque.get(&h)) {
-                    return PlanArg::Plain(ArgRecord::Unsupported {
-                        what: what.to_string(),
-                    });
+                    return PlanArg::Plain(ArgRecord::Unsupported { what: what.to_string() });
                 }
                 if let Some((handle, image)) = handle.and_then(|h| Some((h, state.images.get(&h)?)))
                 {
-                    return PlanArg::Image {
-                        handle,
-                        image: image.clone(),
-                    };
+                    return PlanArg::Image { handle, image: image.clone() };
                 }
                 if let Some(sampler) = handle.and_then(|h| state.samplers.get(&h)) {
                     return PlanArg::Plain(ArgRecord::Sampler {
@@ -938,24 +929,21 @@ unsafe fn capture(
     let mut args = Vec::with_capacity(plan.args.len());
     for arg in &plan.args {
         args.push(match arg {
-            PlanArg::Buffer {
-                handle,
-                bytes,
-                flags,
-                written,
-            } => match save(*handle, *bytes, *flags) {
-                Some(file) => ArgRecord::Buffer {
-                    bytes: *bytes,
-                    file,
-                    output_file: None,
-                    read_only: flags & CL_MEM_READ_ONLY != 0,
-                    write_only: flags & CL_MEM_WRITE_ONLY != 0,
-                    never_written: !written,
-                },
-                None => ArgRecord::Unsupported {
-                    what: "a buffer that could not be read or saved".into(),
-                },
-            },
+            PlanArg::Buffer { handle, bytes, flags, written } => {
+                match save(*handle, *bytes, *flags) {
+                    Some(file) => ArgRecord::Buffer {
+                        bytes: *bytes,
+                        file,
+                        output_file: None,
+                        read_only: flags & CL_MEM_READ_ONLY != 0,
+                        write_only: flags & CL_MEM_WRITE_ONLY != 0,
+                        never_written: !written,
+                    },
+                    None => ArgRecord::Unsupported {
+                        what: "a buffer that could not be read or saved".into(),
+                    },
+                }
+            }
             PlanArg::Image { handle, image } => match save_image(*handle, image) {
                 Some(file) => ArgRecord::Image {
                     mem_type: image.mem_type,
@@ -1001,13 +989,7 @@ unsafe fn capture(
         return status;
     }
     for (k, arg) in plan.args.iter().enumerate() {
-        if let PlanArg::Buffer {
-            handle,
-            bytes,
-            flags,
-            ..
-        } = arg
-        {
+        if let PlanArg::Buffer { handle, bytes, flags, .. } = arg {
             if flags & CL_MEM_READ_ONLY != 0 {
                 continue;
             }
@@ -1044,12 +1026,8 @@ unsafe fn capture(
         .args
         .iter()
         .flat_map(|arg| match arg {
-            ArgRecord::Buffer {
-                file, output_file, ..
-            }
-            | ArgRecord::Image {
-                file, output_file, ..
-            } => std::iter::once(file.clone())
+            ArgRecord::Buffer { file, output_file, .. }
+            | ArgRecord::Image { file, output_file, .. } => std::iter::once(file.clone())
                 .chain(output_file.clone())
                 .collect(),
             _ => Vec::new(),
@@ -1064,11 +1042,7 @@ unsafe fn capture(
             .is_ok()
             && state.keeps_only_latest(&plan.name)
         {
-            let recorded = Recorded {
-                sequence: plan.sequence,
-                files,
-                bytes: plan.bytes,
-            };
+            let recorded = Recorded { sequence: plan.sequence, files, bytes: plan.bytes };
             state.replace_latest(&plan.name, recorded);
         }
     });

@@ -86,10 +86,7 @@ impl Selection {
             .iter()
             .map(|rule| Self::rule(rule))
             .collect::<Result<_, _>>()?;
-        Ok(Selection {
-            kernels: kernels.to_vec(),
-            rules,
-        })
+        Ok(Selection { kernels: kernels.to_vec(), rules })
     }
 
     /// `GLOB:SPEC` or `SPEC` (`every:N` is a spec, not a glob).

@@ -292,12 +292,8 @@ pub fn plain_arg(arg: &RawArg) -> ArgRecord {
     match arg {
         RawArg::Unset => ArgRecord::Unset,
         RawArg::Null(size) => ArgRecord::NullValue { size: *size },
-        RawArg::Bytes(bytes) => ArgRecord::Value {
-            bytes: bytes.clone(),
-        },
-        RawArg::Svm => ArgRecord::Unsupported {
-            what: "a shared virtual memory pointer".into(),
-        },
+        RawArg::Bytes(bytes) => ArgRecord::Value { bytes: bytes.clone() },
+        RawArg::Svm => ArgRecord::Unsupported { what: "a shared virtual memory pointer".into() },
     }
 }
 
@@ -364,11 +360,7 @@ mod tests {
         };
         state.replace_latest("k", first);
         state.hold("buffer-c.bin");
-        let second = Recorded {
-            sequence: 1,
-            files: vec!["buffer-c.bin".into()],
-            bytes: 8,
-        };
+        let second = Recorded { sequence: 1, files: vec!["buffer-c.bin".into()], bytes: 8 };
         state.replace_latest("k", second);
         let left: std::collections::BTreeSet<String> = std::fs::read_dir(dir.path())
             .unwrap()

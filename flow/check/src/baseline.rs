@@ -148,11 +148,7 @@ mod tests {
         counts.insert("I.max".to_string(), Value::Real(0.25));
         baseline.kernels.insert(
             "vadd/vadd.toml".into(),
-            KernelBaseline {
-                kernel: "vadd".into(),
-                counts,
-                devices: BTreeMap::new(),
-            },
+            KernelBaseline { kernel: "vadd".into(), counts, devices: BTreeMap::new() },
         );
         baseline.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

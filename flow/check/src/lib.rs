@@ -51,11 +51,7 @@ pub fn updated_baseline(
         }
         baseline.kernels.insert(
             m.key.clone(),
-            KernelBaseline {
-                kernel: m.kernel.clone(),
-                counts: counts.clone(),
-                devices,
-            },
+            KernelBaseline { kernel: m.kernel.clone(), counts: counts.clone(), devices },
         );
     }
     baseline

@@ -254,13 +254,7 @@ pub fn device_metrics(work: u64, runs: &[&TimedRun]) -> BTreeMap<String, Sampled
             } else {
                 own_spread
             };
-            (
-                name.to_string(),
-                Sampled {
-                    value: median(&values),
-                    spread,
-                },
-            )
+            (name.to_string(), Sampled { value: median(&values), spread })
         })
         .collect()
 }
@@ -296,11 +290,7 @@ mod tests {
         let mut run = Run::new("vadd", "gpu");
         run.time = Some(Figure::measured(seconds, Unit::Seconds, "events"));
         run.power_peak = watts.map(|w| Figure::measured(w, Unit::Watts, "sensor"));
-        TimedRun {
-            run,
-            driver: None,
-            time_spread: Some(0.01),
-        }
+        TimedRun { run, driver: None, time_spread: Some(0.01) }
     }
 
     #[test]
@@ -327,10 +317,7 @@ mod tests {
     /// read `load_bytes`; only the fields `count_metrics` reads matter.
     fn count_report(w_total: u64, load_bytes: u64) -> CountReport {
         use clflow_counts::{IntensityReport, SpaceReport, TrafficReport, WorkReport};
-        let none = SpaceReport {
-            load_bytes: 0,
-            store_bytes: 0,
-        };
+        let none = SpaceReport { load_bytes: 0, store_bytes: 0 };
         CountReport {
             kernel: "k".into(),
             work_items: 2048,
@@ -345,14 +332,8 @@ mod tests {
                 fp16: 0,
                 total: w_total,
             },
-            w_by_role: clflow_counts::ByRole {
-                work: w_total,
-                ..Default::default()
-            },
-            arith_by_role: clflow_counts::ByRole {
-                work: w_total,
-                ..Default::default()
-            },
+            w_by_role: clflow_counts::ByRole { work: w_total, ..Default::default() },
+            arith_by_role: clflow_counts::ByRole { work: w_total, ..Default::default() },
             ops_by_role: BTreeMap::new(),
             q: TrafficReport {
                 load_bytes,

@@ -98,10 +98,7 @@ impl Selector {
                 "`{text}`: only device metrics (T, F, R, E) take `@DEVICE`"
             ));
         }
-        Ok(Selector {
-            path: path.to_string(),
-            device,
-        })
+        Ok(Selector { path: path.to_string(), device })
     }
 
     /// Whether this names `metric` (measured on `device`, if any).
@@ -272,10 +269,7 @@ impl Suite {
                 {
                     continue;
                 }
-                manifests.push(SuiteManifest {
-                    key: key_of(&dir, &manifest),
-                    path: manifest,
-                });
+                manifests.push(SuiteManifest { key: key_of(&dir, &manifest), path: manifest });
             }
         }
         if manifests.is_empty() {
@@ -305,10 +299,7 @@ impl Suite {
             path: dir.join("capture.toml"),
             manifests: manifests
                 .into_iter()
-                .map(|path| SuiteManifest {
-                    key: key_of(dir, &path),
-                    path,
-                })
+                .map(|path| SuiteManifest { key: key_of(dir, &path), path })
                 .collect(),
             ops: "arith".into(),
             line_bytes: 64,
@@ -430,10 +421,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             suite.cache,
-            Some(CacheSpec {
-                bytes: 32 << 10,
-                line_bytes: 128
-            })
+            Some(CacheSpec { bytes: 32 << 10, line_bytes: 128 })
         );
         let suite = suite_in(
             dir.path(),

@@ -468,12 +468,7 @@ fn capture_blas_gemm(data: &Path, args: &[&str]) -> BlasGemm {
     let alone = clflow(data, &["count", manifest.to_str().unwrap(), "--json"]);
     assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
     let alone = serde_json::from_slice(&alone.stdout).unwrap();
-    BlasGemm {
-        out_dir,
-        counted,
-        gemm,
-        alone,
-    }
+    BlasGemm { out_dir, counted, gemm, alone }
 }
 
 /// The route CLBlast's tuning picks for a small GEMM on this device (its
@@ -501,12 +496,8 @@ fn a_blas_librarys_own_gemm_route_counts_the_sources_multiply_adds() {
 #[test]
 fn a_blas_librarys_gemm_is_captured_and_counts_its_flops() {
     let data = tempfile::tempdir().unwrap();
-    let BlasGemm {
-        out_dir,
-        counted,
-        gemm,
-        alone,
-    } = capture_blas_gemm(data.path(), &["--indirect"]);
+    let BlasGemm { out_dir, counted, gemm, alone } =
+        capture_blas_gemm(data.path(), &["--indirect"]);
     let launches = counted["launches"].as_array().unwrap();
     let (m, n, k) = GEMM_SIZE;
     // The product's multiply-adds are mnk (2mnk operations); the store of

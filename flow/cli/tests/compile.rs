@@ -9,9 +9,7 @@ struct Case {
 
 impl Case {
     fn new() -> Self {
-        Case {
-            dir: tempfile::tempdir().unwrap(),
-        }
+        Case { dir: tempfile::tempdir().unwrap() }
     }
 
     fn write(&self, name: &str, text: &str) -> PathBuf {

@@ -14,9 +14,7 @@ struct Case {
 
 impl Case {
     fn new() -> Self {
-        let case = Case {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let case = Case { dir: tempfile::tempdir().unwrap() };
         std::fs::create_dir_all(case.sysfs()).unwrap();
         case
     }

@@ -145,10 +145,7 @@ fn decode(bytes: &[u8]) -> Option<Entry> {
     if hex::encode(Sha256::digest(&spirv)) != checksum || clflow_spirv::load(&spirv).is_err() {
         return None;
     }
-    Some(Entry {
-        spirv,
-        fallback_used,
-    })
+    Some(Entry { spirv, fallback_used })
 }
 
 #[cfg(test)]
@@ -204,10 +201,7 @@ mod tests {
     fn entries_round_trip_and_corruption_reads_as_absent() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::new(dir.path().join("nested"));
-        let entry = Entry {
-            spirv: module(),
-            fallback_used: true,
-        };
+        let entry = Entry { spirv: module(), fallback_used: true };
         assert_eq!(cache.get("k"), None);
         cache.put("k", &entry).unwrap();
         assert_eq!(cache.get("k"), Some(entry.clone()));

@@ -60,21 +60,12 @@ impl CompileError {
         let both =
             |message: String| format!("{message} (the -O2 build had failed first: {primary})");
         match self {
-            CompileError::ToolFailed {
-                tool,
-                status,
-                kernel,
-                message,
-            } => CompileError::ToolFailed {
-                tool,
-                status,
-                kernel,
-                message: both(message),
-            },
-            CompileError::Invalid { kernel, message } => CompileError::Invalid {
-                kernel,
-                message: both(message),
-            },
+            CompileError::ToolFailed { tool, status, kernel, message } => {
+                CompileError::ToolFailed { tool, status, kernel, message: both(message) }
+            }
+            CompileError::Invalid { kernel, message } => {
+                CompileError::Invalid { kernel, message: both(message) }
+            }
             other => other,
         }
     }

@@ -47,11 +47,7 @@ pub struct CompileRequest<'a> {
 
 impl<'a> CompileRequest<'a> {
     pub fn new(source: &'a Path, build_options: &'a str) -> Self {
-        CompileRequest {
-            source,
-            build_options,
-            use_cache: true,
-        }
+        CompileRequest { source, build_options, use_cache: true }
     }
 }
 
@@ -308,10 +304,8 @@ impl Compiler {
 /// A missing or unreadable source is the user's to fix, and clearer said
 /// by us than by clang.
 fn check_readable(source: &Path) -> Result<(), CompileError> {
-    let unreadable = |reason: String| CompileError::SourceUnreadable {
-        path: source.to_path_buf(),
-        reason,
-    };
+    let unreadable =
+        |reason: String| CompileError::SourceUnreadable { path: source.to_path_buf(), reason };
     let meta = std::fs::metadata(source).map_err(|e| unreadable(io_reason(&e)))?;
     if meta.is_dir() {
         return Err(unreadable("it is a directory".into()));

@@ -156,11 +156,7 @@ impl Pipeline<'_> {
             .cloned()
             .chain([GNU89_INLINE.to_string()])
             .collect();
-        let again = Pipeline {
-            options: &options,
-            ..*self
-        }
-        .build_once()?;
+        let again = Pipeline { options: &options, ..*self }.build_once()?;
         let undefined = undefined_calls(&again.spirv);
         self.defined(again, undefined)
     }
@@ -169,10 +165,7 @@ impl Pipeline<'_> {
         if undefined.is_empty() {
             Ok(built)
         } else {
-            Err(CompileError::Undefined {
-                kernel: self.source.to_path_buf(),
-                functions: undefined,
-            })
+            Err(CompileError::Undefined { kernel: self.source.to_path_buf(), functions: undefined })
         }
     }
 
@@ -195,11 +188,7 @@ impl Pipeline<'_> {
                 (spirv, warnings, true)
             }
         };
-        Ok(Built {
-            spirv,
-            fallback_used,
-            warnings,
-        })
+        Ok(Built { spirv, fallback_used, warnings })
     }
 
     /// `step` with line tables where asked for and, where that fails but for
@@ -211,10 +200,7 @@ impl Pipeline<'_> {
         if !self.lines {
             return step(self);
         }
-        let with = Pipeline {
-            lines: true,
-            ..*self
-        };
+        let with = Pipeline { lines: true, ..*self };
         match step(&with) {
             Err(err @ CompileError::Diagnostics { .. }) => Err(err),
             Err(err) => {
@@ -222,10 +208,7 @@ impl Pipeline<'_> {
                     "the build with line tables failed ({err}); building without them, so \
                      the counts name no source lines"
                 ));
-                let without = Pipeline {
-                    lines: false,
-                    ..*self
-                };
+                let without = Pipeline { lines: false, ..*self };
                 step(&without)
             }
             done => done,
@@ -301,11 +284,7 @@ impl Pipeline<'_> {
         let spirv = self.order_and_validate(module, &work.path().join("module.spv"))?;
         let undefined = undefined_calls(&spirv);
         self.defined(
-            Built {
-                spirv,
-                fallback_used: false,
-                warnings: String::new(),
-            },
+            Built { spirv, fallback_used: false, warnings: String::new() },
             undefined,
         )
         .map(|built| built.spirv)
@@ -351,10 +330,7 @@ impl Pipeline<'_> {
         command.arg(self.source).arg("-o").arg(&text);
         let warnings = self.compile_to_bitcode(&mut command, &text)?;
         let io = |what: String| {
-            move |e: std::io::Error| CompileError::Io {
-                what,
-                reason: e.to_string(),
-            }
+            move |e: std::io::Error| CompileError::Io { what, reason: e.to_string() }
         };
         let mut ir = std::fs::read_to_string(&text)
             .map_err(io(format!("cannot read {}", text.display())))?;
@@ -519,8 +495,5 @@ fn diagnostics(output: &Output) -> CompileError {
             }
             line => line,
         });
-    CompileError::Diagnostics {
-        first_error,
-        diagnostics: text,
-    }
+    CompileError::Diagnostics { first_error, diagnostics: text }
 }

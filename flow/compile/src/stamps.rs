@@ -88,9 +88,7 @@ impl Memo {
             hasher.update(part);
         }
         let name = hex::encode(hasher.finalize());
-        Memo {
-            path: dir.join("memos").join(name),
-        }
+        Memo { path: dir.join("memos").join(name) }
     }
 
     /// The value, where every file it was made from is unchanged.
@@ -166,9 +164,7 @@ impl SourceKey {
     pub fn new(dir: &Path, source: &Path, parts: &[&[u8]]) -> SourceKey {
         let mut all: Vec<&[u8]> = vec![b"source key", source.as_os_str().as_encoded_bytes()];
         all.extend_from_slice(parts);
-        SourceKey {
-            memo: Memo::new(dir, &all),
-        }
+        SourceKey { memo: Memo::new(dir, &all) }
     }
 
     /// The key, where neither the source nor anything it includes changed.

@@ -12,9 +12,7 @@ struct Workspace {
 
 impl Workspace {
     fn new() -> Self {
-        Workspace {
-            dir: tempfile::tempdir().unwrap(),
-        }
+        Workspace { dir: tempfile::tempdir().unwrap() }
     }
 
     fn write(&self, name: &str, text: &str) -> PathBuf {
@@ -56,10 +54,7 @@ __kernel void fill(__global short *a) { a[get_global_id(0)] = -1; }
 ";
 
 fn param(name: &str, kind: ParamKind) -> KernelParam {
-    KernelParam {
-        name: Some(name.into()),
-        kind,
-    }
+    KernelParam { name: Some(name.into()), kind }
 }
 
 fn global(ty: &str) -> ParamKind {
@@ -92,18 +87,12 @@ fn global_struct(name: &str, size: usize, members: &[(usize, &str, usize)]) -> P
     ParamKind::Pointer {
         space: AddressSpace::Global,
         pointee: None,
-        pointee_struct: Some(StructType {
-            name: name.into(),
-            size_bytes: Some(size),
-            members,
-        }),
+        pointee_struct: Some(StructType { name: name.into(), size_bytes: Some(size), members }),
     }
 }
 
 fn value(ty: &str) -> ParamKind {
-    ParamKind::Scalar {
-        ty: ty.parse().unwrap(),
-    }
+    ParamKind::Scalar { ty: ty.parse().unwrap() }
 }
 
 #[test]

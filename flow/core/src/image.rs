@@ -348,13 +348,7 @@ impl ImageDesc {
             return Err("an image's sizes are at least 1".into());
         }
         let at = |k: usize| shape.get(k).copied().unwrap_or(1);
-        Ok(ImageDesc {
-            dim,
-            format,
-            width: at(0),
-            height: at(1),
-            depth: at(2),
-        })
+        Ok(ImageDesc { dim, format, width: at(0), height: at(1), depth: at(2) })
     }
 
     pub fn shape(&self) -> Vec<u64> {
@@ -477,11 +471,7 @@ impl SamplerDesc {
             0x20 => FilterMode::Linear,
             _ => return None,
         };
-        Some(SamplerDesc {
-            normalized: bits & 1 != 0,
-            address,
-            filter,
-        })
+        Some(SamplerDesc { normalized: bits & 1 != 0, address, filter })
     }
 }
 
@@ -516,11 +506,7 @@ mod tests {
         for address in AddressMode::ALL {
             for filter in [FilterMode::Nearest, FilterMode::Linear] {
                 for normalized in [false, true] {
-                    let s = SamplerDesc {
-                        normalized,
-                        address,
-                        filter,
-                    };
+                    let s = SamplerDesc { normalized, address, filter };
                     assert_eq!(SamplerDesc::from_bits(s.bits()), Some(s));
                 }
             }

@@ -63,16 +63,10 @@ impl fmt::Display for ParamKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamKind::Scalar { ty } => write!(f, "{ty}"),
-            ParamKind::Pointer {
-                space,
-                pointee: Some(ty),
-                ..
-            } => write!(f, "{space} {ty}*"),
-            ParamKind::Pointer {
-                space,
-                pointee_struct: Some(record),
-                ..
-            } => write!(f, "{space} {}*", record.name),
+            ParamKind::Pointer { space, pointee: Some(ty), .. } => write!(f, "{space} {ty}*"),
+            ParamKind::Pointer { space, pointee_struct: Some(record), .. } => {
+                write!(f, "{space} {}*", record.name)
+            }
             ParamKind::Pointer { space, .. } => write!(f, "{space} void*"),
             ParamKind::Aggregate { size_bytes } => write!(f, "struct ({size_bytes} bytes)"),
             ParamKind::Image { dim, access } => write!(f, "{} {dim}", access_qualifier(*access)),

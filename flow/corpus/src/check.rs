@@ -21,15 +21,9 @@ pub fn check_outputs(
     for output in expected_outputs(case, launch)? {
         let arg = launch.args[output.arg].describe(output.arg);
         let Some(Some(bytes)) = produced.get(output.arg) else {
-            return Err(CheckError::MissingOutput {
-                case: case.to_string(),
-                arg,
-            });
+            return Err(CheckError::MissingOutput { case: case.to_string(), arg });
         };
-        let at = Location {
-            case: case.name(),
-            arg: &arg,
-        };
+        let at = Location { case: case.name(), arg: &arg };
         output.expected.compare(bytes, at)?;
     }
     Ok(())

@@ -75,11 +75,7 @@ impl Expected {
                     }
                 }
             }
-            Expected::Within {
-                scalar,
-                values,
-                bounds,
-            } => {
+            Expected::Within { scalar, values, bounds } => {
                 let size = scalar.size_bytes();
                 let produced = produced
                     .chunks_exact(size)
@@ -145,10 +141,7 @@ fn show(scalar: ScalarType, raw: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    const AT: Location<'static> = Location {
-        case: "vadd",
-        arg: "arg 2 (c)",
-    };
+    const AT: Location<'static> = Location { case: "vadd", arg: "arg 2 (c)" };
 
     #[test]
     fn exact_buffers_name_the_first_differing_element_and_count_the_rest() {
@@ -201,10 +194,7 @@ mod tests {
 
     #[test]
     fn a_buffer_of_the_wrong_size_is_refused() {
-        let expected = Expected::Exact {
-            scalar: ScalarType::UChar,
-            bytes: vec![0; 4],
-        };
+        let expected = Expected::Exact { scalar: ScalarType::UChar, bytes: vec![0; 4] };
         let error = expected.compare(&[0; 3], AT).unwrap_err();
         assert_eq!(
             error.to_string(),

@@ -35,9 +35,7 @@ pub struct KeyGenerator {
 
 impl KeyGenerator {
     pub fn new(seed: u64) -> Self {
-        KeyGenerator {
-            rng: Pcg64::new(u128::from(seed), KEY_STREAM),
-        }
+        KeyGenerator { rng: Pcg64::new(u128::from(seed), KEY_STREAM) }
     }
 
     /// Replaces `key` with the next key's bytes.
@@ -95,14 +93,9 @@ struct Output {
 impl Output {
     fn create(dir: &Path, name: &str) -> Result<Self, GenerateError> {
         let path = dir.join(name);
-        let file = File::create(&path).map_err(|source| GenerateError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(Output {
-            path,
-            out: BufWriter::with_capacity(1 << 20, file),
-        })
+        let file = File::create(&path)
+            .map_err(|source| GenerateError::Write { path: path.clone(), source })?;
+        Ok(Output { path, out: BufWriter::with_capacity(1 << 20, file) })
     }
 
     fn put(&mut self, value: u32) -> Result<(), GenerateError> {
@@ -116,10 +109,7 @@ impl Output {
     }
 
     fn failed(&self, source: std::io::Error) -> GenerateError {
-        GenerateError::Write {
-            path: self.path.clone(),
-            source,
-        }
+        GenerateError::Write { path: self.path.clone(), source }
     }
 }
 
@@ -132,21 +122,15 @@ pub fn write_key_files(dir: &Path, seed: u64, keys: u64) -> Result<Written, Gene
     if worst_words > u64::from(u32::MAX) {
         return Err(GenerateError::TooManyKeys { keys });
     }
-    std::fs::create_dir_all(dir).map_err(|source| GenerateError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| GenerateError::Write { path: dir.to_path_buf(), source })?;
     let mut words_out = Output::create(dir, WORDS_FILE)?;
     let mut offsets_out = Output::create(dir, OFFSETS_FILE)?;
     let mut lengths_out = Output::create(dir, LENGTHS_FILE)?;
 
     let mut generator = KeyGenerator::new(seed);
     let mut key = Vec::new();
-    let mut written = Written {
-        keys,
-        words: 0,
-        key_bytes: 0,
-    };
+    let mut written = Written { keys, words: 0, key_bytes: 0 };
     for _ in 0..keys {
         generator.next_key(&mut key);
         offsets_out.put(written.words as u32)?;

@@ -556,18 +556,9 @@ mod run_tests {
     fn a_run_stops_at_another_size_kind_buffer_item_or_its_longest() {
         let first = load(0, 0, 0);
         let others = [
-            GlobalAccess {
-                bytes: 8,
-                ..load(1, 4, 0)
-            },
-            GlobalAccess {
-                kind: AccessKind::Store,
-                ..load(1, 4, 0)
-            },
-            GlobalAccess {
-                buffer: 2,
-                ..load(1, 4, 0)
-            },
+            GlobalAccess { bytes: 8, ..load(1, 4, 0) },
+            GlobalAccess { kind: AccessKind::Store, ..load(1, 4, 0) },
+            GlobalAccess { buffer: 2, ..load(1, 4, 0) },
             load(2, 4, 0),
             load(1, 8, 0),
         ];
@@ -579,10 +570,7 @@ mod run_tests {
         let lanes: Vec<u8> = row.iter().map(|r| r.lanes).collect();
         assert_eq!(lanes, [255, 255, 90]);
         // An access of no bytes repeats, and never runs on contiguously.
-        let empty = GlobalAccess {
-            bytes: 0,
-            ..load(0, 0, 0)
-        };
+        let empty = GlobalAccess { bytes: 0, ..load(0, 0, 0) };
         let row = runs((0..3).map(|i| GlobalAccess { item: i, ..empty }));
         assert_eq!((row.len(), row[0].lanes, row[0].contiguous), (1, 3, false));
     }
@@ -657,12 +645,8 @@ mod run_tests {
                     // And three such runs, at steps that keep or break
                     // their alignment.
                     for run_step in [0, 8, 12, -100, 4096] {
-                        let record = GlobalAccess {
-                            offset: offset + 1000,
-                            runs: 3,
-                            run_step,
-                            ..run
-                        };
+                        let record =
+                            GlobalAccess { offset: offset + 1000, runs: 3, run_step, ..run };
                         let each: u64 = record
                             .each_lane()
                             .map(|a| a.lines(6).end() - a.lines(6).start() + 1)

@@ -101,12 +101,7 @@ pub fn render_lines(
     }
 
     // The pattern and DRAM columns, where the cache simulation ran.
-    let cache_of = |file: &str, n: u32| {
-        caches.get(&SourceLine {
-            file: file.to_string(),
-            line: n,
-        })
-    };
+    let cache_of = |file: &str, n: u32| caches.get(&SourceLine { file: file.to_string(), line: n });
     let pt = caches
         .values()
         .map(|c| c.pattern.len())

@@ -409,12 +409,7 @@ impl IntensityReport {
             (Some(a), Some(c)) => (Some(a.min(c)), Some(a.max(c))),
             (a, c) => (a.or(c), c.or(a)),
         };
-        IntensityReport {
-            accessed,
-            compulsory,
-            min,
-            max,
-        }
+        IntensityReport { accessed, compulsory, min, max }
     }
 }
 

@@ -222,12 +222,7 @@ mod tests {
     use clflow_core::ScalarType;
 
     fn key(op: &'static str, ty: LaneType, arith: bool) -> WorkKey {
-        WorkKey {
-            op,
-            ty,
-            arith,
-            role: crate::Role::Work,
-        }
+        WorkKey { op, ty, arith, role: crate::Role::Work }
     }
 
     #[test]
@@ -263,12 +258,7 @@ mod tests {
         let set: OpSet = "work".parse().unwrap();
         let float = LaneType::Scalar(ScalarType::Float);
         let uint = LaneType::Scalar(ScalarType::UInt);
-        let with = |op, ty, arith, role| WorkKey {
-            op,
-            ty,
-            arith,
-            role,
-        };
+        let with = |op, ty, arith, role| WorkKey { op, ty, arith, role };
         assert!(set.contains(&with("OpIAdd", uint, true, Role::Work)));
         assert!(!set.contains(&with("OpIAdd", uint, true, Role::Address)));
         assert!(!set.contains(&with("OpULessThan", uint, true, Role::Control)));

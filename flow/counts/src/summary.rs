@@ -150,12 +150,7 @@ mod tests {
     use super::*;
 
     fn mix(int: u64, fp32: u64, fp64: u64, fp16: u64) -> PerClass {
-        PerClass {
-            int,
-            fp32,
-            fp64,
-            fp16,
-        }
+        PerClass { int, fp32, fp64, fp16 }
     }
 
     #[test]

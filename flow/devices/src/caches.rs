@@ -44,10 +44,7 @@ pub fn cpu_cache_levels(dir: &Path) -> Vec<CacheLevel> {
     levels.dedup_by_key(|(level, _)| *level);
     levels
         .into_iter()
-        .map(|(level, bytes)| CacheLevel {
-            name: format!("L{level}"),
-            bytes,
-        })
+        .map(|(level, bytes)| CacheLevel { name: format!("L{level}"), bytes })
         .collect()
 }
 

@@ -86,10 +86,7 @@ impl ProfileCatalog {
                 DatasheetProfile::parse(text, &file, id, ProfileOrigin::Embedded)
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut catalog = ProfileCatalog {
-            profiles,
-            user_dir: None,
-        };
+        let mut catalog = ProfileCatalog { profiles, user_dir: None };
         catalog.sort();
         Ok(catalog)
     }
@@ -108,10 +105,8 @@ impl ProfileCatalog {
 
     /// Adds every `*.toml` of `dir`; a file replaces the profile of the same id.
     pub fn add_dir(&mut self, dir: &Path) -> Result<()> {
-        let dir_error = |message: String| DevicesError::ProfileDir {
-            dir: dir.display().to_string(),
-            message,
-        };
+        let dir_error =
+            |message: String| DevicesError::ProfileDir { dir: dir.display().to_string(), message };
         let entries = std::fs::read_dir(dir).map_err(|e| dir_error(e.to_string()))?;
         let mut paths = Vec::new();
         for entry in entries {
@@ -180,11 +175,7 @@ impl ProfileCatalog {
             .take_while(|(_, p)| p.chars().count() == pattern.chars().count())
             .map(|(other, _)| other.id.as_str())
             .collect();
-        Some(ProfileMatch {
-            profile,
-            pattern,
-            ties,
-        })
+        Some(ProfileMatch { profile, pattern, ties })
     }
 }
 

@@ -103,12 +103,7 @@ impl Statistic {
         } else {
             0.0
         };
-        Some(Statistic {
-            best: max,
-            median,
-            spread,
-            samples: n as u32,
-        })
+        Some(Statistic { best: max, median, spread, samples: n as u32 })
     }
 }
 
@@ -358,13 +353,7 @@ impl BuiltinRates {
 
     /// The rates in the order of [`BuiltinRates::NAMES`].
     pub fn from_all([sin, cos, exp, log, pow]: [LaneRates; 5]) -> BuiltinRates {
-        BuiltinRates {
-            sin,
-            cos,
-            exp,
-            log,
-            pow,
-        }
+        BuiltinRates { sin, cos, exp, log, pow }
     }
 }
 
@@ -524,10 +513,8 @@ impl MeasuredStore {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(DevicesError::store_io(path.display(), &err)),
         };
-        let corrupt = |message: String| DevicesError::Measured {
-            path: path.display().to_string(),
-            message,
-        };
+        let corrupt =
+            |message: String| DevicesError::Measured { path: path.display().to_string(), message };
         // Check the schema before the shape, so an old file says so.
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("not valid JSON: {e}")))?;
@@ -635,10 +622,7 @@ mod tests {
             key.len(),
             "pthread-skylake-avx512-intel-r-xeon-r-processor-".len() + 12
         );
-        let newer = DeviceIdentity {
-            driver_version: "4.0".into(),
-            ..id.clone()
-        };
+        let newer = DeviceIdentity { driver_version: "4.0".into(), ..id.clone() };
         assert_ne!(newer.key(), key);
     }
 }

@@ -357,10 +357,7 @@ fn figures(
         }
         figures.insert(
             metric,
-            Figure {
-                value: *value,
-                source: source.trim().to_string(),
-            },
+            Figure { value: *value, source: source.trim().to_string() },
         );
     }
     Ok(Figures { figures })
@@ -390,10 +387,7 @@ last_level_cache_kib = { value = 1280, source = "sheet" }
         assert_eq!(profile.datasheet.fp32_ops_per_s(), Some(1e12));
         assert_eq!(
             profile.datasheet.quantity(Metric::LastLevelCache),
-            Some(Quantity {
-                value: 1_310_720.0,
-                unit: Unit::Bytes
-            })
+            Some(Quantity { value: 1_310_720.0, unit: Unit::Bytes })
         );
         assert!(profile.measured.is_empty());
     }

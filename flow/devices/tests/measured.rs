@@ -119,10 +119,7 @@ fn files_of_another_device_or_schema_are_refused() {
     let p = profile();
     let path = store.save(&p).unwrap();
     // A file copied under another device's name.
-    let other = DeviceIdentity {
-        driver_version: "4.0".into(),
-        ..p.identity.clone()
-    };
+    let other = DeviceIdentity { driver_version: "4.0".into(), ..p.identity.clone() };
     std::fs::copy(&path, store.path_for(&other)).unwrap();
     let err = store.load(&other).unwrap_err();
     assert!(matches!(err, DevicesError::Measured { .. }));

@@ -198,11 +198,7 @@ fn power_csv_errors_name_the_line() {
 }
 
 fn options(root: SysRoot) -> SensorOptions {
-    SensorOptions {
-        sys_root: root,
-        import: None,
-        nvml: true,
-    }
+    SensorOptions { sys_root: root, import: None, nvml: true }
 }
 
 #[test]

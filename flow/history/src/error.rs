@@ -23,10 +23,7 @@ pub enum HistoryError {
 
 impl HistoryError {
     pub(crate) fn store(path: &std::path::Path, err: impl std::fmt::Display) -> Self {
-        HistoryError::Store {
-            path: path.to_path_buf(),
-            message: err.to_string(),
-        }
+        HistoryError::Store { path: path.to_path_buf(), message: err.to_string() }
     }
 }
 impl clflow_core::Diagnostic for HistoryError {

@@ -146,11 +146,7 @@ impl Chart for TrendPlot {
             .map_err(failed)?;
         for (index, series) in self.series.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
-            let style = ShapeStyle {
-                color,
-                filled: true,
-                stroke_width: 2,
-            };
+            let style = ShapeStyle { color, filled: true, stroke_width: 2 };
             chart
                 .draw_series(LineSeries::new(series.points.clone(), style))
                 .map_err(failed)?
@@ -186,11 +182,7 @@ mod tests {
         let mut entry = Entry::new("check", "vadd");
         entry.device = device.map(str::to_string);
         entry.metrics.push(Metric::new("W.total", w, None));
-        Point {
-            id,
-            recorded: String::new(),
-            entry,
-        }
+        Point { id, recorded: String::new(), entry }
     }
 
     #[test]

@@ -27,11 +27,7 @@ pub struct Metric {
 
 impl Metric {
     pub fn new(name: impl Into<String>, value: f64, unit: Option<&str>) -> Self {
-        Metric {
-            name: name.into(),
-            value,
-            unit: unit.map(str::to_string),
-        }
+        Metric { name: name.into(), value, unit: unit.map(str::to_string) }
     }
 }
 
@@ -208,10 +204,7 @@ impl Store {
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
             .map_err(sqlite)?;
         Self::migrate(&mut conn, path)?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        Ok(Store { conn, path: path.to_path_buf() })
     }
 
     fn migrate(conn: &mut Connection, path: &Path) -> std::result::Result<(), Opening> {
@@ -271,10 +264,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| HistoryError::store(&self.path, e))?;
-        Ok(Batch {
-            tx,
-            path: &self.path,
-        })
+        Ok(Batch { tx, path: &self.path })
     }
 
     /// Every kernel with entries, by name.
@@ -359,11 +349,7 @@ impl Store {
         for point in &mut points {
             point.entry.metrics = metrics
                 .query_map([point.id], |row| {
-                    Ok(Metric {
-                        name: row.get(0)?,
-                        value: row.get(1)?,
-                        unit: row.get(2)?,
-                    })
+                    Ok(Metric { name: row.get(0)?, value: row.get(1)?, unit: row.get(2)? })
                 })
                 .map_err(fail)?
                 .collect::<rusqlite::Result<Vec<_>>>()

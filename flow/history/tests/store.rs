@@ -19,10 +19,7 @@ fn entry(kernel: &str, device: Option<&str>, w: f64) -> Entry {
 
 fn trend(store: &Store, kernel: &str) -> Vec<clflow_history::Point> {
     store
-        .trend(&TrendQuery {
-            kernel: kernel.into(),
-            ..TrendQuery::default()
-        })
+        .trend(&TrendQuery { kernel: kernel.into(), ..TrendQuery::default() })
         .unwrap()
 }
 
@@ -57,11 +54,7 @@ fn entries_come_back_in_order_with_every_metric() {
         .unwrap();
     assert_eq!(on_cpu.len(), 1);
     let last = store
-        .trend(&TrendQuery {
-            kernel: "vadd".into(),
-            device: None,
-            limit: Some(1),
-        })
+        .trend(&TrendQuery { kernel: "vadd".into(), device: None, limit: Some(1) })
         .unwrap();
     assert_eq!(last[0].metric("W.total"), Some(4097.0));
 
@@ -196,11 +189,7 @@ fn a_store_from_a_newer_clflow_is_refused_untouched() {
         .expect("a newer store must be refused");
     assert!(matches!(
         err,
-        HistoryError::NewerSchema {
-            found: 99,
-            supported: SCHEMA_VERSION,
-            ..
-        }
+        HistoryError::NewerSchema { found: 99, supported: SCHEMA_VERSION, .. }
     ));
     let message = err.to_string();
     assert!(message.contains("schema version 99"), "{message}");

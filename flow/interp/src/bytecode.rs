@@ -1006,14 +1006,7 @@ pub fn int_op(op: IntOp, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) -> Op {
         (IntOp::And, _, 1) => Op::And { dst, a, b },
         (IntOp::Or, _, 1) => Op::Or { dst, a, b },
         (IntOp::Xor, _, 1) => Op::Xor { dst, a, b },
-        _ => Op::Int {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        },
+        _ => Op::Int { op, bits, n, dst, a, b },
     }
 }
 
@@ -1023,49 +1016,19 @@ pub fn float_op(op: FloatOp, bits: u8, n: u8, dst: Reg, a: Reg, b: Reg) -> Op {
         (FloatOp::Add, 32, 1) => Op::FAdd32 { dst, a, b },
         (FloatOp::Sub, 32, 1) => Op::FSub32 { dst, a, b },
         (FloatOp::Mul, 32, 1) => Op::FMul32 { dst, a, b },
-        _ => Op::Float {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        },
+        _ => Op::Float { op, bits, n, dst, a, b },
     }
 }
 
 /// A conversion, in its direct form where it has one.
 pub fn convert_op(kind: ConvKind, from: u8, to: u8, n: u8, dst: Reg, src: Reg) -> Op {
     match (kind, from, to, n) {
-        (
-            ConvKind::IntToInt {
-                signed_src,
-                saturate: false,
-                ..
-            },
-            32,
-            64,
-            1,
-        ) => match signed_src {
+        (ConvKind::IntToInt { signed_src, saturate: false, .. }, 32, 64, 1) => match signed_src {
             false => Op::ZExt32 { dst, src },
             true => Op::SExt32 { dst, src },
         },
-        (
-            ConvKind::IntToInt {
-                saturate: false, ..
-            },
-            64,
-            32,
-            1,
-        ) => Op::Trunc32 { dst, src },
-        _ => Op::Convert {
-            kind,
-            from,
-            to,
-            n,
-            dst,
-            src,
-        },
+        (ConvKind::IntToInt { saturate: false, .. }, 64, 32, 1) => Op::Trunc32 { dst, src },
+        _ => Op::Convert { kind, from, to, n, dst, src },
     }
 }
 
@@ -1136,10 +1099,7 @@ fn one(r: Reg) -> Span {
 
 /// Operands of these spans.
 fn rw(reads: &[Span], writes: &[Span]) -> Operands {
-    Operands {
-        reads: reads.to_vec(),
-        writes: writes.to_vec(),
-    }
+    Operands { reads: reads.to_vec(), writes: writes.to_vec() }
 }
 
 impl Operands {
@@ -1179,16 +1139,8 @@ impl Operands {
             | Op::Trunc32 { dst, src }
             | Op::CastToSpace { dst, src, .. } => rw(&[one(src)], &[one(dst)]),
             Op::Offset { dst, base, .. } => rw(&[one(base)], &[one(dst)]),
-            Op::Index {
-                dst, base, index, ..
-            } => rw(&[one(base), one(index)], &[one(dst)]),
-            Op::Ptr {
-                dst,
-                base,
-                terms_start,
-                terms_len,
-                ..
-            } => {
+            Op::Index { dst, base, index, .. } => rw(&[one(base), one(index)], &[one(dst)]),
+            Op::Ptr { dst, base, terms_start, terms_len, .. } => {
                 let terms = t
                     .terms
                     .get(terms_start as usize..terms_start as usize + terms_len as usize)
@@ -1201,36 +1153,16 @@ impl Operands {
                     writes: vec![one(dst)],
                 }
             }
-            Op::Bitcast {
-                from_n,
-                to_n,
-                dst,
-                src,
-                ..
-            } => rw(&[(src, n(from_n))], &[(dst, n(to_n))]),
-            Op::ExtractDyn {
-                dst,
-                base,
-                index,
-                n: k,
-                ..
-            } => rw(&[(base, n(k)), one(index)], &[one(dst)]),
-            Op::InsertDyn {
-                dst,
-                base,
-                value,
-                index,
-                n: k,
-                ..
-            } => rw(&[(base, n(k)), one(value), one(index)], &[(dst, n(k))]),
-            Op::Geometric {
-                op,
-                n: k,
-                dst,
-                a,
-                b,
-                ..
-            } => {
+            Op::Bitcast { from_n, to_n, dst, src, .. } => {
+                rw(&[(src, n(from_n))], &[(dst, n(to_n))])
+            }
+            Op::ExtractDyn { dst, base, index, n: k, .. } => {
+                rw(&[(base, n(k)), one(index)], &[one(dst)])
+            }
+            Op::InsertDyn { dst, base, value, index, n: k, .. } => {
+                rw(&[(base, n(k)), one(value), one(index)], &[(dst, n(k))])
+            }
+            Op::Geometric { op, n: k, dst, a, b, .. } => {
                 // A length, distance or dot product is one lane.
                 let lanes = match op {
                     Geometric::Normalize | Geometric::Cross => n(k),
@@ -1246,48 +1178,23 @@ impl Operands {
     fn of_lanes(op: &Op) -> Operands {
         let n = u32::from;
         match *op {
-            Op::Int {
-                n: k, dst, a, b, ..
-            }
-            | Op::Cmp {
-                n: k, dst, a, b, ..
-            }
-            | Op::Float {
-                n: k, dst, a, b, ..
-            }
-            | Op::FCmp {
-                n: k, dst, a, b, ..
-            }
-            | Op::Logic {
-                n: k, dst, a, b, ..
-            }
-            | Op::Upsample {
-                n: k, dst, a, b, ..
-            } => rw(&[(a, n(k)), (b, n(k))], &[(dst, n(k))]),
+            Op::Int { n: k, dst, a, b, .. }
+            | Op::Cmp { n: k, dst, a, b, .. }
+            | Op::Float { n: k, dst, a, b, .. }
+            | Op::FCmp { n: k, dst, a, b, .. }
+            | Op::Logic { n: k, dst, a, b, .. }
+            | Op::Upsample { n: k, dst, a, b, .. } => rw(&[(a, n(k)), (b, n(k))], &[(dst, n(k))]),
             Op::IntUn { n: k, dst, a, .. }
             | Op::FloatUn { n: k, dst, a, .. }
             | Op::FTest { n: k, dst, a, .. }
             | Op::LNot { n: k, dst, a }
-            | Op::Convert {
-                n: k, dst, src: a, ..
-            } => rw(&[(a, n(k))], &[(dst, n(k))]),
-            Op::IntTer {
-                n: k, dst, a, b, c, ..
+            | Op::Convert { n: k, dst, src: a, .. } => rw(&[(a, n(k))], &[(dst, n(k))]),
+            Op::IntTer { n: k, dst, a, b, c, .. }
+            | Op::FloatTer { n: k, dst, a, b, c, .. }
+            | Op::SelectMsb { n: k, dst, a, b, c, .. } => {
+                rw(&[(a, n(k)), (b, n(k)), (c, n(k))], &[(dst, n(k))])
             }
-            | Op::FloatTer {
-                n: k, dst, a, b, c, ..
-            }
-            | Op::SelectMsb {
-                n: k, dst, a, b, c, ..
-            } => rw(&[(a, n(k)), (b, n(k)), (c, n(k))], &[(dst, n(k))]),
-            Op::Select {
-                n: k,
-                vector_cond,
-                dst,
-                cond,
-                a,
-                b,
-            } => {
+            Op::Select { n: k, vector_cond, dst, cond, a, b } => {
                 let c = if vector_cond { n(k) } else { 1 };
                 rw(&[(cond, c), (a, n(k)), (b, n(k))], &[(dst, n(k))])
             }
@@ -1301,15 +1208,9 @@ impl Operands {
         let n = u32::from;
         match *op {
             Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => Operands::default(),
-            Op::Call {
-                moves_start,
-                moves_len,
-                ..
-            } => Operands::moves(t, moves_start, moves_len),
+            Op::Call { moves_start, moves_len, .. } => Operands::moves(t, moves_start, moves_len),
             Op::Ret { src, n } => rw(&[(src, n)], &[]),
-            Op::Collective {
-                dst, src, index, ..
-            } => rw(&[one(src), one(index)], &[one(dst)]),
+            Op::Collective { dst, src, index, .. } => rw(&[one(src), one(index)], &[one(dst)]),
             Op::CountAccess { ptr, .. } => rw(&[one(ptr)], &[]),
             Op::CheckIndex { index, .. } => rw(&[one(index)], &[]),
             Op::WaitEvents { num, list } => rw(&[one(num), one(list)], &[]),
@@ -1327,27 +1228,14 @@ impl Operands {
                 let leaves = t.layouts.get(layout as usize).map_or(0, Vec::len);
                 rw(&[one(ptr), (src, leaves as u32)], &[])
             }
-            Op::Copy {
-                dst,
-                src,
-                bytes_reg,
-                ..
-            } => Operands {
+            Op::Copy { dst, src, bytes_reg, .. } => Operands {
                 reads: [one(dst), one(src)]
                     .into_iter()
                     .chain(bytes_reg.map(one))
                     .collect(),
                 writes: Vec::new(),
             },
-            Op::GroupCopy {
-                dst,
-                src,
-                elems,
-                stride,
-                event,
-                out,
-                ..
-            } => rw(
+            Op::GroupCopy { dst, src, elems, stride, event, out, .. } => rw(
                 &[one(dst), one(src), one(elems), one(stride), one(event)],
                 &[one(out)],
             ),
@@ -1356,31 +1244,15 @@ impl Operands {
             Op::Builtin { dst, lanes, .. } => rw(&[], &[(dst, n(lanes.min(3)))]),
             Op::Branch { cond, .. } => rw(&[one(cond)], &[]),
             Op::Switch { sel, .. } => rw(&[one(sel)], &[]),
-            Op::ImageRead {
-                dst,
-                image,
-                coord,
-                sampler,
-                form,
-            } => rw(
+            Op::ImageRead { dst, image, coord, sampler, form } => rw(
                 &[one(image), (coord, n(form.coord_n)), one(sampler)],
                 &[(dst, 4)],
             ),
-            Op::ImageWrite {
-                image,
-                coord,
-                src,
-                form,
-            } => rw(&[one(image), (coord, n(form.coord_n)), (src, 4)], &[]),
-            Op::ImageQuery {
-                dst, image, n: k, ..
-            } => rw(&[one(image)], &[(dst, n(k))]),
-            Op::Printf {
-                dst,
-                format,
-                args_start,
-                args_len,
-            } => {
+            Op::ImageWrite { image, coord, src, form } => {
+                rw(&[one(image), (coord, n(form.coord_n)), (src, 4)], &[])
+            }
+            Op::ImageQuery { dst, image, n: k, .. } => rw(&[one(image)], &[(dst, n(k))]),
+            Op::Printf { dst, format, args_start, args_len } => {
                 let args = t
                     .printf_args
                     .get(args_start as usize..args_start as usize + args_len as usize)

@@ -193,9 +193,7 @@ impl State {
                 self.held.cross_barrier();
                 self.ids_carried |= self.ids_read;
             }
-            Op::Builtin {
-                which, dst, lanes, ..
-            } => {
+            Op::Builtin { which, dst, lanes, .. } => {
                 let bit = id_bit(which);
                 let value = Value {
                     varying: bit != 0,
@@ -211,10 +209,7 @@ impl State {
                     self.held.get(ptr)
                 } else {
                     // Data, which varies where its address does.
-                    Value {
-                        varying: self.regs.get(ptr).varying,
-                        ..Value::default()
-                    }
+                    Value { varying: self.regs.get(ptr).varying, ..Value::default() }
                 };
                 self.regs.set((dst, u32::from(n)), value);
             }
@@ -236,10 +231,7 @@ impl State {
             }
             _ => {
                 let value = self.regs.any(reads);
-                let value = Value {
-                    fresh: value.fresh && is_cast(op),
-                    ..value
-                };
+                let value = Value { fresh: value.fresh && is_cast(op), ..value };
                 for &span in writes {
                     self.regs.set(span, value);
                 }
@@ -257,13 +249,7 @@ fn is_cast(op: &Op) -> bool {
         Op::Trunc32 { .. }
             | Op::ZExt32 { .. }
             | Op::SExt32 { .. }
-            | Op::Convert {
-                kind: ConvKind::IntToInt {
-                    saturate: false,
-                    ..
-                },
-                ..
-            }
+            | Op::Convert { kind: ConvKind::IntToInt { saturate: false, .. }, .. }
     )
 }
 
@@ -395,11 +381,7 @@ mod tests {
         let mut init_regs = vec![0; 16];
         init_regs[BASE.index()] = encode(SPACE_GLOBAL, 0, 0);
         init_regs[VARIABLE.index()] = encode(SPACE_PRIVATE, 0, 0);
-        carried_addresses(&Program {
-            code,
-            init_regs,
-            ..Program::default()
-        })
+        carried_addresses(&Program { code, init_regs, ..Program::default() })
     }
 
     /// Asserts that the accesses at `pcs`, and no others, are carried.
@@ -410,12 +392,7 @@ mod tests {
     }
 
     fn id(which: Builtin, dst: u32) -> Op {
-        Op::Builtin {
-            which,
-            dst: Reg::new(dst),
-            lanes: 1,
-            bits: 64,
-        }
+        Op::Builtin { which, dst: Reg::new(dst), lanes: 1, bits: 64 }
     }
 
     fn index(dst: u32, index: u32) -> Op {
@@ -430,23 +407,11 @@ mod tests {
     }
 
     fn load(dst: u32, ptr: Reg) -> Op {
-        Op::Load {
-            dst: Reg::new(dst),
-            ptr,
-            size: 4,
-            n: 1,
-            align: 4,
-        }
+        Op::Load { dst: Reg::new(dst), ptr, size: 4, n: 1, align: 4 }
     }
 
     fn store(src: u32, ptr: Reg) -> Op {
-        Op::Store {
-            src: Reg::new(src),
-            ptr,
-            size: 4,
-            n: 1,
-            align: 4,
-        }
+        Op::Store { src: Reg::new(src), ptr, size: 4, n: 1, align: 4 }
     }
 
     #[test]
@@ -493,11 +458,7 @@ mod tests {
             index(2, 1),
             load(3, r(2)),
             Op::Barrier,
-            Op::Branch {
-                cond: r(3),
-                then: 4,
-                other: 10,
-            },
+            Op::Branch { cond: r(3), then: 4, other: 10 },
             Op::Ret { src: r(0), n: 0 },
         ];
         // The first time round nothing is carried yet, but the barrier at
@@ -517,10 +478,7 @@ mod tests {
             Op::Barrier,
             load(4, r(2)),
             // `c[group * 256 + (int)lid]`, computed after it.
-            Op::Trunc32 {
-                dst: r(7),
-                src: r(0),
-            },
+            Op::Trunc32 { dst: r(7), src: r(0) },
             Op::Int {
                 op: crate::bytecode::IntOp::Add,
                 bits: 64,

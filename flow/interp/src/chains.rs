@@ -213,10 +213,7 @@ fn through_loop(
         .unwrap_or(0);
     if longest.cycles > own {
         for b in blocks.iter().filter_map(|&pc| block_of(pc)) {
-            chains[b] = Chain {
-                under_loop_chain: true,
-                ..Chain::default()
-            };
+            chains[b] = Chain { under_loop_chain: true, ..Chain::default() };
         }
         chains[header] = longest;
     }
@@ -572,41 +569,13 @@ mod tests {
             Op::Block { block: 0, steps: 0 },
             Op::Jump { target: 2 },
             Op::Block { block: 1, steps: 7 },
-            Op::Load {
-                dst: r(3),
-                ptr: r(1),
-                size: 4,
-                n: 1,
-                align: 4,
-            },
-            Op::Load {
-                dst: r(4),
-                ptr: r(1),
-                size: 4,
-                n: 1,
-                align: 4,
-            },
-            Op::FMul32 {
-                dst: r(5),
-                a: r(3),
-                b: r(4),
-            },
-            Op::FAdd32 {
-                dst: r(6),
-                a: r(2),
-                b: r(5),
-            },
-            Op::Add32 {
-                dst: r(7),
-                a: r(1),
-                b: r(0),
-            },
+            Op::Load { dst: r(3), ptr: r(1), size: 4, n: 1, align: 4 },
+            Op::Load { dst: r(4), ptr: r(1), size: 4, n: 1, align: 4 },
+            Op::FMul32 { dst: r(5), a: r(3), b: r(4) },
+            Op::FAdd32 { dst: r(6), a: r(2), b: r(5) },
+            Op::Add32 { dst: r(7), a: r(1), b: r(0) },
             Op::Moves { start: 0, len: 2 },
-            Op::Branch {
-                cond: r(8),
-                then: 2,
-                other: 10,
-            },
+            Op::Branch { cond: r(8), then: 2, other: 10 },
             Op::Block { block: 2, steps: 1 },
             Op::Ret { src: r(2), n: 1 },
         ];
@@ -614,16 +583,8 @@ mod tests {
             code,
             init_regs: vec![0; 9],
             moves: vec![
-                Move {
-                    dst: r(2),
-                    src: r(6),
-                    n: 1,
-                },
-                Move {
-                    dst: r(1),
-                    src: r(7),
-                    n: 1,
-                },
+                Move { dst: r(2), src: r(6), n: 1 },
+                Move { dst: r(1), src: r(7), n: 1 },
             ],
             blocks: vec![BlockCounts::default(); 3],
             ..Program::default()
@@ -645,22 +606,10 @@ mod tests {
         // r1 = (r1 ^ r2) + r3, twice: four dependent 1-cycle ops.
         let mut code = vec![Op::Block { block: 0, steps: 4 }];
         for _ in 0..2 {
-            code.push(Op::Xor {
-                dst: r(4),
-                a: r(1),
-                b: r(2),
-            });
-            code.push(Op::Add32 {
-                dst: r(1),
-                a: r(4),
-                b: r(3),
-            });
+            code.push(Op::Xor { dst: r(4), a: r(1), b: r(2) });
+            code.push(Op::Add32 { dst: r(1), a: r(4), b: r(3) });
         }
-        code.push(Op::Branch {
-            cond: r(5),
-            then: 0,
-            other: 6,
-        });
+        code.push(Op::Branch { cond: r(5), then: 0, other: 6 });
         code.push(Op::Ret { src: r(1), n: 1 });
         let program = Program {
             code,
@@ -670,10 +619,7 @@ mod tests {
         };
         assert_eq!(
             block_chains(&program, &program.kept_calls),
-            [Chain {
-                cycles: 4,
-                ..Chain::default()
-            }]
+            [Chain { cycles: 4, ..Chain::default() }]
         );
     }
 
@@ -691,11 +637,7 @@ mod tests {
                     Op::Block { block: 0, steps: 3 },
                     first,
                     second,
-                    Op::Branch {
-                        cond: r(5),
-                        then: 0,
-                        other: 4,
-                    },
+                    Op::Branch { cond: r(5), then: 0, other: 4 },
                     Op::Ret { src: r(2), n: 1 },
                 ],
                 init_regs: vec![0; 6],
@@ -704,39 +646,17 @@ mod tests {
                 ..Program::default()
             }
         };
-        let fcall = Op::FMul32 {
-            dst: r(3),
-            a: r(1),
-            b: r(1),
-        };
-        let fadd = Op::FAdd32 {
-            dst: r(2),
-            a: r(2),
-            b: r(3),
-        };
-        let chain = |cycles, spilled| {
-            vec![Chain {
-                cycles,
-                spilled,
-                ..Chain::default()
-            }]
-        };
+        let fcall = Op::FMul32 { dst: r(3), a: r(1), b: r(1) };
+        let fadd = Op::FAdd32 { dst: r(2), a: r(2), b: r(3) };
+        let chain = |cycles, spilled| vec![Chain { cycles, spilled, ..Chain::default() }];
         let chains = |p: &Program| block_chains(p, &p.kept_calls);
         assert_eq!(chains(&program(fcall, fadd, true)), chain(3, true));
         assert_eq!(chains(&program(fcall, fadd, false)), chain(3, true));
         let mut inlined = program(fcall, fadd, true);
         inlined.kept_calls.clear();
         assert_eq!(chains(&inlined), chain(3, false));
-        let icall = Op::Mul32 {
-            dst: r(3),
-            a: r(1),
-            b: r(1),
-        };
-        let iadd = Op::Add32 {
-            dst: r(2),
-            a: r(2),
-            b: r(3),
-        };
+        let icall = Op::Mul32 { dst: r(3), a: r(1), b: r(1) };
+        let iadd = Op::Add32 { dst: r(2), a: r(2), b: r(3) };
         assert_eq!(chains(&program(icall, iadd, true)), chain(1, false));
     }
 
@@ -751,37 +671,13 @@ mod tests {
             code: vec![
                 Op::Block { block: 0, steps: 1 },
                 // The variable's address, computed once before the loop.
-                Op::Offset {
-                    dst: r(2),
-                    base: r(1),
-                    disp: 4,
-                },
+                Op::Offset { dst: r(2), base: r(1), disp: 4 },
                 Op::Jump { target: 3 },
                 Op::Block { block: 1, steps: 3 },
-                Op::Load {
-                    dst: r(3),
-                    ptr: r(2),
-                    size: 4,
-                    n: 1,
-                    align: 4,
-                },
-                Op::FAdd32 {
-                    dst: r(4),
-                    a: r(3),
-                    b: r(5),
-                },
-                Op::Store {
-                    src: r(4),
-                    ptr: r(2),
-                    size: 4,
-                    n: 1,
-                    align: 4,
-                },
-                Op::Branch {
-                    cond: r(6),
-                    then: 3,
-                    other: 8,
-                },
+                Op::Load { dst: r(3), ptr: r(2), size: 4, n: 1, align: 4 },
+                Op::FAdd32 { dst: r(4), a: r(3), b: r(5) },
+                Op::Store { src: r(4), ptr: r(2), size: 4, n: 1, align: 4 },
+                Op::Branch { cond: r(6), then: 3, other: 8 },
                 Op::Block { block: 2, steps: 1 },
                 Op::Ret { src: r(4), n: 1 },
             ],

@@ -16,12 +16,7 @@ pub struct TranslateError {
 
 impl TranslateError {
     pub fn malformed(what: impl Into<String>) -> Self {
-        TranslateError {
-            malformed: true,
-            what: what.into(),
-            hint: None,
-            site: None,
-        }
+        TranslateError { malformed: true, what: what.into(), hint: None, site: None }
     }
 
     pub fn unsupported(what: impl Into<String>, hint: impl Into<String>) -> Self {

@@ -487,11 +487,7 @@ fn f32_step(r: f32, up: bool) -> f32 {
 
 pub fn convert(kind: ConvKind, from: u8, to: u8, v: u64) -> u64 {
     match kind {
-        ConvKind::IntToInt {
-            signed_src,
-            signed_dst,
-            saturate,
-        } => {
+        ConvKind::IntToInt { signed_src, signed_dst, saturate } => {
             let wide: i128 = if signed_src {
                 sext(v, from) as i128
             } else {
@@ -503,11 +499,7 @@ pub fn convert(kind: ConvKind, from: u8, to: u8, v: u64) -> u64 {
                 (true, false) => sat_unsigned(wide, to),
             }
         }
-        ConvKind::FloatToInt {
-            signed,
-            saturate,
-            rounding,
-        } => {
+        ConvKind::FloatToInt { signed, saturate, rounding } => {
             let x = round_f64(to_f64(from, v), rounding);
             if x.is_nan() {
                 return 0;
@@ -640,11 +632,7 @@ mod tests {
 
     #[test]
     fn conversions_saturate_and_round() {
-        let sat = ConvKind::IntToInt {
-            signed_src: false,
-            signed_dst: false,
-            saturate: true,
-        };
+        let sat = ConvKind::IntToInt { signed_src: false, signed_dst: false, saturate: true };
         assert_eq!(convert(sat, 32, 8, 300), 255);
         let f2i = ConvKind::FloatToInt {
             signed: true,
@@ -655,9 +643,7 @@ mod tests {
             convert(f2i, 32, 32, (-2.7f32).to_bits() as u64),
             (-2i32) as u32 as u64
         );
-        let rtz = ConvKind::FloatToFloat {
-            rounding: Rounding::TowardZero,
-        };
+        let rtz = ConvKind::FloatToFloat { rounding: Rounding::TowardZero };
         let third = (1.0f64 / 3.0).to_bits();
         assert!(f32::from_bits(convert(rtz, 64, 32, third) as u32) as f64 <= 1.0 / 3.0);
     }
@@ -811,29 +797,20 @@ mod tests {
         );
         assert_eq!(to32(-1, false, Rounding::TowardZero).to_bits(), 0x5f7f_ffff);
         // 32-bit int sources sign-extend from their width.
-        let kind = ConvKind::IntToFloat {
-            signed: true,
-            rounding: Rounding::TowardZero,
-        };
+        let kind = ConvKind::IntToFloat { signed: true, rounding: Rounding::TowardZero };
         assert_eq!(
             f32::from_bits(convert(kind, 32, 32, 0xffff_ffff) as u32),
             -1.0
         );
         let to64 = |v: u64, rounding| {
-            let kind = ConvKind::IntToFloat {
-                signed: false,
-                rounding,
-            };
+            let kind = ConvKind::IntToFloat { signed: false, rounding };
             f64::from_bits(convert(kind, 64, 64, v))
         };
         let odd = (1u64 << 53) + 1;
         assert_eq!(to64(odd, Rounding::TowardPositive), 9_007_199_254_740_994.0);
         assert_eq!(to64(odd, Rounding::TowardZero), 9_007_199_254_740_992.0);
         let to16 = |v: u64, rounding| {
-            let kind = ConvKind::IntToFloat {
-                signed: false,
-                rounding,
-            };
+            let kind = ConvKind::IntToFloat { signed: false, rounding };
             convert(kind, 32, 16, v) as u16
         };
         // 2049 lies between the halves 2048 and 2050.
@@ -850,9 +827,7 @@ mod tests {
         // the even 1.0.
         let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
         assert_eq!(f64_to_f16(x, Rounding::NearestEven), 0x3c01);
-        let via_float = ConvKind::FloatToFloat {
-            rounding: Rounding::NearestEven,
-        };
+        let via_float = ConvKind::FloatToFloat { rounding: Rounding::NearestEven };
         assert_eq!(convert(via_float, 64, 16, x.to_bits()), 0x3c01);
         assert_eq!(from_f64(16, x), 0x3c01);
         // Subnormals: half the smallest is a tie to even (0); rtp goes up.

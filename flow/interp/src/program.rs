@@ -170,12 +170,7 @@ pub(crate) fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut 
     match code[pc] {
         Op::Jump { target } => out.push(target as usize),
         Op::Branch { then, other, .. } => out.extend([other as usize, then as usize]),
-        Op::Switch {
-            cases_start,
-            cases_len,
-            default,
-            ..
-        } => {
+        Op::Switch { cases_start, cases_len, default, .. } => {
             out.push(default as usize);
             let table = cases
                 .get(cases_start as usize..cases_start as usize + cases_len as usize)
@@ -381,10 +376,7 @@ pub fn natural_loops(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Vec<Natu
             let at = match loops.iter().position(|l| l.header == header) {
                 Some(at) => at,
                 None => {
-                    loops.push(NaturalLoop {
-                        header,
-                        body: vec![header],
-                    });
+                    loops.push(NaturalLoop { header, body: vec![header] });
                     loops.len() - 1
                 }
             };
@@ -633,11 +625,7 @@ mod tests {
     use crate::bytecode::Reg;
 
     fn mov() -> Op {
-        Op::Mov {
-            dst: Reg::new(0),
-            src: Reg::new(1),
-            n: 1,
-        }
+        Op::Mov { dst: Reg::new(0), src: Reg::new(1), n: 1 }
     }
 
     #[test]
@@ -645,11 +633,7 @@ mod tests {
         let block = |block| Op::Block { block, steps: 1 };
         let code = vec![
             block(0),
-            Op::Branch {
-                cond: Reg::new(0),
-                then: 2,
-                other: 4,
-            },
+            Op::Branch { cond: Reg::new(0), then: 2, other: 4 },
             // 2, 3: the `if`'s body.
             block(1),
             mov(),
@@ -659,10 +643,7 @@ mod tests {
             Op::Barrier,
             // 7, 8: the stretch after the barrier, which always runs.
             mov(),
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
+            Op::Ret { src: Reg::new(0), n: 0 },
         ];
         let conditional = Conditional::new(&code, &[], 0);
         let at: Vec<bool> = (0..code.len()).map(|pc| conditional.at(pc)).collect();
@@ -675,19 +656,12 @@ mod tests {
     #[test]
     fn a_join_ranks_after_both_ways_to_it() {
         let code = [
-            Op::Branch {
-                cond: Reg::new(0),
-                then: 1,
-                other: 3,
-            },
+            Op::Branch { cond: Reg::new(0), then: 1, other: 3 },
             mov(),
             Op::Jump { target: 5 },
             mov(),
             Op::Jump { target: 5 },
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
+            Op::Ret { src: Reg::new(0), n: 0 },
             mov(),
         ];
         let rank = schedule_ranks(&code, &[], 0);
@@ -706,20 +680,10 @@ mod tests {
                 ret: Reg::new(0),
                 ret_n: 0,
             },
-            Op::Branch {
-                cond: Reg::new(0),
-                then: 1,
-                other: 2,
-            },
+            Op::Branch { cond: Reg::new(0), then: 1, other: 2 },
             mov(),
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
+            Op::Ret { src: Reg::new(0), n: 0 },
+            Op::Ret { src: Reg::new(0), n: 0 },
         ];
         let rank = schedule_ranks(&code, &[], 0);
         assert!(
@@ -735,17 +699,10 @@ mod tests {
         // 0: mov; 1: branch to 2 or 4; 2: mov; 3: jump 1; 4: ret
         let code = [
             mov(),
-            Op::Branch {
-                cond: Reg::new(0),
-                then: 2,
-                other: 4,
-            },
+            Op::Branch { cond: Reg::new(0), then: 2, other: 4 },
             mov(),
             Op::Jump { target: 1 },
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
+            Op::Ret { src: Reg::new(0), n: 0 },
         ];
         assert_eq!(in_loops(&code, &[]), [false, true, true, true, false]);
         assert_eq!(
@@ -769,10 +726,7 @@ mod tests {
     #[test]
     fn loops_with_a_barrier_that_do_not_begin_at_one_have_their_headers_marked() {
         let block = |block| Op::Block { block, steps: 2 };
-        let ret = Op::Ret {
-            src: Reg::new(0),
-            n: 0,
-        };
+        let ret = Op::Ret { src: Reg::new(0), n: 0 };
         // 0-1: entry; 2-5: the loop, its header at 2; 6-7: after it; 8-9:
         // the back edge's copies.
         let code = |first: Op, second: Op, back: u32| {
@@ -782,11 +736,7 @@ mod tests {
                 block(1),
                 first,
                 second,
-                Op::Branch {
-                    cond: Reg::new(0),
-                    then: back,
-                    other: 6,
-                },
+                Op::Branch { cond: Reg::new(0), then: back, other: 6 },
                 block(2),
                 ret,
                 mov(),
@@ -807,11 +757,7 @@ mod tests {
     #[test]
     fn nested_loops_are_each_found_with_their_bodies() {
         let block = |block| Op::Block { block, steps: 1 };
-        let branch = |then, other| Op::Branch {
-            cond: Reg::new(0),
-            then,
-            other,
-        };
+        let branch = |then, other| Op::Branch { cond: Reg::new(0), then, other };
         // 0: entry; 1-2: the outer header; 3-4: the inner loop, back to 3
         // or on; 5-6: the outer latch, back to 1 or out; 7-8: after.
         let code = [
@@ -823,10 +769,7 @@ mod tests {
             block(3),
             branch(1, 7),
             block(4),
-            Op::Ret {
-                src: Reg::new(0),
-                n: 0,
-            },
+            Op::Ret { src: Reg::new(0), n: 0 },
         ];
         let loops = natural_loops(&code, &[], 0);
         let find = |header| {

@@ -142,11 +142,7 @@ fn plan(g: &Geometry, size: SampleSize, seed: u64) -> Plan {
         })
         .collect();
     sampled.sort_unstable();
-    Plan {
-        boundary,
-        sampled,
-        interior,
-    }
+    Plan { boundary, sampled, interior }
 }
 
 /// `n` distinct numbers below `population`, uniformly (Floyd's algorithm:
@@ -209,20 +205,14 @@ pub(crate) fn run(
     let weights = block_weights(launch, &sample.ops);
     let exact = exec::run_groups(
         launch,
-        Selection {
-            groups: Some(&plan.boundary),
-            tally: None,
-        },
+        Selection { groups: Some(&plan.boundary), tally: None },
         threads,
         None,
         done,
     )?;
     let mut sampled = exec::run_groups(
         launch,
-        Selection {
-            groups: Some(&plan.sampled),
-            tally: Some(&weights),
-        },
+        Selection { groups: Some(&plan.sampled), tally: Some(&weights) },
         threads,
         None,
         done,
@@ -230,12 +220,7 @@ pub(crate) fn run(
     let tallies = std::mem::take(&mut sampled.tallies);
     let factor = plan.interior as f64 / plan.sampled.len().max(1) as f64;
     let partial = exact.merge(scaled(sampled, factor));
-    let sampled = Sampled {
-        plan,
-        seed: sample.seed,
-        ops: sample.ops.clone(),
-        tallies,
-    };
+    let sampled = Sampled { plan, seed: sample.seed, ops: sample.ops.clone(), tallies };
     Ok((partial, sampled))
 }
 

@@ -282,20 +282,8 @@ mod tests {
         let types = Types::new(&module);
         let leaves = types.leaves(s).unwrap();
         assert_eq!(leaves.len(), 5);
-        assert_eq!(
-            leaves[1],
-            Leaf {
-                offset: 16,
-                size: 4
-            }
-        );
-        assert_eq!(
-            leaves[4],
-            Leaf {
-                offset: 32,
-                size: 1
-            }
-        );
+        assert_eq!(leaves[1], Leaf { offset: 16, size: 4 });
+        assert_eq!(leaves[4], Leaf { offset: 32, size: 1 });
         assert_eq!(types.slots(s).unwrap(), 5);
         assert_eq!(types.member_slot(s, 2).unwrap(), (4, uchar));
         assert_eq!(types.lanes(float3).unwrap(), (SlotKind::Float(32), 3));

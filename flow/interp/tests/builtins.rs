@@ -136,11 +136,7 @@ fn conversions_honour_rounding_modes_and_doubles_round_to_half_once() {
     let above_midpoint = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
     let buffer = |ty: &str, bytes: Vec<u8>| LaunchArg {
         name: None,
-        value: ArgValue::Buffer {
-            ty: ty.parse().unwrap(),
-            access: Access::ReadWrite,
-            bytes,
-        },
+        value: ArgValue::Buffer { ty: ty.parse().unwrap(), access: Access::ReadWrite, bytes },
     };
     let r = run(
         CONVERSIONS,

@@ -104,10 +104,7 @@ fn barrier_divergence() {
 fn a_kernel_that_never_ends_hits_max_steps() {
     let src = "__kernel void spin(__global volatile uint *a) { while (a[0] == 0) { a[1]++; } }";
     let p = program(src, "spin");
-    let options = RunOptions {
-        max_steps: 10_000,
-        ..RunOptions::default()
-    };
+    let options = RunOptions { max_steps: 10_000, ..RunOptions::default() };
     let err = p
         .run(launch("spin", &[1], None, vec![u32s(&[0, 0])]), &options)
         .unwrap_err();
@@ -196,11 +193,7 @@ fn truncated_or_garbage_spirv_is_an_error_not_a_panic() {
             continue;
         };
         translated += 1;
-        let opts = RunOptions {
-            max_steps: 10_000,
-            threads: Some(1),
-            ..RunOptions::default()
-        };
+        let opts = RunOptions { max_steps: 10_000, threads: Some(1), ..RunOptions::default() };
         if p.run(launch("k", &[4], None, vec![u32s(&[1, 2, 3, 4])]), &opts)
             .is_ok()
         {

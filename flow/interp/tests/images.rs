@@ -15,24 +15,13 @@ use common::*;
 fn image(dim: ImageDim, format: &str, shape: &[u64], access: Access, bytes: Vec<u8>) -> LaunchArg {
     let image = ImageDesc::new(dim, ImageFormat::parse(format).unwrap(), shape).unwrap();
     assert_eq!(bytes.len() as u64, image.size_bytes());
-    LaunchArg {
-        name: None,
-        value: ArgValue::Image {
-            image,
-            access,
-            bytes,
-        },
-    }
+    LaunchArg { name: None, value: ArgValue::Image { image, access, bytes } }
 }
 
 fn sampler(normalized: bool, address: AddressMode, filter: FilterMode) -> LaunchArg {
     LaunchArg {
         name: None,
-        value: ArgValue::Sampler(SamplerDesc {
-            normalized,
-            address,
-            filter,
-        }),
+        value: ArgValue::Sampler(SamplerDesc { normalized, address, filter }),
     }
 }
 

@@ -21,18 +21,9 @@ fn both(
     let launch = launch(kernel, global, local, args);
     let compiled = program.run(
         &launch,
-        &RunOptions {
-            tier: Tier::Compile,
-            ..options.clone()
-        },
+        &RunOptions { tier: Tier::Compile, ..options.clone() },
     );
-    let interpreted = program.run(
-        &launch,
-        &RunOptions {
-            tier: Tier::Interpret,
-            ..options
-        },
-    );
+    let interpreted = program.run(&launch, &RunOptions { tier: Tier::Interpret, ..options });
     match (&compiled, &interpreted) {
         (Ok(c), Ok(i)) => {
             assert_eq!(
@@ -233,10 +224,7 @@ fn faulty(bad: i32, divisor: i32, keep_going: bool) -> Result<RunResult, InterpE
             scalar(bad.to_le_bytes()),
             scalar(divisor.to_le_bytes()),
         ],
-        RunOptions {
-            keep_going,
-            ..RunOptions::default()
-        },
+        RunOptions { keep_going, ..RunOptions::default() },
     )
 }
 
@@ -275,10 +263,7 @@ __kernel void spin(__global int *out, int step) {
         &[1],
         None,
         vec![u32s(&[0, 0]), scalar(1i32.to_le_bytes())],
-        RunOptions {
-            max_steps: 10_000,
-            ..RunOptions::default()
-        },
+        RunOptions { max_steps: 10_000, ..RunOptions::default() },
     )
     .unwrap_err();
     assert!(err.to_string().contains("10000"), "{err}");

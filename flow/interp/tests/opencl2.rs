@@ -47,10 +47,7 @@ fn generic_pointers_reach_every_space_and_cast_back() {
         Some(&[4]),
         vec![
             i32s(&[5; 8]),
-            LaunchArg {
-                name: None,
-                value: ArgValue::Local { bytes: 16 },
-            },
+            LaunchArg { name: None, value: ArgValue::Local { bytes: 16 } },
         ],
     );
     // out = 5 + 1 (bumped) + (i + 2) (scratch) + 1 + 2 + 4 (the casts).
@@ -133,10 +130,7 @@ fn sub_groups_of_a_stated_size_and_work_group_functions() {
     let program = Program::translate(&module, "groups").unwrap_or_else(|e| panic!("{e}"));
     let floats: Vec<f32> = (0..12).map(|i| ((i * 7) % 5) as f32 - 1.5).collect();
     let args = vec![u32s(&[0; 12]), f32s(&floats), u32s(&[0; 12])];
-    let options = RunOptions {
-        sub_group_size: 4,
-        ..RunOptions::default()
-    };
+    let options = RunOptions { sub_group_size: 4, ..RunOptions::default() };
     let r = program
         .run(launch("groups", &[12], Some(&[6]), args), &options)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -175,10 +169,7 @@ fn sub_groups_of_a_stated_size_and_work_group_functions() {
     assert_eq!(got, f);
     // Asked to run one work-item at a time, as a CPU does, the kernel runs
     // in lockstep all the same: its group functions take the whole group.
-    let one_at_a_time = RunOptions {
-        order: ItemOrder::Vectors(1),
-        ..options
-    };
+    let one_at_a_time = RunOptions { order: ItemOrder::Vectors(1), ..options };
     let args = vec![u32s(&[0; 12]), f32s(&floats), u32s(&[0; 12])];
     let again = program
         .run(launch("groups", &[12], Some(&[6]), args), &one_at_a_time)

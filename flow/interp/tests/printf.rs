@@ -30,10 +30,7 @@ fn greet(threads: usize, groups: u64) -> clflow_interp::RunResult {
         Some(&[4]),
         vec![f32s(&xs), u32s(&vec![7; n as usize])],
     );
-    let options = RunOptions {
-        threads: Some(threads),
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
     program(GREET, "greet")
         .run(&launch, &options)
         .unwrap_or_else(|e| panic!("{e}"))

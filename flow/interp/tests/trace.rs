@@ -56,10 +56,7 @@ fn every_access_arrives_in_work_group_order_with_its_work_item() {
     let program = program(GATHER, "gather");
     let plain = program.run(&launch, &RunOptions::default()).unwrap();
     let mut recording = Recording::default();
-    let options = RunOptions {
-        threads: Some(3),
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(3), ..RunOptions::default() };
     let traced = program
         .run_traced(&launch, &options, &mut recording)
         .unwrap();
@@ -135,10 +132,7 @@ __kernel void oob(__global float *a) {
     // Work-groups 4 to 7 all write past the 64 floats; whichever thread
     // faults first, the error is always work-group 4's first work-item's.
     for threads in [1, 2, 3] {
-        let options = RunOptions {
-            threads: Some(threads),
-            ..RunOptions::default()
-        };
+        let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
         for _ in 0..10 {
             let mut recording = Recording::default();
             let err = program
@@ -180,10 +174,7 @@ __kernel void sum(__global const float *a, __global float *out, uint n) {
     );
     let program = program(SUM, "sum");
     let mut recording = Recording::default();
-    let options = RunOptions {
-        threads: Some(2),
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(2), ..RunOptions::default() };
     let traced = program
         .run_traced(&launch, &options, &mut recording)
         .unwrap();
@@ -367,10 +358,7 @@ fn a_cpu_order_runs_each_work_item_up_to_its_barrier_before_the_next() {
     );
     let traced = |order| {
         let mut recording = Recording::default();
-        let options = RunOptions {
-            order,
-            ..RunOptions::default()
-        };
+        let options = RunOptions { order, ..RunOptions::default() };
         let result = program
             .run_traced(&launch, &options, &mut recording)
             .unwrap();
@@ -493,11 +481,7 @@ fn as_line_touches(accesses: &[GlobalAccess], items: u32) -> (Vec<clflow_interp:
                     touches[slot.1].kind |= kind & LineTouch::WRITES;
                 } else {
                     *slot = (key, touches.len());
-                    touches.push(LineTouch {
-                        key,
-                        site: a.site,
-                        kind,
-                    });
+                    touches.push(LineTouch { key, site: a.site, kind });
                 }
             }
         }
@@ -541,14 +525,8 @@ fn a_launch_with_too_few_work_groups_left_to_sample_runs_none_compiled() {
     // left, and a sample of 64 traced whole would be every other one.
     let n = 8 * 100u32;
     let launch = gather_launch(n, 8, |i| i / 2);
-    let mut estimating = Estimating {
-        exact: 5,
-        ..Estimating::default()
-    };
-    let options = RunOptions {
-        threads: Some(3),
-        ..RunOptions::default()
-    };
+    let mut estimating = Estimating { exact: 5, ..Estimating::default() };
+    let options = RunOptions { threads: Some(3), ..RunOptions::default() };
     let run = program(GATHER, "gather")
         .run_traced(&launch, &options, &mut estimating)
         .unwrap();
@@ -569,14 +547,8 @@ fn a_sink_that_would_reorder_too_late_hears_that_the_run_never_does() {
     // 200 work-groups of 8: the sink would estimate after 150, when too
     // few are left to sample; at the start enough were.
     let launch = gather_launch(8 * 200, 8, |i| i / 2);
-    let mut estimating = Estimating {
-        exact: 150,
-        ..Estimating::default()
-    };
-    let options = RunOptions {
-        threads: Some(3),
-        ..RunOptions::default()
-    };
+    let mut estimating = Estimating { exact: 150, ..Estimating::default() };
+    let options = RunOptions { threads: Some(3), ..RunOptions::default() };
     program(GATHER, "gather")
         .run_traced(&launch, &options, &mut estimating)
         .unwrap();
@@ -590,22 +562,13 @@ fn a_sink_that_would_reorder_too_late_hears_that_the_run_never_does() {
 /// work-group's accesses, whole or as line touches, are what the
 /// interpreter traced.
 fn estimates_from_line_touches(program: &clflow_interp::Program, launch: &clflow_core::Launch) {
-    let options = RunOptions {
-        threads: Some(3),
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(3), ..RunOptions::default() };
     let mut whole = Recording::default();
-    let interpreted = RunOptions {
-        tier: clflow_interp::Tier::Interpret,
-        ..options.clone()
-    };
+    let interpreted = RunOptions { tier: clflow_interp::Tier::Interpret, ..options.clone() };
     let plain = program
         .run_traced(launch, &interpreted, &mut whole)
         .unwrap();
-    let mut estimating = Estimating {
-        exact: 5,
-        ..Estimating::default()
-    };
+    let mut estimating = Estimating { exact: 5, ..Estimating::default() };
     let run = program
         .run_traced(launch, &options, &mut estimating)
         .unwrap();
@@ -660,11 +623,7 @@ fn a_sampled_simulation_fed_by_compiled_work_groups_keeps_its_exact_ends() {
     let program = program(GATHER, "gather");
     let analyse = |tier| {
         let mut analysis = clflow_traffic::TrafficAnalysis::new(&[64]).sampling_after(20_000);
-        let options = RunOptions {
-            threads: Some(2),
-            tier,
-            ..RunOptions::default()
-        };
+        let options = RunOptions { threads: Some(2), tier, ..RunOptions::default() };
         let run = program
             .run_traced(&launch, &options, &mut analysis)
             .unwrap();
@@ -710,10 +669,7 @@ fn a_sink_that_panics_ends_the_run_rather_than_leave_its_workers_waiting() {
         let n = 4096u32;
         let launch = gather_launch(n, 32, |i| i);
         let program = program(GATHER, "gather");
-        let options = RunOptions {
-            threads: Some(2),
-            ..RunOptions::default()
-        };
+        let options = RunOptions { threads: Some(2), ..RunOptions::default() };
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _ = program.run_traced(&launch, &options, &mut GivingUp { at: 2 });
         }));
@@ -790,10 +746,7 @@ fn each_and_in_runs(
     program: &clflow_interp::Program,
     launch: &clflow_core::Launch,
 ) -> (Recording, Recording, clflow_interp::RunResult) {
-    let options = RunOptions {
-        threads: Some(2),
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(2), ..RunOptions::default() };
     each_and_in_runs_with(program, launch, &options)
 }
 
@@ -843,11 +796,7 @@ fn a_run_that_goes_on_after_a_work_item_faults_traces_each_access_once() {
         Some(&[64]),
         vec![f32s(&words), f32s(&vec![0.0; n as usize])],
     );
-    let options = RunOptions {
-        threads: Some(2),
-        keep_going: true,
-        ..RunOptions::default()
-    };
+    let options = RunOptions { threads: Some(2), keep_going: true, ..RunOptions::default() };
     let (each, runs, run) =
         each_and_in_runs_with(&program(HALF_OUT, "half_out"), &launch, &options);
     assert_eq!(run.faults.iter().map(|f| f.count).sum::<u64>(), 5);

@@ -36,11 +36,7 @@ fn run(clear: u32, uninit: bool) -> clflow_interp::RunResult {
             scalar(clear.to_le_bytes()),
         ],
     );
-    let options = RunOptions {
-        uninit,
-        keep_going: true,
-        ..RunOptions::default()
-    };
+    let options = RunOptions { uninit, keep_going: true, ..RunOptions::default() };
     program(SOURCE, "hist").run(&launch, &options).unwrap()
 }
 

@@ -138,10 +138,7 @@ mod tests {
     fn renders_file_line_arg_and_message() {
         let error = ManifestError::input(Path::new("kernels/x/x.toml"), "file is short")
             .at_line(14)
-            .for_arg(ArgRef {
-                index: 1,
-                name: Some("keys".into()),
-            });
+            .for_arg(ArgRef { index: 1, name: Some("keys".into()) });
         assert_eq!(
             error.to_string(),
             "kernels/x/x.toml:14: arg 1 (keys): file is short"

@@ -36,19 +36,13 @@ dump = true
 fn signature(src_access: Access) -> KernelSignature {
     let image = |name: &str, access| KernelParam {
         name: Some(name.into()),
-        kind: ParamKind::Image {
-            dim: ImageDim::Image2d,
-            access,
-        },
+        kind: ParamKind::Image { dim: ImageDim::Image2d, access },
     };
     KernelSignature {
         name: "blur".into(),
         params: vec![
             image("src", src_access),
-            KernelParam {
-                name: Some("s".into()),
-                kind: ParamKind::Sampler,
-            },
+            KernelParam { name: Some("s".into()), kind: ParamKind::Sampler },
             image("dst", Access::WriteOnly),
         ],
     }
@@ -65,12 +59,7 @@ fn images_and_samplers_load_check_and_materialise() {
         .unwrap();
     assert_eq!(checked.dumps().map(|(i, _)| i).collect::<Vec<_>>(), [2]);
     let launch = checked.materialize().unwrap();
-    let ArgValue::Image {
-        image,
-        access,
-        bytes,
-    } = &launch.args[0].value
-    else {
+    let ArgValue::Image { image, access, bytes } = &launch.args[0].value else {
         panic!("src is an image")
     };
     assert_eq!(

@@ -65,12 +65,7 @@ pub(crate) fn generate(ty: ElementType, count: u64, init: &Initialiser) -> Resul
         .checked_mul(ty.size_bytes() as u64)
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| format!("{count} {ty} elements do not fit in memory"))?;
-    if let Initialiser::File {
-        path,
-        shown,
-        layout,
-    } = init
-    {
+    if let Initialiser::File { path, shown, layout } = init {
         return read_file(path, *layout, total, ty.scalar.size_bytes())
             .map_err(|why| format!("file {shown}: {why}"));
     }
@@ -83,11 +78,7 @@ pub(crate) fn generate(ty: ElementType, count: u64, init: &Initialiser) -> Resul
             }
         }
         Initialiser::Inline { bytes } => out.extend_from_slice(bytes),
-        Initialiser::Range {
-            start,
-            step,
-            accumulate,
-        } => by_lane(
+        Initialiser::Range { start, step, accumulate } => by_lane(
             ty,
             count,
             &mut out,
@@ -187,11 +178,7 @@ pub(crate) struct RandomLanes {
 
 impl RandomLanes {
     pub(crate) fn new(seed: u64, min: Number, max: Number) -> Self {
-        RandomLanes {
-            rng: Pcg64::new(seed as u128, RANDOM_STREAM),
-            min,
-            max,
-        }
+        RandomLanes { rng: Pcg64::new(seed as u128, RANDOM_STREAM), min, max }
     }
 
     pub(crate) fn next(&mut self) -> Number {
@@ -241,10 +228,7 @@ fn read_file(
     let mut file = File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
     let (offset, pad) = match layout {
         FileLayout::Raw => (0, false),
-        FileLayout::Npy {
-            data_offset,
-            pad_to_four_lanes,
-        } => (data_offset, pad_to_four_lanes),
+        FileLayout::Npy { data_offset, pad_to_four_lanes } => (data_offset, pad_to_four_lanes),
     };
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| e.to_string())?;
@@ -359,11 +343,7 @@ mod tests {
     // The seed-to-bytes mapping is a promise: these values must never change.
     #[test]
     fn random_integers_are_reproducible() {
-        let init = Initialiser::Random {
-            min: Number::Int(0),
-            max: Number::Int(60),
-            seed: 1,
-        };
+        let init = Initialiser::Random { min: Number::Int(0), max: Number::Int(60), seed: 1 };
         let values = words(&generate(ty("uint"), 8, &init).unwrap());
         assert_eq!(values, RANDOM_UINT_0_60_SEED_1);
         assert!(values.iter().all(|&v| v <= 60));
@@ -373,11 +353,8 @@ mod tests {
 
     #[test]
     fn random_floats_are_reproducible() {
-        let init = Initialiser::Random {
-            min: Number::Float(-1.0),
-            max: Number::Float(1.0),
-            seed: 42,
-        };
+        let init =
+            Initialiser::Random { min: Number::Float(-1.0), max: Number::Float(1.0), seed: 42 };
         let values = floats(&generate(ty("float"), 4, &init).unwrap());
         let bits: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
         assert_eq!(bits, RANDOM_FLOAT_M1_1_SEED_42);
@@ -425,11 +402,7 @@ mod tests {
         let bytes = generate(ty("uint"), 8_388_608, &offsets).unwrap();
         assert_eq!(bytes.len(), 8_388_608 * 4);
         assert_eq!(bytes.capacity(), bytes.len());
-        let random = Initialiser::Random {
-            min: Number::Int(0),
-            max: Number::Int(255),
-            seed: 7,
-        };
+        let random = Initialiser::Random { min: Number::Int(0), max: Number::Int(255), seed: 7 };
         let bytes = generate(ty("uchar"), 300_000_000, &random).unwrap();
         assert_eq!(bytes.len(), 300_000_000);
         assert_eq!(bytes.capacity(), bytes.len());

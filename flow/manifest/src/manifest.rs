@@ -147,10 +147,7 @@ impl CheckedManifest {
             .filter(|(_, arg)| {
                 matches!(
                     &arg.spec,
-                    ArgSpec::Buffer(BufferSpec {
-                        undefined: true,
-                        ..
-                    })
+                    ArgSpec::Buffer(BufferSpec { undefined: true, .. })
                 )
             })
             .map(|(index, _)| index)
@@ -163,9 +160,7 @@ impl CheckedManifest {
             .iter()
             .enumerate()
             .filter_map(|(index, arg)| match &arg.spec {
-                ArgSpec::Buffer(BufferSpec {
-                    dump: Some(format), ..
-                }) => Some((index, *format)),
+                ArgSpec::Buffer(BufferSpec { dump: Some(format), .. }) => Some((index, *format)),
                 _ => None,
             })
     }
@@ -186,30 +181,19 @@ impl CheckedManifest {
                                 self.info.error(arg.line, why).for_arg(arg.arg_ref(index))
                             })?;
                         match buffer.image {
-                            Some(image) => ArgValue::Image {
-                                image,
-                                access: buffer.access,
-                                bytes,
-                            },
-                            None => ArgValue::Buffer {
-                                ty: buffer.ty,
-                                access: buffer.access,
-                                bytes,
-                            },
+                            Some(image) => ArgValue::Image { image, access: buffer.access, bytes },
+                            None => {
+                                ArgValue::Buffer { ty: buffer.ty, access: buffer.access, bytes }
+                            }
                         }
                     }
                     ArgSpec::Sampler(sampler) => ArgValue::Sampler(*sampler),
-                    ArgSpec::Scalar(scalar) => ArgValue::Scalar {
-                        bytes: scalar.bytes.clone(),
-                    },
+                    ArgSpec::Scalar(scalar) => ArgValue::Scalar { bytes: scalar.bytes.clone() },
                     ArgSpec::Local(local) => ArgValue::Local { bytes: local.bytes },
                     ArgSpec::Null { .. } => ArgValue::NullPointer,
                     ArgSpec::SameBuffer { arg } => ArgValue::SameBuffer { arg: *arg },
                 };
-                Ok(LaunchArg {
-                    name: arg.display_name().map(str::to_string),
-                    value,
-                })
+                Ok(LaunchArg { name: arg.display_name().map(str::to_string), value })
             })
             .collect::<Result<Vec<_>, ManifestError>>()?;
         Ok(Launch {

@@ -84,25 +84,17 @@ impl Manifest {
             })?;
             checked.push(arg);
         }
-        Ok(CheckedManifest {
-            info,
-            args: checked,
-        })
+        Ok(CheckedManifest { info, args: checked })
     }
 }
 
 /// What the manifest gives, as mismatch messages say it.
 fn describe(spec: &ArgSpec) -> String {
     match spec {
-        ArgSpec::Buffer(BufferSpec {
-            structs: Some(structs),
-            ..
-        }) => format!("a buffer of {}", structs.name),
-        ArgSpec::Buffer(BufferSpec {
-            image: Some(image),
-            access,
-            ..
-        }) => format!(
+        ArgSpec::Buffer(BufferSpec { structs: Some(structs), .. }) => {
+            format!("a buffer of {}", structs.name)
+        }
+        ArgSpec::Buffer(BufferSpec { image: Some(image), access, .. }) => format!(
             "an {} of {} (access = \"{access}\")",
             image.dim.name(),
             image.format
@@ -143,12 +135,7 @@ pub(crate) fn check_element(
     param: &KernelParam,
     signs: IntegerSigns,
 ) -> Result<(), String> {
-    let ParamKind::Pointer {
-        pointee,
-        pointee_struct,
-        ..
-    } = &param.kind
-    else {
+    let ParamKind::Pointer { pointee, pointee_struct, .. } = &param.kind else {
         return Ok(());
     };
     let gives = |what: &str, instead: &str| {
@@ -373,10 +360,7 @@ mod tests {
     use clflow_core::ScalarType;
 
     fn param(name: &str, kind: ParamKind) -> KernelParam {
-        KernelParam {
-            name: Some(name.into()),
-            kind,
-        }
+        KernelParam { name: Some(name.into()), kind }
     }
 
     fn pointer(space: AddressSpace, pointee: &str) -> ParamKind {
@@ -388,9 +372,7 @@ mod tests {
     }
 
     fn scalar(ty: &str) -> ParamKind {
-        ParamKind::Scalar {
-            ty: ty.parse().unwrap(),
-        }
+        ParamKind::Scalar { ty: ty.parse().unwrap() }
     }
 
     /// `__kernel void hash(__global uchar* keys, __global uint* out, uint n, __local uint* scratch)`

@@ -84,19 +84,11 @@ fn tokenize(path: &Path, text: &str) -> Result<Vec<Token>, ManifestError> {
                     ManifestError::input(path, "argument header has no closing `>` on its line")
                         .at_line(line)
                 })?;
-                tokens.push(Token {
-                    text: after[..end].to_string(),
-                    line,
-                    header: true,
-                });
+                tokens.push(Token { text: after[..end].to_string(), line, header: true });
                 rest = &after[end + 1..];
             } else {
                 let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-                tokens.push(Token {
-                    text: rest[..end].to_string(),
-                    line,
-                    header: false,
-                });
+                tokens.push(Token { text: rest[..end].to_string(), line, header: false });
                 rest = &rest[end..];
             }
         }
@@ -165,12 +157,7 @@ pub(crate) fn parse(
     let (global, global_line) = reader.sizes("global size")?;
     let (local, local_line) = reader.sizes("local size")?;
     // oclgrind-kernel always launches 3 dimensions.
-    let range = NdRange {
-        dims: 3,
-        global,
-        local: Some(local),
-        offset: [0; 3],
-    };
+    let range = NdRange { dims: 3, global, local: Some(local), offset: [0; 3] };
     // oclgrind-kernel builds OpenCL 1.2 programs: whole work-groups only.
     check_range(&range, WorkGroups::Uniform).map_err(|(dim, message)| {
         ManifestError::input(path, message).at_line(if dim.is_some() {
@@ -413,11 +400,7 @@ impl PendingSimArg {
                     image: None,
                 }))
             }
-            ParamKind::Pointer {
-                space: AddressSpace::Local,
-                pointee,
-                ..
-            } => {
+            ParamKind::Pointer { space: AddressSpace::Local, pointee, .. } => {
                 for what in ["null", "noinit", "dump", "ro"] {
                     buffer_only(what)?;
                 }
@@ -598,11 +581,7 @@ impl PendingSimArg {
                 ),
             ));
         }
-        Ok(Initialiser::Range {
-            start,
-            step,
-            accumulate: true,
-        })
+        Ok(Initialiser::Range { start, step, accumulate: true })
     }
 }
 
@@ -727,27 +706,14 @@ sim
             ("filled", pointer(AddressSpace::Global, "uint")),
             ("maybe", pointer(AddressSpace::Global, "uint")),
             ("scratch", pointer(AddressSpace::Local, "float")),
-            (
-                "n",
-                ParamKind::Scalar {
-                    ty: "uint".parse().unwrap(),
-                },
-            ),
-            (
-                "scale",
-                ParamKind::Scalar {
-                    ty: "float4".parse().unwrap(),
-                },
-            ),
+            ("n", ParamKind::Scalar { ty: "uint".parse().unwrap() }),
+            ("scale", ParamKind::Scalar { ty: "float4".parse().unwrap() }),
         ];
         KernelSignature {
             name: "sim".into(),
             params: params
                 .into_iter()
-                .map(|(name, kind)| KernelParam {
-                    name: Some(name.into()),
-                    kind,
-                })
+                .map(|(name, kind)| KernelParam { name: Some(name.into()), kind })
                 .collect(),
         }
     }

@@ -73,10 +73,7 @@ impl ManifestArg {
 
     /// The argument as messages name it, being argument `index`.
     pub(crate) fn arg_ref(&self, index: usize) -> ArgRef {
-        ArgRef {
-            index,
-            name: self.display_name().map(str::to_string),
-        }
+        ArgRef { index, name: self.display_name().map(str::to_string) }
     }
 }
 

@@ -114,11 +114,7 @@ impl PendingStructs {
                 access: self.access,
                 dump: self.dump,
                 image: None,
-                structs: Some(StructArray {
-                    name: self.struct_name.clone(),
-                    count,
-                    size_bytes,
-                }),
+                structs: Some(StructArray { name: self.struct_name.clone(), count, size_bytes }),
             }),
         }
     }
@@ -171,10 +167,7 @@ mod tests {
             name: "step".into(),
             params: params
                 .into_iter()
-                .map(|(name, kind)| KernelParam {
-                    name: Some(name.into()),
-                    kind,
-                })
+                .map(|(name, kind)| KernelParam { name: Some(name.into()), kind })
                 .collect(),
         }
     }
@@ -227,11 +220,8 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let array = |name: &str, count, size_bytes| StructArray {
-            name: name.into(),
-            count,
-            size_bytes,
-        };
+        let array =
+            |name: &str, count, size_bytes| StructArray { name: name.into(), count, size_bytes };
         assert_eq!(
             structs,
             [

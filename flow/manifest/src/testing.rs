@@ -11,9 +11,7 @@ pub(crate) struct Fixture {
 impl Fixture {
     /// A directory holding `k.cl` (the kernel source manifests point at).
     pub(crate) fn new() -> Self {
-        let fixture = Fixture {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let fixture = Fixture { dir: tempfile::tempdir().unwrap() };
         fixture.file(
             "k.cl",
             b"__kernel void k(__global uint* out) { out[0] = 1; }\n",

@@ -104,11 +104,7 @@ pub(crate) fn parse(
     path: &Path,
     text: &str,
 ) -> Result<(ManifestInfo, Vec<ParsedArg>), ManifestError> {
-    let mut cx = Context {
-        path,
-        lines: LineIndex::new(text),
-        arg: None,
-    };
+    let mut cx = Context { path, lines: LineIndex::new(text), arg: None };
     let root = DeTable::parse(text).map_err(|e| {
         let message = e.message().trim().to_string();
         match e.span() {
@@ -154,10 +150,7 @@ pub(crate) fn parse(
             };
             cx.arg = Some(ArgRef { index, name: None });
             let parsed = parse_arg(&mut cx, arg_table, entry.span().start)?;
-            if let ParsedArg::Typed(ManifestArg {
-                spec: ArgSpec::SameBuffer { arg },
-                ..
-            }) = &parsed
+            if let ParsedArg::Typed(ManifestArg { spec: ArgSpec::SameBuffer { arg }, .. }) = &parsed
             {
                 let buffer = matches!(
                     args.get(*arg),
@@ -661,10 +654,7 @@ fn parse_scalar(
 ) -> Result<ScalarSpec, ManifestError> {
     let ty = need_type(cx, ty, at, "a scalar argument")?;
     let lanes = lane_values(cx, &table["value"], "value", ty, false)?;
-    Ok(ScalarSpec {
-        ty,
-        bytes: element_bytes(ty, &lanes),
-    })
+    Ok(ScalarSpec { ty, bytes: element_bytes(ty, &lanes) })
 }
 
 /// An image (`type = "image2d"`, `format`, `shape`) or a sampler
@@ -776,11 +766,7 @@ fn parse_sampler(cx: &Context, value: &Value) -> Result<SamplerDesc, ManifestErr
             ),
         ));
     }
-    Ok(SamplerDesc {
-        normalized,
-        address,
-        filter,
-    })
+    Ok(SamplerDesc { normalized, address, filter })
 }
 
 /// A buffer's element type, count, initialiser, access and dump; `texels`
@@ -942,11 +928,7 @@ fn parse_file(
                 "holds {bytes} bytes, not a whole number of {ty} ({element}-byte) elements"
             )));
         }
-        let init = Initialiser::File {
-            path,
-            shown,
-            layout: FileLayout::Raw,
-        };
+        let init = Initialiser::File { path, shown, layout: FileLayout::Raw };
         return Ok((init, bytes / element));
     }
 
@@ -1030,11 +1012,7 @@ fn parse_range_init(
                 .map_err(|why| cx.error(at, format!("`range` {which} at {n}: {why}")))?;
         }
     }
-    Ok(Initialiser::Range {
-        start,
-        step,
-        accumulate: false,
-    })
+    Ok(Initialiser::Range { start, step, accumulate: false })
 }
 
 fn parse_random(

@@ -156,12 +156,7 @@ pub struct Figure {
 
 impl Figure {
     pub fn new(value: f64, unit: Unit, provenance: Provenance, source: impl Into<String>) -> Self {
-        Figure {
-            value,
-            unit,
-            provenance,
-            source: Some(source.into()),
-        }
+        Figure { value, unit, provenance, source: Some(source.into()) }
     }
 
     pub fn measured(value: f64, unit: Unit, source: impl Into<String>) -> Self {

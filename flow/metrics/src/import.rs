@@ -87,10 +87,8 @@ pub fn results_document<'a>(set: &'a ResultSet, metrics: &'a [Metrics]) -> Resul
 }
 
 fn read_text(path: &Path) -> Result<String, MetricsError> {
-    std::fs::read_to_string(path).map_err(|source| MetricsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::read_to_string(path)
+        .map_err(|source| MetricsError::Read { path: path.to_path_buf(), source })
 }
 
 /// Reads a results file or a measurements CSV, by extension (else by content).
@@ -120,11 +118,7 @@ pub fn read_results(path: &Path) -> Result<ResultSet, MetricsError> {
     match version.schema {
         Some(SCHEMA) => {}
         Some(found) => {
-            return Err(MetricsError::Schema {
-                path: path.to_path_buf(),
-                found,
-                expected: SCHEMA,
-            })
+            return Err(MetricsError::Schema { path: path.to_path_buf(), found, expected: SCHEMA })
         }
         None => {
             return Err(MetricsError::Invalid {
@@ -134,10 +128,8 @@ pub fn read_results(path: &Path) -> Result<ResultSet, MetricsError> {
         }
     }
     let set: ResultSet = serde_json::from_str(&text).map_err(json_error)?;
-    validate(&set).map_err(|message| MetricsError::Invalid {
-        path: path.to_path_buf(),
-        message,
-    })?;
+    validate(&set)
+        .map_err(|message| MetricsError::Invalid { path: path.to_path_buf(), message })?;
     Ok(set)
 }
 

@@ -405,10 +405,7 @@ mod tests {
         other.put_device(DeviceProfile {
             name: "fpga".into(),
             kind: None,
-            measured: Ceilings {
-                power: watts(25.0, "b"),
-                ..Ceilings::default()
-            },
+            measured: Ceilings { power: watts(25.0, "b"), ..Ceilings::default() },
             datasheet: Ceilings::default(),
         });
         let mut run = Run::new("k", "fpga");

@@ -64,10 +64,7 @@ impl ChildCommand {
     /// running executable (or one directory up, where test binaries run).
     pub fn locate() -> Result<Self> {
         let program = locate_child()?;
-        Ok(ChildCommand {
-            program,
-            env: Vec::new(),
-        })
+        Ok(ChildCommand { program, env: Vec::new() })
     }
 
     /// Runs `launch` on the device `device` selects inside the helper. The
@@ -75,10 +72,7 @@ impl ChildCommand {
     /// in [`ChildRun::result`], beside what the helper printed.
     pub fn run(&self, device: &str, source: &ProgramSource, launch: &Launch) -> Result<ChildRun> {
         let name = self.program.display().to_string();
-        let fail = |problem: String| OclError::Child {
-            program: name.clone(),
-            problem,
-        };
+        let fail = |problem: String| OclError::Child { program: name.clone(), problem };
         let dir = tempfile::Builder::new()
             .prefix("clflow-ocl-")
             .tempdir()
@@ -104,11 +98,7 @@ impl ChildCommand {
             )));
         }
         let result = read_response(dir.path(), launch)?;
-        Ok(ChildRun {
-            result,
-            stdout,
-            stderr,
-        })
+        Ok(ChildRun { result, stdout, stderr })
     }
 }
 
@@ -144,18 +134,11 @@ fn write_request(dir: &Path, device: &str, source: &ProgramSource, launch: &Laun
         let value = match &arg.value {
             ArgValue::Buffer { ty, access, bytes } => {
                 write_file(&dir.join(format!("arg{index}.bin")), bytes)?;
-                ArgValue::Buffer {
-                    ty: *ty,
-                    access: *access,
-                    bytes: Vec::new(),
-                }
+                ArgValue::Buffer { ty: *ty, access: *access, bytes: Vec::new() }
             }
             other => other.clone(),
         };
-        args.push(LaunchArg {
-            name: arg.name.clone(),
-            value,
-        });
+        args.push(LaunchArg { name: arg.name.clone(), value });
     }
     let request = Request {
         device: device.to_string(),
@@ -256,12 +239,7 @@ mod tests {
     fn requests_keep_buffers_out_of_json_and_restore_them() {
         let launch = Launch {
             kernel: "k".into(),
-            range: NdRange {
-                dims: 1,
-                global: [4, 1, 1],
-                local: None,
-                offset: [0; 3],
-            },
+            range: NdRange { dims: 1, global: [4, 1, 1], local: None, offset: [0; 3] },
             args: vec![
                 LaunchArg {
                     name: Some("data".into()),
@@ -273,9 +251,7 @@ mod tests {
                 },
                 LaunchArg {
                     name: None,
-                    value: ArgValue::Scalar {
-                        bytes: vec![1, 2, 3, 4],
-                    },
+                    value: ArgValue::Scalar { bytes: vec![1, 2, 3, 4] },
                 },
             ],
         };

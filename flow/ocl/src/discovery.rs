@@ -239,9 +239,7 @@ fn discover_devices() -> Result<Vec<OclDevice>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let platforms = get_platforms().map_err(|err| no_platform(err.0))?;
     if platforms.is_empty() {
-        return Err(OclError::NoPlatform {
-            detail: "the OpenCL loader lists no platform".into(),
-        });
+        return Err(OclError::NoPlatform { detail: "the OpenCL loader lists no platform".into() });
     }
     let mut devices = Vec::new();
     for platform in &platforms {
@@ -267,9 +265,7 @@ fn discover_devices() -> Result<Vec<OclDevice>> {
     }
     if devices.is_empty() {
         let names: Vec<String> = platforms.iter().filter_map(|p| p.name().ok()).collect();
-        return Err(OclError::NoDevice {
-            platforms: names.join(", "),
-        });
+        return Err(OclError::NoDevice { platforms: names.join(", ") });
     }
     Ok(devices)
 }

@@ -87,10 +87,7 @@ pub enum OclError {
 
 impl OclError {
     pub(crate) fn io(path: impl std::fmt::Display, err: std::io::Error) -> Self {
-        OclError::Io {
-            path: path.to_string(),
-            message: err.to_string(),
-        }
+        OclError::Io { path: path.to_string(), message: err.to_string() }
     }
 }
 impl clflow_core::Diagnostic for OclError {
@@ -144,10 +141,7 @@ pub(crate) trait Step<T> {
 
 impl<T> Step<T> for opencl3::Result<T> {
     fn step(self, step: impl FnOnce() -> String) -> Result<T> {
-        self.map_err(|err| OclError::Cl {
-            step: step(),
-            code: err.0,
-        })
+        self.map_err(|err| OclError::Cl { step: step(), code: err.0 })
     }
 }
 

@@ -198,11 +198,7 @@ impl<'a> PreparedLaunch<'a> {
                 _ => None,
             };
             let image = match &arg.value {
-                ArgValue::Image {
-                    image,
-                    access,
-                    bytes,
-                } => Some({
+                ArgValue::Image { image, access, bytes } => Some({
                     check_image_format(context, image, *access).map_err(|problem| {
                         OclError::Launch {
                             kernel: kernel_name.to_string(),
@@ -329,10 +325,7 @@ impl<'a> PreparedLaunch<'a> {
                         &range.global[..dims]
                     ),
                 },
-                _ => OclError::Cl {
-                    step: step(),
-                    code: err,
-                },
+                _ => OclError::Cl { step: step(), code: err },
             }
         })?;
         let event = Event::new(event);
@@ -352,9 +345,7 @@ impl<'a> PreparedLaunch<'a> {
     /// the same build and buffers (a benchmark timed at the repetitions it
     /// calibrated).
     pub fn set_scalar(&mut self, index: usize, bytes: &[u8]) -> Result<()> {
-        let value = ArgValue::Scalar {
-            bytes: bytes.to_vec(),
-        };
+        let value = ArgValue::Scalar { bytes: bytes.to_vec() };
         set_arg(&self.kernel, index, &value, std::ptr::null_mut(), None)
             .step(|| format!("kernel '{}': setting argument {index}", self.launch.kernel))
     }
@@ -382,15 +373,9 @@ impl<'a> PreparedLaunch<'a> {
             .enumerate()
         {
             let output = match (&arg.value, buffer, image) {
-                (
-                    ArgValue::Image {
-                        image: desc,
-                        access,
-                        bytes,
-                    },
-                    _,
-                    Some(image),
-                ) if access.is_output() => {
+                (ArgValue::Image { image: desc, access, bytes }, _, Some(image))
+                    if access.is_output() =>
+                {
                     let mut data = vec![0u8; bytes.len()];
                     let (origin, region) = ([0usize; 3], region(desc));
                     unsafe {
@@ -430,11 +415,7 @@ impl<'a> PreparedLaunch<'a> {
         let queue = &self.session.get().queue;
         for (index, (arg, image)) in self.launch.args.iter().zip(&mut self.images).enumerate() {
             if let (
-                ArgValue::Image {
-                    image: desc,
-                    access: Access::ReadWrite,
-                    bytes,
-                },
+                ArgValue::Image { image: desc, access: Access::ReadWrite, bytes },
                 Some(image),
             ) = (&arg.value, image)
             {
@@ -455,14 +436,8 @@ impl<'a> PreparedLaunch<'a> {
             }
         }
         for (index, (arg, buffer)) in self.launch.args.iter().zip(&mut self.buffers).enumerate() {
-            if let (
-                ArgValue::Buffer {
-                    access: Access::ReadWrite,
-                    bytes,
-                    ..
-                },
-                Some(buffer),
-            ) = (&arg.value, buffer)
+            if let (ArgValue::Buffer { access: Access::ReadWrite, bytes, .. }, Some(buffer)) =
+                (&arg.value, buffer)
             {
                 if !bytes.is_empty() {
                     unsafe { queue.enqueue_write_buffer(buffer, CL_BLOCKING, 0, bytes, &[]) }

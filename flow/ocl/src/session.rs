@@ -36,11 +36,7 @@ impl Session {
             CommandQueue::create(&context, device.device.id(), CL_QUEUE_PROFILING_ENABLE)
         }
         .step(|| format!("creating a profiling queue on {}", device.info.label()))?;
-        Ok(Session {
-            device: device.clone(),
-            queue,
-            context,
-        })
+        Ok(Session { device: device.clone(), queue, context })
     }
 
     /// A read-write buffer holding a copy of `bytes` (at least one byte).

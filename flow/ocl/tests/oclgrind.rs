@@ -23,17 +23,11 @@ fn vadd_counts_match_the_hand_derivation() {
     assert_eq!(h.count("fadd"), n as u64);
     assert_eq!(
         h.loads.global,
-        MemoryOps {
-            instructions: 2 * n as u64,
-            bytes: 8 * n as u64
-        }
+        MemoryOps { instructions: 2 * n as u64, bytes: 8 * n as u64 }
     );
     assert_eq!(
         h.stores.global,
-        MemoryOps {
-            instructions: n as u64,
-            bytes: 4 * n as u64
-        }
+        MemoryOps { instructions: n as u64, bytes: 4 * n as u64 }
     );
     assert_eq!(floats(run.outputs[2].as_ref().unwrap()), vadd_expected(n));
     assert_eq!(run.outputs[0], None);
@@ -89,17 +83,11 @@ fn the_rotate_idiom_runs_in_oclgrind_without_optimisation() {
     // is the same: one 4-byte load and store per work-item.
     assert_eq!(
         run.histogram.loads.global,
-        MemoryOps {
-            instructions: 64,
-            bytes: 256
-        }
+        MemoryOps { instructions: 64, bytes: 256 }
     );
     assert_eq!(
         run.histogram.stores.global,
-        MemoryOps {
-            instructions: 64,
-            bytes: 256
-        }
+        MemoryOps { instructions: 64, bytes: 256 }
     );
     assert!(run.histogram.loads.private.bytes > 0);
     assert_eq!(
@@ -138,10 +126,7 @@ fn invalid_accesses_come_back_as_diagnostics() {
     );
     assert_eq!(
         run.histogram.loads.global,
-        MemoryOps {
-            instructions: 64,
-            bytes: 256
-        }
+        MemoryOps { instructions: 64, bytes: 256 }
     );
 }
 

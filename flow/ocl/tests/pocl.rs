@@ -100,14 +100,8 @@ __kernel void sums(__global uint *out, __local uint *scratch,
         },
         args: vec![
             buffer(ScalarType::UInt, Access::WriteOnly, vec![0; 6 * 4]),
-            LaunchArg {
-                name: None,
-                value: ArgValue::Local { bytes: 16 },
-            },
-            LaunchArg {
-                name: Some("bias".into()),
-                value: ArgValue::NullPointer,
-            },
+            LaunchArg { name: None, value: ArgValue::Local { bytes: 16 } },
+            LaunchArg { name: Some("bias".into()), value: ArgValue::NullPointer },
             scalar("width", 2u64.to_le_bytes().to_vec()),
         ],
     };

@@ -185,10 +185,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
         let datasheet = catalog.match_name(&selected.info.name).map(|m| m.profile);
         // The costs only the model's predictions need: a quick plan's
         // where none are stored, which the report says.
-        let needs = Needs {
-            peaks: mode,
-            costs: Some(Mode::Quick),
-        };
+        let needs = Needs { peaks: mode, costs: Some(Mode::Quick) };
         let measured = measured_or_datasheet(device, &all, datasheet, needs, observer);
         let device_rates = clflow_bench::device_rates(
             &selected.name,
@@ -515,12 +512,7 @@ fn select_devices(selectors: &[String], session: &Session) -> crate::Result<Vec<
             } else {
                 name.clone()
             };
-            Selected {
-                info,
-                name,
-                cache: None,
-                order: None,
-            }
+            Selected { info, name, cache: None, order: None }
         })
         .collect())
 }
@@ -655,11 +647,7 @@ fn count_all(
         let cached: Vec<OrderedDevice> = devices
             .iter()
             .filter_map(|d| {
-                Some(OrderedDevice {
-                    name: &d.name,
-                    cache: d.cache.as_ref()?,
-                    order: d.order,
-                })
+                Some(OrderedDevice { name: &d.name, cache: d.cache.as_ref()?, order: d.order })
             })
             .collect();
         let traffic = traffic_in_device_order(

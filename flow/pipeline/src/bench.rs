@@ -35,10 +35,7 @@ pub struct Needs {
 impl Needs {
     /// Everything at `mode`: what `bench` and `predict` need.
     pub fn all(mode: Mode) -> Needs {
-        Needs {
-            peaks: mode,
-            costs: Some(mode),
-        }
+        Needs { peaks: mode, costs: Some(mode) }
     }
 
     /// Whether `profile` serves for the peaks.
@@ -388,9 +385,7 @@ impl<'o> Run<'o> {
                 self.phase
                     .set_message(&format!("{}/{total} {id}", self.done + 1));
             }
-            Event::Finished {
-                index, id, figure, ..
-            } => {
+            Event::Finished { index, id, figure, .. } => {
                 self.done_s += planned.get(index).map_or(0.0, |s| s.expected_s);
                 self.done += 1;
                 self.phase.set_position(millis(self.done_s));
@@ -432,20 +427,14 @@ mod tests {
             r#"{"chain_ops_per_s":1.0,"local_atomics_per_s":1.0,"barriers_per_s":1.0}"#,
         )
         .unwrap();
-        let analyze = Needs {
-            peaks: Mode::Full,
-            costs: Some(Mode::Quick),
-        };
+        let analyze = Needs { peaks: Mode::Full, costs: Some(Mode::Quick) };
         let full = Needs::all(Mode::Full);
         assert!(!analyze.costs_served_by(None));
         assert!(analyze.costs_served_by(Some(&costs)) && full.costs_served_by(Some(&costs)));
         costs.quick = true;
         assert!(analyze.costs_served_by(Some(&costs)));
         assert!(!full.costs_served_by(Some(&costs)));
-        let peaks_only = Needs {
-            peaks: Mode::Full,
-            costs: None,
-        };
+        let peaks_only = Needs { peaks: Mode::Full, costs: None };
         assert!(peaks_only.costs_served_by(None));
     }
 }

@@ -295,17 +295,10 @@ fn write_manifests(out: &Path, raw: &Path, session: &Session) -> crate::Result<W
                     .iter()
                     .enumerate()
                     .filter_map(|(k, a)| match a {
-                        ArgRecord::Buffer {
-                            output_file: Some(f),
-                            ..
+                        ArgRecord::Buffer { output_file: Some(f), .. }
+                        | ArgRecord::Image { output_file: Some(f), .. } => {
+                            Some(Expected { arg: k, file: format!("raw/{f}") })
                         }
-                        | ArgRecord::Image {
-                            output_file: Some(f),
-                            ..
-                        } => Some(Expected {
-                            arg: k,
-                            file: format!("raw/{f}"),
-                        }),
                         _ => None,
                     })
                     .collect();
@@ -324,11 +317,7 @@ fn write_manifests(out: &Path, raw: &Path, session: &Session) -> crate::Result<W
             Err(why) => skipped.push(format!("{name}: {why}")),
         }
     }
-    Ok(Written {
-        launches,
-        skipped,
-        devices: devices.into_iter().collect(),
-    })
+    Ok(Written { launches, skipped, devices: devices.into_iter().collect() })
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
@@ -454,19 +443,8 @@ fn manifest_for(
         let at = || format!("arg {k}");
         let out = match (&param.kind, arg) {
             (
-                ParamKind::Pointer {
-                    space,
-                    pointee,
-                    pointee_struct,
-                },
-                ArgRecord::Buffer {
-                    bytes,
-                    file,
-                    read_only,
-                    write_only,
-                    never_written,
-                    ..
-                },
+                ParamKind::Pointer { space, pointee, pointee_struct },
+                ArgRecord::Buffer { bytes, file, read_only, write_only, never_written, .. },
             ) if *space != AddressSpace::Local => {
                 let (ty, count) = match (pointee, whole_structs(pointee_struct, *bytes)) {
                     // A buffer of no whole number of elements: its bytes.
@@ -494,13 +472,7 @@ fn manifest_for(
             }
             (
                 ParamKind::Image { dim, access },
-                ArgRecord::Image {
-                    order,
-                    channel_type,
-                    shape,
-                    file,
-                    ..
-                },
+                ArgRecord::Image { order, channel_type, shape, file, .. },
             ) => {
                 let format = match (
                     ChannelOrder::from_cl(*order),
@@ -529,14 +501,7 @@ fn manifest_for(
                     ..ArgOut::default()
                 }
             }
-            (
-                ParamKind::Sampler,
-                ArgRecord::Sampler {
-                    normalized,
-                    addressing,
-                    filter,
-                },
-            ) => {
+            (ParamKind::Sampler, ArgRecord::Sampler { normalized, addressing, filter }) => {
                 let address = match *addressing {
                     0x1130 => "none",
                     0x1131 => "clamp_to_edge",
@@ -560,28 +525,16 @@ fn manifest_for(
             }
             (ParamKind::Pointer { space, .. }, ArgRecord::NullValue { size }) => {
                 if *space == AddressSpace::Local {
-                    ArgOut {
-                        local_bytes: Some(*size),
-                        ..ArgOut::default()
-                    }
+                    ArgOut { local_bytes: Some(*size), ..ArgOut::default() }
                 } else {
-                    ArgOut {
-                        null: Some(true),
-                        ..ArgOut::default()
-                    }
+                    ArgOut { null: Some(true), ..ArgOut::default() }
                 }
             }
             // A null cl_mem passed by value is OpenCL's NULL buffer argument.
             (
-                ParamKind::Pointer {
-                    space: AddressSpace::Global | AddressSpace::Constant,
-                    ..
-                },
+                ParamKind::Pointer { space: AddressSpace::Global | AddressSpace::Constant, .. },
                 ArgRecord::Value { bytes },
-            ) if is_null_handle(bytes) => ArgOut {
-                null: Some(true),
-                ..ArgOut::default()
-            },
+            ) if is_null_handle(bytes) => ArgOut { null: Some(true), ..ArgOut::default() },
             (ParamKind::Scalar { ty }, ArgRecord::Value { bytes }) => {
                 let ty = spelled_element(*ty, spelled.as_deref());
                 ArgOut {
@@ -593,15 +546,9 @@ fn manifest_for(
                 }
             }
             (
-                ParamKind::Pointer {
-                    space: AddressSpace::Global | AddressSpace::Constant,
-                    ..
-                },
+                ParamKind::Pointer { space: AddressSpace::Global | AddressSpace::Constant, .. },
                 ArgRecord::SameBuffer { arg },
-            ) => ArgOut {
-                same_as: Some(*arg),
-                ..ArgOut::default()
-            },
+            ) => ArgOut { same_as: Some(*arg), ..ArgOut::default() },
             (kind, ArgRecord::Unsupported { what }) => {
                 return Err(format!("{}: {what} ({kind}) is not captured", at()))
             }
@@ -620,10 +567,7 @@ fn manifest_for(
                 ))
             }
         };
-        args.push(ArgOut {
-            name: param.name.clone(),
-            ..out
-        });
+        args.push(ArgOut { name: param.name.clone(), ..out });
     }
     let manifest = ManifestOut {
         description: format!(
@@ -851,16 +795,10 @@ pub fn compare_outputs(
             compare_buffer(&label, ty, &ours.bytes, &device).err()
         };
         if difference.is_some() {
-            return Ok(OutputsCheck {
-                matches: false,
-                difference,
-            });
+            return Ok(OutputsCheck { matches: false, difference });
         }
     }
-    Ok(OutputsCheck {
-        matches: true,
-        difference: None,
-    })
+    Ok(OutputsCheck { matches: true, difference: None })
 }
 
 /// W and Q of one captured launch, and whether the interpreter computed
@@ -1020,11 +958,7 @@ pub fn count_capture(
         }
         launches.push(counted);
     }
-    Ok(CaptureCount {
-        capture: dir,
-        launches,
-        totals,
-    })
+    Ok(CaptureCount { capture: dir, launches, totals })
 }
 
 fn count_launch(
@@ -1039,10 +973,7 @@ fn count_launch(
     let (result, faults, types) = interpret_launch(&manifest, options, detect, session)?;
     // A sample's outputs hold only what its work-groups wrote.
     let check = match result.sample {
-        Some(_) => OutputsCheck {
-            matches: false,
-            difference: None,
-        },
+        Some(_) => OutputsCheck { matches: false, difference: None },
         None => compare_outputs(dir, launch, &types, &result.buffers)?,
     };
     let diagnosis = match check.matches || result.sample.is_some() {

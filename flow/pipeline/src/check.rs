@@ -147,10 +147,8 @@ fn measure(
         .as_ref()
         .ok_or_else(|| Error::input(format!("{}: not a manifest", manifest.path.display())))?
         .materialize()?;
-    let options = input.run_options(&RunOptions {
-        line_bytes: suite.line_bytes,
-        ..RunOptions::default()
-    });
+    let options =
+        input.run_options(&RunOptions { line_bytes: suite.line_bytes, ..RunOptions::default() });
     // The launch is lent, not given: the device timer still needs its inputs.
     let (result, traffic) = interpret_at_cache(
         &manifest.path,
@@ -219,10 +217,6 @@ fn recorded_runs(recorded: &[ResultSet], kernel: &str) -> Vec<TimedRun> {
         .iter()
         .flat_map(|set| set.runs.iter())
         .filter(|run| run.kernel == kernel && run.time.is_some())
-        .map(|run| TimedRun {
-            run: run.clone(),
-            driver: None,
-            time_spread: None,
-        })
+        .map(|run| TimedRun { run: run.clone(), driver: None, time_spread: None })
         .collect()
 }

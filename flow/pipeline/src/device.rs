@@ -74,10 +74,7 @@ impl Default for TimingPlan {
 impl TimingPlan {
     /// The default plan, timing until `min_time_s` of kernel time.
     pub fn lasting(min_time_s: f64) -> TimingPlan {
-        TimingPlan {
-            min_time_s,
-            ..TimingPlan::default()
-        }
+        TimingPlan { min_time_s, ..TimingPlan::default() }
     }
 }
 
@@ -350,9 +347,7 @@ pub fn run_on_device(
                 .map_err(|e| ocl_failure(e, observer))?;
             compare_outputs(kernel.launch, reference, &got)
         }
-        None => OutputCheck::NotCompared {
-            reason: "no interpreter run to compare with".into(),
-        },
+        None => OutputCheck::NotCompared { reason: "no interpreter run to compare with".into() },
     };
     let mut warmup_ns = vec![first_ns];
     warmup_ns.extend(

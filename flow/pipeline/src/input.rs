@@ -98,13 +98,10 @@ pub fn prepare(
         None => (path.to_path_buf(), extra_options.to_string()),
     };
 
-    let CompiledProgram {
-        compiled,
-        module,
-        kernels,
-    } = session.program(&source, &build_options, use_cache, || {
-        load_program(&source, &build_options, use_cache, warnings, session)
-    })?;
+    let CompiledProgram { compiled, module, kernels } =
+        session.program(&source, &build_options, use_cache, || {
+            load_program(&source, &build_options, use_cache, warnings, session)
+        })?;
 
     let manifest = if let Some(manifest) = manifest {
         let Some(kernel) = kernels
@@ -137,14 +134,7 @@ pub fn prepare(
         None
     };
 
-    Ok(KernelInput {
-        manifest,
-        source,
-        build_options,
-        compiled,
-        module,
-        kernels,
-    })
+    Ok(KernelInput { manifest, source, build_options, compiled, module, kernels })
 }
 
 /// Compiles `source` with `build_options` and loads and reflects the
@@ -164,10 +154,7 @@ fn load_program(
     } else if let Some(dir) = compiler.cache_dir() {
         observer.detail(format!("compile cache: {}", dir.display()));
     }
-    let request = CompileRequest {
-        use_cache,
-        ..CompileRequest::new(source, build_options)
-    };
+    let request = CompileRequest { use_cache, ..CompileRequest::new(source, build_options) };
     let compiled = compiler.compile(&request);
     // The compiler's trace (the commands it runs) is said once it is done.
     for line in tools.take_trace() {

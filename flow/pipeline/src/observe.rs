@@ -100,10 +100,7 @@ impl Observer for Recorder {
 
     fn phase(&self, name: &str, _: Counts) -> Box<dyn Phase + '_> {
         self.push(format!("phase: {name}"));
-        Box::new(RecordedPhase {
-            recorder: self,
-            name: name.to_string(),
-        })
+        Box::new(RecordedPhase { recorder: self, name: name.to_string() })
     }
 }
 

@@ -105,11 +105,7 @@ pub fn traffic_in_device_order(
                     manifest,
                     module,
                     Cow::Borrowed(launch),
-                    &RunOptions {
-                        order,
-                        simd: false,
-                        ..options.clone()
-                    },
+                    &RunOptions { order, simd: false, ..options.clone() },
                     traffic_analysis(&caches).simulating_only(),
                     observer,
                 )?;
@@ -139,11 +135,7 @@ mod tests {
 
     fn rates(kind: SimdKind, vectorises_loops: bool) -> DeviceRates {
         DeviceRates {
-            simd: Some(Simd {
-                width: 16,
-                kind,
-                vectorises_loops,
-            }),
+            simd: Some(Simd { width: 16, kind, vectorises_loops }),
             ..DeviceRates::default()
         }
     }

@@ -63,9 +63,7 @@ impl OutputCheck {
     /// One line for terminals and report notes.
     pub fn summary(&self) -> String {
         match self {
-            OutputCheck::Agree {
-                buffers, elements, ..
-            } => format!(
+            OutputCheck::Agree { buffers, elements, .. } => format!(
                 "outputs agree with the interpreter ({elements} elements in {buffers} buffer{})",
                 if *buffers == 1 { "" } else { "s" }
             ),
@@ -185,10 +183,7 @@ pub fn compare_buffer(
 ) -> Result<Agreed, Mismatch> {
     let buffer = BufferComparison::run(ty.scalar, ty.lanes, interpreter, device);
     match buffer.first {
-        None => Ok(Agreed {
-            elements: buffer.elements,
-            max_relative: buffer.max_relative,
-        }),
+        None => Ok(Agreed { elements: buffer.elements, max_relative: buffer.max_relative }),
         Some((index, lane, expected, got)) => Err(Mismatch {
             buffer: label.to_string(),
             index,
@@ -224,12 +219,7 @@ impl BufferComparison {
         } else {
             0.0
         };
-        let mut out = BufferComparison {
-            elements,
-            differing: 0,
-            max_relative: 0.0,
-            first: None,
-        };
+        let mut out = BufferComparison { elements, differing: 0, max_relative: 0.0, first: None };
         for element in 0..elements as usize {
             let mut element_differs = false;
             for lane in 0..lanes as usize {
@@ -325,29 +315,16 @@ mod tests {
     fn launch(ty: ElementType, bytes: Vec<u8>) -> Launch {
         Launch {
             kernel: "k".into(),
-            range: NdRange {
-                dims: 1,
-                global: [1, 1, 1],
-                local: None,
-                offset: [0; 3],
-            },
+            range: NdRange { dims: 1, global: [1, 1, 1], local: None, offset: [0; 3] },
             args: vec![LaunchArg {
                 name: Some("out".into()),
-                value: ArgValue::Buffer {
-                    ty,
-                    access: Access::WriteOnly,
-                    bytes,
-                },
+                value: ArgValue::Buffer { ty, access: Access::WriteOnly, bytes },
             }],
         }
     }
 
     fn reference(bytes: Vec<u8>) -> Vec<OutputBuffer> {
-        vec![OutputBuffer {
-            arg: 0,
-            name: Some("out".into()),
-            bytes,
-        }]
+        vec![OutputBuffer { arg: 0, name: Some("out".into()), bytes }]
     }
 
     fn floats(values: &[f32]) -> Vec<u8> {

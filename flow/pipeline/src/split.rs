@@ -111,12 +111,7 @@ impl NamedDevice {
                 let holds_data = p.class == DeviceClass::Cpu;
                 (p.model.clone(), p.class.to_string(), profile, holds_data)
             }
-            NamedDevice::OpenCl {
-                name,
-                info,
-                measured,
-                datasheet,
-            } => {
+            NamedDevice::OpenCl { name, info, measured, datasheet } => {
                 let profile =
                     device_profile(name, info, measured.as_deref(), datasheet.as_ref(), kind);
                 let class = profile.kind.clone().unwrap_or_default();
@@ -160,14 +155,7 @@ impl NamedDevice {
                 NamedDevice::OpenCl { datasheet, .. } => datasheet.as_ref().and_then(host_link),
             }
         };
-        Ok(SplitDevice {
-            name,
-            class,
-            compute,
-            bandwidth,
-            link,
-            holds_data,
-        })
+        Ok(SplitDevice { name, class, compute, bandwidth, link, holds_data })
     }
 }
 
@@ -235,14 +223,7 @@ pub fn split<'a>(
     let system = system(&devices)?;
     let parts: Vec<Kernel> = kernels.iter().map(|k| k.kernel.clone()).collect();
     let analysis = analyze(&parts, &system, transfers).map_err(Error::from)?;
-    Ok(Split {
-        kernels,
-        ceiling,
-        traffic,
-        devices,
-        system,
-        analysis,
-    })
+    Ok(Split { kernels, ceiling, traffic, devices, system, analysis })
 }
 
 #[cfg(test)]
@@ -283,16 +264,9 @@ pub(crate) mod tests {
             manifest: PathBuf::from(format!("kernels/{name}/{name}.toml")),
             kernel: Kernel {
                 name: name.into(),
-                work: Work {
-                    ops,
-                    bytes,
-                    transfer: bytes,
-                },
+                work: Work { ops, bytes, transfer: bytes },
             },
-            mix: PerClass {
-                fp32: ops as u64,
-                ..PerClass::default()
-            },
+            mix: PerClass { fp32: ops as u64, ..PerClass::default() },
         }
     }
 
@@ -489,19 +463,10 @@ pub(crate) mod tests {
     #[test]
     fn the_ceiling_is_the_kind_most_of_the_work_is() {
         let mut int_kernel = vadd();
-        int_kernel.mix = PerClass {
-            int: 5000,
-            fp32: 4096,
-            ..PerClass::default()
-        };
+        int_kernel.mix = PerClass { int: 5000, fp32: 4096, ..PerClass::default() };
         assert_eq!(ceiling_of(&[int_kernel]), OpClass::Int);
         let mut fp64_kernel = vadd();
-        fp64_kernel.mix = PerClass {
-            int: 10,
-            fp64: 3000,
-            fp32: 1000,
-            ..PerClass::default()
-        };
+        fp64_kernel.mix = PerClass { int: 10, fp64: 3000, fp32: 1000, ..PerClass::default() };
         assert_eq!(
             ceiling_of(&[fp64_kernel, vadd()]),
             OpClass::Fp32,
@@ -509,10 +474,7 @@ pub(crate) mod tests {
         );
         // The EPYC profile states no int32 peak: the error names what to add.
         let mut lookup = vadd();
-        lookup.mix = PerClass {
-            int: 4096,
-            ..PerClass::default()
-        };
+        lookup.mix = PerClass { int: 4096, ..PerClass::default() };
         let err = split_err(&[lookup], profile("amd-epyc-7763"));
         assert_eq!(
             err.message,

@@ -24,13 +24,7 @@ pub fn parse_cache<'a>(
     catalog: impl FnOnce() -> &'a ProfileCatalog,
 ) -> crate::Result<DeviceCache> {
     let size_error = match text.parse::<CacheSpec>() {
-        Ok(spec) => {
-            return Ok(DeviceCache {
-                spec,
-                source: "--cache".into(),
-                upper: Vec::new(),
-            })
-        }
+        Ok(spec) => return Ok(DeviceCache { spec, source: "--cache".into(), upper: Vec::new() }),
         Err(e) => e,
     };
     match catalog().get(text.trim()) {
@@ -411,10 +405,10 @@ pub fn probed_caches<'a>(
         .into_iter()
         .flatten()
         .flat_map(|c| {
-            let above = c.upper.last().map(|(_, bytes)| CacheSpec {
-                bytes: *bytes,
-                line_bytes: c.spec.line_bytes,
-            });
+            let above = c
+                .upper
+                .last()
+                .map(|(_, bytes)| CacheSpec { bytes: *bytes, line_bytes: c.spec.line_bytes });
             std::iter::once(c.spec).chain(above)
         })
         .collect()
@@ -429,13 +423,7 @@ pub fn line_caches(traffic: Option<&TrafficSummary>) -> BTreeMap<SourceLine, Lin
             .into_iter()
             .map(|(line, (pattern, dram_bytes))| {
                 let pattern = pattern.describe();
-                (
-                    line,
-                    LineCache {
-                        pattern,
-                        dram_bytes,
-                    },
-                )
+                (line, LineCache { pattern, dram_bytes })
             })
             .collect()
     })

@@ -327,10 +327,7 @@ mod tests {
         let p = predict_all(
             &facts,
             &device(),
-            Measured {
-                time_s: Some(2e-6),
-                energy_j: None,
-            },
+            Measured { time_s: Some(2e-6), energy_j: None },
         );
         // sgemm's integer work outweighs its floats: W / F̂_int against
         // the compulsory 12 KiB at 20 GB/s.
@@ -376,10 +373,7 @@ mod tests {
             samples: 5,
             source: "test".into(),
         });
-        let measured = Measured {
-            time_s: Some(1e-3),
-            energy_j: Some(0.02),
-        };
+        let measured = Measured { time_s: Some(1e-3), energy_j: Some(0.02) };
         let p = predict_all(&facts, &dev, measured);
         let e = p.energy.prediction.as_ref().unwrap();
         let expected = 1e-10 * 299_008.0 + 1e-9 * 12288.0 + 10.0 * 1e-3;
@@ -417,10 +411,7 @@ mod tests {
     #[test]
     fn predictions_read_back_from_the_json_they_are_written_as() {
         let facts = sgemm_facts();
-        let measured = Measured {
-            time_s: Some(2.7e-6),
-            energy_j: Some(3.1e-5),
-        };
+        let measured = Measured { time_s: Some(2.7e-6), energy_j: Some(3.1e-5) };
         let mut blind = device();
         blind.bandwidth = None;
         let predictions = vec![

@@ -101,16 +101,7 @@ impl ClassParameters {
         let instructions = facts.instructions.arithmetic.get(class);
         let fma_floor = instructions > 0 && useful < 2 * instructions;
         (
-            ClassParameters {
-                w,
-                m,
-                o,
-                f,
-                c,
-                u,
-                d: facts.host.total() as f64,
-                fma_floor,
-            },
+            ClassParameters { w, m, o, f, c, u, d: facts.host.total() as f64, fma_floor },
             notes,
         )
     }
@@ -356,20 +347,14 @@ mod tests {
         // Every fp32 instruction is a mad: no floor.
         assert!(!p.fma_floor);
         assert!(notes[0].contains("every access taken as coalesced"));
-        facts.coalescing = Some(Coalescing {
-            coalesced_bytes: 3,
-            uncoalesced_bytes: 1,
-            penalised: true,
-        });
+        facts.coalescing =
+            Some(Coalescing { coalesced_bytes: 3, uncoalesced_bytes: 1, penalised: true });
         let (p, notes) = ClassParameters::from_facts(&facts);
         assert_eq!((p.c, p.u), (9216.0, 3072.0));
         assert!(notes.is_empty());
         // A CPU charges everything at P_coalesced, and says why.
-        facts.coalescing = Some(Coalescing {
-            coalesced_bytes: 3,
-            uncoalesced_bytes: 1,
-            penalised: false,
-        });
+        facts.coalescing =
+            Some(Coalescing { coalesced_bytes: 3, uncoalesced_bytes: 1, penalised: false });
         let (p, notes) = ClassParameters::from_facts(&facts);
         assert_eq!((p.c, p.u), (12288.0, 0.0));
         assert!(notes[0].contains("a CPU device: its uncoalesced accesses (25% of bytes)"));

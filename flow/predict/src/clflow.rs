@@ -727,21 +727,10 @@ mod tests {
             bandwidth: rate(10e9),
             uncoalesced_bandwidth: rate(1e9),
             issue: IssueRates {
-                vector: ClassRates {
-                    int: rate(100e9),
-                    fp32: rate(200e9),
-                    ..ClassRates::default()
-                },
-                scalar: ClassRates {
-                    int: rate(10e9),
-                    fp32: rate(20e9),
-                    ..ClassRates::default()
-                },
+                vector: ClassRates { int: rate(100e9), fp32: rate(200e9), ..ClassRates::default() },
+                scalar: ClassRates { int: rate(10e9), fp32: rate(20e9), ..ClassRates::default() },
             },
-            launch: Some(LaunchCost {
-                empty_s: 1e-6,
-                per_group_s: 1e-8,
-            }),
+            launch: Some(LaunchCost { empty_s: 1e-6, per_group_s: 1e-8 }),
             simd: Some(simd),
             ..DeviceRates::default()
         }
@@ -801,10 +790,7 @@ mod tests {
         assert!(close(p.time_s, p.launch_s + p.issue_s));
         assert_eq!(p.bound, Bound::Compute);
         // Vectorising inside loops too: every step as vectors.
-        let loops = Simd {
-            vectorises_loops: true,
-            ..CPU
-        };
+        let loops = Simd { vectorises_loops: true, ..CPU };
         let p = predict_kernel(&facts, &device(loops)).unwrap();
         assert!(close(p.issue_s, 300_032.0 / 100e9 + 32_768.0 / 200e9));
         // No SIMD use measured, or no launch cost: no prediction, and why.
@@ -901,10 +887,7 @@ mod tests {
         // the float issue.
         let mut timed = rates.clone();
         timed.costs.as_mut().unwrap().builtins = Some([(1e8, 1e7); 5]);
-        let sines = KernelFacts {
-            builtin_lanes: [1000, 0, 0, 0, 0],
-            ..facts.clone()
-        };
+        let sines = KernelFacts { builtin_lanes: [1000, 0, 0, 0, 0], ..facts.clone() };
         let p = predict_kernel(&sines, &timed).unwrap();
         let builtins = 1000.0 * (0.1 / 1e8 + 0.9 / 1e7);
         assert!(close(p.builtins_s.unwrap(), builtins), "{p:?}");
@@ -931,10 +914,7 @@ mod tests {
         );
         // A walk of stores alone takes no call; one that copies, a load
         // and a store a step, takes a call a step with both.
-        let stored = KernelFacts {
-            page_stride_stores: Some(300),
-            ..sines.clone()
-        };
+        let stored = KernelFacts { page_stride_stores: Some(300), ..sines.clone() };
         let p = predict_kernel(&stored, &walking).unwrap();
         assert_eq!(p.walked_calls_s, None);
         assert!(close(p.builtins_s.unwrap(), builtins), "{p:?}");
@@ -988,21 +968,14 @@ mod tests {
         );
         // Vectorising loops too, every gathered lane counts.
         let in_loops = DeviceRates {
-            simd: rates.simd.map(|s| Simd {
-                vectorises_loops: true,
-                ..s
-            }),
+            simd: rates.simd.map(|s| Simd { vectorises_loops: true, ..s }),
             ..rates.clone()
         };
         let p = predict_kernel(&facts, &in_loops).unwrap();
         assert!(close(p.gathers_s.unwrap(), 3e-6), "{p:?}");
         // Without barriers, the kernel's loop keeps every step scalar:
         // nothing is gathered.
-        let alone = KernelFacts {
-            barriers: 0,
-            loop_barriers: 0,
-            ..facts.clone()
-        };
+        let alone = KernelFacts { barriers: 0, loop_barriers: 0, ..facts.clone() };
         let scalar = predict_kernel(&alone, &rates).unwrap();
         assert_eq!(scalar.gathers_s, None);
         // ... and every branch jumps.
@@ -1025,10 +998,7 @@ mod tests {
             (64 << 20, 2e8),
         ]);
         let gathering = |table: Option<u64>| {
-            let facts = KernelFacts {
-                cache_gather_table: table,
-                ..facts.clone()
-            };
+            let facts = KernelFacts { cache_gather_table: table, ..facts.clone() };
             predict_kernel(&facts, &tabled)
                 .unwrap()
                 .cache_gathers_s
@@ -1066,10 +1036,7 @@ mod tests {
             "{p:?}"
         );
         // A quarter of the DRAM traffic is the walks' own: the rest moves.
-        let own = KernelFacts {
-            line_walk_dram: Some(3072),
-            ..walking.clone()
-        };
+        let own = KernelFacts { line_walk_dram: Some(3072), ..walking.clone() };
         let p = predict_kernel(&own, &lined).unwrap();
         assert!(
             close(p.memory_s, 9216.0 / 9e9 + 1e-5 + 3e-6 + lines),
@@ -1078,10 +1045,7 @@ mod tests {
         let untimed = predict_kernel(&walking, &in_loops).unwrap();
         assert_eq!(untimed.line_walks_s, None);
         // A profile that timed one walk of loads charges stores alike.
-        let with_stores = KernelFacts {
-            page_stride_stores: Some(300),
-            ..facts.clone()
-        };
+        let with_stores = KernelFacts { page_stride_stores: Some(300), ..facts.clone() };
         let p = predict_kernel(&with_stores, &rates).unwrap();
         assert_eq!(p.page_strides_s, Some(3e-6));
         // One that timed walks of several lengths, loading, storing and
@@ -1183,11 +1147,7 @@ mod tests {
         facts.traffic.simulated = Some(12_288);
         // A GPU charges the written share, and no barrier of its own.
         facts.traffic.simulated_allocated = Some(4096);
-        let gpu = device(Simd {
-            width: 32,
-            kind: SimdKind::Simt,
-            vectorises_loops: true,
-        });
+        let gpu = device(Simd { width: 32, kind: SimdKind::Simt, vectorises_loops: true });
         let gpu = DeviceRates {
             costs: rates.costs,
             bandwidth_by_writes: rates.bandwidth_by_writes.clone(),

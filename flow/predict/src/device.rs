@@ -18,10 +18,7 @@ pub struct Rate {
 
 impl Rate {
     pub fn new(value: f64, source: impl Into<String>) -> Rate {
-        Rate {
-            value,
-            source: source.into(),
-        }
+        Rate { value, source: source.into() }
     }
 }
 

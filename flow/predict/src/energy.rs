@@ -74,9 +74,7 @@ pub fn fit(samples: &[PowerSample], source: &str) -> Result<EnergyCoefficients, 
         .filter(|s| s.ops_per_s.is_finite() && s.bytes_per_s.is_finite() && s.mean_w.is_finite())
         .collect();
     if usable.len() < 3 {
-        return Err(FitError::TooFewSamples {
-            found: usable.len(),
-        });
+        return Err(FitError::TooFewSamples { found: usable.len() });
     }
     // Columns scaled to unit maximum, so the normal equations stay
     // well conditioned with rates of 1e11 beside a constant of 1.

@@ -390,10 +390,7 @@ pub(crate) mod tests {
             op: op.into(),
             ty: ty.into(),
             lanes,
-            by_role: ByRole {
-                work: lanes,
-                ..ByRole::default()
-            },
+            by_role: ByRole { work: lanes, ..ByRole::default() },
         }
     }
 
@@ -402,12 +399,7 @@ pub(crate) mod tests {
     pub fn sgemm_counts() -> Counts {
         let float = LaneType::Scalar(ScalarType::Float);
         let uint = LaneType::Scalar(ScalarType::UInt);
-        let key = |op, ty, arith| WorkKey {
-            op,
-            ty,
-            arith,
-            role: Role::Work,
-        };
+        let key = |op, ty, arith| WorkKey { op, ty, arith, role: Role::Work };
         Counts {
             kernel: "sgemm".into(),
             work_items: 1024,
@@ -464,17 +456,10 @@ pub(crate) mod tests {
     }
 
     pub fn sgemm_launch() -> Launch {
-        let float = ElementType {
-            scalar: ScalarType::Float,
-            lanes: 1,
-        };
+        let float = ElementType { scalar: ScalarType::Float, lanes: 1 };
         let buffer = |access, n: usize| LaunchArg {
             name: None,
-            value: ArgValue::Buffer {
-                ty: float,
-                access,
-                bytes: vec![0; n * 4],
-            },
+            value: ArgValue::Buffer { ty: float, access, bytes: vec![0; n * 4] },
         };
         Launch {
             kernel: "sgemm".into(),
@@ -558,11 +543,7 @@ pub(crate) mod tests {
         traffic.simulated = None;
         assert_eq!(traffic.dram_write_share(), 0.5);
         assert_eq!(traffic.dram_allocated_share(), 0.5);
-        let share = Coalescing {
-            coalesced_bytes: 30,
-            uncoalesced_bytes: 10,
-            penalised: true,
-        };
+        let share = Coalescing { coalesced_bytes: 30, uncoalesced_bytes: 10, penalised: true };
         assert_eq!(share.coalesced_share(), 0.75);
     }
 }

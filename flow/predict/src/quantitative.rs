@@ -270,13 +270,7 @@ mod tests {
         assert!(close(q.throughput, 600e9));
         assert!(close(q.time_s, 1.2e9 / 600e9));
         // With less traffic the adjusted peak sets the time.
-        let compute = predict(
-            KernelParameters {
-                w_traf: 0.1e9,
-                ..kernel
-            },
-            gpu(),
-        );
+        let compute = predict(KernelParameters { w_traf: 0.1e9, ..kernel }, gpu());
         assert_eq!(compute.bound, Bound::Compute);
         assert!(close(compute.time_s, 1.2e9 / 750e9));
     }
@@ -292,10 +286,7 @@ mod tests {
             d_ldst: 0.0,
             d_other: 0.0,
         };
-        let device = DeviceParameters {
-            t_op: 1e12,
-            ..gpu()
-        };
+        let device = DeviceParameters { t_op: 1e12, ..gpu() };
         let q = predict(kernel, device);
         // W_op = T_SP / T_DP = 4; E_instr is 1 for a pure op stream.
         assert_eq!(q.w_op, 4.0);

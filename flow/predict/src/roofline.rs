@@ -42,12 +42,7 @@ pub fn roofline_time(work: f64, peak: f64, bytes: f64, bandwidth: f64) -> Roofli
     } else {
         Bound::Memory
     };
-    RooflineTime {
-        compute_s,
-        memory_s,
-        time_s: compute_s.max(memory_s),
-        bound,
-    }
+    RooflineTime { compute_s, memory_s, time_s: compute_s.max(memory_s), bound }
 }
 
 /// The ridge: the intensity (ops/byte) where both bounds meet.

@@ -301,11 +301,8 @@ fn add_roof(plot: &mut LogPlot, roof: Roof, spec: &RoofSpec) {
     // The ridge: where the slope meets the highest peak, the intensity a
     // kernel needs to be compute-bound.
     if spec.tagged && top > 0.0 {
-        plot.markers.push(Marker {
-            at: (slope_end, top),
-            color: spec.color,
-            legend: None,
-        });
+        plot.markers
+            .push(Marker { at: (slope_end, top), color: spec.color, legend: None });
         plot.tags.push(Tag {
             text: format!("ridge {} OPS/B", format_number(slope_end)),
             at: (slope_end, top),
@@ -384,11 +381,8 @@ fn add_kernel(plot: &mut LogPlot, roof: Roof, k: &KernelSpec) {
             legend: None,
         });
         for (level, intensity) in &k.levels[..k.levels.len() - 1] {
-            plot.markers.push(Marker {
-                at: (*intensity, achieved),
-                color: k.color,
-                legend: None,
-            });
+            plot.markers
+                .push(Marker { at: (*intensity, achieved), color: k.color, legend: None });
             plot.tags.push(Tag {
                 text: level.clone(),
                 at: (*intensity, achieved),

@@ -257,11 +257,7 @@ mod tests {
             launches,
             work: 1024 * launches,
             bytes: 2048 * launches,
-            devices: vec![DeviceTime {
-                device: "PoCL <cpu>".into(),
-                launches,
-                time_s,
-            }],
+            devices: vec![DeviceTime { device: "PoCL <cpu>".into(), launches, time_s }],
             runs: Vec::new(),
         }
     }
@@ -272,11 +268,7 @@ mod tests {
             launches,
             work,
             bytes,
-            devices: vec![DeviceTime {
-                device: "PoCL <cpu>".into(),
-                launches,
-                time_s,
-            }],
+            devices: vec![DeviceTime { device: "PoCL <cpu>".into(), launches, time_s }],
             runs: Vec::new(),
         }
     }

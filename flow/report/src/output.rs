@@ -60,17 +60,13 @@ impl Staging {
         caption: String,
         chart: &impl Chart,
     ) -> Result<ChartFile, ReportError> {
-        let plot_error = |message: String| ReportError::Plot {
-            chart: format!("{stem}.svg"),
-            message,
-        };
+        let plot_error =
+            |message: String| ReportError::Plot { chart: format!("{stem}.svg"), message };
         let (svg, _) = render_svg(chart).map_err(plot_error)?;
         self.write(&format!("{stem}.svg"), svg.as_bytes())?;
         let png = format!("{stem}.png");
-        render_png(chart, &self.dir.path().join(&png)).map_err(|message| ReportError::Plot {
-            chart: png.clone(),
-            message,
-        })?;
+        render_png(chart, &self.dir.path().join(&png))
+            .map_err(|message| ReportError::Plot { chart: png.clone(), message })?;
         self.files.push(png);
         Ok(ChartFile { stem, caption, svg })
     }
@@ -238,20 +234,13 @@ pub fn write_report_sections(
         .prefix(".clflow-report-")
         .tempdir_in(out)
         .map_err(io(out))?;
-    let mut staging = Staging {
-        dir,
-        files: Vec::new(),
-    };
+    let mut staging = Staging { dir, files: Vec::new() };
 
     let metrics = set.evaluate();
     let charts = draw_charts(&mut staging, set, &metrics)?;
     staging.write("metrics.csv", &metrics_csv(&metrics)?)?;
-    let json = serde_json::to_string_pretty(&results_document(set, &metrics)).map_err(|e| {
-        ReportError::Encode {
-            what: "results.json".into(),
-            message: e.to_string(),
-        }
-    })?;
+    let json = serde_json::to_string_pretty(&results_document(set, &metrics))
+        .map_err(|e| ReportError::Encode { what: "results.json".into(), message: e.to_string() })?;
     staging.write("results.json", json.as_bytes())?;
     let mut parts = Vec::new();
     for section in sections {
@@ -285,10 +274,7 @@ pub fn write_report_sections(
         let target = out.join(name);
         std::fs::rename(staging.dir.path().join(name), &target).map_err(io(&target))?;
     }
-    Ok(Written {
-        dir: out.to_path_buf(),
-        files: staging.files,
-    })
+    Ok(Written { dir: out.to_path_buf(), files: staging.files })
 }
 
 #[cfg(test)]
@@ -298,10 +284,7 @@ mod tests {
     #[test]
     fn a_section_writes_its_perdome_chart_and_files_with_the_report() {
         let dir = tempfile::tempdir().unwrap();
-        let set = ResultSet {
-            title: Some("split test".into()),
-            ..ResultSet::default()
-        };
+        let set = ResultSet { title: Some("split test".into()), ..ResultSet::default() };
         let section = ReportSection {
             heading: "CPU+GPU split (PerDome)".into(),
             html: "<p>bounds</p>\n".into(),

@@ -72,20 +72,16 @@ pub fn write_perdome(
     dir: &Path,
     stem: &str,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| ReportError::Io { path: dir.to_path_buf(), source })?;
     let plot_error = |file: &Path| {
         let chart = file.display().to_string();
         move |message: String| ReportError::Plot { chart, message }
     };
     let svg_path = dir.join(format!("{stem}.svg"));
     let (svg, _) = render_svg(plot).map_err(plot_error(&svg_path))?;
-    std::fs::write(&svg_path, svg).map_err(|source| ReportError::Io {
-        path: svg_path.clone(),
-        source,
-    })?;
+    std::fs::write(&svg_path, svg)
+        .map_err(|source| ReportError::Io { path: svg_path.clone(), source })?;
     let png_path = dir.join(format!("{stem}.png"));
     render_png(plot, &png_path).map_err(plot_error(&png_path))?;
     Ok(vec![svg_path, png_path])
@@ -221,11 +217,7 @@ impl Chart for PerdomePlot {
         }
         // The lines I_C = I and I_G = I: Lemma 2's borders.
         let i = self.intensity.log2();
-        let guide = ShapeStyle {
-            color: INK.mix(0.55),
-            filled: false,
-            stroke_width: 1,
-        };
+        let guide = ShapeStyle { color: INK.mix(0.55), filled: false, stroke_width: 1 };
         for points in [vec![(i, y_lo), (i, y_hi)], vec![(x_lo, i), (x_hi, i)]] {
             area.draw(&plotters::element::DashedPathElement::new(
                 points, 6, 5, guide,
@@ -328,11 +320,7 @@ fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
 where
     CT::From: Clone + 'static,
 {
-    let edge = ShapeStyle {
-        color: WHITE.to_rgba(),
-        filled: false,
-        stroke_width: 2,
-    };
+    let edge = ShapeStyle { color: WHITE.to_rgba(), filled: false, stroke_width: 2 };
     match kind {
         PointKind::DataPartition => {
             let diamond = vec![(0, -10), (10, 0), (0, 10), (-10, 0)];
@@ -353,11 +341,7 @@ where
             .map_err(failed)?;
             let mut outline = triangle;
             outline.push((0, -10));
-            let ink = ShapeStyle {
-                color: INK.to_rgba(),
-                filled: false,
-                stroke_width: 2,
-            };
+            let ink = ShapeStyle { color: INK.to_rgba(), filled: false, stroke_width: 2 };
             area.draw(&(EmptyElement::at(at) + PathElement::new(outline, ink)))
                 .map_err(failed)
         }

@@ -224,11 +224,7 @@ fn line_style(line: &Line) -> ShapeStyle {
     } else {
         line.color.to_rgba()
     };
-    ShapeStyle {
-        color,
-        filled: false,
-        stroke_width: line.width,
-    }
+    ShapeStyle { color, filled: false, stroke_width: line.width }
 }
 
 /// Draws a polyline in any coordinate system, solid or dashed.

@@ -199,11 +199,7 @@ pub fn quadrant_split_chart(
             width: 2,
             legend: None,
         });
-        markers.push(Marker {
-            at,
-            color: color(k),
-            legend: Some(text),
-        });
+        markers.push(Marker { at, color: color(k), legend: Some(text) });
         tags.push(Tag {
             text: d.name.clone(),
             at,
@@ -396,16 +392,8 @@ mod tests {
     #[test]
     fn the_quadrant_split_puts_devices_on_either_side_of_the_kernel() {
         let devices = [
-            QuadrantDevice {
-                name: "gpu".into(),
-                bandwidth: 900e9,
-                throughput: 20e12,
-            },
-            QuadrantDevice {
-                name: "cpu".into(),
-                bandwidth: 100e9,
-                throughput: 100e9,
-            },
+            QuadrantDevice { name: "gpu".into(), bandwidth: 900e9, throughput: 20e12 },
+            QuadrantDevice { name: "cpu".into(), bandwidth: 100e9, throughput: 100e9 },
         ];
         let plot = quadrant_split_chart("k", 4.0, &devices).unwrap();
         // The GPU's balance (22 op/B) lies above I = 4, the CPU's (1) below.

@@ -208,18 +208,12 @@ mod tests {
     };
 
     fn device(name: &str, read_bytes: u64) -> DeviceTraffic {
-        let dram = DramTraffic {
-            read_bytes,
-            ..DramTraffic::default()
-        };
+        let dram = DramTraffic { read_bytes, ..DramTraffic::default() };
         DeviceTraffic {
             device: name.into(),
             cache_source: "test".into(),
             summary: TrafficSummary {
-                cache: CacheSpec {
-                    bytes: 1 << 14,
-                    line_bytes: 64,
-                },
+                cache: CacheSpec { bytes: 1 << 14, line_bytes: 64 },
                 accessed_bytes: read_bytes,
                 compulsory: dram,
                 dram,
@@ -244,11 +238,7 @@ mod tests {
     }
 
     fn kernel(name: &str, work: u64, devices: Vec<DeviceTraffic>) -> KernelTraffic {
-        KernelTraffic {
-            kernel: name.into(),
-            work,
-            devices,
-        }
+        KernelTraffic { kernel: name.into(), work, devices }
     }
 
     /// Predictions with every model skipped, as predictions.json holds them.

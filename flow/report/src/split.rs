@@ -240,10 +240,7 @@ impl SplitReport<'_> {
 
 /// The two devices as the model sees them, their ceilings checked.
 pub fn system([c, g]: &[SplitDevice; 2]) -> Result<System, SplitError> {
-    Ok(System {
-        c: c.processor()?,
-        g: g.processor()?,
-    })
+    Ok(System { c: c.processor()?, g: g.processor()? })
 }
 
 const TABLE_HEADER: [&str; 9] = [
@@ -543,11 +540,9 @@ impl Split<'_> {
     /// and `.png`, and `split.json` holding what `clflow split --json`
     /// prints.
     pub fn report_section(&self, preface: &str) -> Result<ReportSection, ReportError> {
-        let json =
-            serde_json::to_string_pretty(&self.report()).map_err(|e| ReportError::Encode {
-                what: "split.json".into(),
-                message: e.to_string(),
-            })?;
+        let json = serde_json::to_string_pretty(&self.report()).map_err(|e| {
+            ReportError::Encode { what: "split.json".into(), message: e.to_string() }
+        })?;
         let mut html = format!("{preface}{}", self.html());
         let charts = match self.plot() {
             Some(plot) => vec![(

@@ -75,10 +75,8 @@ pub fn column(name: &str) -> Option<&'static (&'static str, &'static str, Pick)>
 /// `metrics.csv`: kernel, device, ops, then each figure in base units and its
 /// provenance, then the bound and any notes.
 pub fn metrics_csv(metrics: &[Metrics]) -> Result<Vec<u8>, ReportError> {
-    let encode = |e: csv::Error| ReportError::Encode {
-        what: "metrics.csv".into(),
-        message: e.to_string(),
-    };
+    let encode =
+        |e: csv::Error| ReportError::Encode { what: "metrics.csv".into(), message: e.to_string() };
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["kernel".to_string(), "device".into(), "ops".into()];
     for (name, _, _) in FIGURE_COLUMNS {
@@ -102,10 +100,9 @@ pub fn metrics_csv(metrics: &[Metrics]) -> Result<Vec<u8>, ReportError> {
         row.push(m.notes.join("; "));
         writer.write_record(&row).map_err(encode)?;
     }
-    writer.into_inner().map_err(|e| ReportError::Encode {
-        what: "metrics.csv".into(),
-        message: e.to_string(),
-    })
+    writer
+        .into_inner()
+        .map_err(|e| ReportError::Encode { what: "metrics.csv".into(), message: e.to_string() })
 }
 
 #[cfg(test)]

@@ -292,10 +292,7 @@ mod tests {
             .map(|(device, bytes)| DeviceTraffic {
                 device: device.to_string(),
                 cache_source: "test".into(),
-                summary: report.summary(CacheSpec {
-                    bytes: *bytes,
-                    line_bytes: 64,
-                }),
+                summary: report.summary(CacheSpec { bytes: *bytes, line_bytes: 64 }),
                 levels: Vec::new(),
                 cache_gathers: None,
                 cache_gather_table: None,
@@ -370,11 +367,7 @@ mod tests {
 
     #[test]
     fn no_simulated_device_means_no_section() {
-        let kernels = [KernelTraffic {
-            kernel: "k".into(),
-            work: 1,
-            devices: Vec::new(),
-        }];
+        let kernels = [KernelTraffic { kernel: "k".into(), work: 1, devices: Vec::new() }];
         assert!(traffic_section(&kernels).is_none());
         assert!(traffic_curve_chart(&kernels).is_none());
     }

@@ -212,18 +212,9 @@ fn memory_levels_make_the_roofline_hierarchical() {
     let bytes = |b: f64| Figure::measured(b, Unit::Bytes, "simulation");
     // W = 2e9: I = 2 at L1, 8 at L2, 20 at DRAM (above the ridge of 5).
     run.levels = vec![
-        LevelTraffic {
-            level: "L1".into(),
-            traffic: bytes(1e9),
-        },
-        LevelTraffic {
-            level: "L2".into(),
-            traffic: bytes(0.25e9),
-        },
-        LevelTraffic {
-            level: "DRAM".into(),
-            traffic: bytes(0.1e9),
-        },
+        LevelTraffic { level: "L1".into(), traffic: bytes(1e9) },
+        LevelTraffic { level: "L2".into(), traffic: bytes(0.25e9) },
+        LevelTraffic { level: "DRAM".into(), traffic: bytes(0.1e9) },
     ];
     set.put_run(run);
     // The L1's own ceiling, from reads within 16 KiB.

@@ -47,10 +47,7 @@ pub enum SpirvError {
 
 impl SpirvError {
     pub(crate) fn reflection(kernel: &str, detail: impl Into<String>) -> Self {
-        SpirvError::Reflection {
-            kernel: kernel.to_string(),
-            detail: detail.into(),
-        }
+        SpirvError::Reflection { kernel: kernel.to_string(), detail: detail.into() }
     }
 }
 impl clflow_core::Diagnostic for SpirvError {

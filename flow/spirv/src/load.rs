@@ -72,18 +72,10 @@ fn check_framing(words: &[u32]) -> Result<(), SpirvError> {
         let declared = (words[at] >> 16) as usize;
         let available = words.len() - at;
         if declared == 0 {
-            return Err(SpirvError::ZeroWordCount {
-                index,
-                offset: at * WORD,
-            });
+            return Err(SpirvError::ZeroWordCount { index, offset: at * WORD });
         }
         if declared > available {
-            return Err(SpirvError::Truncated {
-                index,
-                offset: at * WORD,
-                declared,
-                available,
-            });
+            return Err(SpirvError::Truncated { index, offset: at * WORD, declared, available });
         }
         at += declared;
         index += 1;
@@ -132,10 +124,7 @@ impl SpecConstantOps {
             const BITCAST: u32 = 124;
             out.extend_from_slice(&[(5 << 16) | Self::OPCODE, inst[1], inst[2], BITCAST, inst[4]]);
         }
-        SpecConstantOps {
-            words: out,
-            operands,
-        }
+        SpecConstantOps { words: out, operands }
     }
 
     fn restore(self, module: &mut rspirv::dr::Module) {
@@ -153,19 +142,13 @@ impl SpecConstantOps {
 
 fn from_parse_state(state: ParseState) -> SpirvError {
     match state {
-        ParseState::OpcodeUnknown(offset, index, opcode) => SpirvError::UnknownOpcode {
-            opcode,
-            index,
-            offset,
-        },
+        ParseState::OpcodeUnknown(offset, index, opcode) => {
+            SpirvError::UnknownOpcode { opcode, index, offset }
+        }
         // The loader's own complaints (an unclosed function ...) read best
         // without the parser's "consumer error" wrapping.
-        ParseState::ConsumerError(err) => SpirvError::Malformed {
-            detail: err.to_string(),
-        },
-        other => SpirvError::Malformed {
-            detail: other.to_string(),
-        },
+        ParseState::ConsumerError(err) => SpirvError::Malformed { detail: err.to_string() },
+        other => SpirvError::Malformed { detail: other.to_string() },
     }
 }
 
@@ -199,9 +182,7 @@ mod tests {
         let text = b"__kernel void f(__global int *a) { }\n\0\0\0";
         assert_eq!(
             load(text).unwrap_err(),
-            SpirvError::WrongMagic {
-                found: u32::from_le_bytes(*b"__ke")
-            }
+            SpirvError::WrongMagic { found: u32::from_le_bytes(*b"__ke") }
         );
         let mut swapped = sample_module_bytes();
         swapped[..4].copy_from_slice(&SPIRV_MAGIC.to_be_bytes());
@@ -223,12 +204,7 @@ mod tests {
         // The first instruction (OpCapability, 2 words) cut after 1 word.
         assert_eq!(
             load(&bytes[..(HEADER_WORDS + 1) * WORD]).unwrap_err(),
-            SpirvError::Truncated {
-                index: 1,
-                offset: 20,
-                declared: 2,
-                available: 1
-            }
+            SpirvError::Truncated { index: 1, offset: 20, declared: 2, available: 1 }
         );
         // Without its final OpFunctionEnd the last function stays open.
         let unclosed = load(&bytes[..bytes.len() - WORD]).unwrap_err();
@@ -272,11 +248,7 @@ mod tests {
         let recoded = (first & 0xffff_0000) | 0xfff0;
         bytes[20..24].copy_from_slice(&recoded.to_le_bytes());
         match load(&bytes) {
-            Err(SpirvError::UnknownOpcode {
-                opcode,
-                index,
-                offset,
-            }) => {
+            Err(SpirvError::UnknownOpcode { opcode, index, offset }) => {
                 assert_eq!((opcode, index, offset), (0xfff0, 1, 20));
             }
             other => panic!("expected an unknown-opcode error, got {other:?}"),

@@ -49,11 +49,7 @@ impl ReflectedKernel {
                 // `void*`; saying so would only contradict the source.
                 let opaque = matches!(
                     param.kind,
-                    ParamKind::Pointer {
-                        pointee: None,
-                        pointee_struct: None,
-                        ..
-                    }
+                    ParamKind::Pointer { pointee: None, pointee_struct: None, .. }
                 );
                 if !opaque && !same_reading(&written, &reflected) {
                     text = format!("{text} /* {reflected} */");
@@ -181,10 +177,7 @@ impl<'m> Reflector<'m> {
         let source_types = (0..params.len())
             .map(|index| spelled.map(|types| types[index].render()))
             .collect();
-        Ok(ReflectedKernel {
-            signature: KernelSignature { name, params },
-            source_types,
-        })
+        Ok(ReflectedKernel { signature: KernelSignature { name, params }, source_types })
     }
 
     fn function(&self, id: Word) -> Option<&'m Function> {
@@ -223,10 +216,9 @@ impl<'m> Reflector<'m> {
                     },
                 }
             }
-            Type::Pointer {
-                storage: StorageClass::Function,
-                pointee,
-            } if attributes.contains(&FunctionParameterAttribute::ByVal) => {
+            Type::Pointer { storage: StorageClass::Function, pointee }
+                if attributes.contains(&FunctionParameterAttribute::ByVal) =>
+            {
                 // A struct passed by value arrives as a pointer to a copy.
                 self.aggregate(pointee)
             }
@@ -250,15 +242,11 @@ impl<'m> Reflector<'m> {
                     },
                 }
             }
-            Type::Struct { .. }
-            | Type::Array {
-                length: Some(_), ..
-            } => self.aggregate(type_id),
+            Type::Struct { .. } | Type::Array { length: Some(_), .. } => self.aggregate(type_id),
             Type::Image(image) => match (image.dim, image.unsupported()) {
-                (Some(dim), None) => ParamKind::Image {
-                    dim,
-                    access: image.access.unwrap_or(Access::ReadOnly),
-                },
+                (Some(dim), None) => {
+                    ParamKind::Image { dim, access: image.access.unwrap_or(Access::ReadOnly) }
+                }
                 _ => unsupported(spelled, "an image"),
             },
             Type::Sampler => ParamKind::Sampler,
@@ -355,18 +343,11 @@ mod tests {
     }
 
     fn pointer(space: AddressSpace, pointee: Option<&str>) -> ParamKind {
-        ParamKind::Pointer {
-            space,
-            pointee: pointee.map(element),
-            pointee_struct: None,
-        }
+        ParamKind::Pointer { space, pointee: pointee.map(element), pointee_struct: None }
     }
 
     fn param(name: &str, kind: ParamKind) -> KernelParam {
-        KernelParam {
-            name: Some(name.into()),
-            kind,
-        }
+        KernelParam { name: Some(name.into()), kind }
     }
 
     #[test]
@@ -384,19 +365,9 @@ mod tests {
                     param("out", pointer(AddressSpace::Global, Some("float4"))),
                     param("scratch", pointer(AddressSpace::Local, Some("int"))),
                     param("coef", pointer(AddressSpace::Constant, Some("float"))),
-                    param(
-                        "n",
-                        ParamKind::Scalar {
-                            ty: element("uint")
-                        }
-                    ),
+                    param("n", ParamKind::Scalar { ty: element("uint") }),
                     param("m", ParamKind::Scalar { ty: element("int") }),
-                    param(
-                        "c",
-                        ParamKind::Scalar {
-                            ty: element("char")
-                        }
-                    ),
+                    param("c", ParamKind::Scalar { ty: element("char") }),
                     param("s", ParamKind::Aggregate { size_bytes: 32 }),
                     param("raw", pointer(AddressSpace::Global, None)),
                 ],
@@ -423,9 +394,7 @@ mod tests {
         assert!(kernels[0].params.iter().all(|p| p.name.is_none()));
         assert_eq!(
             kernels[0].params[2].kind,
-            ParamKind::Scalar {
-                ty: ElementType::scalar(ScalarType::Char)
-            }
+            ParamKind::Scalar { ty: ElementType::scalar(ScalarType::Char) }
         );
     }
 
@@ -440,22 +409,14 @@ mod tests {
             .iter()
             .map(|param| match &param.kind {
                 ParamKind::Pointer {
-                    pointee_struct:
-                        Some(StructType {
-                            name,
-                            size_bytes,
-                            members,
-                        }),
+                    pointee_struct: Some(StructType { name, size_bytes, members }),
                     pointee: None,
                     ..
                 } => {
                     let members: Vec<String> = members.iter().map(|m| m.to_string()).collect();
                     Some((name.clone(), *size_bytes, members.join(", ")))
                 }
-                ParamKind::Pointer {
-                    pointee_struct: None,
-                    ..
-                } => None,
+                ParamKind::Pointer { pointee_struct: None, .. } => None,
                 other => panic!("{other:?}"),
             })
             .collect()

@@ -115,20 +115,13 @@ fn laid_out(types: &Types, name: String, id: Word) -> StructType {
             .collect(),
         _ => Vec::new(),
     };
-    StructType {
-        name,
-        size_bytes,
-        members,
-    }
+    StructType { name, size_bytes, members }
 }
 
 /// A member's element and how many it holds, arrays of arrays multiplied.
 fn shape(types: &Types, id: Word, depth: u32) -> (Option<ElementType>, usize) {
     match types.get(id) {
-        Ok(Type::Array {
-            element,
-            length: Some(length),
-        }) if depth < 64 => {
+        Ok(Type::Array { element, length: Some(length) }) if depth < 64 => {
             let (inner, count) = shape(types, *element, depth + 1);
             (inner, count.saturating_mul(*length as usize))
         }

@@ -162,11 +162,7 @@ pub fn sample_module_bytes() -> Vec<u8> {
             None,
         ),
     ]
-    .map(|(name, ty, attribute)| TestParam {
-        name: Some(name),
-        ty,
-        attribute,
-    });
+    .map(|(name, ty, attribute)| TestParam { name: Some(name), ty, attribute });
     kernel_module(b, void, "scale", &params)
 }
 
@@ -189,11 +185,7 @@ pub fn untyped_module_bytes() -> Vec<u8> {
             None,
         ),
     ]
-    .map(|(ty, attribute)| TestParam {
-        name: None,
-        ty,
-        attribute,
-    });
+    .map(|(ty, attribute)| TestParam { name: None, ty, attribute });
     kernel_module(b, void, "plain", &params)
 }
 
@@ -244,10 +236,6 @@ pub fn struct_module_bytes(spelled: bool) -> Vec<u8> {
         ("lost", global(&mut b, uchar)),
         ("bytes", global(&mut b, uchar)),
     ]
-    .map(|(name, ty)| TestParam {
-        name: Some(name),
-        ty,
-        attribute: None,
-    });
+    .map(|(name, ty)| TestParam { name: Some(name), ty, attribute: None });
     kernel_module(b, void, "walk", &params)
 }

@@ -268,10 +268,7 @@ impl Types {
                 element: word(0)?,
                 length: Some(*lengths.get(&word(1)?).ok_or(TypeError::LengthNotConstant)?),
             },
-            Op::TypeRuntimeArray => Type::Array {
-                element: word(0)?,
-                length: None,
-            },
+            Op::TypeRuntimeArray => Type::Array { element: word(0)?, length: None },
             Op::TypeStruct => Type::Struct {
                 members: (0..inst.operands.len())
                     .map(word)
@@ -279,10 +276,9 @@ impl Types {
                 packed,
             },
             Op::TypePointer => match inst.operands.first() {
-                Some(Operand::StorageClass(storage)) => Type::Pointer {
-                    storage: *storage,
-                    pointee: word(1)?,
-                },
+                Some(Operand::StorageClass(storage)) => {
+                    Type::Pointer { storage: *storage, pointee: word(1)? }
+                }
                 _ => return Err(operand(0)),
             },
             Op::TypeFunction => Type::Function,
@@ -375,10 +371,7 @@ impl Types {
                     offset = offset.next_multiple_of(align).saturating_add(size);
                     max_align = max_align.max(align);
                 }
-                Layout {
-                    size: offset.next_multiple_of(max_align),
-                    align: max_align,
-                }
+                Layout { size: offset.next_multiple_of(max_align), align: max_align }
             }
             Type::Image(_)
             | Type::Sampler
@@ -474,17 +467,11 @@ mod tests {
         assert_eq!(types.member_offset(packed, 2), Ok(19));
         assert_eq!(
             types.member_offset(packed, 3),
-            Err(TypeError::NoMember {
-                id: packed,
-                index: 3
-            })
+            Err(TypeError::NoMember { id: packed, index: 3 })
         );
         assert_eq!(
             types.get(bytes),
-            Ok(&Type::Array {
-                element: uchar,
-                length: Some(3)
-            })
+            Ok(&Type::Array { element: uchar, length: Some(3) })
         );
         assert_eq!(
             types.element(float3, false).map(|e| e.to_string()),

@@ -43,23 +43,14 @@ pub fn parts(i: f64, i_c: f64, i_g: f64) -> Option<Parts> {
     // Eq. 14: N_b-C / N_b-G = (I_G − I)/(I − I_C), with N_b-C + N_b-G = N_b.
     let bytes_g = (i - i_c) / (i_g - i_c);
     let bytes_c = (i - i_g) / (i_c - i_g);
-    Some(Parts {
-        bytes_c,
-        bytes_g,
-        ops_c: i_c * bytes_c,
-        ops_g: i_g * bytes_g,
-    })
+    Some(Parts { bytes_c, bytes_g, ops_c: i_c * bytes_c, ops_g: i_g * bytes_g })
 }
 
 impl Parts {
     /// The two parts as work, with `transfer_per_byte` bytes crossing the
     /// host link per byte of traffic (D / N_b of the application).
     pub fn work(&self, transfer_per_byte: f64) -> (Work, Work) {
-        let part = |ops: f64, bytes: f64| Work {
-            ops,
-            bytes,
-            transfer: bytes * transfer_per_byte,
-        };
+        let part = |ops: f64, bytes: f64| Work { ops, bytes, transfer: bytes * transfer_per_byte };
         (
             part(self.ops_c, self.bytes_c),
             part(self.ops_g, self.bytes_g),

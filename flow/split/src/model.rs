@@ -38,11 +38,7 @@ impl Processor {
             if value.is_finite() && value > 0.0 {
                 Ok(())
             } else {
-                Err(SplitError::Ceiling {
-                    device: name.clone(),
-                    what,
-                    value,
-                })
+                Err(SplitError::Ceiling { device: name.clone(), what, value })
             }
         };
         positive("peak operations per second", peak_ops)?;
@@ -50,12 +46,7 @@ impl Processor {
         if let Some(link) = link {
             positive("host-link bandwidth", link)?;
         }
-        Ok(Processor {
-            name,
-            peak_ops,
-            bandwidth,
-            link,
-        })
+        Ok(Processor { name, peak_ops, bandwidth, link })
     }
 
     /// t_f: seconds per operation at peak.
@@ -134,11 +125,7 @@ impl Work {
                 return Err(SplitError::Work { what, value });
             }
         }
-        Ok(Work {
-            ops,
-            bytes,
-            transfer,
-        })
+        Ok(Work { ops, bytes, transfer })
     }
 
     /// Eq. 1: I = N_f / N_b; zero for no work (the paper's convention for

@@ -66,10 +66,7 @@ pub const TABLE_1: [Table1Row; 4] = [
 /// ("i7 2600K", "GTX 750" gives i7+GTX750).
 pub fn system(cpu: &str, gpu: &str) -> Option<System> {
     let find = |name: &str| TABLE_1.iter().find(|row| row.name == name);
-    Some(System {
-        c: find(cpu)?.processor(),
-        g: find(gpu)?.processor(),
-    })
+    Some(System { c: find(cpu)?.processor(), g: find(gpu)?.processor() })
 }
 
 /// A row of Table 2: a workload partition's essential parameters.
@@ -82,12 +79,7 @@ pub struct Table2Row {
 }
 
 const fn row(partition: &'static str, i: f64, i_c: f64, i_g: f64) -> Table2Row {
-    Table2Row {
-        partition,
-        i,
-        i_c,
-        i_g,
-    }
+    Table2Row { partition, i, i_c, i_g }
 }
 
 /// Table 2: the data assembly of miniFE (DA) and the synthetic application (SA).

@@ -226,10 +226,7 @@ pub fn code_partitions(
     transfers: Transfers,
 ) -> Result<Vec<Partition>, SplitError> {
     if kernels.len() > MAX_KERNELS {
-        return Err(SplitError::TooManyKernels {
-            count: kernels.len(),
-            max: MAX_KERNELS,
-        });
+        return Err(SplitError::TooManyKernels { count: kernels.len(), max: MAX_KERNELS });
     }
     let every = (1u32 << kernels.len()) - 1;
     Ok((1..every)

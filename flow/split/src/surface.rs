@@ -65,12 +65,7 @@ pub fn surface(
                 .collect()
         })
         .collect();
-    Surface {
-        intensity,
-        i_c: axis.clone(),
-        i_g: axis,
-        performance,
-    }
+    Surface { intensity, i_c: axis.clone(), i_g: axis, performance }
 }
 
 /// `steps` values from `lo` to `hi`, evenly spaced in log2.
@@ -92,11 +87,7 @@ impl Surface {
             for (value, &i_c) in row.iter().zip(&self.i_c) {
                 if let Some(performance) = *value {
                     if !peak.is_some_and(|p| p.performance >= performance) {
-                        peak = Some(Peak {
-                            i_c,
-                            i_g,
-                            performance,
-                        });
+                        peak = Some(Peak { i_c, i_g, performance });
                     }
                 }
             }

@@ -10,9 +10,7 @@ pub struct Fenwick {
 
 impl Fenwick {
     pub fn new(n: usize) -> Fenwick {
-        Fenwick {
-            tree: vec![0; n + 1],
-        }
+        Fenwick { tree: vec![0; n + 1] }
     }
 
     /// Positions 1..=ones hold 1, the rest 0; built in O(n).

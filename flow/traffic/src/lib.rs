@@ -217,21 +217,13 @@ impl<R: Send + 'static> Stage<R> {
 fn simulate(sim: &mut LruSimulator, delivered: &Delivered) {
     match delivered {
         Delivered::Accesses { list, .. } => sim.accesses(list),
-        Delivered::Lines {
-            touches,
-            touch_shift,
-        } => sim.touches(touches, *touch_shift),
+        Delivered::Lines { touches, touch_shift } => sim.touches(touches, *touch_shift),
         Delivered::SampleNow => sim.sample_now(),
     }
 }
 
 fn coalesce(analyzer: &mut CoalescingAnalyzer, delivered: &Delivered) {
-    if let Delivered::Accesses {
-        group,
-        list,
-        stands_for,
-    } = delivered
-    {
+    if let Delivered::Accesses { group, list, stands_for } = delivered {
         analyzer.sample(*group, list, *stands_for);
     }
 }
@@ -592,10 +584,8 @@ impl AccessSink for TrafficAnalysis {
         let lines = (touches.len() as u64 * smallest).div_ceil(self.largest_line());
         self.footprint = self.footprint.max(lines);
         self.pending_accesses += touches.len();
-        self.pending.push(Delivered::Lines {
-            touches,
-            touch_shift: smallest.trailing_zeros(),
-        });
+        self.pending
+            .push(Delivered::Lines { touches, touch_shift: smallest.trailing_zeros() });
         if self.pending_accesses >= BATCH_ACCESSES {
             self.flush();
         }
@@ -946,23 +936,14 @@ impl TrafficReport {
         let first = upper
             .first()
             .map_or("L1".to_string(), |(name, _)| name.clone());
-        let mut levels = vec![LevelBytes {
-            level: first,
-            bytes: self.accessed_bytes,
-        }];
+        let mut levels = vec![LevelBytes { level: first, bytes: self.accessed_bytes }];
         for (k, (_, bytes)) in upper.iter().enumerate() {
             let next = upper
                 .get(k + 1)
                 .map_or_else(|| format!("L{}", upper.len() + 1), |(name, _)| name.clone());
-            levels.push(LevelBytes {
-                level: next,
-                bytes: at(*bytes),
-            });
+            levels.push(LevelBytes { level: next, bytes: at(*bytes) });
         }
-        levels.push(LevelBytes {
-            level: "DRAM".into(),
-            bytes: at(cache.bytes),
-        });
+        levels.push(LevelBytes { level: "DRAM".into(), bytes: at(cache.bytes) });
         levels
     }
 
@@ -1064,10 +1045,7 @@ mod tests {
         let spec = |t: &str| t.parse::<CacheSpec>();
         assert_eq!(
             spec("40MiB/128"),
-            Ok(CacheSpec {
-                bytes: 40 << 20,
-                line_bytes: 128
-            })
+            Ok(CacheSpec { bytes: 40 << 20, line_bytes: 128 })
         );
         assert_eq!(spec("512k").unwrap().bytes, 512 << 10);
         assert_eq!(spec("1.5MB").unwrap().bytes, 3 << 19);
@@ -1235,10 +1213,7 @@ mod tests {
         // A 512 KiB cache probed (8,192 lines, the fewest that let the pass
         // sample): groups of 512 lines may come in another order, groups
         // of 513 may not, and are traced whole.
-        let probe = CacheSpec {
-            bytes: 512 << 10,
-            line_bytes: 64,
-        };
+        let probe = CacheSpec { bytes: 512 << 10, line_bytes: 64 };
         let (from, reordered, _) = run_of_groups(100, 512, Some(probe));
         assert_eq!(from, Some(0));
         // Resolved from 16 times a group's 512 lines.
@@ -1254,10 +1229,7 @@ mod tests {
     /// alone lets it, not where a reordering would.
     #[test]
     fn a_run_that_never_reorders_resolves_its_curve_by_the_sample_alone() {
-        let probe = CacheSpec {
-            bytes: 512 << 10,
-            line_bytes: 64,
-        };
+        let probe = CacheSpec { bytes: 512 << 10, line_bytes: 64 };
         let mut analysis = grouped_analysis(100, 512, Some(probe));
         for g in 0..100 {
             analysis.take_work_group(g, group_of_lines(g, 512));

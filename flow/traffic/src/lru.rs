@@ -206,10 +206,7 @@ impl LruSimulator {
             total = (total + bytes.div_ceil(line_bytes)).next_multiple_of(page_lines);
         }
         first_line.push(total);
-        let state = LineState {
-            stamp: UNTOUCHED,
-            since_store: NEVER_STORED,
-        };
+        let state = LineState { stamp: UNTOUCHED, since_store: NEVER_STORED };
         LruSimulator {
             line_shift,
             first_line,
@@ -243,10 +240,7 @@ impl LruSimulator {
         for &bytes in cache_bytes {
             let lines = bytes >> self.line_shift;
             if !self.probes.iter().any(|p| p.lines == lines) {
-                self.probes.push(Probe {
-                    lines,
-                    by_site: Vec::new(),
-                });
+                self.probes.push(Probe { lines, by_site: Vec::new() });
             }
         }
         self = self.resolving(cache_bytes);
@@ -598,10 +592,7 @@ impl LruSimulator {
             self.superseded_count += 1;
             self.owner[stamp] = u32::MAX;
             self.standing -= 1;
-            self.lines[line as usize] = LineState {
-                stamp: UNTOUCHED,
-                since_store: NEVER_STORED,
-            };
+            self.lines[line as usize] = LineState { stamp: UNTOUCHED, since_store: NEVER_STORED };
         }
         self.last_line = u32::MAX;
     }
@@ -1064,12 +1055,7 @@ mod tests {
             }
             let curve = sim.finish();
             for capacity in [1, 2, 3, 5, 8, 9, 17, 64, 150, 299, 300, 1000] {
-                let mut naive = Naive {
-                    capacity,
-                    lines: Vec::new(),
-                    read: 0,
-                    written: 0,
-                };
+                let mut naive = Naive { capacity, lines: Vec::new(), read: 0, written: 0 };
                 for &(line, reads, writes) in &stream {
                     naive.access(line, reads, writes);
                 }
@@ -1185,11 +1171,7 @@ mod tests {
         assert_eq!(curve.lines_touched(), 3);
         assert_eq!(
             curve.compulsory(),
-            DramTraffic {
-                read_bytes: 128,
-                written_bytes: 128,
-                allocated_bytes: 64,
-            }
+            DramTraffic { read_bytes: 128, written_bytes: 128, allocated_bytes: 64 }
         );
         // A cache of one line no longer holds line 1 of buffer 0 when the
         // store comes back to it: the store brings it in again.

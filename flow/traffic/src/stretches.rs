@@ -57,11 +57,7 @@ impl Stretches {
         }
         let (first, last) = (run.item as usize, run.last_item() as usize);
         if last >= self.items.len() {
-            let none = Stretch {
-                buffer: u32::MAX,
-                line: u64::MAX,
-                moves: 0,
-            };
+            let none = Stretch { buffer: u32::MAX, line: u64::MAX, moves: 0 };
             self.items.resize(last + 1, none);
             self.rows.resize(last + 1, ALONE);
         }

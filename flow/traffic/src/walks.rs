@@ -60,13 +60,7 @@ const ALONE: u32 = u32::MAX;
 
 impl Default for Together {
     fn default() -> Self {
-        Together {
-            first: ALONE,
-            lanes: 1,
-            runs: 1,
-            run_step: 0,
-            stride: 0,
-        }
+        Together { first: ALONE, lanes: 1, runs: 1, run_step: 0, stride: 0 }
     }
 }
 

@@ -59,11 +59,7 @@ impl Group {
 /// gathers, copies that load and store in one dispatch, accesses of no
 /// bytes, work-items left out, and (where asked) barriers now and then.
 fn group(rng: &mut Pcg64Mcg, steps: u64, barriers: bool) -> Vec<GlobalAccess> {
-    let mut g = Group {
-        accesses: Vec::new(),
-        dispatch: 0,
-        phase: 0,
-    };
+    let mut g = Group { accesses: Vec::new(), dispatch: 0, phase: 0 };
     // Low enough that the walk a line a step never wraps round.
     // Word-aligned, so that a row of words runs over a line's end.
     let base = (rng.next_u64() % (BUFFER_BYTES / 4)) & !3;

@@ -189,11 +189,7 @@ impl Report {
             // What a manifest's `type = "struct ..."` is sized by.
             let mut shown: Vec<&str> = Vec::new();
             for param in &kernel.signature.params {
-                if let ParamKind::Pointer {
-                    pointee_struct: Some(record),
-                    ..
-                } = &param.kind
-                {
+                if let ParamKind::Pointer { pointee_struct: Some(record), .. } = &param.kind {
                     if !shown.contains(&record.name.as_str()) {
                         shown.push(&record.name);
                         text.push_str(&format!("    {}\n", record.layout_text()));

@@ -627,11 +627,9 @@ fn run_options(args: &CountArgs, ops: &OpSet) -> RunOptions {
         // Set by the pipeline where --detect asks for it.
         uninit: false,
         undefined: Vec::new(),
-        sample: args.sample.map(|size| Sample {
-            size,
-            seed: args.sample_seed,
-            ops: ops.clone(),
-        }),
+        sample: args
+            .sample
+            .map(|size| Sample { size, seed: args.sample_seed, ops: ops.clone() }),
         simd: args.simd,
         tier: if args.interpret {
             Tier::Interpret

@@ -276,11 +276,7 @@ fn predict_one(
         };
         predictions.push(predict_all(&facts, rates, measurement));
     }
-    Ok(Document {
-        kernel: facts,
-        predictions,
-        traffic: kept,
-    })
+    Ok(Document { kernel: facts, predictions, traffic: kept })
 }
 
 /// Per device: each model's prediction, the measurement and the APE.

@@ -134,10 +134,7 @@ pub fn run(args: SplitArgs, verbosity: Verbosity) -> crate::Result<()> {
 /// its buffers move to a device and back.
 fn count_all(args: &SplitArgs, ops: &OpSet, session: &Session) -> crate::Result<Vec<Counted>> {
     let verbosity = session.observer();
-    let options = RunOptions {
-        line_bytes: args.line_bytes,
-        ..RunOptions::default()
-    };
+    let options = RunOptions { line_bytes: args.line_bytes, ..RunOptions::default() };
     let mut counted: Vec<Counted> = Vec::new();
     for manifest in &args.manifests {
         let (input, launch) = prepare_manifest(manifest, "split", session)?;

@@ -20,10 +20,7 @@ struct Tracked {
 
 impl Tracked {
     fn exact(value: f32) -> Self {
-        Tracked {
-            value: f64::from(value),
-            error: 0.0,
-        }
+        Tracked { value: f64::from(value), error: 0.0 }
     }
 
     /// The result of an operation rounded within `ulps` units in the last

@@ -105,10 +105,7 @@ impl FloatOutput {
 pub(crate) fn exact<T: Element>(arg: usize, scalar: ScalarType, values: &[T]) -> ExpectedOutput {
     ExpectedOutput {
         arg,
-        expected: Expected::Exact {
-            scalar,
-            bytes: to_bytes(values),
-        },
+        expected: Expected::Exact { scalar, bytes: to_bytes(values) },
     }
 }
 

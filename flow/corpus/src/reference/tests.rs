@@ -20,9 +20,7 @@ fn buffer<T: crate::args::Element>(name: &str, ty: ScalarType, values: &[T]) -> 
 fn scalar<T: crate::args::Element>(name: &str, value: T) -> LaunchArg {
     LaunchArg {
         name: Some(name.into()),
-        value: ArgValue::Scalar {
-            bytes: to_bytes(&[value]),
-        },
+        value: ArgValue::Scalar { bytes: to_bytes(&[value]) },
     }
 }
 
@@ -36,12 +34,7 @@ fn launch(case: Case, global: [u64; 3], local: Option<[u64; 3]>, args: Vec<Launc
     };
     Launch {
         kernel: case.kernel().into(),
-        range: NdRange {
-            dims,
-            global,
-            local,
-            offset: [0; 3],
-        },
+        range: NdRange { dims, global, local, offset: [0; 3] },
         args,
     }
 }
@@ -52,10 +45,9 @@ fn output_values(case: Case, launch: &Launch) -> Vec<f64> {
     assert_eq!(outputs.len(), 1);
     match &outputs[0].expected {
         Expected::Within { values, .. } => values.clone(),
-        Expected::Exact {
-            scalar: ScalarType::Double,
-            bytes,
-        } => crate::args::from_bytes::<f64>(bytes),
+        Expected::Exact { scalar: ScalarType::Double, bytes } => {
+            crate::args::from_bytes::<f64>(bytes)
+        }
         other => panic!("unexpected {other:?}"),
     }
 }

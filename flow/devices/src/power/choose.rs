@@ -41,11 +41,7 @@ impl SensorOptions {
         let root = std::env::var_os(SYSFS_ROOT_ENV)
             .filter(|v| !v.is_empty())
             .map_or_else(SysRoot::system, SysRoot::new);
-        SensorOptions {
-            sys_root: root,
-            import: None,
-            nvml: true,
-        }
+        SensorOptions { sys_root: root, import: None, nvml: true }
     }
 }
 

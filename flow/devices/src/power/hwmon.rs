@@ -51,12 +51,7 @@ pub fn discover(root: &SysRoot) -> Vec<HwmonChip> {
         let power_file = first("power", "_input").or_else(|| first("power", "_average"));
         let energy_file = first("energy", "_input");
         if power_file.is_some() || energy_file.is_some() {
-            chips.push(HwmonChip {
-                entry,
-                name,
-                power_file,
-                energy_file,
-            });
+            chips.push(HwmonChip { entry, name, power_file, energy_file });
         }
     }
     chips
@@ -99,10 +94,7 @@ pub struct HwmonSensor {
 impl HwmonSensor {
     /// Opens a chip after checking that its files can be read.
     pub fn open(root: &SysRoot, chip: HwmonChip) -> Result<Self, String> {
-        let mut probe = HwmonProbe {
-            root: root.clone(),
-            chip: chip.clone(),
-        };
+        let mut probe = HwmonProbe { root: root.clone(), chip: chip.clone() };
         probe.read().map_err(|e| e.message)?;
         Ok(HwmonSensor {
             chip,

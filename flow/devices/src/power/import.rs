@@ -155,10 +155,7 @@ impl PowerImport {
         if entries.is_empty() {
             return Err(fail(header_line, "the file holds no power row".into()));
         }
-        Ok(PowerImport {
-            file: file.to_path_buf(),
-            entries,
-        })
+        Ok(PowerImport { file: file.to_path_buf(), entries })
     }
 
     /// Whether any row names this OpenCL device.
@@ -197,11 +194,7 @@ pub struct ImportSensor {
 
 impl ImportSensor {
     pub fn new(import: Arc<PowerImport>, device_name: &str) -> Self {
-        ImportSensor {
-            import,
-            device_name: device_name.to_string(),
-            running: None,
-        }
+        ImportSensor { import, device_name: device_name.to_string(), running: None }
     }
 }
 

@@ -108,10 +108,7 @@ pub struct SensorError {
 
 impl SensorError {
     pub(crate) fn new(sensor: PowerSource, message: impl Into<String>) -> Self {
-        SensorError {
-            sensor,
-            message: message.into(),
-        }
+        SensorError { sensor, message: message.into() }
     }
 }
 

@@ -53,9 +53,7 @@ impl NvmlLibrary {
         let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
         let key = path.map(OsStr::to_os_string);
         if let Some((_, nvml)) = loaded.iter().find(|(k, _)| *k == key) {
-            return Ok(NvmlLibrary {
-                nvml: Arc::clone(nvml),
-            });
+            return Ok(NvmlLibrary { nvml: Arc::clone(nvml) });
         }
         let mut builder = Nvml::builder();
         if let Some(path) = path {
@@ -256,11 +254,7 @@ mod tests {
     use super::*;
 
     fn entry(index: u32, name: &str, bus: &str) -> NvmlDeviceEntry {
-        NvmlDeviceEntry {
-            index,
-            name: name.into(),
-            pci_bus_id: bus.into(),
-        }
+        NvmlDeviceEntry { index, name: name.into(), pci_bus_id: bus.into() }
     }
 
     #[test]

@@ -50,11 +50,7 @@ pub fn discover(root: &SysRoot) -> Result<Vec<RaplZone>, String> {
         let max_energy_range_uj = root
             .read_u64(&range_path)
             .map_err(|e| explain(&range_path, &e))?;
-        let zone = RaplZone {
-            name,
-            dir,
-            max_energy_range_uj,
-        };
+        let zone = RaplZone { name, dir, max_energy_range_uj };
         root.read_u64(&zone.energy_path())
             .map_err(|e| explain(&zone.energy_path(), &e))?;
         zones.push(zone);
@@ -124,10 +120,7 @@ impl RaplCounters {
 
 impl Probe for RaplCounters {
     fn read(&mut self) -> Result<Reading, SensorError> {
-        Ok(Reading {
-            watts: None,
-            energy_j: Some(self.read_total_j()?),
-        })
+        Ok(Reading { watts: None, energy_j: Some(self.read_total_j()?) })
     }
 }
 

@@ -45,12 +45,7 @@ pub(crate) struct Sampler<P: Probe> {
 
 impl<P: Probe> Sampler<P> {
     pub(crate) fn new(source: PowerSource, probe: P, period: Duration) -> Self {
-        Sampler {
-            source,
-            period,
-            idle: Some(probe),
-            running: None,
-        }
+        Sampler { source, period, idle: Some(probe), running: None }
     }
 
     pub(crate) fn start(&mut self, kernel: &str) -> Result<(), SensorError> {
@@ -86,12 +81,7 @@ impl<P: Probe> Sampler<P> {
             };
             (probe, result)
         });
-        self.running = Some(Running {
-            stop,
-            thread,
-            kernel: kernel.to_string(),
-            started,
-        });
+        self.running = Some(Running { stop, thread, kernel: kernel.to_string(), started });
         Ok(())
     }
 
@@ -186,13 +176,7 @@ mod tests {
     use super::*;
 
     fn energy(t: f64, j: f64) -> (f64, Reading) {
-        (
-            t,
-            Reading {
-                watts: None,
-                energy_j: Some(j),
-            },
-        )
+        (t, Reading { watts: None, energy_j: Some(j) })
     }
 
     #[test]
@@ -202,14 +186,8 @@ mod tests {
         assert_eq!(
             trace.samples,
             [
-                PowerSample {
-                    t_s: 0.25,
-                    watts: 100.0
-                },
-                PowerSample {
-                    t_s: 0.75,
-                    watts: 200.0
-                }
+                PowerSample { t_s: 0.25, watts: 100.0 },
+                PowerSample { t_s: 0.75, watts: 200.0 }
             ]
         );
         assert_eq!(trace.peak_w, Some(200.0));
@@ -220,15 +198,7 @@ mod tests {
 
     #[test]
     fn instantaneous_power_is_used_as_read() {
-        let reading = |t: f64, w: f64, j: f64| {
-            (
-                t,
-                Reading {
-                    watts: Some(w),
-                    energy_j: Some(j),
-                },
-            )
-        };
+        let reading = |t: f64, w: f64, j: f64| (t, Reading { watts: Some(w), energy_j: Some(j) });
         let readings = [reading(0.0, 80.0, 0.0), reading(0.1, 120.0, 10.0)];
         let trace = trace_from_readings(PowerSource::Nvml, "x".into(), "k".into(), 0.1, &readings);
         assert_eq!(trace.samples.len(), 2);
@@ -241,10 +211,7 @@ mod tests {
     impl Probe for Counting {
         fn read(&mut self) -> Result<Reading, SensorError> {
             self.0 += 1;
-            Ok(Reading {
-                watts: Some(f64::from(self.0)),
-                energy_j: None,
-            })
+            Ok(Reading { watts: Some(f64::from(self.0)), energy_j: None })
         }
     }
 

@@ -12,11 +12,7 @@ pub struct SpecSensor {
 
 impl SpecSensor {
     pub fn new(tdp_w: f64, model: &str) -> Self {
-        SpecSensor {
-            tdp_w,
-            model: model.to_string(),
-            running: None,
-        }
+        SpecSensor { tdp_w, model: model.to_string(), running: None }
     }
 }
 

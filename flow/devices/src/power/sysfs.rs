@@ -39,10 +39,7 @@ impl SysRoot {
         root: impl Into<PathBuf>,
         read: impl Fn(&Path) -> io::Result<String> + Send + Sync + 'static,
     ) -> Self {
-        SysRoot {
-            root: root.into(),
-            read: Arc::new(read),
-        }
+        SysRoot { root: root.into(), read: Arc::new(read) }
     }
 
     /// `root/relative`.

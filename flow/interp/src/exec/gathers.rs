@@ -52,21 +52,13 @@ pub(super) fn row_lanes(
     if memory::decode(addresses[first as usize]).0 == SPACE_PRIVATE {
         return RowLanes::default();
     }
-    let rows = Rows {
-        addresses,
-        local_id,
-        steps: [0, bytes, bytes.wrapping_neg()],
-    };
+    let rows = Rows { addresses, local_id, steps: [0, bytes, bytes.wrapping_neg()] };
     let (gathered, broadcast) = if dense {
         rows.classify(0..addresses.len())
     } else {
         rows.classify(LaneBits::of(active, addresses.len()).lanes())
     };
-    RowLanes {
-        gathered,
-        broadcast,
-        all: active.len() as u64,
-    }
+    RowLanes { gathered, broadcast, all: active.len() as u64 }
 }
 
 /// What [`row_lanes`] reads, taken a row at a time.
@@ -154,20 +146,12 @@ mod tests {
         let offsets = at(SPACE_GLOBAL, &[0, 4, 4096, 4100]);
         assert_eq!(
             row_lanes(&offsets, &ids(2, 4), &[0, 1, 2, 3], 4, true),
-            RowLanes {
-                gathered: 0,
-                broadcast: 0,
-                all: 4
-            }
+            RowLanes { gathered: 0, broadcast: 0, all: 4 }
         );
         // The same addresses in a group one row of four wide: gathered.
         assert_eq!(
             row_lanes(&offsets, &ids(4, 4), &[0, 1, 2, 3], 4, false),
-            RowLanes {
-                gathered: 4,
-                broadcast: 0,
-                all: 4
-            }
+            RowLanes { gathered: 4, broadcast: 0, all: 4 }
         );
     }
 
@@ -177,20 +161,12 @@ mod tests {
         // Every other lane, in any order: still one progression.
         assert_eq!(
             row_lanes(&offsets, &row, &[6, 0, 2, 4], 4, false),
-            RowLanes {
-                gathered: 0,
-                broadcast: 0,
-                all: 4
-            }
+            RowLanes { gathered: 0, broadcast: 0, all: 4 }
         );
         // A lane alone is one.
         assert_eq!(
             row_lanes(&offsets, &row, &[5], 4, false),
-            RowLanes {
-                gathered: 0,
-                broadcast: 0,
-                all: 1
-            }
+            RowLanes { gathered: 0, broadcast: 0, all: 1 }
         );
         let private: Vec<u64> = [0, 40, 80, 120]
             .iter()

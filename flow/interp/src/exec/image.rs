@@ -486,11 +486,7 @@ mod tests {
 
     #[test]
     fn addressing_follows_the_specification() {
-        let s = |address, filter, normalized| SamplerDesc {
-            normalized,
-            address,
-            filter,
-        };
+        let s = |address, filter, normalized| SamplerDesc { normalized, address, filter };
         let nearest = FilterMode::Nearest;
         let linear = FilterMode::Linear;
         // Repeat, normalized: 1.1 of 4 texels is texel 0; -0.1 is texel 3.

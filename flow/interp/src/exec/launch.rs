@@ -170,12 +170,7 @@ impl Partial {
                 kept.join(items);
             }
             Entry::Vacant(slot) => {
-                let mut kept = Kept {
-                    group,
-                    fault,
-                    count,
-                    items: Vec::new(),
-                };
+                let mut kept = Kept { group, fault, count, items: Vec::new() };
                 kept.join(items);
                 slot.insert(kept);
             }

@@ -152,12 +152,7 @@ impl Mem<'_, '_> {
         }
         if offset as u64 & (align - 1) != 0 {
             let (space, buffer) = self.describe(space, buffer);
-            return Err(TrapKind::Misaligned {
-                space,
-                buffer,
-                offset,
-                align: align as u32,
-            });
+            return Err(TrapKind::Misaligned { space, buffer, offset, align: align as u32 });
         }
         Ok(loc)
     }

@@ -169,9 +169,7 @@ impl<'a> Runner<'a> {
         for (row, value) in regs.chunks_exact_mut(width).zip(&launch.regs) {
             row.fill(*value);
         }
-        let private = Arena {
-            bytes: vec![0; launch.program.private.total() as usize],
-        };
+        let private = Arena { bytes: vec![0; launch.program.private.total() as usize] };
         Runner {
             launch,
             batch: Batch {
@@ -194,9 +192,7 @@ impl<'a> Runner<'a> {
             group: [0; 3],
             index: 0,
             group_size: launch.geometry.local,
-            local: Arena {
-                bytes: vec![0; launch.local_layout.total() as usize],
-            },
+            local: Arena { bytes: vec![0; launch.local_layout.total() as usize] },
             partial: Partial {
                 hits: vec![0; launch.program.blocks.len()],
                 simd: if launch.simd {
@@ -300,11 +296,7 @@ impl<'a> Runner<'a> {
             if let Some(shadow) = &mut self.shadow {
                 for ((pc, how), (items, count)) in std::mem::take(&mut shadow.found) {
                     let kind = TrapKind::Uninit(how);
-                    let fault = Fault {
-                        pc,
-                        item: items[0],
-                        kind,
-                    };
+                    let fault = Fault { pc, item: items[0], kind };
                     self.partial.keep_fault(index, fault, count, &items[1..]);
                 }
             }

@@ -106,11 +106,7 @@ impl Recorder<'_> {
             let accesses = std::mem::replace(&mut self.accesses, fresh);
             Body::Accesses(accesses, self.stands_for)
         };
-        let arrival = Arrival {
-            group: self.group,
-            body,
-            complete,
-        };
+        let arrival = Arrival { group: self.group, body, complete };
         let out = &mut self.outlet;
         if complete && self.compiled {
             out.batch.push(arrival);

@@ -198,13 +198,7 @@ impl<'a> Shadow<'a> {
     /// i of each read as wide, the one slot of a one-slot read, and every
     /// slot of a read of another width.
     fn flow(&mut self, lane: usize, pc: usize) {
-        let Shadow {
-            width,
-            regs,
-            operands,
-            scratch,
-            ..
-        } = self;
+        let Shadow { width, regs, operands, scratch, .. } = self;
         let at = |r: Reg| r.index() * *width + lane;
         let ops = &operands[pc];
         for &(dst, n) in &ops.writes {
@@ -365,12 +359,7 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
         Flow::Nothing => {}
         Flow::Special => {
             for &lane in b.active {
-                let lane = Lane {
-                    b,
-                    at,
-                    l: lane as usize,
-                    width,
-                };
+                let lane = Lane { b, at, l: lane as usize, width };
                 special(sh, op, &lane);
             }
         }
@@ -417,16 +406,10 @@ fn special(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
         | Op::Ret { .. } => control(sh, op, x),
         family!(Io) => io(sh, op, x),
         // Each result lane of these comes of every operand lane.
-        Op::Bitcast {
-            to_n,
-            dst,
-            src,
-            from_n,
-            ..
-        } => sh.mix(x.l, dst, to_n as u32, &[(src, from_n as u32)]),
-        Op::Geometric {
-            n, dst, a, b: c, ..
-        } => {
+        Op::Bitcast { to_n, dst, src, from_n, .. } => {
+            sh.mix(x.l, dst, to_n as u32, &[(src, from_n as u32)])
+        }
+        Op::Geometric { n, dst, a, b: c, .. } => {
             let out = sh.operands[x.at].writes[0].1;
             sh.mix(x.l, dst, out, &[(a, n as u32), (c, n as u32)]);
         }
@@ -469,13 +452,7 @@ fn deciding(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
             };
             sh.set(dst, l, u);
         }
-        Op::Logic {
-            op: op @ (LogicOp::And | LogicOp::Or),
-            n,
-            dst,
-            a,
-            b: c,
-        } => {
+        Op::Logic { op: op @ (LogicOp::And | LogicOp::Or), n, dst, a, b: c } => {
             let deciding = u64::from(op == LogicOp::Or);
             for i in 0..n as u32 {
                 let decides =
@@ -488,14 +465,7 @@ fn deciding(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
                 sh.set(dst + i, l, u);
             }
         }
-        Op::Select {
-            n,
-            vector_cond,
-            dst,
-            cond,
-            a,
-            b: c,
-        } => {
+        Op::Select { n, vector_cond, dst, cond, a, b: c } => {
             // The chosen operand's, and the condition's.
             for i in 0..n as u32 {
                 let k = cond + if vector_cond { i } else { 0 };
@@ -523,12 +493,7 @@ fn memory(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
                 t.carry(sh, x, x.value(t.ptr));
             }
         }
-        Op::Copy {
-            dst,
-            src,
-            bytes,
-            bytes_reg,
-        } => {
+        Op::Copy { dst, src, bytes, bytes_reg } => {
             let mut u = sh.get(dst, l) | sh.get(src, l);
             let bytes = match bytes_reg {
                 Some(r) => {
@@ -545,15 +510,7 @@ fn memory(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
                 sh.copy_bytes(l, to, from, bytes);
             }
         }
-        Op::GroupCopy {
-            dst,
-            src,
-            elems,
-            stride,
-            elem,
-            out,
-            ..
-        } => {
+        Op::GroupCopy { dst, src, elems, stride, elem, out, .. } => {
             if x.b.local_id[l] == [0, 0, 0] {
                 let u = sh.any(dst, 1, l) | sh.get(src, l) | sh.get(elems, l) | sh.get(stride, l);
                 x.check(sh, u, Use::Address);
@@ -575,14 +532,7 @@ fn memory(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
             }
             sh.define(l, out, 1);
         }
-        Op::Atomic {
-            op,
-            bits,
-            dst,
-            ptr,
-            a,
-            b: c,
-        } => {
+        Op::Atomic { op, bits, dst, ptr, a, b: c } => {
             x.check(sh, sh.get(ptr, l), Use::Address);
             let size = bits as u64 / 8;
             let Some(loc) = x.resolve(x.value(ptr), size) else {
@@ -610,12 +560,7 @@ fn memory(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
 fn control(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
     let l = x.l;
     match *op {
-        Op::Moves { start, len }
-        | Op::Call {
-            moves_start: start,
-            moves_len: len,
-            ..
-        } => {
+        Op::Moves { start, len } | Op::Call { moves_start: start, moves_len: len, .. } => {
             for m in &x.b.program.moves[start as usize..(start + len) as usize] {
                 sh.copy(l, m.dst, m.src, m.n);
             }
@@ -636,16 +581,12 @@ fn control(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
 fn io(sh: &mut Shadow, op: &Op, x: &Lane<'_, '_, '_, '_>) {
     let l = x.l;
     match *op {
-        Op::ImageRead {
-            dst, coord, form, ..
-        } => {
+        Op::ImageRead { dst, coord, form, .. } => {
             let u = sh.any(coord, form.coord_n as u32, l);
             x.check(sh, u, Use::Address);
             sh.define(l, dst, 4);
         }
-        Op::ImageWrite {
-            coord, src, form, ..
-        } => {
+        Op::ImageWrite { coord, src, form, .. } => {
             let u = sh.any(coord, form.coord_n as u32, l);
             x.check(sh, u, Use::Address);
             let texel = sh.any(src, 4, l);
@@ -695,25 +636,19 @@ impl<'p> Transfer<'p> {
             (Parts::Leaves(leaves), leaves.len() as u32)
         };
         let (ptr, regs, (parts, n), store) = match *op {
-            Op::Load {
-                dst, ptr, size, n, ..
-            } => (ptr, dst, (Parts::Run(size as u64), n as u32), false),
+            Op::Load { dst, ptr, size, n, .. } => {
+                (ptr, dst, (Parts::Run(size as u64), n as u32), false)
+            }
             Op::LoadHalf { dst, ptr, n } => (ptr, dst, (Parts::Run(2), n as u32), false),
             Op::LoadAgg { dst, ptr, layout } => (ptr, dst, leaves(layout), false),
-            Op::Store {
-                src, ptr, size, n, ..
-            } => (ptr, src, (Parts::Run(size as u64), n as u32), true),
+            Op::Store { src, ptr, size, n, .. } => {
+                (ptr, src, (Parts::Run(size as u64), n as u32), true)
+            }
             Op::StoreHalf { src, ptr, n, .. } => (ptr, src, (Parts::Run(2), n as u32), true),
             Op::StoreAgg { src, ptr, layout } => (ptr, src, leaves(layout), true),
             _ => return None,
         };
-        Some(Transfer {
-            ptr,
-            regs,
-            parts,
-            n,
-            store,
-        })
+        Some(Transfer { ptr, regs, parts, n, store })
     }
 
     /// Carries lane `l`'s shadows through the transfer (its pointer's value

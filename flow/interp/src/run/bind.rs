@@ -154,11 +154,7 @@ fn bind_arg(
             Ok((empty(), 0, None))
         }
         (
-            ParamSlot::Pointer {
-                slot,
-                space: AddressSpace::Local,
-                ..
-            },
+            ParamSlot::Pointer { slot, space: AddressSpace::Local, .. },
             ArgValue::Local { bytes },
         ) => {
             regs[slot.index()] = memory::encode(memory::SPACE_LOCAL, i, 0);

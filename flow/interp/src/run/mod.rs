@@ -113,10 +113,8 @@ impl Program {
         mut sink: Option<&mut dyn AccessSink>,
     ) -> Result<RunResult, InterpError> {
         let p = &self.inner;
-        let launch_error = |message: String| InterpError::Launch {
-            kernel: p.kernel.clone(),
-            message,
-        };
+        let launch_error =
+            |message: String| InterpError::Launch { kernel: p.kernel.clone(), message };
         let bound = bind::bind(
             p,
             launch,

@@ -123,10 +123,7 @@ fn simd_use(steps: &[u64], in_loop: &[bool], partial: &exec::Partial) -> Vec<cou
         .iter()
         .enumerate()
         .map(|(w, &width)| {
-            let mut used = counts::SimdUse {
-                width,
-                ..Default::default()
-            };
+            let mut used = counts::SimdUse { width, ..Default::default() };
             let blocks = steps.iter().zip(in_loop).zip(&partial.hits);
             for (((n, looped), hits), per_width) in blocks.zip(&partial.simd) {
                 let [groups, whole] = per_width[w];

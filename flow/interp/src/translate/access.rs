@@ -46,12 +46,7 @@ impl<'m> Translator<'m> {
         let elem = self.types.layout(pointee)?.size.max(1) as u32;
         let b = self.val(id(inst, 1)?)?.slot;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::PtrDiff {
-            dst,
-            a: a.slot,
-            b,
-            elem,
-        });
+        self.emit(Op::PtrDiff { dst, a: a.slot, b, elem });
         self.count(inst, LaneType::Pointer, 1);
         Ok(())
     }
@@ -64,12 +59,7 @@ impl<'m> Translator<'m> {
             let (s, lanes) = self.types.lanes(ty)?;
             let bits = self.int_bits(s)?;
             let dst = self.val(rid)?.slot;
-            self.emit(Op::Builtin {
-                which,
-                dst,
-                lanes,
-                bits,
-            });
+            self.emit(Op::Builtin { which, dst, lanes, bits });
             return Ok(());
         }
         let ptr = self.val(pid)?;
@@ -104,12 +94,7 @@ impl<'m> Translator<'m> {
                 None => (0, Some(self.val(size)?.slot)),
             }
         };
-        self.emit(Op::Copy {
-            dst: dst.slot,
-            src: src.slot,
-            bytes,
-            bytes_reg,
-        });
+        self.emit(Op::Copy { dst: dst.slot, src: src.slot, bytes, bytes_reg });
         let lt = LaneType::Scalar(ScalarType::UChar);
         if bytes_reg.is_none() {
             self.traffic(traffic_space(sspace)?, false, bytes, lt, bytes);
@@ -198,11 +183,7 @@ impl<'m> Translator<'m> {
             };
             match constant {
                 Some(c) => disp = disp.wrapping_add(c.wrapping_mul(stride)),
-                None => self.terms.push(PtrTerm {
-                    reg: index.slot,
-                    bits,
-                    stride,
-                }),
+                None => self.terms.push(PtrTerm { reg: index.slot, bits, stride }),
             }
         }
         let dst = self.val(rid)?.slot;
@@ -224,11 +205,7 @@ impl<'m> Translator<'m> {
                     disp: disp as i32,
                 });
             }
-            _ if terms_len == 0 => self.emit(Op::Offset {
-                dst,
-                base: base.slot,
-                disp,
-            }),
+            _ if terms_len == 0 => self.emit(Op::Offset { dst, base: base.slot, disp }),
             _ => self.emit(Op::Ptr {
                 dst,
                 base: base.slot,
@@ -252,10 +229,7 @@ impl<'m> Translator<'m> {
         bits: u8,
         constant: Option<i64>,
     ) -> R<()> {
-        let Type::Array {
-            length: Some(len), ..
-        } = *self.types.get(cur)?
-        else {
+        let Type::Array { length: Some(len), .. } = *self.types.get(cur)? else {
             return Ok(());
         };
         if constant.is_some_and(|c| (0..len as i64).contains(&c)) {
@@ -271,12 +245,7 @@ impl<'m> Translator<'m> {
         };
         self.arrays
             .push(format!("an array of {len} elements in {variable}"));
-        self.emit(Op::CheckIndex {
-            index,
-            bits,
-            len,
-            array,
-        });
+        self.emit(Op::CheckIndex { index, bits, len, array });
         Ok(())
     }
 
@@ -321,21 +290,12 @@ impl<'m> Translator<'m> {
         space: AddressSpace,
         align: Option<u64>,
     ) -> R<()> {
-        let Layout {
-            size,
-            align: natural,
-        } = self.types.layout(ty)?;
+        let Layout { size, align: natural } = self.types.layout(ty)?;
         let align = power_of_two_align(align.unwrap_or(natural));
         if space == AddressSpace::Generic {
             let (size, n, lt) = self.generic_uniform(ty)?;
             self.adjacent_access(false, ptr, size as u64 * n as u64);
-            self.emit(Op::Load {
-                dst,
-                ptr,
-                size,
-                n,
-                align,
-            });
+            self.emit(Op::Load { dst, ptr, size, n, align });
             self.generic_traffic(ptr, false, size as u64 * n as u64, lt, n as u64);
             return Ok(());
         }
@@ -343,24 +303,14 @@ impl<'m> Translator<'m> {
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
                 self.adjacent_access(false, ptr, size as u64 * n as u64);
-                self.emit(Op::Load {
-                    dst,
-                    ptr,
-                    size,
-                    n,
-                    align,
-                });
+                self.emit(Op::Load { dst, ptr, size, n, align });
                 self.traffic(space, false, size as u64 * n as u64, lt, n as u64);
             }
             None => {
                 let leaves = self.types.leaves(ty)?;
                 let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
                 self.layouts.push(leaves);
-                self.emit(Op::LoadAgg {
-                    dst,
-                    ptr,
-                    layout: (self.layouts.len() - 1) as u32,
-                });
+                self.emit(Op::LoadAgg { dst, ptr, layout: (self.layouts.len() - 1) as u32 });
                 let _ = size;
                 self.traffic(
                     space,
@@ -387,13 +337,7 @@ impl<'m> Translator<'m> {
         if space == AddressSpace::Generic {
             let (size, n, lt) = self.generic_uniform(ty)?;
             self.adjacent_access(true, ptr, size as u64 * n as u64);
-            self.emit(Op::Store {
-                src,
-                ptr,
-                size,
-                n,
-                align,
-            });
+            self.emit(Op::Store { src, ptr, size, n, align });
             self.generic_traffic(ptr, true, size as u64 * n as u64, lt, n as u64);
             return Ok(());
         }
@@ -401,24 +345,14 @@ impl<'m> Translator<'m> {
         match self.uniform(ty)? {
             Some((size, n, lt)) => {
                 self.adjacent_access(true, ptr, size as u64 * n as u64);
-                self.emit(Op::Store {
-                    src,
-                    ptr,
-                    size,
-                    n,
-                    align,
-                });
+                self.emit(Op::Store { src, ptr, size, n, align });
                 self.traffic(space, true, size as u64 * n as u64, lt, n as u64);
             }
             None => {
                 let leaves = self.types.leaves(ty)?;
                 let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
                 self.layouts.push(leaves);
-                self.emit(Op::StoreAgg {
-                    src,
-                    ptr,
-                    layout: (self.layouts.len() - 1) as u32,
-                });
+                self.emit(Op::StoreAgg { src, ptr, layout: (self.layouts.len() - 1) as u32 });
                 self.traffic(
                     space,
                     true,
@@ -461,14 +395,7 @@ impl<'m> Translator<'m> {
         } else {
             dst
         };
-        self.emit(Op::Atomic {
-            op,
-            bits,
-            dst,
-            ptr: ptr.slot,
-            a,
-            b,
-        });
+        self.emit(Op::Atomic { op, bits, dst, ptr: ptr.slot, a, b });
         let lt = lane_type(s, false)?;
         let bytes = bits as u64 / 8;
         if op != AtomicOp::Store {
@@ -533,13 +460,7 @@ impl<'m> Translator<'m> {
             )));
         }
         let size = ps.size();
-        self.emit(Op::Store {
-            src,
-            ptr: p.slot,
-            size: size as u8,
-            n,
-            align: size as u16,
-        });
+        self.emit(Op::Store { src, ptr: p.slot, size: size as u8, n, align: size as u16 });
         let space = traffic_space(space)?;
         self.block_traffic(space, true, size as u64 * n as u64);
         Ok(())
@@ -562,22 +483,10 @@ impl<'m> Translator<'m> {
         let lt = lane_type(s, false)?;
         if load {
             let dst = self.val(result(inst)?.0)?.slot;
-            self.emit(Op::Load {
-                dst,
-                ptr: addr,
-                size: size as u8,
-                n,
-                align: size as u16,
-            });
+            self.emit(Op::Load { dst, ptr: addr, size: size as u8, n, align: size as u16 });
         } else {
             let src = self.val(arg(0)?)?.slot;
-            self.emit(Op::Store {
-                src,
-                ptr: addr,
-                size: size as u8,
-                n,
-                align: size as u16,
-            });
+            self.emit(Op::Store { src, ptr: addr, size: size as u8, n, align: size as u16 });
         }
         self.block_traffic(space, !load, size as u64 * n as u64);
         self.counted(rule, lt, n as u64);
@@ -591,18 +500,8 @@ impl<'m> Translator<'m> {
         let bits = self.int_bits(os)?;
         let addr = self.alloc(1)?;
         let start = self.terms.len() as u32;
-        self.terms.push(PtrTerm {
-            reg: off.slot,
-            bits,
-            stride,
-        });
-        self.emit(Op::Ptr {
-            dst: addr,
-            base,
-            disp: 0,
-            terms_start: start,
-            terms_len: 1,
-        });
+        self.terms.push(PtrTerm { reg: off.slot, bits, stride });
+        self.emit(Op::Ptr { dst: addr, base, disp: 0, terms_start: start, terms_len: 1 });
         Ok(addr)
     }
 
@@ -661,13 +560,7 @@ impl<'m> Translator<'m> {
         };
         let room = if aligned && n == 3 { 4 } else { n as i64 };
         let addr = self.scaled_pointer(p.slot, id(inst, 3)?, 2 * room)?;
-        self.emit(Op::StoreHalf {
-            src: data.slot,
-            ptr: addr,
-            n,
-            from,
-            rounding,
-        });
+        self.emit(Op::StoreHalf { src: data.slot, ptr: addr, n, from, rounding });
         self.block_traffic(space, true, 2 * n as u64);
         self.counted(rule, LaneType::Scalar(ScalarType::Half), n as u64);
         Ok(())

@@ -60,22 +60,13 @@ impl Adjacent {
     /// A load (or a store) of `bytes` through `ptr` at `pc`, in `block`.
     pub(super) fn access(&mut self, block: usize, store: bool, ptr: Reg, bytes: u64, pc: Pc) {
         let (base, disp) = self.base_of(ptr);
-        self.members.push(Member {
-            block,
-            store,
-            base,
-            disp,
-            bytes,
-            pc,
-        });
+        self.members
+            .push(Member { block, store, base, disp, bytes, pc });
     }
 
     fn base_of(&self, ptr: Reg) -> (Base, i64) {
         self.chains.get(&ptr).cloned().unwrap_or_else(|| {
-            let base = Base {
-                root: ptr,
-                terms: Vec::new(),
-            };
+            let base = Base { root: ptr, terms: Vec::new() };
             (base, 0)
         })
     }
@@ -121,11 +112,7 @@ mod tests {
     use super::*;
 
     fn term(reg: u32) -> PtrTerm {
-        PtrTerm {
-            reg: Reg::new(reg),
-            bits: 64,
-            stride: 32,
-        }
+        PtrTerm { reg: Reg::new(reg), bits: 64, stride: 32 }
     }
 
     #[test]

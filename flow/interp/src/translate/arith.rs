@@ -94,14 +94,7 @@ impl<'m> Translator<'m> {
         let bits = self.int_bits(s)?;
         let b = self.operand(id(inst, 1)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::Cmp {
-            op,
-            bits,
-            n,
-            dst,
-            a: lhs.slot,
-            b,
-        });
+        self.emit(Op::Cmp { op, bits, n, dst, a: lhs.slot, b });
         self.count(inst, lane_type(s, signed)?, n as u64);
         Ok(())
     }
@@ -114,15 +107,7 @@ impl<'m> Translator<'m> {
         let bits = self.float_bits(s)?;
         let b = self.operand(id(inst, 1)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::FCmp {
-            op,
-            ordered,
-            bits,
-            n,
-            dst,
-            a: lhs.slot,
-            b,
-        });
+        self.emit(Op::FCmp { op, ordered, bits, n, dst, a: lhs.slot, b });
         self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
@@ -141,13 +126,7 @@ impl<'m> Translator<'m> {
         };
         let a = self.operand(id(inst, 0)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::IntUn {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-        });
+        self.emit(Op::IntUn { op, bits, n, dst, a });
         self.count(inst, lane_type(s, opcode == S::SNegate)?, n as u64);
         Ok(())
     }
@@ -184,13 +163,7 @@ impl<'m> Translator<'m> {
         let bits = self.float_bits(s)?;
         let a = self.operand(id(inst, 0)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::FloatUn {
-            op: FloatUnOp::Neg,
-            bits,
-            n,
-            dst,
-            a,
-        });
+        self.emit(Op::FloatUn { op: FloatUnOp::Neg, bits, n, dst, a });
         self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
@@ -218,14 +191,7 @@ impl<'m> Translator<'m> {
         let (_, n) = self.types.lanes(a.ty)?;
         let b = self.operand(id(inst, 1)?, n)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::Geometric {
-            op: Geometric::Dot,
-            bits,
-            n,
-            dst,
-            a: a.slot,
-            b,
-        });
+        self.emit(Op::Geometric { op: Geometric::Dot, bits, n, dst, a: a.slot, b });
         let lt = lane_type(s, true)?;
         self.count(inst, lt, n as u64);
         Ok(())
@@ -246,13 +212,7 @@ impl<'m> Translator<'m> {
             _ => FTestOp::SignBitSet,
         };
         let dst = self.val(rid)?.slot;
-        self.emit(Op::FTest {
-            op,
-            bits,
-            n,
-            dst,
-            a: a.slot,
-        });
+        self.emit(Op::FTest { op, bits, n, dst, a: a.slot });
         self.count(inst, lane_type(s, true)?, n as u64);
         Ok(())
     }
@@ -296,12 +256,7 @@ impl<'m> Translator<'m> {
         let a = self.val(id(inst, 0)?)?;
         let (_, n) = self.types.lanes(a.ty)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::AnyAll {
-            all: opcode == S::All,
-            n,
-            dst,
-            a: a.slot,
-        });
+        self.emit(Op::AnyAll { all: opcode == S::All, n, dst, a: a.slot });
         self.count(inst, LaneType::Bool, n as u64);
         Ok(())
     }
@@ -320,14 +275,7 @@ impl<'m> Translator<'m> {
                 "select on scalars or vectors",
             )
         })?;
-        self.emit(Op::Select {
-            n: n8,
-            vector_cond: cn > 1,
-            dst,
-            cond: cond.slot,
-            a,
-            b,
-        });
+        self.emit(Op::Select { n: n8, vector_cond: cn > 1, dst, cond: cond.slot, a, b });
         let lt = self.lane_type_of(ty, false);
         self.count(inst, lt, n as u64);
         Ok(())
@@ -350,11 +298,7 @@ impl<'m> Translator<'m> {
             S::SatConvertSToU => (true, false),
             _ => (false, true),
         };
-        let kind = ConvKind::IntToInt {
-            signed_src,
-            signed_dst,
-            saturate,
-        };
+        let kind = ConvKind::IntToInt { signed_src, signed_dst, saturate };
         self.convert(inst, kind, ss, ds, n, src.slot, signed_dst)?;
         Ok(())
     }
@@ -373,11 +317,7 @@ impl<'m> Translator<'m> {
         let signed = opcode == S::ConvertFToS;
         self.convert(
             inst,
-            ConvKind::FloatToInt {
-                signed,
-                saturate,
-                rounding,
-            },
+            ConvKind::FloatToInt { signed, saturate, rounding },
             ss,
             ds,
             n,
@@ -397,10 +337,7 @@ impl<'m> Translator<'m> {
         let signed = opcode == S::ConvertSToF;
         self.convert(
             inst,
-            ConvKind::IntToFloat {
-                signed,
-                rounding: self.rounding(rid, Rounding::NearestEven),
-            },
+            ConvKind::IntToFloat { signed, rounding: self.rounding(rid, Rounding::NearestEven) },
             ss,
             ds,
             n,
@@ -435,11 +372,7 @@ impl<'m> Translator<'m> {
         let src = self.val(id(inst, 0)?)?;
         let (ss, _) = self.types.lanes(src.ty)?;
         let (ds, _) = self.types.lanes(ty)?;
-        let kind = ConvKind::IntToInt {
-            signed_src: false,
-            signed_dst: false,
-            saturate: false,
-        };
+        let kind = ConvKind::IntToInt { signed_src: false, signed_dst: false, saturate: false };
         self.convert(inst, kind, ss, ds, 1, src.slot, false)?;
         Ok(())
     }
@@ -494,11 +427,7 @@ impl<'m> Translator<'m> {
             _ => true,
         };
         if same_shape {
-            self.emit(Op::Mov {
-                dst,
-                src: src.slot,
-                n,
-            });
+            self.emit(Op::Mov { dst, src: src.slot, n });
         }
         Ok(())
     }
@@ -521,11 +450,7 @@ impl<'m> Translator<'m> {
                 )))
             }
         };
-        self.emit(Op::CastToSpace {
-            dst,
-            src,
-            space: space as u8,
-        });
+        self.emit(Op::CastToSpace { dst, src, space: space as u8 });
         Ok(())
     }
 
@@ -544,15 +469,8 @@ impl<'m> Translator<'m> {
     /// becomes one rotate; the temporaries are the callee's own and are
     /// read nowhere else.
     pub(super) fn fuse_rotate(&mut self, body_start: usize) {
-        let [.., Op::Shl32 {
-            dst: t1,
-            a: x,
-            b: k,
-        }, Op::LShr32 {
-            dst: t2,
-            a: y,
-            b: j,
-        }, Op::Or { dst, a, b }] = self.code[body_start..]
+        let [.., Op::Shl32 { dst: t1, a: x, b: k }, Op::LShr32 { dst: t2, a: y, b: j }, Op::Or { dst, a, b }] =
+            self.code[body_start..]
         else {
             return;
         };

@@ -12,11 +12,7 @@ impl<'m> Translator<'m> {
         let dst = self.val(rid)?.slot;
         let zero = self.zero()?;
         for k in 0..n {
-            self.emit(Op::Mov {
-                dst: dst + k,
-                src: zero,
-                n: 1,
-            });
+            self.emit(Op::Mov { dst: dst + k, src: zero, n: 1 });
         }
         Ok(())
     }
@@ -53,17 +49,9 @@ impl<'m> Translator<'m> {
         }
         let dst = self.val(rid)?.slot;
         let n = self.types.slots(ty)?;
-        self.emit(Op::Mov {
-            dst,
-            src: whole.slot,
-            n,
-        });
+        self.emit(Op::Mov { dst, src: whole.slot, n });
         let pn = self.types.slots(part.ty)?;
-        self.emit(Op::Mov {
-            dst: dst + off,
-            src: part.slot,
-            n: pn,
-        });
+        self.emit(Op::Mov { dst: dst + off, src: part.slot, n: pn });
         Ok(())
     }
 
@@ -76,17 +64,10 @@ impl<'m> Translator<'m> {
         for k in 0..inst.operands.len() {
             let part = self.val(id(inst, k)?)?;
             let n = self.types.slots(part.ty)?;
-            self.moves.push(Move {
-                dst: dst + off,
-                src: part.slot,
-                n,
-            });
+            self.moves.push(Move { dst: dst + off, src: part.slot, n });
             off += n;
         }
-        self.emit(Op::Moves {
-            start: start as u32,
-            len: (self.moves.len() - start) as u32,
-        });
+        self.emit(Op::Moves { start: start as u32, len: (self.moves.len() - start) as u32 });
         Ok(())
     }
 
@@ -111,16 +92,10 @@ impl<'m> Translator<'m> {
                     "shuffle lane {lane} out of range"
                 )));
             };
-            self.moves.push(Move {
-                dst: dst + (k - 2) as u32,
-                src,
-                n: 1,
-            });
+            self.moves
+                .push(Move { dst: dst + (k - 2) as u32, src, n: 1 });
         }
-        self.emit(Op::Moves {
-            start: start as u32,
-            len: (self.moves.len() - start) as u32,
-        });
+        self.emit(Op::Moves { start: start as u32, len: (self.moves.len() - start) as u32 });
         Ok(())
     }
 
@@ -140,13 +115,7 @@ impl<'m> Translator<'m> {
         let (is, _) = self.types.lanes(index.ty)?;
         let index_bits = self.int_bits(is)?;
         if opcode == S::VectorExtractDynamic {
-            self.emit(Op::ExtractDyn {
-                dst,
-                base: base.slot,
-                index: index.slot,
-                index_bits,
-                n,
-            });
+            self.emit(Op::ExtractDyn { dst, base: base.slot, index: index.slot, index_bits, n });
         } else {
             let value = self.val(id(inst, 1)?)?.slot;
             self.emit(Op::InsertDyn {

@@ -42,10 +42,7 @@ impl<'m> Translator<'m> {
             self.lines.current = Loc::default();
             self.site(format!("block %{label} in `{fname}`"));
             let block_at = self.code.len();
-            self.emit(Op::Block {
-                block: self.block as u32,
-                steps: 0,
-            });
+            self.emit(Op::Block { block: self.block as u32, steps: 0 });
             for phi in block
                 .instructions
                 .iter()
@@ -97,11 +94,7 @@ impl<'m> Translator<'m> {
                             "phi in %{succ} has no value for %{pred}"
                         ))
                     })?;
-                copies.push(Move {
-                    dst,
-                    src: self.val(value)?.slot,
-                    n,
-                });
+                copies.push(Move { dst, src: self.val(value)?.slot, n });
             }
             let overlaps = copies.iter().any(|c| {
                 copies
@@ -112,34 +105,18 @@ impl<'m> Translator<'m> {
                 let mut staged = Vec::new();
                 for c in &copies {
                     let tmp = self.alloc(c.n)?;
-                    self.moves.push(Move {
-                        dst: tmp,
-                        src: c.src,
-                        n: c.n,
-                    });
-                    staged.push(Move {
-                        dst: c.dst,
-                        src: tmp,
-                        n: c.n,
-                    });
+                    self.moves.push(Move { dst: tmp, src: c.src, n: c.n });
+                    staged.push(Move { dst: c.dst, src: tmp, n: c.n });
                 }
                 let start = self.moves.len() - copies.len();
-                self.emit(Op::Moves {
-                    start: start as u32,
-                    len: copies.len() as u32,
-                });
+                self.emit(Op::Moves { start: start as u32, len: copies.len() as u32 });
                 copies = staged;
             }
             let start = self.moves.len();
             self.moves.extend(copies.iter().copied());
-            self.emit(Op::Moves {
-                start: start as u32,
-                len: copies.len() as u32,
-            });
+            self.emit(Op::Moves { start: start as u32, len: copies.len() as u32 });
             self.targets.push(Target::Label(succ));
-            self.emit(Op::Jump {
-                target: (self.targets.len() - 1) as Pc,
-            });
+            self.emit(Op::Jump { target: (self.targets.len() - 1) as Pc });
         }
         let resolve = |t: Pc, targets: &[Target]| -> R<Pc> {
             match targets.get(t as usize) {
@@ -213,10 +190,7 @@ impl<'m> Translator<'m> {
 
     /// OpReturn.
     pub(super) fn ret(&mut self, inst: &Instruction) -> R<()> {
-        self.emit(Op::Ret {
-            src: Reg::UNUSED,
-            n: 0,
-        });
+        self.emit(Op::Ret { src: Reg::UNUSED, n: 0 });
         self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
@@ -372,11 +346,7 @@ impl<'m> Translator<'m> {
                             crate::bytecode::retarget(&mut self.code[l], v.slot, dst)
                         });
                         if !retargeted {
-                            self.emit(Op::Mov {
-                                dst,
-                                src: v.slot,
-                                n,
-                            });
+                            self.emit(Op::Mov { dst, src: v.slot, n });
                         }
                     }
                     self.count(callee_inst, self.result_lane_type(callee_inst), 1);

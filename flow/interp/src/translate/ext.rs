@@ -100,26 +100,11 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
             value: FloatUnOp::FrexpMantissa,
             out: FloatUnOp::FrexpExponent,
         },
-        X::modf => SplitUn {
-            value: FloatUnOp::ModfFraction,
-            out: FloatUnOp::Trunc,
-        },
-        X::fract => SplitUn {
-            value: FloatUnOp::Fract,
-            out: FloatUnOp::Floor,
-        },
-        X::sincos => SplitUn {
-            value: FloatUnOp::Sin,
-            out: FloatUnOp::Cos,
-        },
-        X::lgamma_r => SplitUn {
-            value: FloatUnOp::Lgamma,
-            out: FloatUnOp::LgammaSign,
-        },
-        X::remquo => SplitBin {
-            value: FloatOp::Remainder,
-            out: FloatOp::RemquoQuotient,
-        },
+        X::modf => SplitUn { value: FloatUnOp::ModfFraction, out: FloatUnOp::Trunc },
+        X::fract => SplitUn { value: FloatUnOp::Fract, out: FloatUnOp::Floor },
+        X::sincos => SplitUn { value: FloatUnOp::Sin, out: FloatUnOp::Cos },
+        X::lgamma_r => SplitUn { value: FloatUnOp::Lgamma, out: FloatUnOp::LgammaSign },
+        X::remquo => SplitBin { value: FloatOp::Remainder, out: FloatOp::RemquoQuotient },
         X::shuffle => Shuffle { sources: 1 },
         X::shuffle2 => Shuffle { sources: 2 },
         X::atan2 => FBin(FloatOp::Atan2),
@@ -186,48 +171,15 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
         X::normalize | X::fast_normalize => Geometric(crate::bytecode::Geometric::Normalize),
         X::vloadn => VLoad,
         X::vstoren => VStore,
-        X::vload_half => VLoadHalf {
-            n_arg: false,
-            aligned: false,
-        },
-        X::vload_halfn => VLoadHalf {
-            n_arg: true,
-            aligned: false,
-        },
-        X::vloada_halfn => VLoadHalf {
-            n_arg: true,
-            aligned: true,
-        },
-        X::vstore_half => VStoreHalf {
-            n_arg: false,
-            aligned: false,
-            rounding_arg: false,
-        },
-        X::vstore_half_r => VStoreHalf {
-            n_arg: false,
-            aligned: false,
-            rounding_arg: true,
-        },
-        X::vstore_halfn => VStoreHalf {
-            n_arg: true,
-            aligned: false,
-            rounding_arg: false,
-        },
-        X::vstore_halfn_r => VStoreHalf {
-            n_arg: true,
-            aligned: false,
-            rounding_arg: true,
-        },
-        X::vstorea_halfn => VStoreHalf {
-            n_arg: true,
-            aligned: true,
-            rounding_arg: false,
-        },
-        X::vstorea_halfn_r => VStoreHalf {
-            n_arg: true,
-            aligned: true,
-            rounding_arg: true,
-        },
+        X::vload_half => VLoadHalf { n_arg: false, aligned: false },
+        X::vload_halfn => VLoadHalf { n_arg: true, aligned: false },
+        X::vloada_halfn => VLoadHalf { n_arg: true, aligned: true },
+        X::vstore_half => VStoreHalf { n_arg: false, aligned: false, rounding_arg: false },
+        X::vstore_half_r => VStoreHalf { n_arg: false, aligned: false, rounding_arg: true },
+        X::vstore_halfn => VStoreHalf { n_arg: true, aligned: false, rounding_arg: false },
+        X::vstore_halfn_r => VStoreHalf { n_arg: true, aligned: false, rounding_arg: true },
+        X::vstorea_halfn => VStoreHalf { n_arg: true, aligned: true, rounding_arg: false },
+        X::vstorea_halfn_r => VStoreHalf { n_arg: true, aligned: true, rounding_arg: true },
         X::printf => Printf,
         X::prefetch => Nothing,
     })
@@ -278,11 +230,9 @@ impl<'m> Translator<'m> {
             Ext::Printf => self.printf(inst, rule),
             Ext::VLoad | Ext::VStore => self.vload_vstore(inst, matches!(kind, Ext::VLoad), rule),
             Ext::VLoadHalf { n_arg, aligned } => self.vload_half(inst, n_arg, aligned, rule),
-            Ext::VStoreHalf {
-                n_arg,
-                aligned,
-                rounding_arg,
-            } => self.vstore_half(inst, n_arg, aligned, rounding_arg, rule),
+            Ext::VStoreHalf { n_arg, aligned, rounding_arg } => {
+                self.vstore_half(inst, n_arg, aligned, rounding_arg, rule)
+            }
             _ => self.ext_value(inst, op, kind, ext_name),
         }
     }
@@ -294,11 +244,7 @@ impl<'m> Translator<'m> {
             if self.types.slots(t)? > 0 {
                 let dst = self.val(r)?.slot;
                 let zero = self.zero()?;
-                self.emit(Op::Mov {
-                    dst,
-                    src: zero,
-                    n: 1,
-                });
+                self.emit(Op::Mov { dst, src: zero, n: 1 });
             }
         }
         self.counted(rule, self.result_lane_type(inst), 1);
@@ -342,13 +288,7 @@ impl<'m> Translator<'m> {
             Ext::FUn(f) => {
                 let bits = self.float_bits(s)?;
                 let a = self.operand(arg(0)?, n)?;
-                self.emit(Op::FloatUn {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                });
+                self.emit(Op::FloatUn { op: f, bits, n, dst, a });
             }
             Ext::FBin(f) => {
                 let bits = self.float_bits(s)?;
@@ -360,26 +300,12 @@ impl<'m> Translator<'m> {
                 let a = self.operand(arg(0)?, n)?;
                 let b = self.operand(arg(1)?, n)?;
                 let c = self.operand(arg(2)?, n)?;
-                self.emit(Op::FloatTer {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                    c,
-                });
+                self.emit(Op::FloatTer { op: f, bits, n, dst, a, b, c });
             }
             Ext::IUn(f) => {
                 let bits = self.int_bits(s)?;
                 let a = self.operand(arg(0)?, n)?;
-                self.emit(Op::IntUn {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                });
+                self.emit(Op::IntUn { op: f, bits, n, dst, a });
             }
             Ext::IBin(f) => {
                 let bits = self.int_bits(s)?;
@@ -392,63 +318,29 @@ impl<'m> Translator<'m> {
                 let a = self.operand(arg(0)?, n)?;
                 let b = self.operand(arg(1)?, n)?;
                 let c = self.operand(arg(2)?, n)?;
-                self.emit(Op::IntTer {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                    c,
-                });
+                self.emit(Op::IntTer { op: f, bits, n, dst, a, b, c });
             }
             Ext::Bitselect => {
                 let bits = s.bits();
                 let a = self.operand(arg(0)?, n)?;
                 let b = self.operand(arg(1)?, n)?;
                 let c = self.operand(arg(2)?, n)?;
-                self.emit(Op::IntTer {
-                    op: IntTerOp::Bitselect,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                    b,
-                    c,
-                });
+                self.emit(Op::IntTer { op: IntTerOp::Bitselect, bits, n, dst, a, b, c });
             }
             Ext::Upsample => {
                 let hi = self.val(arg(0)?)?;
                 let (hs, _) = self.types.lanes(hi.ty)?;
                 let b = self.operand(arg(1)?, n)?;
-                self.emit(Op::Upsample {
-                    bits: hs.bits(),
-                    n,
-                    dst,
-                    a: hi.slot,
-                    b,
-                });
+                self.emit(Op::Upsample { bits: hs.bits(), n, dst, a: hi.slot, b });
             }
             Ext::SplitUn { value, out } => {
                 let bits = self.float_bits(s)?;
                 let a = self.operand(arg(0)?, n)?;
                 // The pointee first: `dst` may not be read after it is written.
                 let tmp = self.alloc(n as u32)?;
-                self.emit(Op::FloatUn {
-                    op: out,
-                    bits,
-                    n,
-                    dst: tmp,
-                    a,
-                });
+                self.emit(Op::FloatUn { op: out, bits, n, dst: tmp, a });
                 self.store_through(arg(1)?, tmp, n, ext_name)?;
-                self.emit(Op::FloatUn {
-                    op: value,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                });
+                self.emit(Op::FloatUn { op: value, bits, n, dst, a });
             }
             Ext::SplitBin { value, out } => {
                 let bits = self.float_bits(s)?;
@@ -482,15 +374,7 @@ impl<'m> Translator<'m> {
                 let c = self.val(arg(2)?)?;
                 let (cs, _) = self.types.lanes(c.ty)?;
                 let c = self.operand(arg(2)?, n)?;
-                self.emit(Op::SelectMsb {
-                    n,
-                    bits: cs.bits(),
-                    msb: n > 1,
-                    dst,
-                    a,
-                    b,
-                    c,
-                });
+                self.emit(Op::SelectMsb { n, bits: cs.bits(), msb: n > 1, dst, a, b, c });
                 self.counted(rule, lt, lanes);
             }
             Ext::FUnToInt(f) => {
@@ -498,13 +382,7 @@ impl<'m> Translator<'m> {
                 let (fs, _) = self.types.lanes(x.ty)?;
                 let bits = self.float_bits(fs)?;
                 let a = self.operand(arg(0)?, n)?;
-                self.emit(Op::FloatUn {
-                    op: f,
-                    bits,
-                    n,
-                    dst,
-                    a,
-                });
+                self.emit(Op::FloatUn { op: f, bits, n, dst, a });
                 // Counted by its float argument's type.
                 self.counted(rule, lane_type(fs, true)?, lanes);
             }
@@ -524,14 +402,7 @@ impl<'m> Translator<'m> {
                     }
                     _ => a.slot,
                 };
-                self.emit(Op::Geometric {
-                    op: g,
-                    bits,
-                    n: in_n,
-                    dst,
-                    a: a.slot,
-                    b,
-                });
+                self.emit(Op::Geometric { op: g, bits, n: in_n, dst, a: a.slot, b });
                 // Counted over its operands' lanes.
                 self.counted(rule, lane_type(fs, true)?, in_n as u64);
             }
@@ -568,11 +439,8 @@ impl<'m> Translator<'m> {
                 _ => return Err(printf_argument(k - 2, "a struct or an array")),
             };
             let lanes = self.types.lanes(v.ty)?.1;
-            self.printf_args.push(PrintfArg {
-                reg: v.slot,
-                lanes,
-                kind,
-            });
+            self.printf_args
+                .push(PrintfArg { reg: v.slot, lanes, kind });
         }
         self.emit(Op::Printf {
             dst,
@@ -613,16 +481,8 @@ impl<'m> Translator<'m> {
         } else {
             let y = self.val(arg(1)?)?;
             let both = self.alloc(total)?;
-            self.emit(Op::Mov {
-                dst: both,
-                src: x.slot,
-                n: m as u32,
-            });
-            self.emit(Op::Mov {
-                dst: both + m as u32,
-                src: y.slot,
-                n: m as u32,
-            });
+            self.emit(Op::Mov { dst: both, src: x.slot, n: m as u32 });
+            self.emit(Op::Mov { dst: both + m as u32, src: y.slot, n: m as u32 });
             both
         };
         // Only the low bits of each mask lane select (OpenCL 6.12.12).
@@ -651,11 +511,7 @@ impl<'m> Translator<'m> {
                 n: total as u8,
             });
         }
-        self.emit(Op::Mov {
-            dst,
-            src: out,
-            n: n as u32,
-        });
+        self.emit(Op::Mov { dst, src: out, n: n as u32 });
         self.counted(rule, lane_type(xs, false)?, n as u64);
         Ok(())
     }

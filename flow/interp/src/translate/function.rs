@@ -111,46 +111,28 @@ impl<'m> Translator<'m> {
             let bad_ref = match *op {
                 Op::Jump { target } => target as u64 >= npc,
                 Op::Branch { then, other, .. } => then as u64 >= npc || other as u64 >= npc,
-                Op::Switch {
-                    cases_start,
-                    cases_len,
-                    default,
-                    ..
-                } => {
+                Op::Switch { cases_start, cases_len, default, .. } => {
                     default as u64 >= npc
                         || !in_table(cases_start, cases_len, self.cases.len())
                         || self.cases[cases_start as usize..(cases_start + cases_len) as usize]
                             .iter()
                             .any(|(_, t)| *t as u64 >= npc)
                 }
-                Op::Call {
-                    target,
-                    moves_start,
-                    moves_len,
-                    ..
-                } => target as u64 >= npc || !in_table(moves_start, moves_len, self.moves.len()),
+                Op::Call { target, moves_start, moves_len, .. } => {
+                    target as u64 >= npc || !in_table(moves_start, moves_len, self.moves.len())
+                }
                 Op::Moves { start, len } => !in_table(start, len, self.moves.len()),
-                Op::Printf {
-                    args_start,
-                    args_len,
-                    ..
-                } => !in_table(args_start, args_len, self.printf_args.len()),
-                Op::Ptr {
-                    terms_start,
-                    terms_len,
-                    ..
-                } => !in_table(terms_start, terms_len as u32, self.terms.len()),
+                Op::Printf { args_start, args_len, .. } => {
+                    !in_table(args_start, args_len, self.printf_args.len())
+                }
+                Op::Ptr { terms_start, terms_len, .. } => {
+                    !in_table(terms_start, terms_len as u32, self.terms.len())
+                }
                 Op::LoadAgg { dst: r, layout, .. } | Op::StoreAgg { src: r, layout, .. } => self
                     .layouts
                     .get(layout as usize)
                     .is_none_or(|l| r.index() as u64 + l.len() as u64 > nregs),
-                Op::Bitcast {
-                    from,
-                    from_n,
-                    to,
-                    to_n,
-                    ..
-                } => {
+                Op::Bitcast { from, from_n, to, to_n, .. } => {
                     from as u32 * from_n as u32 > 1024
                         || to as u32 * to_n as u32 > 1024
                         || from < 8
@@ -308,11 +290,9 @@ impl<'m> Translator<'m> {
                     })?,
                 },
                 Type::Sampler => ParamSlot::Sampler { slot },
-                Type::Pointer { .. } => ParamSlot::Pointer {
-                    slot,
-                    space: self.types.pointee(ty)?.0,
-                    no_write,
-                },
+                Type::Pointer { .. } => {
+                    ParamSlot::Pointer { slot, space: self.types.pointee(ty)?.0, no_write }
+                }
                 _ => ParamSlot::Value {
                     slot,
                     leaves: self.types.leaves(ty)?,

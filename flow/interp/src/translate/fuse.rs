@@ -42,12 +42,7 @@ fn mentions(code: &[Op], tables: Tables<'_>) -> Vec<u32> {
 /// `t = a ^ b; r = rotl(b, k); d = t - r` (either xor operand rotated) as
 /// `XorSubRotl32`, where `t` and `r` are read only there.
 fn arx(three: &[Op], once: impl Fn(Reg) -> bool) -> Option<Op> {
-    let [first, Op::Rotl32 {
-        dst: r,
-        a: rotated,
-        b: k,
-    }, last] = *three
-    else {
+    let [first, Op::Rotl32 { dst: r, a: rotated, b: k }, last] = *three else {
         return None;
     };
     let inner = |t: Reg, x: Reg, y: Reg| {
@@ -84,21 +79,9 @@ mod tests {
     #[test]
     fn arx_steps_fuse_where_their_middle_values_are_read_once() {
         let mix = [
-            Op::Sub32 {
-                dst: reg(3),
-                a: reg(1),
-                b: reg(2),
-            },
-            Op::Rotl32 {
-                dst: reg(4),
-                a: reg(2),
-                b: reg(9),
-            },
-            Op::Xor {
-                dst: reg(5),
-                a: reg(3),
-                b: reg(4),
-            },
+            Op::Sub32 { dst: reg(3), a: reg(1), b: reg(2) },
+            Op::Rotl32 { dst: reg(4), a: reg(2), b: reg(9) },
+            Op::Xor { dst: reg(5), a: reg(3), b: reg(4) },
         ];
         let mut code = mix.to_vec();
         fuse(&mut code, Tables::default());
@@ -108,31 +91,15 @@ mod tests {
         assert!(matches!(code[1], Op::Rotl32 { .. }), "the rest stays");
         // The difference read again: no fusion.
         let mut code = mix.to_vec();
-        code.push(Op::Add32 {
-            dst: reg(6),
-            a: reg(3),
-            b: reg(1),
-        });
+        code.push(Op::Add32 { dst: reg(6), a: reg(3), b: reg(1) });
         fuse(&mut code, Tables::default());
         assert!(matches!(code[0], Op::Sub32 { .. }));
         // lookup3's final: c ^= b; c -= rot(b, k), the xor's operands either way.
         for (x, y) in [(reg(1), reg(2)), (reg(2), reg(1))] {
             let mut code = vec![
-                Op::Xor {
-                    dst: reg(3),
-                    a: x,
-                    b: y,
-                },
-                Op::Rotl32 {
-                    dst: reg(4),
-                    a: reg(2),
-                    b: reg(9),
-                },
-                Op::Sub32 {
-                    dst: reg(5),
-                    a: reg(3),
-                    b: reg(4),
-                },
+                Op::Xor { dst: reg(3), a: x, b: y },
+                Op::Rotl32 { dst: reg(4), a: reg(2), b: reg(9) },
+                Op::Sub32 { dst: reg(5), a: reg(3), b: reg(4) },
             ];
             fuse(&mut code, Tables::default());
             assert!(
@@ -141,21 +108,9 @@ mod tests {
         }
         // A subtraction the other way round is not the step.
         let mut code = vec![
-            Op::Xor {
-                dst: reg(3),
-                a: reg(1),
-                b: reg(2),
-            },
-            Op::Rotl32 {
-                dst: reg(4),
-                a: reg(2),
-                b: reg(9),
-            },
-            Op::Sub32 {
-                dst: reg(5),
-                a: reg(4),
-                b: reg(3),
-            },
+            Op::Xor { dst: reg(3), a: reg(1), b: reg(2) },
+            Op::Rotl32 { dst: reg(4), a: reg(2), b: reg(9) },
+            Op::Sub32 { dst: reg(5), a: reg(4), b: reg(3) },
         ];
         fuse(&mut code, Tables::default());
         assert!(matches!(code[0], Op::Xor { .. }));

@@ -88,14 +88,7 @@ impl<'m> Translator<'m> {
         self.uses_barrier = true;
         self.emit(Op::Barrier);
         let dst = self.val(rid)?.slot;
-        self.emit(Op::Collective {
-            dst,
-            src,
-            index,
-            op,
-            bits,
-            sub,
-        });
+        self.emit(Op::Collective { dst, src, index, op, bits, sub });
         self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }

@@ -38,12 +38,7 @@ impl<'m> Translator<'m> {
                 ))
             }
         };
-        let bits = SamplerDesc {
-            normalized,
-            address,
-            filter,
-        }
-        .bits();
+        let bits = SamplerDesc { normalized, address, filter }.bits();
         self.constant(rid, ty, vec![u64::from(bits)])
     }
 
@@ -54,16 +49,8 @@ impl<'m> Translator<'m> {
         let image = self.val(id(inst, 0)?)?.slot;
         let sampler = self.val(id(inst, 1)?)?.slot;
         let start = self.moves.len() as u32;
-        self.moves.push(Move {
-            dst,
-            src: image,
-            n: 1,
-        });
-        self.moves.push(Move {
-            dst: dst + 1,
-            src: sampler,
-            n: 1,
-        });
+        self.moves.push(Move { dst, src: image, n: 1 });
+        self.moves.push(Move { dst: dst + 1, src: sampler, n: 1 });
         self.emit(Op::Moves { start, len: 2 });
         Ok(())
     }
@@ -127,12 +114,7 @@ impl<'m> Translator<'m> {
             image,
             coord: self.val(coord)?.slot,
             sampler,
-            form: ImageForm {
-                coord_n,
-                float_coords,
-                float_texel,
-                sampled,
-            },
+            form: ImageForm { coord_n, float_coords, float_texel, sampled },
         });
         let name = if sampled {
             "OpImageSampleExplicitLod global"
@@ -165,12 +147,7 @@ impl<'m> Translator<'m> {
             image,
             coord: self.val(coord)?.slot,
             src: value.slot,
-            form: ImageForm {
-                coord_n,
-                float_coords,
-                float_texel,
-                sampled: false,
-            },
+            form: ImageForm { coord_n, float_coords, float_texel, sampled: false },
         });
         self.hist("OpImageWrite global", lane_type, 4);
         Ok(())
@@ -200,13 +177,7 @@ impl<'m> Translator<'m> {
         let (s, n) = self.types.lanes(ty)?;
         let bits = self.int_bits(s)?;
         let dst = self.val(rid)?.slot;
-        self.emit(Op::ImageQuery {
-            dst,
-            image: image.slot,
-            query,
-            n,
-            bits,
-        });
+        self.emit(Op::ImageQuery { dst, image: image.slot, query, n, bits });
         let lane_type = self.result_lane_type(inst);
         self.hist(spirv_name(inst.class.opname), lane_type, n as u64);
         Ok(())

@@ -40,10 +40,7 @@ impl Lines {
                 _ => None,
             })
             .collect();
-        Lines {
-            strings,
-            ..Lines::default()
-        }
+        Lines { strings, ..Lines::default() }
     }
 
     /// Follows `OpLine` and `OpNoLine`; other instructions leave the line
@@ -61,10 +58,7 @@ impl Lines {
                     let file = self.strings.get(file).cloned().unwrap_or_default();
                     self.table.push(SourceLine { file, line: *line });
                 }
-                self.current = Loc {
-                    line: id,
-                    column: *column,
-                };
+                self.current = Loc { line: id, column: *column };
             }
             (S::NoLine | S::Line, _) => self.current = Loc::default(),
             _ => {}

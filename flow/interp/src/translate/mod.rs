@@ -513,12 +513,7 @@ impl<'m> Translator<'m> {
             return;
         }
         let key = (
-            WorkKey {
-                op,
-                ty,
-                arith,
-                role: self.role,
-            },
+            WorkKey { op, ty, arith, role: self.role },
             self.lines.current.line,
         );
         let next = self.work_keys.len() as u32;
@@ -569,11 +564,7 @@ impl<'m> Translator<'m> {
             "OpLoad generic"
         };
         self.hist(name, ty, lanes);
-        self.emit(Op::CountAccess {
-            ptr,
-            bytes: bytes as u32,
-            store,
-        });
+        self.emit(Op::CountAccess { ptr, bytes: bytes as u32, store });
     }
 
     fn target(&mut self, label: Word) -> Pc {
@@ -600,11 +591,7 @@ impl<'m> Translator<'m> {
             )));
         }
         let tmp = self.alloc(n as u32)?;
-        self.emit(Op::Splat {
-            dst: tmp,
-            src: v.slot,
-            n,
-        });
+        self.emit(Op::Splat { dst: tmp, src: v.slot, n });
         Ok(tmp)
     }
 

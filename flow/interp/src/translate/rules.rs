@@ -65,10 +65,7 @@ const ROTATE: &[(&str, Amount)] = &[
 ];
 
 /// A phi, counted at the entry of its block: a move, not arithmetic.
-pub(super) const PHI: Rule = Rule {
-    name: "OpPhi",
-    work: Work::Own { arith: false },
-};
+pub(super) const PHI: Rule = Rule { name: "OpPhi", work: Work::Own { arith: false } };
 
 /// The SPIR-V spelling of an opcode (`OpIAdd`; the grammar table omits `Op`).
 pub(super) fn spirv_name(opname: &'static str) -> &'static str {
@@ -290,10 +287,7 @@ pub(super) fn funnel(callee: &str) -> Option<Rule> {
         n if n.starts_with("spirv.llvm_fshr") => "llvm.fshr",
         _ => return None,
     };
-    Some(Rule {
-        name,
-        work: Work::Base(ROTATE),
-    })
+    Some(Rule { name, work: Work::Base(ROTATE) })
 }
 
 /// The base operations W counts the OpenCL builtin `name` as, where it is

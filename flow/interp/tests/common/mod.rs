@@ -70,12 +70,7 @@ pub fn launch(kernel: &str, global: &[u64], local: Option<&[u64]>, args: Vec<Lau
     });
     Launch {
         kernel: kernel.to_string(),
-        range: NdRange {
-            dims: global.len() as u8,
-            global: g,
-            local,
-            offset: [0; 3],
-        },
+        range: NdRange { dims: global.len() as u8, global: g, local, offset: [0; 3] },
         args,
     }
 }
@@ -94,11 +89,7 @@ pub fn buffer(ty: &str, bytes: Vec<u8>) -> LaunchArg {
     let ty: ElementType = ty.parse().unwrap();
     LaunchArg {
         name: None,
-        value: ArgValue::Buffer {
-            ty,
-            access: Access::ReadWrite,
-            bytes,
-        },
+        value: ArgValue::Buffer { ty, access: Access::ReadWrite, bytes },
     }
 }
 
@@ -128,24 +119,16 @@ pub fn named(mut arg: LaunchArg, name: &str) -> LaunchArg {
 pub fn scalar<const N: usize>(bytes: [u8; N]) -> LaunchArg {
     LaunchArg {
         name: None,
-        value: ArgValue::Scalar {
-            bytes: bytes.to_vec(),
-        },
+        value: ArgValue::Scalar { bytes: bytes.to_vec() },
     }
 }
 
 pub fn local(bytes: u64) -> LaunchArg {
-    LaunchArg {
-        name: None,
-        value: ArgValue::Local { bytes },
-    }
+    LaunchArg { name: None, value: ArgValue::Local { bytes } }
 }
 
 pub fn null() -> LaunchArg {
-    LaunchArg {
-        name: None,
-        value: ArgValue::NullPointer,
-    }
+    LaunchArg { name: None, value: ArgValue::NullPointer }
 }
 
 pub fn as_f32(bytes: &[u8]) -> Vec<f32> {

@@ -91,10 +91,8 @@ pub fn parse_histograms(text: &str) -> Result<Vec<InstructionHistogram>> {
             let kernel = rest
                 .strip_suffix("':")
                 .ok_or_else(|| fail("a kernel header ends in \"':\""))?;
-            current = Some(InstructionHistogram {
-                kernel: kernel.to_string(),
-                ..Default::default()
-            });
+            current =
+                Some(InstructionHistogram { kernel: kernel.to_string(), ..Default::default() });
             continue;
         }
         let Some(histogram) = current.as_mut() else {
@@ -176,17 +174,11 @@ mod tests {
         assert_eq!(h.count("fadd"), 1024);
         assert_eq!(
             h.loads.global,
-            MemoryOps {
-                instructions: 2048,
-                bytes: 8192
-            }
+            MemoryOps { instructions: 2048, bytes: 8192 }
         );
         assert_eq!(
             h.stores.global,
-            MemoryOps {
-                instructions: 1024,
-                bytes: 4096
-            }
+            MemoryOps { instructions: 1024, bytes: 4096 }
         );
         assert_eq!(h.loads.get(AddressSpace::Local), MemoryOps::default());
         assert!(!h
@@ -214,10 +206,7 @@ mod tests {
         assert_eq!(h.count("add"), 1_048_576);
         assert_eq!(
             h.loads.constant,
-            MemoryOps {
-                instructions: 2048,
-                bytes: 8192
-            }
+            MemoryOps { instructions: 2048, bytes: 8192 }
         );
     }
 

@@ -57,9 +57,7 @@ impl OclgrindConfig {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(DEFAULT_LIBRARY));
         if !library.is_file() {
-            return Err(OclError::OclgrindMissing {
-                path: library.display().to_string(),
-            });
+            return Err(OclError::OclgrindMissing { path: library.display().to_string() });
         }
         let env = vec![
             (
@@ -70,13 +68,7 @@ impl OclgrindConfig {
             // Plain digits in the histogram, whatever the user's locale.
             ("LC_ALL".to_string(), "C".to_string()),
         ];
-        Ok(OclgrindConfig {
-            library,
-            child: ChildCommand {
-                program: child,
-                env,
-            },
-        })
+        Ok(OclgrindConfig { library, child: ChildCommand { program: child, env } })
     }
 }
 

@@ -28,19 +28,12 @@ pub fn floats(bytes: &[u8]) -> Vec<f32> {
 pub fn buffer(scalar: ScalarType, access: Access, bytes: Vec<u8>) -> LaunchArg {
     LaunchArg {
         name: None,
-        value: ArgValue::Buffer {
-            ty: ElementType::scalar(scalar),
-            access,
-            bytes,
-        },
+        value: ArgValue::Buffer { ty: ElementType::scalar(scalar), access, bytes },
     }
 }
 
 pub fn scalar(name: &str, bytes: Vec<u8>) -> LaunchArg {
-    LaunchArg {
-        name: Some(name.into()),
-        value: ArgValue::Scalar { bytes },
-    }
+    LaunchArg { name: Some(name.into()), value: ArgValue::Scalar { bytes } }
 }
 
 pub fn range_1d(global: u64, local: Option<u64>) -> NdRange {

@@ -35,10 +35,7 @@ impl AccessChecker {
                 _ => None,
             })
             .collect();
-        AccessChecker {
-            modes,
-            ..AccessChecker::default()
-        }
+        AccessChecker { modes, ..AccessChecker::default() }
     }
 
     /// What was found, in site order.

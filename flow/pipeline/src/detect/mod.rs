@@ -53,12 +53,7 @@ impl FromStr for Detect {
                 "uninit" => detect.uninit = true,
                 "aggregates" => detect.aggregates = true,
                 "all" => {
-                    detect = Detect {
-                        access: true,
-                        races: true,
-                        uninit: true,
-                        aggregates: true,
-                    }
+                    detect = Detect { access: true, races: true, uninit: true, aggregates: true }
                 }
                 other => {
                     return Err(format!(
@@ -415,11 +410,7 @@ pub struct Tee<'a> {
 
 impl<'a> Tee<'a> {
     pub fn new(keeper: &'a mut dyn AccessSink, looker: &'a mut dyn AccessSink) -> Self {
-        Tee {
-            keeper,
-            looker,
-            globals: None,
-        }
+        Tee { keeper, looker, globals: None }
     }
 }
 

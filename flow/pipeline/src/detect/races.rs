@@ -147,13 +147,7 @@ impl RaceChecker {
                 s
             }
         };
-        let at = Now {
-            stamp,
-            first,
-            item: a.item,
-            atomic: a.atomic,
-            site: a.site,
-        };
+        let at = Now { stamp, first, item: a.item, atomic: a.atomic, site: a.site };
         let mut clash = None;
         let mut byte = a.offset;
         let end = a.offset + u64::from(a.bytes);
@@ -320,11 +314,7 @@ impl Now {
         } else {
             (self.item, self.site)
         };
-        Side {
-            stamp: self.stamp,
-            who: named | many | atomic | groups,
-            site,
-        }
+        Side { stamp: self.stamp, who: named | many | atomic | groups, site }
     }
 }
 
@@ -359,12 +349,7 @@ mod tests {
     use super::*;
 
     fn buffer(space: &'static str) -> TraceBuffer {
-        TraceBuffer {
-            label: "b".into(),
-            space,
-            bytes: 1024,
-            read_only: false,
-        }
+        TraceBuffer { label: "b".into(), space, bytes: 1024, read_only: false }
     }
 
     /// An access of 4 bytes at `offset` by local work-item `item`.
@@ -459,10 +444,7 @@ mod tests {
     #[test]
     fn a_buffer_the_kernel_only_reads_is_not_watched() {
         let mut checker = RaceChecker::default();
-        checker.buffers(&[TraceBuffer {
-            read_only: true,
-            ..buffer("__global")
-        }]);
+        checker.buffers(&[TraceBuffer { read_only: true, ..buffer("__global") }]);
         checker.work_group(0, &[access(0, 0, Load, 0), access(1, 0, Load, 0)]);
         assert!(checker.shadows[0].pages.is_empty());
     }

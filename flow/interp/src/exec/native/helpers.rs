@@ -32,9 +32,7 @@ pub(super) extern "C" fn eval(env: *mut Env, pc: u32, lane: u32, a: u64, b: u64,
         Op::Float { op, bits, .. } => Ok(math::float_bin(op, bits, a, b)),
         Op::FloatUn { op, bits, .. } => Ok(math::float_un(op, bits, a)),
         Op::FloatTer { op, bits, .. } => Ok(math::float_ter(op, bits, a, b, c)),
-        Op::FCmp {
-            op, ordered, bits, ..
-        } => Ok(math::fcmp(op, ordered, bits, a, b) as u64),
+        Op::FCmp { op, ordered, bits, .. } => Ok(math::fcmp(op, ordered, bits, a, b) as u64),
         Op::FTest { op, bits, .. } => Ok(math::ftest(op, bits, a) as u64),
         Op::Convert { kind, from, to, .. } => Ok(math::convert(kind, from, to, a)),
         Op::Builtin { which, bits, .. } => {

@@ -21,10 +21,7 @@ impl Live {
     pub(super) fn of(program: &Program, registers: usize) -> Live {
         let code = &program.code;
         let words = registers.div_ceil(64);
-        let mut live = Live {
-            words,
-            bits: vec![0; words * (code.len() + 1)],
-        };
+        let mut live = Live { words, bits: vec![0; words * (code.len() + 1)] };
         let returns: Vec<usize> = code
             .iter()
             .enumerate()
@@ -118,11 +115,7 @@ mod tests {
     use crate::bytecode::Op;
 
     fn program(code: Vec<Op>, registers: usize) -> Program {
-        Program {
-            code,
-            init_regs: vec![0; registers],
-            ..Program::default()
-        }
+        Program { code, init_regs: vec![0; registers], ..Program::default() }
     }
 
     #[test]
@@ -131,29 +124,11 @@ mod tests {
         // 0: r1 = r0 + r0; 1: barrier; 2: r2 = r1 + r1; 3: store r2 at r0;
         // 4: branch on r3 back to 1 or on to 5: return.
         let code = vec![
-            Op::Add32 {
-                dst: r(1),
-                a: r(0),
-                b: r(0),
-            },
+            Op::Add32 { dst: r(1), a: r(0), b: r(0) },
             Op::Barrier,
-            Op::Add32 {
-                dst: r(2),
-                a: r(1),
-                b: r(1),
-            },
-            Op::Store {
-                src: r(2),
-                ptr: r(0),
-                size: 4,
-                n: 1,
-                align: 4,
-            },
-            Op::Branch {
-                cond: r(3),
-                then: 1,
-                other: 5,
-            },
+            Op::Add32 { dst: r(2), a: r(1), b: r(1) },
+            Op::Store { src: r(2), ptr: r(0), size: 4, n: 1, align: 4 },
+            Op::Branch { cond: r(3), then: 1, other: 5 },
             Op::Ret { src: r(0), n: 0 },
         ];
         let live = Live::of(&program(code, 4), 4);

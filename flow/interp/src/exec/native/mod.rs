@@ -76,10 +76,7 @@ struct Slot {
 }
 
 /// An empty slot.
-const NO_SLOT: Slot = Slot {
-    key: u64::MAX,
-    touch: std::ptr::null_mut(),
-};
+const NO_SLOT: Slot = Slot { key: u64::MAX, touch: std::ptr::null_mut() };
 
 /// What compiled code and its helpers share for one work-item.
 #[repr(C)]
@@ -431,11 +428,7 @@ impl Native {
                     1 => {
                         let (pc, kind) = env.fault.take().unwrap_or((0, TrapKind::Unreachable));
                         env.faulted = 0;
-                        let fault = Fault {
-                            pc,
-                            item: global_id(item),
-                            kind,
-                        };
+                        let fault = Fault { pc, item: global_id(item), kind };
                         if !(launch.keep_going && fault.kind.stops_one()) {
                             return Err(fault);
                         }
@@ -549,10 +542,7 @@ impl Tiering {
     }
 
     pub fn after(after: Duration) -> Tiering {
-        Tiering {
-            after: Some(after),
-            ..Tiering::never()
-        }
+        Tiering { after: Some(after), ..Tiering::never() }
     }
 
     /// The compiled kernel, once there is one.

@@ -72,15 +72,9 @@ pub(super) fn global_buffers(program: &Program, regs: &[u64]) -> Vec<Option<u32>
         for op in &program.code {
             let of = |r: Reg, base: &Vec<Base>| base.get(r.index()).copied().unwrap_or(Base::Any);
             match *op {
-                Op::Index {
-                    dst, base: from, ..
-                }
-                | Op::Offset {
-                    dst, base: from, ..
-                }
-                | Op::Ptr {
-                    dst, base: from, ..
-                } => {
+                Op::Index { dst, base: from, .. }
+                | Op::Offset { dst, base: from, .. }
+                | Op::Ptr { dst, base: from, .. } => {
                     let b = of(from, &base);
                     set(dst, b, &mut base);
                 }
@@ -90,12 +84,7 @@ pub(super) fn global_buffers(program: &Program, regs: &[u64]) -> Vec<Option<u32>
                         set(dst + k, b, &mut base);
                     }
                 }
-                Op::Moves { start, len }
-                | Op::Call {
-                    moves_start: start,
-                    moves_len: len,
-                    ..
-                } => {
+                Op::Moves { start, len } | Op::Call { moves_start: start, moves_len: len, .. } => {
                     for m in &program.moves[start as usize..(start + len) as usize] {
                         for k in 0..m.n {
                             let b = of(m.src + k, &base);
@@ -145,33 +134,15 @@ mod tests {
                 stride: 4,
                 disp: 0,
             },
-            Op::Offset {
-                dst: r(3),
-                base: r(2),
-                disp: 8,
-            },
+            Op::Offset { dst: r(3), base: r(2), disp: 8 },
             Op::Moves { start: 0, len: 2 },
-            Op::Load {
-                dst: r(5),
-                ptr: r(4),
-                size: 8,
-                n: 1,
-                align: 8,
-            },
+            Op::Load { dst: r(5), ptr: r(4), size: 8, n: 1, align: 8 },
             Op::Moves { start: 2, len: 2 },
         ];
         let moves = [(4, 2), (4, 3), (6, 4), (6, 5)]
-            .map(|(dst, src)| Move {
-                dst: r(dst),
-                src: r(src),
-                n: 1,
-            })
+            .map(|(dst, src)| Move { dst: r(dst), src: r(src), n: 1 })
             .to_vec();
-        let program = Program {
-            code,
-            moves,
-            ..Program::default()
-        };
+        let program = Program { code, moves, ..Program::default() };
         let mut regs = vec![0; 7];
         regs[0] = memory::encode(SPACE_GLOBAL, 2, 0);
         let known = global_buffers(&program, &regs);

@@ -20,13 +20,7 @@ pub(in crate::exec) fn run(
         // Scalar 32-bit global accesses, the commonest, go straight
         // to the word; anything else takes the general way, which
         // also reports what is wrong with an access.
-        Op::Load {
-            dst,
-            ptr,
-            size: 4,
-            n: 1,
-            align: 4,
-        } => {
+        Op::Load { dst, ptr, size: 4, n: 1, align: 4 } => {
             m.mem.dispatch(at);
             count_gathers!(m, rows, at, ptr, 4, 1u8);
             let traced = trace_row!(m, rows, ptr, AccessKind::Load);
@@ -44,13 +38,7 @@ pub(in crate::exec) fn run(
                 };
             })
         }
-        Op::Store {
-            src,
-            ptr,
-            size: 4,
-            n: 1,
-            align: 4,
-        } => {
+        Op::Store { src, ptr, size: 4, n: 1, align: 4 } => {
             m.mem.dispatch(at);
             count_gathers!(m, rows, at, ptr, 4, 1u8);
             let traced = trace_row!(m, rows, ptr, AccessKind::Store);
@@ -68,13 +56,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::Load {
-            dst,
-            ptr,
-            size,
-            n,
-            align,
-        } => {
+        Op::Load { dst, ptr, size, n, align } => {
             m.mem.dispatch(at);
             count_gathers!(m, rows, at, ptr, size as u64 * n as u64, n);
             lanes!(rows, l => {
@@ -87,13 +69,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::Store {
-            src,
-            ptr,
-            size,
-            n,
-            align,
-        } => {
+        Op::Store { src, ptr, size, n, align } => {
             m.mem.dispatch(at);
             count_gathers!(m, rows, at, ptr, size as u64 * n as u64, n);
             lanes!(rows, l => {
@@ -106,14 +82,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::Atomic {
-            op,
-            bits,
-            dst,
-            ptr,
-            a,
-            b,
-        } => {
+        Op::Atomic { op, bits, dst, ptr, a, b } => {
             m.mem.dispatch_atomic(at);
             let kind = match op {
                 AtomicOp::Load => AccessKind::Load,
@@ -184,12 +153,7 @@ fn run_composite(
                 }
             });
         }
-        Op::Copy {
-            dst,
-            src,
-            bytes,
-            bytes_reg,
-        } => {
+        Op::Copy { dst, src, bytes, bytes_reg } => {
             m.mem.dispatch(at);
             m.mem.line = m.program.loc(at).line as usize;
             lanes!(rows, l => {
@@ -220,13 +184,7 @@ fn run_composite(
                 }
             })
         }
-        Op::StoreHalf {
-            src,
-            ptr,
-            n,
-            from,
-            rounding,
-        } => {
+        Op::StoreHalf { src, ptr, n, from, rounding } => {
             m.mem.dispatch(at);
             lanes!(rows, l => {
                 let loc = m.mem

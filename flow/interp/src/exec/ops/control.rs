@@ -30,13 +30,7 @@ pub(in crate::exec) fn run(
                 Next::Stop
             }
         }
-        Op::Switch {
-            sel,
-            bits,
-            cases_start,
-            cases_len,
-            default,
-        } => {
+        Op::Switch { sel, bits, cases_start, cases_len, default } => {
             let cases = &m.program.cases[cases_start as usize..(cases_start + cases_len) as usize];
             let target_of = |v: u64| {
                 let v = v & math::mask(bits);
@@ -61,13 +55,7 @@ pub(in crate::exec) fn run(
                 Next::Stop
             }
         }
-        Op::Call {
-            target,
-            moves_start,
-            moves_len,
-            ret,
-            ret_n,
-        } => {
+        Op::Call { target, moves_start, moves_len, ret, ret_n } => {
             for mv in &m.program.moves[moves_start as usize..(moves_start + moves_len) as usize] {
                 copy_rows(rows.regs, rows.width, rows.active, mv.dst, mv.src, mv.n);
             }

@@ -5,14 +5,7 @@ use super::*;
 #[inline(always)]
 pub(in crate::exec) fn run(rows: &mut Rows<'_>, op: Op) {
     match op {
-        Op::Float {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        } => {
+        Op::Float { op, bits, n, dst, a, b } => {
             for i in 0..n as u32 {
                 let (d, x, y) = (dst + i, a + i, b + i);
                 // Vectors' arithmetic, division, and double
@@ -37,13 +30,7 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, op: Op) {
                 }
             }
         }
-        Op::FloatUn {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-        } => {
+        Op::FloatUn { op, bits, n, dst, a } => {
             for i in 0..n as u32 {
                 let (d, x) = (dst + i, a + i);
                 // Square roots without a call a lane: `float_un`'s
@@ -60,15 +47,7 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, op: Op) {
                 }
             }
         }
-        Op::FloatTer {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-            c,
-        } => {
+        Op::FloatTer { op, bits, n, dst, a, b, c } => {
             for i in 0..n as u32 {
                 let starts = [dst + i, a + i, b + i, c + i].map(|r| Reg::index(r) * rows.width);
                 if !(rows.dense
@@ -80,39 +59,18 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, op: Op) {
                 }
             }
         }
-        Op::FCmp {
-            op,
-            ordered,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        } => {
+        Op::FCmp { op, ordered, bits, n, dst, a, b } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) =
                     math::fcmp(op, ordered, bits, r!(rows, l, a + i), r!(rows, l, b + i)) as u64);
             }
         }
-        Op::FTest {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-        } => {
+        Op::FTest { op, bits, n, dst, a } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) = math::ftest(op, bits, r!(rows, l, a + i)) as u64);
             }
         }
-        Op::Convert {
-            kind,
-            from,
-            to,
-            n,
-            dst,
-            src,
-        } => {
+        Op::Convert { kind, from, to, n, dst, src } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) = math::convert(kind, from, to, r!(rows, l, src + i)));
             }

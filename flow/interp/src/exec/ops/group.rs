@@ -11,14 +11,7 @@ pub(in crate::exec) fn run(
     op: Op,
 ) -> Result<(), LaneFault> {
     match op {
-        Op::Collective {
-            dst,
-            src,
-            index,
-            op,
-            bits,
-            sub,
-        } => {
+        Op::Collective { dst, src, index, op, bits, sub } => {
             // It follows a barrier: every work-item of the group
             // is here, at once.
             let g = &m.launch.geometry;
@@ -59,15 +52,7 @@ pub(in crate::exec) fn run(
                 }
             }
         }
-        Op::GroupCopy {
-            dst,
-            src,
-            elems,
-            stride,
-            elem,
-            event,
-            out,
-        } => {
+        Op::GroupCopy { dst, src, elems, stride, elem, event, out } => {
             // Every work-item passes the same arguments: the first
             // of the group makes the copy for all.
             let first = rows.active[0] as usize;
@@ -121,12 +106,7 @@ pub(in crate::exec) fn run(
                 r!(rows, l, out) = copied;
             })
         }
-        Op::CheckIndex {
-            index,
-            bits,
-            len,
-            array,
-        } => lanes!(rows, l => {
+        Op::CheckIndex { index, bits, len, array } => lanes!(rows, l => {
             let i = math::sext(r!(rows, l, index), bits);
             if !(0..len as i64).contains(&i) {
                 let array = m.program.arrays[array as usize].clone();
@@ -166,12 +146,7 @@ pub(in crate::exec) fn run(
                 m.events.wait(event);
             }
         }
-        Op::Builtin {
-            which: Builtin::GlobalId,
-            dst,
-            lanes,
-            bits,
-        } => {
+        Op::Builtin { which: Builtin::GlobalId, dst, lanes, bits } => {
             // The work-group's origin once, each lane's local id on it.
             let origin = m.launch.geometry.global_id(m.group, [0; 3]);
             lanes!(rows, l => {
@@ -181,12 +156,7 @@ pub(in crate::exec) fn run(
                 }
             });
         }
-        Op::Builtin {
-            which,
-            dst,
-            lanes,
-            bits,
-        } => {
+        Op::Builtin { which, dst, lanes, bits } => {
             let g = &m.launch.geometry;
             lanes!(rows, l => {
                 let v = builtin(g, which, m.group, m.local_id[l]);

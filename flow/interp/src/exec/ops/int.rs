@@ -5,14 +5,7 @@ use super::*;
 #[inline(always)]
 pub(in crate::exec) fn run(rows: &mut Rows<'_>, at: usize, op: Op) -> Result<(), LaneFault> {
     match op {
-        Op::Int {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        } => {
+        Op::Int { op, bits, n, dst, a, b } => {
             for i in 0..n as u32 {
                 let (d, x, y) = (dst + i, a + i, b + i);
                 // The everyday 64-bit ops (a random generator's,
@@ -34,26 +27,12 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, at: usize, op: Op) -> Result<(),
                 }
             }
         }
-        Op::IntUn {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-        } => {
+        Op::IntUn { op, bits, n, dst, a } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) = math::int_un(op, bits, r!(rows, l, a + i)));
             }
         }
-        Op::IntTer {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-            c,
-        } => {
+        Op::IntTer { op, bits, n, dst, a, b, c } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) =
                     math::int_ter(op, bits, r!(rows, l, a + i), r!(rows, l, b + i), r!(rows, l, c + i)));
@@ -64,14 +43,7 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, at: usize, op: Op) -> Result<(),
                 lanes!(rows, l => r!(rows, l, dst + i) = (r!(rows, l, a + i) << bits) | r!(rows, l, b + i));
             }
         }
-        Op::Cmp {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        } => {
+        Op::Cmp { op, bits, n, dst, a, b } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => r!(rows, l, dst + i) =
                     math::cmp(op, bits, r!(rows, l, a + i), r!(rows, l, b + i)) as u64);
@@ -95,29 +67,14 @@ pub(in crate::exec) fn run(rows: &mut Rows<'_>, at: usize, op: Op) -> Result<(),
                 lanes!(rows, l => r!(rows, l, dst + i) = (r!(rows, l, a + i) == 0) as u64);
             }
         }
-        Op::Select {
-            n,
-            vector_cond,
-            dst,
-            cond,
-            a,
-            b,
-        } => {
+        Op::Select { n, vector_cond, dst, cond, a, b } => {
             for i in 0..n as u32 {
                 let c = cond + if vector_cond { i } else { 0 };
                 lanes!(rows, l => r!(rows, l, dst + i) =
                     if r!(rows, l, c) != 0 { r!(rows, l, a + i) } else { r!(rows, l, b + i) });
             }
         }
-        Op::SelectMsb {
-            n,
-            bits,
-            msb,
-            dst,
-            a,
-            b,
-            c,
-        } => {
+        Op::SelectMsb { n, bits, msb, dst, a, b, c } => {
             for i in 0..n as u32 {
                 lanes!(rows, l => {
                     let cv = r!(rows, l, c + i);

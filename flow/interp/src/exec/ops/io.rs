@@ -10,13 +10,7 @@ pub(in crate::exec) fn run(
     op: Op,
 ) -> Result<(), LaneFault> {
     match op {
-        Op::ImageRead {
-            dst,
-            image,
-            coord,
-            sampler,
-            form,
-        } => {
+        Op::ImageRead { dst, image, coord, sampler, form } => {
             m.mem.dispatch(at);
             m.mem.line = m.program.loc(at).line as usize;
             lanes!(rows, l => {
@@ -35,12 +29,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::ImageWrite {
-            image,
-            coord,
-            src,
-            form,
-        } => {
+        Op::ImageWrite { image, coord, src, form } => {
             m.mem.dispatch(at);
             m.mem.line = m.program.loc(at).line as usize;
             lanes!(rows, l => {
@@ -56,13 +45,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::ImageQuery {
-            dst,
-            image,
-            query,
-            n,
-            bits,
-        } => {
+        Op::ImageQuery { dst, image, query, n, bits } => {
             lanes!(rows, l => {
                 let out = m.mem
                     .image_query(r!(rows, l, image), query, n)
@@ -72,12 +55,7 @@ pub(in crate::exec) fn run(
                 }
             })
         }
-        Op::Printf {
-            dst,
-            format,
-            args_start,
-            args_len,
-        } => {
+        Op::Printf { dst, format, args_start, args_len } => {
             let args =
                 &m.program.printf_args[args_start as usize..(args_start + args_len) as usize];
             let mut values = Vec::new();

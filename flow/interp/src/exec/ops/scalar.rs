@@ -69,14 +69,7 @@ pub(in crate::exec) fn run(m: &mut Machine<'_, '_>, rows: &mut Rows<'_>, op: Op)
         Op::Offset { dst, base, disp } => {
             unary!(rows, dst, base, |x: u64| x.wrapping_add(disp as u64))
         }
-        Op::Index {
-            dst,
-            base,
-            index,
-            bits,
-            stride,
-            disp,
-        } => lanes!(rows, l => {
+        Op::Index { dst, base, index, bits, stride, disp } => lanes!(rows, l => {
             let i = math::sext(r!(rows, l, index), bits) as u64;
             r!(rows, l, dst) = r!(rows, l, base)
                 .wrapping_add(disp as i64 as u64)

@@ -5,14 +5,7 @@ use super::*;
 #[inline(always)]
 pub(in crate::exec) fn run(m: &mut Machine<'_, '_>, rows: &mut Rows<'_>, op: Op) {
     match op {
-        Op::Bitcast {
-            from,
-            from_n,
-            to,
-            to_n,
-            dst,
-            src,
-        } => lanes!(rows, l => {
+        Op::Bitcast { from, from_n, to, to_n, dst, src } => lanes!(rows, l => {
             let mut bytes = [0u8; 128];
             let fsize = from as usize / 8;
             for i in 0..from_n as usize {
@@ -26,25 +19,12 @@ pub(in crate::exec) fn run(m: &mut Machine<'_, '_>, rows: &mut Rows<'_>, op: Op)
                 r!(rows, l, dst + i as u32) = u64::from_le_bytes(w);
             }
         }),
-        Op::ExtractDyn {
-            dst,
-            base,
-            index,
-            index_bits,
-            n,
-        } => lanes!(rows, l => {
+        Op::ExtractDyn { dst, base, index, index_bits, n } => lanes!(rows, l => {
             let i = r!(rows, l, index) & math::mask(index_bits);
             // Out-of-range lanes are undefined in SPIR-V: read as 0.
             r!(rows, l, dst) = if i < n as u64 { r!(rows, l, base + i as u32) } else { 0 };
         }),
-        Op::InsertDyn {
-            dst,
-            base,
-            value,
-            index,
-            index_bits,
-            n,
-        } => lanes!(rows, l => {
+        Op::InsertDyn { dst, base, value, index, index_bits, n } => lanes!(rows, l => {
             let i = r!(rows, l, index) & math::mask(index_bits);
             let v = r!(rows, l, value);
             copy_rows(rows.regs, rows.width, &[l as u32], dst, base, n as u32);
@@ -52,14 +32,7 @@ pub(in crate::exec) fn run(m: &mut Machine<'_, '_>, rows: &mut Rows<'_>, op: Op)
                 r!(rows, l, dst + i as u32) = v;
             }
         }),
-        Op::Geometric {
-            op,
-            bits,
-            n,
-            dst,
-            a,
-            b,
-        } => lanes!(rows, l => {
+        Op::Geometric { op, bits, n, dst, a, b } => lanes!(rows, l => {
             let (mut x, mut y, mut out) = ([0u64; 16], [0u64; 16], [0u64; 16]);
             for i in 0..n as usize {
                 x[i] = r!(rows, l, a + i as u32);
@@ -70,13 +43,7 @@ pub(in crate::exec) fn run(m: &mut Machine<'_, '_>, rows: &mut Rows<'_>, op: Op)
                 r!(rows, l, dst + i as u32) = *v;
             }
         }),
-        Op::Ptr {
-            dst,
-            base,
-            disp,
-            terms_start,
-            terms_len,
-        } => {
+        Op::Ptr { dst, base, disp, terms_start, terms_len } => {
             let terms =
                 &m.program.terms[terms_start as usize..terms_start as usize + terms_len as usize];
             lanes!(rows, l => {

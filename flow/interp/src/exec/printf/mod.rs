@@ -89,10 +89,7 @@ pub(super) fn call(
         .map(|a| {
             let lanes = &values[at..at + a.lanes as usize];
             at += a.lanes as usize;
-            Value {
-                kind: a.kind,
-                lanes,
-            }
+            Value { kind: a.kind, lanes }
         })
         .collect();
     print(&text, &values, &|p, max| mem.constant_string(p, max), out)
@@ -232,14 +229,7 @@ fn parse(format: &[u8], start: usize) -> Result<(Spec, usize), String> {
             ))
         }
     };
-    let spec = Spec {
-        flags,
-        width,
-        precision,
-        vector,
-        length,
-        conv,
-    };
+    let spec = Spec { flags, width, precision, vector, length, conv };
     Ok((spec, at + 1))
 }
 

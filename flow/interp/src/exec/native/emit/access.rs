@@ -80,14 +80,7 @@ impl Emitter<'_, '_> {
         let buffer = self.b.ins().band_imm(buffer, (1 << 22) - 1);
         let offset = self.b.ins().ishl_imm(p, 24);
         let offset = self.b.ins().sshr_imm(offset, 24);
-        let at = Access {
-            buffer,
-            offset,
-            bytes,
-            align,
-            fault,
-            done,
-        };
+        let at = Access { buffer, offset, bytes, align, fault, done };
         let mut next = self.b.create_block();
         let is = |e: &mut Self, s: u64| e.b.ins().icmp_imm(IntCC::Equal, space, s as i64);
         let global = is(self, SPACE_GLOBAL);

@@ -140,12 +140,7 @@ pub(super) fn kernel(
         targets,
         blocks: HashMap::new(),
         work: Vec::new(),
-        contexts: vec![Context {
-            parent: u32::MAX,
-            ret_pc: 0,
-            ret: Reg::UNUSED,
-            ret_n: 0,
-        }],
+        contexts: vec![Context { parent: u32::MAX, ret_pc: 0, ret: Reg::UNUSED, ret_n: 0 }],
         context_of: HashMap::new(),
         barriers: Vec::new(),
         written: vec![false; launch.regs.len()],
@@ -225,12 +220,7 @@ pub(super) fn jumps(program: &Program, op: &Op) -> Vec<u32> {
     match *op {
         Op::Jump { target } | Op::Call { target, .. } => vec![target],
         Op::Branch { then, other, .. } => vec![then, other],
-        Op::Switch {
-            cases_start,
-            cases_len,
-            default,
-            ..
-        } => {
+        Op::Switch { cases_start, cases_len, default, .. } => {
             let cases = &program.cases[cases_start as usize..(cases_start + cases_len) as usize];
             cases.iter().map(|c| c.1).chain([default]).collect()
         }
@@ -462,13 +452,7 @@ impl Emitter<'_, '_> {
                     self.b.ins().brif(c, t, &[], o, &[]);
                     return Ok(());
                 }
-                Op::Switch {
-                    sel,
-                    bits,
-                    cases_start,
-                    cases_len,
-                    default,
-                } => {
+                Op::Switch { sel, bits, cases_start, cases_len, default } => {
                     let v = self.get(sel);
                     let v = self.b.ins().band_imm(v, math::mask(bits) as i64);
                     let mut switch = Switch::new();
@@ -485,13 +469,7 @@ impl Emitter<'_, '_> {
                     switch.emit(&mut self.b, v, d);
                     return Ok(());
                 }
-                Op::Call {
-                    target,
-                    moves_start,
-                    moves_len,
-                    ret,
-                    ret_n,
-                } => {
+                Op::Call { target, moves_start, moves_len, ret, ret_n } => {
                     self.moves(moves_start, moves_len);
                     let callee = match self.context_of.get(&(ctx, pc as u32)) {
                         Some(&callee) => callee,

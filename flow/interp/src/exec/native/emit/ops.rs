@@ -81,14 +81,7 @@ impl Emitter<'_, '_> {
                 let v = self.b.ins().iadd_imm(v, disp);
                 self.set(dst, v);
             }
-            Op::Index {
-                dst,
-                base,
-                index,
-                bits,
-                stride,
-                disp,
-            } => {
+            Op::Index { dst, base, index, bits, stride, disp } => {
                 let i = self.get(index);
                 let i = self.sext(i, bits);
                 let scaled = self.b.ins().imul_imm(i, stride as i64);
@@ -125,14 +118,7 @@ impl Emitter<'_, '_> {
     /// Integer, comparison, logic and select ops.
     fn int_op(&mut self, pc: usize, op: Op) {
         match op {
-            Op::Cmp {
-                op,
-                bits,
-                n,
-                dst,
-                a,
-                b,
-            } => {
+            Op::Cmp { op, bits, n, dst, a, b } => {
                 for i in 0..n as u32 {
                     let (x, y) = (self.get(a + i), self.get(b + i));
                     let signed = matches!(op, CmpOp::SLt | CmpOp::SLe | CmpOp::SGt | CmpOp::SGe);
@@ -145,14 +131,7 @@ impl Emitter<'_, '_> {
                     self.set_bool(dst + i, v);
                 }
             }
-            Op::Select {
-                n,
-                vector_cond,
-                dst,
-                cond,
-                a,
-                b,
-            } => {
+            Op::Select { n, vector_cond, dst, cond, a, b } => {
                 for i in 0..n as u32 {
                     let c = self.get(cond + if vector_cond { i } else { 0 });
                     let (x, y) = (self.get(a + i), self.get(b + i));
@@ -183,9 +162,9 @@ impl Emitter<'_, '_> {
             }
             Op::Int { n, dst, a, b, .. } => self.lanes(pc, n, dst, [Some(a), Some(b), None], true),
             Op::IntUn { n, dst, a, .. } => self.lanes(pc, n, dst, [Some(a), None, None], false),
-            Op::IntTer {
-                n, dst, a, b, c, ..
-            } => self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false),
+            Op::IntTer { n, dst, a, b, c, .. } => {
+                self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false)
+            }
             other => unreachable!("`compiles` admits only the ops translated here, not {other:?}"),
         }
     }
@@ -201,15 +180,7 @@ impl Emitter<'_, '_> {
             }
             // A fused multiply-add rounds once, here as in the interpreter
             // (`mul_add`) at both widths.
-            Op::FloatTer {
-                op: FloatTerOp::Fma,
-                bits: bits @ (32 | 64),
-                n,
-                dst,
-                a,
-                b,
-                c,
-            } => {
+            Op::FloatTer { op: FloatTerOp::Fma, bits: bits @ (32 | 64), n, dst, a, b, c } => {
                 for i in 0..n as u32 {
                     let (ty, int) = if bits == 32 { (F32, I32) } else { (F64, I64) };
                     let flags = MemFlags::new();
@@ -233,9 +204,9 @@ impl Emitter<'_, '_> {
                     self.set(dst + i, v);
                 }
             }
-            Op::FloatTer {
-                n, dst, a, b, c, ..
-            } => self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false),
+            Op::FloatTer { n, dst, a, b, c, .. } => {
+                self.lanes(pc, n, dst, [Some(a), Some(b), Some(c)], false)
+            }
             Op::Float { n, dst, a, b, .. } | Op::FCmp { n, dst, a, b, .. } => {
                 self.lanes(pc, n, dst, [Some(a), Some(b), None], false)
             }
@@ -246,13 +217,7 @@ impl Emitter<'_, '_> {
     /// Pointer arithmetic.
     fn vector_op(&mut self, op: Op) {
         match op {
-            Op::Ptr {
-                dst,
-                base,
-                disp,
-                terms_start,
-                terms_len,
-            } => {
+            Op::Ptr { dst, base, disp, terms_start, terms_len } => {
                 let program = self.program;
                 let terms =
                     &program.terms[terms_start as usize..terms_start as usize + terms_len as usize];
@@ -273,13 +238,7 @@ impl Emitter<'_, '_> {
     /// Loads, stores and atomics on global memory.
     fn access_op(&mut self, pc: usize, op: Op) {
         match op {
-            Op::Load {
-                dst,
-                ptr,
-                size,
-                n,
-                align,
-            } => {
+            Op::Load { dst, ptr, size, n, align } => {
                 let address = self.access(pc, ptr, size, n, align, Touch::Read);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
@@ -294,13 +253,7 @@ impl Emitter<'_, '_> {
                     self.set(dst + i, v);
                 }
             }
-            Op::Store {
-                src,
-                ptr,
-                size,
-                n,
-                align,
-            } => {
+            Op::Store { src, ptr, size, n, align } => {
                 let address = self.access(pc, ptr, size, n, align, Touch::Write);
                 for i in 0..n as u32 {
                     let at = i as i64 * size as i64;
@@ -336,12 +289,7 @@ impl Emitter<'_, '_> {
     /// Work-item builtins: the ids from the ids block, the rest by `helpers::eval`.
     fn group_op(&mut self, pc: usize, op: Op) {
         match op {
-            Op::Builtin {
-                which,
-                dst,
-                lanes,
-                bits,
-            } => {
+            Op::Builtin { which, dst, lanes, bits } => {
                 let at = match which {
                     Builtin::GlobalId => Some(0),
                     Builtin::LocalId => Some(3),
