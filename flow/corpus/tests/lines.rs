@@ -54,7 +54,7 @@ fn every_case_counts_the_same_with_and_without_lines() {
             let per_line: u64 = lined.lines.iter().map(|l| l.w(set)).sum();
             assert_eq!(per_line, lined.w(set), "{case}: W ({set}) over its lines");
         }
-        let mut q = clflow_interp::counts::Traffic::default();
+        let mut q = clflow_interp::counts::SpaceBytes::default();
         for line in &lined.lines {
             q.scaled_add(&line.traffic, 1);
         }

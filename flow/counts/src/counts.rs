@@ -105,16 +105,16 @@ pub fn is_memory_op(op: &str) -> bool {
 
 /// Bytes moved, per space and direction (0 load, 1 store).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Traffic {
+pub struct SpaceBytes {
     pub bytes: [[u64; 2]; 4],
 }
 
-impl Traffic {
+impl SpaceBytes {
     pub fn add(&mut self, space: Space, store: bool, bytes: u64) {
         self.bytes[space as usize][store as usize] += bytes;
     }
 
-    pub fn scaled_add(&mut self, other: &Traffic, times: u64) {
+    pub fn scaled_add(&mut self, other: &SpaceBytes, times: u64) {
         for (mine, theirs) in self.bytes.iter_mut().zip(other.bytes.iter()) {
             mine[0] += theirs[0] * times;
             mine[1] += theirs[1] * times;
@@ -122,9 +122,9 @@ impl Traffic {
     }
 
     /// Every field times `factor`, rounded: a sample's traffic extrapolated.
-    pub fn scaled(&self, factor: f64) -> Traffic {
+    pub fn scaled(&self, factor: f64) -> SpaceBytes {
         let scale = |n: u64| (n as f64 * factor).round() as u64;
-        Traffic {
+        SpaceBytes {
             bytes: self.bytes.map(|[load, store]| [scale(load), scale(store)]),
         }
     }
@@ -165,7 +165,7 @@ pub struct Counts {
     /// Sorted by lanes, largest first.
     pub histogram: Vec<HistogramEntry>,
     pub work: Vec<(WorkKey, u64)>,
-    pub traffic: Traffic,
+    pub traffic: SpaceBytes,
     pub line_bytes: u64,
     pub lines_read: u64,
     pub lines_written: u64,

@@ -26,7 +26,7 @@ pub use access::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
 pub use annotate::{render_lines, LineCache};
 pub use counts::{
     is_memory_op, CountReport, Counts, HistogramEntry, IntensityReport, LaneType, OpClass, Space,
-    SpaceReport, Traffic, TrafficReport, WorkKey, WorkReport,
+    SpaceBytes, SpaceReport, TrafficReport, WorkKey, WorkReport,
 };
 pub use lines::{LineCounts, LineReport, SourceLine};
 pub use op_set::{OpSet, ParseOpSetError};

@@ -3,7 +3,7 @@
 //! exactly one line, or to no line where the module says none (a phi, an
 //! instruction the compiler made up), so the lines add up to the totals.
 
-use crate::{OpClass, OpSet, Space, Traffic, WorkKey};
+use crate::{OpClass, OpSet, Space, SpaceBytes, WorkKey};
 use serde::{Deserialize, Serialize};
 
 /// A line of a source file, as the module's `OpLine` names it.
@@ -24,7 +24,7 @@ impl std::fmt::Display for SourceLine {
 pub struct LineCounts {
     pub line: Option<SourceLine>,
     pub work: Vec<(WorkKey, u64)>,
-    pub traffic: Traffic,
+    pub traffic: SpaceBytes,
 }
 
 impl LineCounts {

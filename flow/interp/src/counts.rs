@@ -106,7 +106,7 @@
 pub use clflow_counts::{
     group_digits, render_lines, render_text, Branches, ByRole, CountReport, Counts, Gathers,
     HistogramEntry, IntensityReport, LaneType, LineCache, LineCounts, LineReport, LoopChains,
-    OpClass, OpSet, ParseOpSetError, Role, SimdUse, SourceLine, Space, SpaceReport, Traffic,
+    OpClass, OpSet, ParseOpSetError, Role, SimdUse, SourceLine, Space, SpaceBytes, SpaceReport,
     TrafficReport, WorkKey, WorkReport, SIMD_WIDTHS,
 };
 

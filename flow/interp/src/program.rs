@@ -1,7 +1,7 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
 use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
-use crate::counts::{LaneType, Role, SourceLine, Traffic, WorkKey};
+use crate::counts::{LaneType, Role, SourceLine, SpaceBytes, WorkKey};
 use crate::memory::ArenaLayout;
 pub use crate::translate::Loc;
 use crate::types::Leaf;
@@ -12,9 +12,9 @@ use clflow_core::AddressSpace;
 pub struct BlockCounts {
     pub hist: Vec<(u32, u64)>,
     pub work: Vec<(u32, u64)>,
-    pub traffic: Traffic,
+    pub traffic: SpaceBytes,
     /// `traffic` by source line (see [`Loc::line`]).
-    pub line_traffic: Vec<(u32, Traffic)>,
+    pub line_traffic: Vec<(u32, SpaceBytes)>,
 }
 
 /// How a kernel parameter is passed in. `slot` is its register in a

@@ -559,7 +559,7 @@ fn split_section(
         &application,
         &named(c),
         &named(g),
-        split_stage::Traffic::Compulsory,
+        split_stage::TrafficKind::Compulsory,
         Transfers::Counted,
     )
     .and_then(|split| Ok(split.report_section(&pair_note(devices, c, g))?));
@@ -688,7 +688,7 @@ fn count_all(
             manifest,
             name.clone(),
             &summary,
-            split_stage::Traffic::Compulsory,
+            split_stage::TrafficKind::Compulsory,
         );
         let source = kernel_source(&name, &report);
         let mut record = kernel_counts(&name, &summary);

@@ -15,7 +15,7 @@ use clflow_metrics::{Ceilings, DeviceProfile, Figure, OpKind, Provenance, Unit};
 use clflow_ocl::{DeviceInfo, DeviceKind};
 pub use clflow_report::split::{
     ceiling_name, ceiling_of, system, CeilingKind, Counted, Split, SplitDevice, SplitReport,
-    Traffic, SECTION_HEADING,
+    TrafficKind, SECTION_HEADING,
 };
 use clflow_split::{analyze, Kernel, Transfers};
 
@@ -215,7 +215,7 @@ pub fn split<'a>(
     kernels: &'a [Counted],
     c: &NamedDevice,
     g: &NamedDevice,
-    traffic: Traffic,
+    traffic: TrafficKind,
     transfers: Transfers,
 ) -> crate::Result<Split<'a>> {
     let ceiling = ceiling_of(kernels);
@@ -293,7 +293,7 @@ pub(crate) mod tests {
             kernels,
             &profile("xeon-phi-5110p"),
             &profile("tesla-k20"),
-            Traffic::Compulsory,
+            TrafficKind::Compulsory,
             Transfers::Ignored,
         )
         .unwrap()
@@ -393,7 +393,7 @@ pub(crate) mod tests {
             &kernels,
             &profile("amd-epyc-7763"),
             &profile("nvidia-a100-sxm"),
-            Traffic::Compulsory,
+            TrafficKind::Compulsory,
             Transfers::Counted,
         )
         .unwrap();
@@ -419,7 +419,7 @@ pub(crate) mod tests {
             &kernels,
             &unmeasured(0, "AMD EPYC 7763 64-Core Processor", DeviceKind::Cpu),
             &unmeasured(1, "Tesla K20m", DeviceKind::Gpu),
-            Traffic::Compulsory,
+            TrafficKind::Compulsory,
             Transfers::Counted,
         )
         .unwrap();
@@ -453,7 +453,7 @@ pub(crate) mod tests {
             kernels,
             &c,
             &profile("tesla-k20"),
-            Traffic::Compulsory,
+            TrafficKind::Compulsory,
             Transfers::Counted,
         )
         .err()

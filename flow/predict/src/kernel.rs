@@ -383,7 +383,7 @@ pub(crate) mod tests {
     use clflow_core::{ElementType, LaunchArg, NdRange, ScalarType};
     use clflow_counts::LaneType;
     use clflow_counts::OpSet;
-    use clflow_counts::{ByRole, HistogramEntry, Role, Traffic as CountTraffic, WorkKey};
+    use clflow_counts::{ByRole, HistogramEntry, Role, SpaceBytes, WorkKey};
 
     fn entry(op: &str, ty: &str, lanes: u64) -> HistogramEntry {
         HistogramEntry {
@@ -437,7 +437,7 @@ pub(crate) mod tests {
                 (key("OpIEqual", uint, true), 1024),
             ],
             traffic: {
-                let mut t = CountTraffic::default();
+                let mut t = SpaceBytes::default();
                 t.add(clflow_counts::Space::Global, false, 65536 * 4);
                 t.add(clflow_counts::Space::Global, true, 1024 * 4);
                 t

@@ -24,7 +24,7 @@ pub const SECTION_HEADING: &str = "CPU+GPU split (PerDome)";
 /// The traffic figure the bounds use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Traffic {
+pub enum TrafficKind {
     /// Each cache line once (a cache that holds everything): the least
     /// traffic, so the highest bound.
     Compulsory,
@@ -32,22 +32,22 @@ pub enum Traffic {
     Accessed,
 }
 
-impl Traffic {
-    pub const ALL: [Traffic; 2] = [Traffic::Compulsory, Traffic::Accessed];
+impl TrafficKind {
+    pub const ALL: [TrafficKind; 2] = [TrafficKind::Compulsory, TrafficKind::Accessed];
 
     pub fn name(self) -> &'static str {
         match self {
-            Traffic::Compulsory => "compulsory",
-            Traffic::Accessed => "accessed",
+            TrafficKind::Compulsory => "compulsory",
+            TrafficKind::Accessed => "accessed",
         }
     }
 }
 
-impl std::str::FromStr for Traffic {
+impl std::str::FromStr for TrafficKind {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        Traffic::ALL
+        TrafficKind::ALL
             .into_iter()
             .find(|t| t.name() == text)
             .ok_or_else(|| format!("`{text}` is not a traffic figure (compulsory, accessed)"))
@@ -67,10 +67,10 @@ pub struct Counted {
 impl Counted {
     /// The kernel `name` as the split sees it: W, Q as `traffic` bounds
     /// it, and D, the bytes its buffers move to a device and back.
-    pub fn new(manifest: &Path, name: String, summary: &Summary, traffic: Traffic) -> Counted {
+    pub fn new(manifest: &Path, name: String, summary: &Summary, traffic: TrafficKind) -> Counted {
         let bytes = match traffic {
-            Traffic::Compulsory => summary.compulsory,
-            Traffic::Accessed => summary.accessed,
+            TrafficKind::Compulsory => summary.compulsory,
+            TrafficKind::Accessed => summary.accessed,
         };
         // Counts are finite and never negative: all that `Work::new` checks.
         let work = Work {
@@ -179,7 +179,7 @@ impl SplitDevice {
 pub struct Split<'a> {
     pub kernels: &'a [Counted],
     pub ceiling: CeilingKind,
-    pub traffic: Traffic,
+    pub traffic: TrafficKind,
     /// C, then G.
     pub devices: [SplitDevice; 2],
     pub system: System,
@@ -194,7 +194,7 @@ pub struct SplitReport<'a> {
     /// The peak the devices' compute ceilings are: int32, fp32 or fp64.
     #[serde(with = "ceiling_json")]
     ceiling: CeilingKind,
-    traffic: Traffic,
+    traffic: TrafficKind,
     /// C, then G.
     devices: Cow<'a, [SplitDevice]>,
     kernels: Cow<'a, [Counted]>,

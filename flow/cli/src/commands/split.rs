@@ -12,7 +12,7 @@ use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::format_number;
 use clflow_pipeline::count::interpret;
 use clflow_pipeline::input::{prepare_manifest, unique_name};
-use clflow_pipeline::split::{split, Counted, NamedDevice, Traffic};
+use clflow_pipeline::split::{split, Counted, NamedDevice, TrafficKind};
 use clflow_pipeline::Session;
 use clflow_report::perdome::write_perdome;
 use clflow_split::Transfers;
@@ -62,7 +62,7 @@ pub struct SplitArgs {
     ops: String,
     /// Which Q bounds the traffic.
     #[arg(long, default_value = "compulsory", value_parser = traffic_figure())]
-    traffic: Traffic,
+    traffic: TrafficKind,
     /// Leave host-link transfers out, as the paper does.
     #[arg(long)]
     no_transfers: bool,
@@ -164,8 +164,8 @@ fn count_all(args: &SplitArgs, ops: &OpSet, session: &Session) -> crate::Result<
 }
 
 /// `--traffic`: the figures the bounds can use, listed in `--help`.
-fn traffic_figure() -> impl clap::builder::TypedValueParser<Value = Traffic> {
+fn traffic_figure() -> impl clap::builder::TypedValueParser<Value = TrafficKind> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Traffic::ALL.map(Traffic::name))
-        .try_map(|text| text.parse::<Traffic>())
+    clap::builder::PossibleValuesParser::new(TrafficKind::ALL.map(TrafficKind::name))
+        .try_map(|text| text.parse::<TrafficKind>())
 }

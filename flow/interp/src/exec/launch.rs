@@ -3,7 +3,7 @@
 //! (each keeping one [`Runner`]) and merges what they counted.
 
 use super::{Outlet, Runner};
-use crate::counts::{Traffic, SIMD_WIDTHS};
+use crate::counts::{SpaceBytes, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, GlobalMemory};
 use crate::program::Program;
@@ -67,10 +67,10 @@ pub struct Fault {
 #[derive(Debug, Default)]
 pub struct Partial {
     pub hits: Vec<u64>,
-    pub traffic: Traffic,
+    pub traffic: SpaceBytes,
     /// The part of `traffic` each source line made, by line id (0 for no
     /// line; see `Loc`).
-    pub line_traffic: Vec<Traffic>,
+    pub line_traffic: Vec<SpaceBytes>,
     /// What work-items printed, with their work-group's linear index: in
     /// work-item order within a group, and groups in the order this thread
     /// ran them (ascending).
@@ -187,7 +187,7 @@ impl Partial {
         self.traffic.scaled_add(&other.traffic, 1);
         if self.line_traffic.len() < other.line_traffic.len() {
             self.line_traffic
-                .resize(other.line_traffic.len(), Traffic::default());
+                .resize(other.line_traffic.len(), SpaceBytes::default());
         }
         for (a, b) in self.line_traffic.iter_mut().zip(&other.line_traffic) {
             a.scaled_add(b, 1);
@@ -294,7 +294,7 @@ impl Selection<'_> {
 
 /// One work-group's [W, Q]: the blocks it ran (hits now less `before`)
 /// by their weights, and the global bytes moved beyond the blocks' own.
-fn tally(weights: &[[u64; 2]], partial: &Partial, before: &(Vec<u64>, Traffic)) -> [u64; 2] {
+fn tally(weights: &[[u64; 2]], partial: &Partial, before: &(Vec<u64>, SpaceBytes)) -> [u64; 2] {
     let (hits, traffic) = before;
     let mut sum = [0, 0];
     for ((now, then), weight) in partial.hits.iter().zip(hits).zip(weights) {

@@ -3,7 +3,7 @@
 
 use super::Recorder;
 use crate::bytecode::AtomicOp;
-use crate::counts::{Space, Traffic};
+use crate::counts::{Space, SpaceBytes};
 use crate::error::TrapKind;
 use crate::memory::{
     self, Arena, ArenaLayout, GlobalMemory, SharedBuffer, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE,
@@ -25,10 +25,10 @@ pub(super) struct Mem<'m, 'r> {
     pub(super) local: &'m mut Arena,
     pub(super) local_layout: &'m ArenaLayout,
     pub(super) private_layout: &'m ArenaLayout,
-    pub(super) traffic: &'m mut Traffic,
+    pub(super) traffic: &'m mut SpaceBytes,
     /// `traffic` by source line, and the line of the instruction counting
     /// (set before an instruction whose bytes are known only as it runs).
-    pub(super) line_traffic: &'m mut [Traffic],
+    pub(super) line_traffic: &'m mut [SpaceBytes],
     pub(super) line: usize,
     pub(super) trace: Option<&'m mut Recorder<'r>>,
     /// What the last access did that OpenCL leaves undefined and the run

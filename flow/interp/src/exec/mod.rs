@@ -60,7 +60,7 @@ pub use launch::{run_groups, Fault, Geometry, Launched, Partial, Selection};
 pub use shadow::{GlobalShadow, Use};
 
 use crate::bytecode::*;
-use crate::counts::{Traffic, SIMD_WIDTHS};
+use crate::counts::{SpaceBytes, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::Arena;
 use crate::trace::Traced;
@@ -210,8 +210,8 @@ impl<'a> Runner<'a> {
                 } else {
                     Vec::new()
                 },
-                traffic: Traffic::default(),
-                line_traffic: vec![Traffic::default(); launch.program.source_lines.len() + 1],
+                traffic: SpaceBytes::default(),
+                line_traffic: vec![SpaceBytes::default(); launch.program.source_lines.len() + 1],
                 ..Partial::default()
             },
             shadow: launch.uninit.then(|| {

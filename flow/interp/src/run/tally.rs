@@ -1,7 +1,7 @@
 //! A run's counts from what its work-groups tallied: block hits times each
 //! block's static counts, traffic, lines, SIMD use, chains, branches.
 
-use crate::counts::{self, Counts, LaneType, LineCounts, Traffic, WorkKey};
+use crate::counts::{self, Counts, LaneType, LineCounts, SpaceBytes, WorkKey};
 use crate::memory::GlobalMemory;
 use crate::{bytecode, carried, chains, exec, program, RunOptions};
 use std::collections::{BTreeMap, HashMap};
@@ -250,7 +250,7 @@ fn merged(work: impl Iterator<Item = (WorkKey, u64)>) -> Vec<(WorkKey, u64)> {
 
 /// W and traffic per source line, lines in their order and what no line
 /// names last; none where the module names no lines.
-fn per_line(p: &program::Program, work: &[u64], traffic: Vec<Traffic>) -> Vec<LineCounts> {
+fn per_line(p: &program::Program, work: &[u64], traffic: Vec<SpaceBytes>) -> Vec<LineCounts> {
     if p.source_lines.is_empty() {
         return Vec::new();
     }

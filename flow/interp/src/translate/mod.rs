@@ -33,7 +33,7 @@ pub(crate) use rules::base_operations;
 mod tests;
 
 use crate::bytecode::*;
-use crate::counts::{LaneType, Role, Space, Traffic, WorkKey};
+use crate::counts::{LaneType, Role, Space, SpaceBytes, WorkKey};
 use crate::error::TranslateError;
 use crate::memory::ArenaLayout;
 use crate::program::{BlockCounts, Program, ProgramBuffer};
@@ -484,7 +484,7 @@ impl<'m> Translator<'m> {
         match block.line_traffic.iter_mut().find(|(l, _)| *l == line) {
             Some((_, t)) => t.add(space, store, bytes),
             None => {
-                let mut t = Traffic::default();
+                let mut t = SpaceBytes::default();
                 t.add(space, store, bytes);
                 block.line_traffic.push((line, t));
             }
