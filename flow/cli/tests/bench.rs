@@ -1,20 +1,11 @@
 //! `clflow bench` end to end on the PoCL device: quick sizes, real kernels,
 //! a private measured-profile store.
 
+mod common;
+
+use common::{clflow, text, Clflow};
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn clflow(data_dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .env("CLFLOW_DATA_DIR", data_dir)
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::process::Output;
 
 fn json(output: &Output) -> Value {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
@@ -160,10 +151,10 @@ fn a_selector_that_matches_nothing_lists_the_devices() {
 /// line of its stderr satisfies `at`.
 fn interrupted(data_dir: &std::path::Path, args: &[&str], at: impl Fn(&str) -> bool) {
     use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
+    let mut clflow = Clflow::new().data(data_dir);
+    let mut child = clflow
+        .command(args)
         .arg("-v")
-        .env("CLFLOW_DATA_DIR", data_dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

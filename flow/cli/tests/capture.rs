@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{clflow, repo, text};
+use common::{clflow, repo, text, Clflow};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1410,15 +1410,12 @@ fn from_source_gives_an_application_that_trusts_its_cache_an_empty_one() {
     let cached = home.join(".cache/strict_cache/cube.bin");
     // As a user would run clflow: HOME theirs, no XDG_CACHE_HOME of its own.
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(args)
-            .current_dir(data.path())
-            .env("CLFLOW_DATA_DIR", data.path())
-            .env("CLFLOW_STORE", data.path().join("history.db"))
+        Clflow::new()
+            .dir(data.path())
+            .data(data.path())
             .env("HOME", &home)
             .env_remove("XDG_CACHE_HOME")
-            .output()
-            .unwrap()
+            .run(args)
     };
     let out_dir = data.path().join("capture");
     let out_text = out_dir.to_str().unwrap();

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::repo;
+use common::{repo, Clflow};
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const VADD: &str = "kernels/vadd";
 
@@ -46,13 +46,9 @@ impl Workspace {
     }
 
     fn check(&self, extra: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .arg("check")
-            .arg(self.path("suite.toml"))
-            .args(extra)
-            .env("CLFLOW_STORE", self.path("history.sqlite"))
-            .output()
-            .unwrap()
+        let suite = self.path("suite.toml");
+        let args = [&["check", suite.to_str().unwrap()], extra].concat();
+        Clflow::new().store(&self.path("history.sqlite")).run(&args)
     }
 
     fn edit(&self, file: &str, from: &str, to: &str) {
@@ -453,18 +449,14 @@ fn a_broken_suite_or_baseline_exits_2_naming_file_and_line() {
 
 #[test]
 fn the_projects_own_suite_matches_its_baseline() {
-    let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args([
-            "-q",
-            "check",
-            "ci/check-suite.toml",
-            "--baseline",
-            "ci/baseline.json",
-            "--no-history",
-        ])
-        .current_dir(repo())
-        .output()
-        .unwrap();
+    let out = Clflow::new().run(&[
+        "-q",
+        "check",
+        "ci/check-suite.toml",
+        "--baseline",
+        "ci/baseline.json",
+        "--no-history",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(0),

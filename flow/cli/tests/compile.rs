@@ -1,7 +1,10 @@
 //! `clflow compile` end to end: the binary, real kernels, the real toolchain.
 
+mod common;
+
+use common::{text, Clflow};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 struct Case {
     dir: tempfile::TempDir,
@@ -25,18 +28,13 @@ impl Case {
     }
 
     fn clflow_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("CLFLOW_CACHE_DIR", self.dir.path().join("cache"))
-            .envs(env.iter().copied())
-            .output()
-            .unwrap()
+        let clflow = Clflow::new()
+            .dir(self.dir.path())
+            .env("CLFLOW_CACHE_DIR", self.dir.path().join("cache"));
+        env.iter()
+            .fold(clflow, |clflow, (key, value)| clflow.env(key, value))
+            .run(args)
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 const VADD: &str = "\
@@ -216,10 +214,7 @@ fn verbose_shows_commands_and_the_fallback() {
 
 #[test]
 fn help_teaches_by_example() {
-    let run = Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(["compile", "--help"])
-        .output()
-        .unwrap();
+    let run = Clflow::new().run(&["compile", "--help"]);
     assert_eq!(run.status.code(), Some(0));
     let help = text(&run.stdout);
     assert!(help.contains("Examples:"), "{help}");

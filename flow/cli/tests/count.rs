@@ -2,43 +2,12 @@
 
 mod common;
 
-use common::{kernel_in, repo};
+use common::{kernel_in, repo, Clflow};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn clflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("clflow runs")
-}
-
-/// `clflow ARGS`, which must succeed: what it printed on stdout.
-fn stdout_of(args: &[&str]) -> String {
-    let out = clflow(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = clflow(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
 
 #[test]
 fn vadd_json_has_exact_w_q_and_i() {
-    let v = json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "fp32"]);
+    let v = Clflow::new().json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "fp32"]);
     assert_eq!(v["kernel"], "vadd");
     assert_eq!(v["work_items"], 4096);
     assert_eq!(v["ops"]["OpFAdd"]["float"], 4096);
@@ -56,7 +25,7 @@ fn vadd_json_has_exact_w_q_and_i() {
 #[test]
 fn the_papers_op_selection_and_line_size_are_accepted() {
     let paper = "add,xor,sub,shl,lshr,or,getelementptr,icmp,mul,and,div";
-    let v = json(&[
+    let v = Clflow::new().json(&[
         "count",
         "kernels/lookup3/lookup3.toml",
         "--json",
@@ -76,7 +45,7 @@ fn the_papers_op_selection_and_line_size_are_accepted() {
 
 #[test]
 fn human_output_is_a_sorted_histogram_then_w_q_i() {
-    let out = clflow(&["count", "kernels/triad/triad.toml"]);
+    let out = Clflow::new().run(&["count", "kernels/triad/triad.toml"]);
     assert!(
         out.status.success(),
         "{}",
@@ -110,7 +79,7 @@ fn human_output_is_a_sorted_histogram_then_w_q_i() {
 #[test]
 fn dump_writes_the_output_buffers() {
     let dir = tempfile::tempdir().unwrap();
-    let out = clflow(&[
+    let out = Clflow::new().run(&[
         "count",
         "kernels/vadd/vadd.toml",
         "--dump",
@@ -138,29 +107,29 @@ fn dump_writes_the_output_buffers() {
 
 #[test]
 fn bad_input_gets_one_line_and_exit_2() {
-    let out = clflow(&["count", "kernels/vadd/vadd.cl"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.cl"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("clflow: error: kernels/vadd/vadd.cl: `clflow count` needs a manifest"),
         "{err}"
     );
-    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "frobnicate"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--ops", "frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation `frobnicate`"));
     // The same words a check suite's `ops = "fma"` gets.
-    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "fma"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--ops", "fma"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(
         "--ops: `fma` is counted as its base operations (OpFAdd, OpFMul), never by its own name"
     ));
-    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("invalid value '48' for '--line-bytes <N>': give a power of two"));
     // An output directory that cannot be written is refused before the count.
     let blocker = tempfile::NamedTempFile::new().unwrap();
-    let out = clflow(&[
+    let out = Clflow::new().run(&[
         "count",
         "kernels/vadd/vadd.toml",
         "--dump",
@@ -177,7 +146,7 @@ fn bad_input_gets_one_line_and_exit_2() {
         "{err}"
     );
     // A thread count the system cannot spawn is refused, not a crash.
-    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--threads", "100000"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--threads", "100000"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(
         "invalid value '100000' for '--threads <N>': give a number of threads from 1 to 256"
@@ -187,7 +156,7 @@ fn bad_input_gets_one_line_and_exit_2() {
         ("forty", "`forty` is not a size"),
         ("32/64", "a 32-byte cache holds no 64-byte line"),
     ] {
-        let out = clflow(&["count", "kernels/vadd/vadd.toml", "--cache", cache]);
+        let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--cache", cache]);
         assert_eq!(out.status.code(), Some(2), "--cache {cache}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -199,7 +168,7 @@ fn bad_input_gets_one_line_and_exit_2() {
 
 /// Q DRAM through a cache of `cache`, and the compulsory and accessed bytes.
 fn traffic(manifest: &str, cache: &str) -> (u64, u64, u64, serde_json::Value) {
-    let v = json(&["count", manifest, "--cache", cache, "--json"]);
+    let v = Clflow::new().json(&["count", manifest, "--cache", cache, "--json"]);
     let t = &v["traffic"];
     let q =
         t["dram"]["read_bytes"].as_u64().unwrap() + t["dram"]["written_bytes"].as_u64().unwrap();
@@ -338,7 +307,7 @@ fn a_loop_striding_by_the_global_size_makes_page_strides() {
     assert_eq!(page_strides(&manifest), 1024 * 78);
     let (_, _, _, t) = traffic(manifest.to_str().unwrap(), "64KiB/64");
     assert_eq!(t["coalescing"]["page_walkers"].as_u64(), Some(1024), "{t}");
-    let text = stdout_of(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
+    let text = Clflow::new().stdout(&["count", manifest.to_str().unwrap(), "--cache", "64KiB/64"]);
     assert!(
         text.contains(
             "Page strides: 79,872 accesses a page or more past their work-item's last at the \
@@ -400,7 +369,7 @@ fn a_column_walk_reads_its_lines_in_short_page_visits() {
         })
         .collect();
     assert_eq!(visits, [0, 0, 32768 + 64, 0, 0, 0], "{t}");
-    let text = stdout_of(&["count", manifest, "--cache", "4MiB/64"]);
+    let text = Clflow::new().stdout(&["count", manifest, "--cache", "4MiB/64"]);
     assert!(
         text.contains(
             "Short page visits: 32,832 lines first touched a few of their page at a time \
@@ -412,7 +381,7 @@ fn a_column_walk_reads_its_lines_in_short_page_visits() {
 
 #[test]
 fn a_runaway_kernel_stops_at_max_steps() {
-    let out = clflow(&["count", "kernels/lookup3/lookup3.toml", "--max-steps", "20"]);
+    let out = Clflow::new().run(&["count", "kernels/lookup3/lookup3.toml", "--max-steps", "20"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -531,13 +500,14 @@ fn a_profiles_name_stands_for_its_last_level_cache() {
     assert_eq!(t["cache"]["line_bytes"].as_u64(), Some(32));
     assert_eq!((q, compulsory), (3 * 4096 * 4, 3 * 4096 * 4));
     let text = String::from_utf8_lossy(
-        &clflow(&[
-            "count",
-            "kernels/vadd/vadd.toml",
-            "--cache",
-            "nvidia-h100-sxm",
-        ])
-        .stdout,
+        &Clflow::new()
+            .run(&[
+                "count",
+                "kernels/vadd/vadd.toml",
+                "--cache",
+                "nvidia-h100-sxm",
+            ])
+            .stdout,
     )
     .to_string();
     assert!(
@@ -564,7 +534,7 @@ fn build_options_reach_a_sim_launch() {
     )
     .unwrap();
     let sim = sim.to_str().unwrap();
-    let report = json(&[
+    let report = Clflow::new().json(&[
         "count",
         sim,
         "--build-options",
@@ -582,7 +552,7 @@ fn build_options_reach_a_sim_launch() {
     assert_eq!(report["I"]["compulsory"], 0.0625);
     assert_eq!(report["I"]["min"], 0.0625);
     assert_eq!(report["I"]["max"], 0.25);
-    let dumped = clflow(&[
+    let dumped = Clflow::new().run(&[
         "count",
         sim,
         "--build-options",
@@ -598,7 +568,7 @@ fn build_options_reach_a_sim_launch() {
         "{}",
         String::from_utf8_lossy(&dumped.stdout)
     );
-    let without = clflow(&["count", sim]);
+    let without = Clflow::new().run(&["count", sim]);
     assert_eq!(without.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&without.stderr).contains("FACTOR"));
 }
@@ -629,7 +599,7 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
          [[arg]]\ntype = \"uint\"\nvalue = 0\n",
     );
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let counted = clflow(&["count", &path("pick.sim")]);
+    let counted = Clflow::new().run(&["count", &path("pick.sim")]);
     assert_eq!(
         counted.status.code(),
         Some(0),
@@ -639,9 +609,9 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
     assert!(
         String::from_utf8_lossy(&counted.stdout).contains("arg 0 (a) after the run: 2, 4, 6, 8")
     );
-    let report = json(&["count", &path("pick.toml"), "--json"]);
+    let report = Clflow::new().json(&["count", &path("pick.toml"), "--json"]);
     assert_eq!(report["Q"]["load_bytes"], 16);
-    let ran = stdout_of(&[
+    let ran = Clflow::new().stdout(&[
         "run",
         &path("pick.toml"),
         "--device",
@@ -650,7 +620,7 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
         "0.01",
     ]);
     assert!(ran.contains("outputs agree with the interpreter"));
-    let touched = clflow(&["count", &path("touch.sim")]);
+    let touched = Clflow::new().run(&["count", &path("touch.sim")]);
     assert_eq!(touched.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&touched.stderr).contains(
         "out-of-bounds access to __global arg 1 (spare): 4 bytes at offset 0, buffer is 0 bytes"
@@ -663,7 +633,7 @@ fn a_zero_size_buffer_the_kernel_never_touches_is_legal() {
 /// byte each constant, a 2-byte score stored.
 #[test]
 fn constant_traffic_is_told_apart_from_global() {
-    let v = json(&[
+    let v = Clflow::new().json(&[
         "count",
         "kernels/smith-waterman/smith-waterman.toml",
         "--json",
@@ -672,7 +642,7 @@ fn constant_traffic_is_told_apart_from_global() {
     assert_eq!(v["Q"]["constant_load_bytes"], 32 * 64);
     assert_eq!(v["Q"]["load_bytes"], 32 * (16 + 64 + 64));
     assert_eq!(v["Q"]["global_store_bytes"], 32 * 2);
-    let text = clflow(&["count", "kernels/smith-waterman/smith-waterman.toml"]);
+    let text = Clflow::new().run(&["count", "kernels/smith-waterman/smith-waterman.toml"]);
     assert!(String::from_utf8_lossy(&text.stdout)
         .contains("Q accessed: 4,672 bytes (global: load 2,560, store 64; constant: load 2,048)"));
 }
@@ -704,7 +674,7 @@ fn non_uniform_work_groups_run_under_opencl_2() {
     write("cl2.toml", &manifest("CL2.0"));
     write("cl12.toml", &manifest("CL1.2"));
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let stdout = stdout_of(&["count", &path("cl2.toml")]);
+    let stdout = Clflow::new().stdout(&["count", &path("cl2.toml")]);
     assert!(
         stdout.contains("arg 0 (local_size) after the run: 4, 4, 4, 4, 4, 4, 4, 4, 2, 2"),
         "{stdout}"
@@ -722,13 +692,13 @@ fn non_uniform_work_groups_run_under_opencl_2() {
         "{stdout}"
     );
 
-    let refused = clflow(&["count", &path("cl12.toml")]);
+    let refused = Clflow::new().run(&["count", &path("cl12.toml")]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr)
         .contains("local size 4 does not divide global size 10 in dimension 0"));
 
     // PoCL 3.1 takes no non-uniform work-groups.
-    let ran = clflow(&[
+    let ran = Clflow::new().run(&[
         "run",
         &path("cl2.toml"),
         "--device",
@@ -758,13 +728,13 @@ fn the_sub_group_size_is_stated() {
     )
     .unwrap();
     let manifest = manifest.to_str().unwrap();
-    let out = clflow(&["count", manifest, "--sub-group-size", "4"]);
+    let out = Clflow::new().run(&["count", manifest, "--sub-group-size", "4"]);
     assert!(String::from_utf8_lossy(&out.stdout)
         .contains("after the run: 40, 40, 40, 40, 41, 41, 41, 41"));
-    let out = clflow(&["count", manifest]);
+    let out = Clflow::new().run(&["count", manifest]);
     assert!(String::from_utf8_lossy(&out.stdout)
         .contains("after the run: 80, 80, 80, 80, 80, 80, 80, 80"));
-    let bad = clflow(&["count", manifest, "--sub-group-size", "0"]);
+    let bad = Clflow::new().run(&["count", manifest, "--sub-group-size", "0"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -787,7 +757,7 @@ fn an_inline_helper_that_stays_a_call_runs() {
     .unwrap();
     let sim = sim.to_str().unwrap();
     for options in ["", "-cl-opt-disable"] {
-        let stdout = stdout_of(&["count", sim, "--build-options", options]);
+        let stdout = Clflow::new().stdout(&["count", sim, "--build-options", options]);
         assert!(
             stdout.contains("arg 0 (a) after the run: 2, 5, 10, 17"),
             "{options}: {stdout}"
@@ -804,9 +774,9 @@ fn an_inline_helper_that_stays_a_call_runs() {
 fn vadd_splits_w_by_role_without_changing_it() {
     // The default W is the work: vadd's 4,096 adds. All arithmetic adds
     // the index and compare operations.
-    let v = json(&["count", "kernels/vadd/vadd.toml", "--json"]);
+    let v = Clflow::new().json(&["count", "kernels/vadd/vadd.toml", "--json"]);
     assert_eq!(v["W"]["total"], 4096);
-    let arith = json(&[
+    let arith = Clflow::new().json(&[
         "count",
         "kernels/vadd/vadd.toml",
         "--ops",
@@ -821,7 +791,7 @@ fn vadd_splits_w_by_role_without_changing_it() {
     assert_eq!(v["ops"]["OpFAdd"]["float"], 4096);
     assert_eq!(v["ops_by_role"]["OpFAdd"]["float"]["work"], 4096);
     assert_eq!(v["ops_by_role"]["OpULessThan"]["ulong"]["control"], 4096);
-    let out = clflow(&["count", "kernels/vadd/vadd.toml", "--ops", "arith"]);
+    let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--ops", "arith"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("Arithmetic by role: work 4,096, address 12,288, control 4,096"),
@@ -836,10 +806,10 @@ fn vadd_splits_w_by_role_without_changing_it() {
 
 #[test]
 fn ops_work_is_the_algorithms_operations() {
-    let v = json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "work"]);
+    let v = Clflow::new().json(&["count", "kernels/vadd/vadd.toml", "--json", "--ops", "work"]);
     assert_eq!(v["W"]["set"], "work");
     assert_eq!(v["W"]["total"], 4096);
-    let v = json(&[
+    let v = Clflow::new().json(&[
         "count",
         "kernels/sgemm/sgemm.toml",
         "--json",
@@ -878,7 +848,7 @@ fn the_default_w_is_the_corpus_tables_hand_derived_w() {
         ("kernels/mc-pi/mc-pi.toml", 17 * 256 * 64 + 3 * 256),
         ("kernels/gram-schmidt/gram-schmidt.toml", 64 * 2_212),
     ] {
-        let v = json(&["count", manifest, "--json"]);
+        let v = Clflow::new().json(&["count", manifest, "--json"]);
         assert_eq!(v["W"]["set"], "work", "{manifest}");
         assert_eq!(v["W"]["total"], w, "{manifest}");
         assert_eq!(v["W_by_role"]["work"], w, "{manifest}");
@@ -904,7 +874,7 @@ fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
     for manifest in &manifests {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let dump = |dir: &tempfile::TempDir| dir.path().to_str().unwrap().to_string();
-        let default = clflow(&[
+        let default = Clflow::new().run(&[
             "count",
             manifest,
             "--json",
@@ -913,7 +883,7 @@ fn the_compiled_tier_and_the_interpreter_agree_on_every_corpus_kernel() {
             "--dump",
             &dump(&a),
         ]);
-        let interpreted = clflow(&[
+        let interpreted = Clflow::new().run(&[
             "count",
             manifest,
             "--json",
@@ -1005,7 +975,7 @@ fn a_register_tiles_multiply_adds_are_the_sources_alone() {
              <size=240 float>\n{values}\n<size=240 float>\n{values}\n<size=4096 float fill=0>\n"
         ),
     );
-    let v = json(&["count", &sim, "--json"]);
+    let v = Clflow::new().json(&["count", &sim, "--json"]);
     let (work_items, steps) = (64, 3 * 5);
     let mads: u64 = v["ops"]
         .as_object()
@@ -1036,12 +1006,12 @@ fn a_division_and_its_remainder_count_and_compute_as_o2_makes_them() {
          <size=32 uint fill=0 dump>\n<size=4 uint>\n5\n",
     );
     let sim = sim.as_str();
-    let stdout = stdout_of(&["count", sim, "-v"]);
+    let stdout = Clflow::new().stdout(&["count", sim, "-v"]);
     assert!(
         stdout.contains("arg 1 (out) after the run: 0, 2, 4, 12, 16, 5, 0, 33"),
         "{stdout}"
     );
-    let v = json(&["count", sim, "--json", "--ops", "arith"]);
+    let v = Clflow::new().json(&["count", sim, "--json", "--ops", "arith"]);
     let ops = &v["ops"];
     assert_eq!(ops["OpUDiv"]["uint"], 8, "{ops}");
     assert!(ops["OpUMod"].is_null(), "{ops}");
@@ -1069,12 +1039,12 @@ fn a_switch_on_a_narrowed_value_keeps_the_o2_module() {
          }\n",
         "tail\n8 1 1\n8 1 1\n<size=32 uint>\n0 4 8 12 16 20 24 40\n<size=32 uint fill=0 dump>\n",
     );
-    let stdout = stdout_of(&["count", &sim]);
+    let stdout = Clflow::new().stdout(&["count", &sim]);
     assert!(
         stdout.contains("arg 1 (out) after the run: 1, 12, 16, 9, 9, 2, 9, 2"),
         "{stdout}"
     );
     let source = dir.path().join("tail.cl");
-    let compiled = json(&["compile", source.to_str().unwrap(), "--json"]);
+    let compiled = Clflow::new().json(&["compile", source.to_str().unwrap(), "--json"]);
     assert_eq!(compiled["fallback_used"], false, "{compiled}");
 }

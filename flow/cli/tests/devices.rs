@@ -1,10 +1,13 @@
 //! `clflow devices` end to end: the binary, the PoCL device of this machine,
 //! the built-in profiles, the measured store and the power-sensor choice.
 
+mod common;
+
 use clflow_devices::{DeviceIdentity, MeasuredProfile, MeasuredStore};
+use common::{text, Clflow};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// A private data directory and an empty sysfs, so that the host's measured
 /// profiles and sensors do not leak into the results.
@@ -28,19 +31,13 @@ impl Case {
     }
 
     fn clflow(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(args)
-            .env("CLFLOW_DATA_DIR", self.data())
-            .env("CLFLOW_SYSFS_ROOT", self.sysfs())
-            .env_remove("CLFLOW_DEVICES_DIR")
-            .envs(env.iter().map(|(k, v)| (*k, *v)))
-            .output()
-            .unwrap()
+        let clflow = Clflow::new()
+            .data(&self.data())
+            .env("CLFLOW_SYSFS_ROOT", self.sysfs());
+        env.iter()
+            .fold(clflow, |clflow, (key, value)| clflow.env(key, value))
+            .run(args)
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn ok(out: &Output) -> String {

@@ -1,13 +1,12 @@
 //! Every command explains itself: `--help` has a description and examples.
 
-use std::process::Command;
+mod common;
+
+use common::Clflow;
 
 #[test]
 fn every_command_has_a_description_and_examples() {
-    let top = Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let top = Clflow::new().run(&["--help"]);
     let top = String::from_utf8_lossy(&top.stdout).into_owned();
     for command in [
         "compile", "count", "devices", "bench", "run", "analyze", "report", "check", "history",
@@ -17,10 +16,7 @@ fn every_command_has_a_description_and_examples() {
             top.lines().any(|l| l.trim_start().starts_with(command)),
             "`clflow --help` does not list {command}:\n{top}"
         );
-        let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args([command, "--help"])
-            .output()
-            .unwrap();
+        let out = Clflow::new().run(&[command, "--help"]);
         assert_eq!(out.status.code(), Some(0), "{command}");
         let help = String::from_utf8_lossy(&out.stdout);
         let first = help.lines().next().unwrap_or_default();
@@ -49,11 +45,7 @@ fn an_empty_device_selector_is_refused() {
         &["predict", "kernels/vadd/vadd.toml", "--device", ""],
         &["history", "--device", ""],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(args)
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-            .output()
-            .unwrap();
+        let out = Clflow::new().run(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(

@@ -3,22 +3,14 @@
 
 mod common;
 
-use common::repo;
+use common::{repo, Clflow};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn clflow(store: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_clflow"));
-    command
-        .args(args)
-        .env("CLFLOW_STORE", store)
-        .current_dir(repo());
-    command
-}
-
+/// `clflow ARGS` writing its history to `store`.
 fn run(store: &Path, args: &[&str]) -> Output {
-    clflow(store, args).output().unwrap()
+    Clflow::new().store(store).run(args)
 }
 
 /// A suite over vadd and triad with its baseline, in `dir`.
@@ -51,7 +43,13 @@ fn two_clflow_processes_checking_at_once_both_record() {
     assert!(!store.exists(), "--no-history writes nothing");
 
     let children: Vec<_> = (0..2)
-        .map(|_| clflow(&store, &["-q", "check", &suite]).spawn().unwrap())
+        .map(|_| {
+            Clflow::new()
+                .store(&store)
+                .command(&["-q", "check", &suite])
+                .spawn()
+                .unwrap()
+        })
         .collect();
     for mut child in children {
         assert!(child.wait().unwrap().success());

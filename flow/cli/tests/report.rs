@@ -4,16 +4,14 @@
 
 mod common;
 
+use common::Clflow;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn clflow(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("clflow runs")
+/// `clflow ARGS` run in `dir`, where the test's inputs and outputs lie.
+fn in_dir(dir: &Path, args: &[&str]) -> Output {
+    Clflow::new().dir(dir).run(args)
 }
 
 fn stderr(output: &Output) -> String {
@@ -23,7 +21,7 @@ fn stderr(output: &Output) -> String {
 #[test]
 fn the_paper_is_reproduced_and_merges_with_a_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let output = clflow(dir.path(), &["report", "--paper", "--json"]);
+    let output = in_dir(dir.path(), &["report", "--paper", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let out = dir.path().join("reports/paper");
     for name in [
@@ -52,7 +50,7 @@ fn the_paper_is_reproduced_and_merges_with_a_csv() {
          hash,Alveo U250,0.02,50,60,20000,75,fpga\n",
     )
     .unwrap();
-    let output = clflow(
+    let output = in_dir(
         dir.path(),
         &[
             "report",
@@ -82,7 +80,7 @@ fn the_paper_is_reproduced_and_merges_with_a_csv() {
 #[test]
 fn bad_inputs_name_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    let output = clflow(dir.path(), &["report"]);
+    let output = in_dir(dir.path(), &["report"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("clflow: error: no results to report"),
@@ -95,7 +93,7 @@ fn bad_inputs_name_the_file_and_line() {
         "kernel,device,time_s\nhash,K20,-1\n",
     )
     .unwrap();
-    let output = clflow(dir.path(), &["report", "--paper", "bad.csv"]);
+    let output = in_dir(dir.path(), &["report", "--paper", "bad.csv"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output)
@@ -104,7 +102,7 @@ fn bad_inputs_name_the_file_and_line() {
         stderr(&output)
     );
 
-    let output = clflow(dir.path(), &["report", "missing.json"]);
+    let output = in_dir(dir.path(), &["report", "missing.json"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("missing.json: cannot read"),
@@ -183,14 +181,14 @@ fn a_redrawn_analyze_report_keeps_its_traffic_source_and_prediction_sections() {
 #[test]
 fn a_corrupt_section_file_beside_results_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = clflow(dir.path(), &["report", "--paper"]);
+    let output = in_dir(dir.path(), &["report", "--paper"]);
     assert!(output.status.success(), "{}", stderr(&output));
     std::fs::write(
         dir.path().join("reports/paper/traffic.json"),
         "[{\"kernel\": ",
     )
     .unwrap();
-    let output = clflow(
+    let output = in_dir(
         dir.path(),
         &["report", "reports/paper/results.json", "--out", "redrawn"],
     );
@@ -212,20 +210,13 @@ fn a_corrupt_section_file_beside_results_is_an_input_error() {
 /// the document `clflow analyze` writes as split.json (the same type,
 /// pretty-printed the same way), with no OpenCL device needed.
 fn vadd_split_json(devices: &str) -> String {
-    let data = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args([
-            "split",
-            "kernels/vadd/vadd.toml",
-            "--devices",
-            devices,
-            "--json",
-        ])
-        .current_dir(common::repo())
-        .env("CLFLOW_DATA_DIR", data.path())
-        .env_remove("CLFLOW_DEVICES_DIR")
-        .output()
-        .expect("clflow runs");
+    let output = Clflow::new().run(&[
+        "split",
+        "kernels/vadd/vadd.toml",
+        "--devices",
+        devices,
+        "--json",
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     String::from_utf8(output.stdout).unwrap()
 }
@@ -235,7 +226,7 @@ fn vadd_split_json(devices: &str) -> String {
 fn results_with_split(dir: &Path, name: &str, split: &str) {
     let paper = dir.join("paper/results.json");
     if !paper.is_file() {
-        let output = clflow(dir, &["report", "--paper", "--out", "paper"]);
+        let output = in_dir(dir, &["report", "--paper", "--out", "paper"]);
         assert!(output.status.success(), "{}", stderr(&output));
     }
     std::fs::create_dir_all(dir.join(name)).unwrap();
@@ -248,7 +239,7 @@ fn a_redrawn_report_keeps_its_split_section_and_the_last_split_wins() {
     let dir = tempfile::tempdir().unwrap();
     let phi_k20 = vadd_split_json("xeon-phi-5110p,tesla-k20");
     results_with_split(dir.path(), "A", &phi_k20);
-    let output = clflow(
+    let output = in_dir(
         dir.path(),
         &["report", "A/results.json", "--out", "B", "-v"],
     );
@@ -287,7 +278,7 @@ fn a_redrawn_report_keeps_its_split_section_and_the_last_split_wins() {
         "C",
         &vadd_split_json("tesla-k20,xeon-phi-5110p"),
     );
-    let output = clflow(
+    let output = in_dir(
         dir.path(),
         &[
             "report",
@@ -316,7 +307,7 @@ fn a_redrawn_report_keeps_its_split_section_and_the_last_split_wins() {
 fn a_split_json_that_does_not_parse_or_cannot_be_drawn_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
     results_with_split(dir.path(), "A", "{\"ceiling\": ");
-    let output = clflow(dir.path(), &["report", "A/results.json", "--out", "B"]);
+    let output = in_dir(dir.path(), &["report", "A/results.json", "--out", "B"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains(
@@ -335,7 +326,7 @@ fn a_split_json_that_does_not_parse_or_cannot_be_drawn_is_an_input_error() {
         serde_json::from_str(&vadd_split_json("xeon-phi-5110p,tesla-k20")).unwrap();
     split["devices"][1]["bandwidth"]["value"] = 0.into();
     std::fs::write(dir.path().join("A/split.json"), split.to_string()).unwrap();
-    let output = clflow(dir.path(), &["report", "A/results.json", "--out", "B"]);
+    let output = in_dir(dir.path(), &["report", "A/results.json", "--out", "B"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains(
@@ -354,7 +345,7 @@ fn a_split_json_that_does_not_parse_or_cannot_be_drawn_is_an_input_error() {
 #[test]
 fn help_teaches_by_example() {
     let dir = tempfile::tempdir().unwrap();
-    let output = clflow(dir.path(), &["report", "--help"]);
+    let output = in_dir(dir.path(), &["report", "--help"]);
     assert!(output.status.success());
     let help = String::from_utf8_lossy(&output.stdout);
     for text in [

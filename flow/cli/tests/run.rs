@@ -4,7 +4,7 @@
 use serde_json::Value;
 mod common;
 
-use common::{clflow, text};
+use common::{clflow, text, Clflow};
 use std::path::{Path, PathBuf};
 
 /// A kernel that computes `out[i] = 3i` for the interpreter (clang's SPIR
@@ -235,12 +235,10 @@ fn the_device_compilers_chatter_is_shown_only_with_v() {
             args.insert(0, "-v");
         }
         // PoCL builds afresh each time, so that it has something to say.
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(&args)
-            .env("CLFLOW_DATA_DIR", dir)
+        let out = Clflow::new()
+            .data(dir)
             .env("POCL_KERNEL_CACHE", "0")
-            .output()
-            .unwrap();
+            .run(&args);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         text(&out.stderr)
     };

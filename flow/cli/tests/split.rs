@@ -3,39 +3,16 @@
 
 mod common;
 
-use common::repo;
+use common::Clflow;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// Runs clflow with its own, empty data and profile directories, so that
-/// no stored profile of this machine changes the figures.
-fn clflow_in(args: &[&str], profiles: Option<&Path>) -> Output {
-    let data = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_clflow"));
-    command
-        .args(args)
-        .current_dir(repo())
-        .env("CLFLOW_DATA_DIR", data.path())
-        .env_remove("CLFLOW_DEVICES_DIR");
-    if let Some(dir) = profiles {
-        command.env("CLFLOW_DEVICES_DIR", dir);
+/// `clflow` reading the datasheet profiles in `dir`, where given.
+fn with_profiles(dir: Option<&Path>) -> Clflow {
+    match dir {
+        Some(dir) => Clflow::new().env("CLFLOW_DEVICES_DIR", dir),
+        None => Clflow::new(),
     }
-    command.output().expect("clflow runs")
-}
-
-fn clflow(args: &[&str]) -> Output {
-    clflow_in(args, None)
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = clflow(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
 fn close(value: &serde_json::Value, expected: f64) -> bool {
@@ -54,7 +31,7 @@ fn partition<'a>(v: &'a serde_json::Value, model: &str) -> &'a serde_json::Value
 
 #[test]
 fn vadd_on_two_profiles_gives_the_roofline_sum_for_the_data_partition() {
-    let v = json(&[
+    let v = Clflow::new().json(&[
         "split",
         "kernels/vadd/vadd.toml",
         "--devices",
@@ -93,7 +70,7 @@ fn vadd_on_two_profiles_gives_the_roofline_sum_for_the_data_partition() {
 
 #[test]
 fn a_cpu_holds_the_data_and_a_card_pays_for_its_link() {
-    let v = json(&[
+    let v = Clflow::new().json(&[
         "split",
         "kernels/vadd/vadd.toml",
         "--devices",
@@ -114,7 +91,7 @@ fn a_cpu_holds_the_data_and_a_card_pays_for_its_link() {
     assert!(close(&p_dp["bound"]["time"], t_c * t_g / (t_c + t_g)));
     assert!(close(&p_dp["c_share"], t_g / (t_c + t_g)));
     // With the link the CPU takes most of the data; without it, little.
-    let paper = json(&[
+    let paper = Clflow::new().json(&[
         "split",
         "kernels/vadd/vadd.toml",
         "--devices",
@@ -143,7 +120,7 @@ fn two_kernels_give_code_partitions_a_table_and_the_perdome_plot() {
         "fp32",
         "--no-transfers",
     ];
-    let v = json(&[&args[..], &["--json"]].concat());
+    let v = Clflow::new().json(&[&args[..], &["--json"]].concat());
     let code: Vec<&serde_json::Value> = v["analysis"]["partitions"]
         .as_array()
         .unwrap()
@@ -160,7 +137,7 @@ fn two_kernels_give_code_partitions_a_table_and_the_perdome_plot() {
     assert!(close(&triad_on_g["bound"]["time"], 49152.0 / 119e9));
     assert!(close(&v["analysis"]["intensity"], 12288.0 / 98304.0));
 
-    let out = clflow(&[&args[..], &["--out", out_path.to_str().unwrap()]].concat());
+    let out = Clflow::new().run(&[&args[..], &["--out", out_path.to_str().unwrap()]].concat());
     assert!(
         out.status.success(),
         "{}",
@@ -184,8 +161,10 @@ fn two_kernels_give_code_partitions_a_table_and_the_perdome_plot() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }
 
+/// `clflow ARGS` with the datasheet profiles in `profiles` where given
+/// (else the repository's): its exit status and its one-line error.
 fn failure(args: &[&str], profiles: Option<&Path>) -> (i32, String) {
-    let out = clflow_in(args, profiles);
+    let out = with_profiles(profiles).run(args);
     assert!(out.stdout.is_empty());
     (
         out.status.code().unwrap(),
@@ -252,16 +231,13 @@ fn a_profile_without_the_needed_peak_is_named_with_what_to_add() {
          memory_bandwidth_gbs = { value = 50, source = \"guess\" }\n",
     )
     .unwrap();
-    let out = clflow_in(
-        &[
-            "split",
-            "kernels/lookup3/lookup3.toml",
-            "--devices",
-            "my-cpu,tesla-k20",
-            "--json",
-        ],
-        Some(dir.path()),
-    );
+    let out = with_profiles(Some(dir.path())).run(&[
+        "split",
+        "kernels/lookup3/lookup3.toml",
+        "--devices",
+        "my-cpu,tesla-k20",
+        "--json",
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -277,15 +253,7 @@ fn a_profile_without_the_needed_peak_is_named_with_what_to_add() {
 #[test]
 fn an_opencl_device_uses_its_stored_bench_profile() {
     let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_clflow"))
-            .args(args)
-            .current_dir(repo())
-            .env("CLFLOW_DATA_DIR", data.path())
-            .env_remove("CLFLOW_DEVICES_DIR")
-            .output()
-            .expect("clflow runs")
-    };
+    let run = |args: &[&str]| Clflow::new().data(data.path()).run(args);
     let split = [
         "split",
         "kernels/vadd/vadd.toml",

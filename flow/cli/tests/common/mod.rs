@@ -15,13 +15,85 @@ pub fn repo() -> PathBuf {
 /// `clflow <args>` in the repository root; measured profiles and history go
 /// to `data_dir`, so tests never touch the user's.
 pub fn clflow(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clflow"))
-        .args(args)
-        .current_dir(repo())
-        .env("CLFLOW_DATA_DIR", data_dir)
-        .env("CLFLOW_STORE", data_dir.join("history.db"))
-        .output()
-        .unwrap()
+    Clflow::new().data(data_dir).run(args)
+}
+
+/// The binary run as a user runs it, and the one way every test runs it:
+/// from the repository root, with a data directory (measured profiles) and
+/// history store of its own, a temporary one unless the test names one, so
+/// that no test reads or writes the user's. The compile cache is shared.
+pub struct Clflow {
+    command: Command,
+    _data: Option<tempfile::TempDir>,
+}
+
+impl Clflow {
+    pub fn new() -> Clflow {
+        let data = tempfile::tempdir().unwrap();
+        let mut clflow = Clflow {
+            command: Command::new(env!("CARGO_BIN_EXE_clflow")),
+            _data: None,
+        };
+        clflow
+            .command
+            .current_dir(repo())
+            .env_remove("CLFLOW_DEVICES_DIR");
+        clflow = clflow.data(data.path());
+        clflow._data = Some(data);
+        clflow
+    }
+
+    /// Measured profiles in `dir`, the history in `dir/history.db`.
+    pub fn data(mut self, dir: &Path) -> Clflow {
+        self.command
+            .env("CLFLOW_DATA_DIR", dir)
+            .env("CLFLOW_STORE", dir.join("history.db"));
+        self
+    }
+
+    /// The history in `path`.
+    pub fn store(mut self, path: &Path) -> Clflow {
+        self.command.env("CLFLOW_STORE", path);
+        self
+    }
+
+    /// Run in `dir`, so that relative paths read as the user typed them.
+    pub fn dir(mut self, dir: &Path) -> Clflow {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Clflow {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Clflow {
+        self.command.env_remove(key);
+        self
+    }
+
+    /// The command, to spawn or to give standard input; the data directory
+    /// lives as long as this `Clflow`.
+    pub fn command(&mut self, args: &[&str]) -> &mut Command {
+        self.command.args(args)
+    }
+
+    pub fn run(mut self, args: &[&str]) -> Output {
+        self.command.args(args).output().expect("clflow runs")
+    }
+
+    /// What a run that must succeed printed on stdout.
+    pub fn stdout(self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// The JSON a run that must succeed printed on stdout.
+    pub fn json(self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.stdout(args)).expect("JSON on stdout")
+    }
 }
 
 /// Gives `data_dir` device 0's quick profile (peaks and costs), measured
