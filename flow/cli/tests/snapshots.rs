@@ -35,7 +35,9 @@ fn split_prints_perdome_bounds_on_two_datasheet_devices() {
 #[test]
 fn count_help_teaches_by_example() {
     // Help wraps at the terminal's width, which COLUMNS says.
-    let help = Clflow::new().env("COLUMNS", "100").stdout(&["count", "--help"]);
+    let help = Clflow::new()
+        .env("COLUMNS", "100")
+        .stdout(&["count", "--help"]);
     insta::assert_snapshot!(help);
 }
 

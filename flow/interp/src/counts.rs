@@ -109,10 +109,3 @@ pub use clflow_counts::{
     OpClass, OpSet, ParseOpSetError, Role, SimdUse, SourceLine, Space, SpaceBytes, SpaceReport,
     TrafficReport, WorkKey, WorkReport, SIMD_WIDTHS,
 };
-
-/// The base operations W counts the OpenCL builtin `name` as (`fma` is
-/// `OpFMul` and `OpFAdd`), where it is never counted under its own name:
-/// an op set naming it would count nothing.
-pub fn base_operations(name: &str) -> Option<Vec<&'static str>> {
-    crate::translate::base_operations(name)
-}

@@ -81,7 +81,7 @@ pub enum TrapKind {
         array: String,
     },
     /// An undefined value used (`RunOptions::uninit`): the work-item goes on.
-    Uninit(crate::exec::Use),
+    Uninit(Use),
     /// Undefined behaviour the run goes through as the device does (an
     /// image write outside the image is dropped, a read outside it under
     /// `CLK_ADDRESS_NONE` is (0,0,0,0)): the work-item goes on, and
@@ -230,6 +230,26 @@ impl fmt::Display for TrapKind {
                 "index {index} is outside {array} (the access would stay inside the variable, \
                  in another of its members or rows)"
             ),
+        }
+    }
+}
+
+/// How an undefined value was used, as the fault says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Use {
+    Branch,
+    Address,
+    Divisor,
+    Store,
+}
+
+impl Use {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Use::Branch => "an uninitialised value decides a branch",
+            Use::Address => "an uninitialised value makes an address",
+            Use::Divisor => "an uninitialised value divides",
+            Use::Store => "an uninitialised value is stored to global memory",
         }
     }
 }

@@ -54,6 +54,13 @@ use std::sync::Arc;
 /// largest divisor of the global size not above this.
 pub const DEFAULT_LOCAL_SIZE: u64 = 256;
 
+/// The base operations W counts the OpenCL builtin `name` as (`fma` is
+/// `OpFMul` and `OpFAdd`), where it is never counted under its own name:
+/// an op set naming it would count nothing.
+pub fn base_operations(name: &str) -> Option<Vec<&'static str>> {
+    crate::translate::base_operations(name)
+}
+
 /// Reads a SPIR-V module, turning every malformation into an error.
 pub fn load(bytes: &[u8]) -> Result<rspirv::dr::Module, InterpError> {
     // clflow-spirv checks the header and the framing of every instruction

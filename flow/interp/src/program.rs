@@ -3,9 +3,16 @@
 use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
 use crate::counts::{LaneType, Role, SourceLine, SpaceBytes, WorkKey};
 use crate::memory::ArenaLayout;
-pub use crate::translate::Loc;
 use crate::types::Leaf;
 use clflow_core::AddressSpace;
+
+/// Where an instruction stands in the source: `line` indexes the
+/// program's source lines from 1, 0 meaning no line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loc {
+    pub line: u32,
+    pub column: u32,
+}
 
 /// What one basic block counts each time it runs.
 #[derive(Debug, Clone, Default)]
@@ -114,6 +121,19 @@ pub struct Program {
 }
 
 impl Program {
+    /// The pcs `op` sends control to other than the next one.
+    pub fn targets(&self, op: &Op) -> Vec<u32> {
+        match *op {
+            Op::Jump { target } | Op::Call { target, .. } => vec![target],
+            Op::Branch { then, other, .. } => vec![then, other],
+            Op::Switch { cases_start, cases_len, default, .. } => {
+                let cases = &self.cases[cases_start as usize..(cases_start + cases_len) as usize];
+                cases.iter().map(|c| c.1).chain([default]).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The side tables its ops' operands are listed in.
     pub fn tables(&self) -> crate::bytecode::Tables<'_> {
         crate::bytecode::Tables {

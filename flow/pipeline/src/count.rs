@@ -30,7 +30,7 @@ pub fn parse_ops_in(text: &str, door: &str) -> crate::Result<OpSet> {
         .map_err(|e| Error::input(format!("{door}: {e}")))?;
     // A builtin W counts as its base operations never matches by name.
     for name in set.named() {
-        if let Some(base) = clflow_interp::counts::base_operations(name) {
+        if let Some(base) = clflow_interp::base_operations(name) {
             return Err(Error::input(format!(
                 "{door}: `{name}` is counted as its base operations ({}), never by its own name",
                 base.join(", ")

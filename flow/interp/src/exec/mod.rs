@@ -57,7 +57,7 @@ mod recorder;
 mod shadow;
 
 pub use launch::{run_groups, Fault, Geometry, Launched, Partial, Selection};
-pub use shadow::{GlobalShadow, Use};
+pub use shadow::GlobalShadow;
 
 use crate::bytecode::*;
 use crate::counts::{SpaceBytes, SIMD_WIDTHS};

@@ -17,32 +17,13 @@
 use super::mem::{Loc, Mem};
 use super::Frame;
 use crate::bytecode::*;
+use crate::error::Use;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// By global buffer: its bytes' shadows where the launch leaves it
 /// undefined, shared by the runners (a byte's shadow is only ever set).
 pub type GlobalShadow = Vec<Option<Box<[AtomicU8]>>>;
-
-/// How an undefined value was used, as the fault says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Use {
-    Branch,
-    Address,
-    Divisor,
-    Store,
-}
-
-impl Use {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Use::Branch => "an uninitialised value decides a branch",
-            Use::Address => "an uninitialised value makes an address",
-            Use::Divisor => "an uninitialised value divides",
-            Use::Store => "an uninitialised value is stored to global memory",
-        }
-    }
-}
 
 /// One instruction's uses of one kind: the first few work-items that made
 /// them, and how many there were.

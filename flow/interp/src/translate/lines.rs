@@ -4,17 +4,10 @@
 //! its block.
 
 use crate::counts::SourceLine;
+use crate::program::Loc;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Op as S, Word};
 use std::collections::HashMap;
-
-/// Where an instruction stands in the source: `line` indexes
-/// [`Lines::table`] from 1, 0 meaning no line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Loc {
-    pub line: u32,
-    pub column: u32,
-}
 
 /// The lines a module names, and the one in force while translating.
 #[derive(Debug, Default)]

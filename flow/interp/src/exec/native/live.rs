@@ -7,7 +7,7 @@
 //! may go back to after any call. Where it cannot tell, it takes a
 //! register as live (more is kept, never less).
 
-use super::emit::{self, jumps};
+use super::compiles;
 use crate::bytecode::{Op, Operands, Reg, Span};
 use crate::program::Program;
 
@@ -75,9 +75,11 @@ impl Live {
 fn successors(program: &Program, pc: usize, returns: &[usize]) -> Vec<usize> {
     let op = &program.code[pc];
     match op {
-        Op::Jump { .. } | Op::Call { .. } | Op::Branch { .. } | Op::Switch { .. } => {
-            jumps(program, op).into_iter().map(|t| t as usize).collect()
-        }
+        Op::Jump { .. } | Op::Call { .. } | Op::Branch { .. } | Op::Switch { .. } => program
+            .targets(op)
+            .into_iter()
+            .map(|t| t as usize)
+            .collect(),
         Op::Ret { .. } => returns.to_vec(),
         // A superinstruction stands for itself and the two ops after it.
         Op::SubXorRotl32 { .. } | Op::XorSubRotl32 { .. } => vec![pc + 3],
@@ -92,12 +94,12 @@ fn successors(program: &Program, pc: usize, returns: &[usize]) -> Vec<usize> {
 pub(crate) type Spans = Vec<Span>;
 
 /// An op's operands as the compiled tier takes them ([`Operands`]): an op
-/// not of the tier's kinds (`emit::compiles`, at any size or width) never
+/// not of the tier's kinds (`compiles`, at any size or width) never
 /// reaches it, and counts as reading every register and writing none,
 /// which keeps the liveness, and the chains that share this view, safe.
 pub(crate) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
     let of_tier =
-        emit::compiles(op) || matches!(op, Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. });
+        compiles(op) || matches!(op, Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. });
     if of_tier {
         let Operands { reads, writes } = Operands::of(op, program.tables());
         (reads, writes)

@@ -30,7 +30,7 @@ mod provenance;
 
 use super::recorder::Recorder;
 use super::{Fault, Launched, Partial};
-use crate::bytecode::Op;
+use crate::bytecode::{family, Op};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, BufferView};
 use crate::trace::{LineTouch, CHUNK_ACCESSES};
@@ -185,7 +185,7 @@ impl std::fmt::Debug for Native {
 /// does not run, or `None` where it runs the launch.
 pub fn ineligible(launch: &Launched<'_>) -> Option<String> {
     let program = launch.program;
-    if let Some(op) = program.code.iter().find(|op| !emit::compiles(op)) {
+    if let Some(op) = program.code.iter().find(|op| !compiles(op)) {
         return Some(format!("the compiled tier does not run {}", op_name(op)));
     }
     // An atomic's old value depends on the order work-items run in: the
@@ -633,6 +633,30 @@ impl Drop for Memory {
             // once it drops, nothing can call the code.
             unsafe { module.free_memory() };
         }
+    }
+}
+
+/// Whether the compiled tier runs `op`.
+pub(super) fn compiles(op: &Op) -> bool {
+    match op {
+        Op::Load { size, .. } | Op::Store { size, .. } => matches!(size, 1 | 2 | 4 | 8),
+        // 32-bit read-modify-writes whose old value nobody reads (see
+        // `ineligible`): memory ends the same in whatever order work-items
+        // make them. (64-bit ones take a lock in the interpreter, which a
+        // launch switching tiers would race against.)
+        Op::Atomic { op, bits: 32, .. } => emit::rmw(*op).is_some(),
+        family!(Block) | family!(Scalar) | family!(Fused) | family!(Float) => true,
+        Op::Int { .. }
+        | Op::IntUn { .. }
+        | Op::IntTer { .. }
+        | Op::Cmp { .. }
+        | Op::Select { .. }
+        | Op::Logic { .. }
+        | Op::LNot { .. }
+        | Op::Ptr { .. }
+        | Op::Builtin { .. } => true,
+        family!(Control) => !matches!(op, Op::Trap),
+        _ => false,
     }
 }
 

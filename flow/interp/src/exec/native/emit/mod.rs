@@ -16,10 +16,12 @@
 mod access;
 mod ops;
 
+pub(in crate::exec::native) use ops::rmw;
+
 use super::helpers;
 use super::live::Live;
 use super::provenance;
-use crate::bytecode::{family, Op, Reg};
+use crate::bytecode::{Op, Reg};
 use crate::exec::Launched;
 use crate::memory::BufferView;
 use crate::opencl_std as math;
@@ -31,30 +33,6 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use std::collections::HashMap;
-
-/// Whether the compiled tier runs `op`.
-pub(super) fn compiles(op: &Op) -> bool {
-    match op {
-        Op::Load { size, .. } | Op::Store { size, .. } => matches!(size, 1 | 2 | 4 | 8),
-        // 32-bit read-modify-writes whose old value nobody reads (see
-        // `ineligible`): memory ends the same in whatever order work-items
-        // make them. (64-bit ones take a lock in the interpreter, which a
-        // launch switching tiers would race against.)
-        Op::Atomic { op, bits: 32, .. } => ops::rmw(*op).is_some(),
-        family!(Block) | family!(Scalar) | family!(Fused) | family!(Float) => true,
-        Op::Int { .. }
-        | Op::IntUn { .. }
-        | Op::IntTer { .. }
-        | Op::Cmp { .. }
-        | Op::Select { .. }
-        | Op::Logic { .. }
-        | Op::LNot { .. }
-        | Op::Ptr { .. }
-        | Op::Builtin { .. } => true,
-        family!(Control) => !matches!(op, Op::Trap),
-        _ => false,
-    }
-}
 
 /// Builds into `func` the function that runs one work-item of `launch`
 /// to its end or its next barrier (see `KernelFn`), and returns the pc of
@@ -105,7 +83,7 @@ pub(super) fn kernel(
     let mut targets = vec![false; program.code.len() + 1];
     targets[program.entry as usize] = true;
     for (pc, op) in program.code.iter().enumerate() {
-        for t in jumps(program, op) {
+        for t in program.targets(op) {
             targets[t as usize] = true;
         }
         if let Op::Call { .. } = op {
@@ -213,19 +191,6 @@ fn helper_signature(call_conv: CallConv, pointer: Type, params: usize, returns: 
         s.returns.push(AbiParam::new(I64));
     }
     s
-}
-
-/// The pcs `op` sends control to other than the next one.
-pub(super) fn jumps(program: &Program, op: &Op) -> Vec<u32> {
-    match *op {
-        Op::Jump { target } | Op::Call { target, .. } => vec![target],
-        Op::Branch { then, other, .. } => vec![then, other],
-        Op::Switch { cases_start, cases_len, default, .. } => {
-            let cases = &program.cases[cases_start as usize..(cases_start + cases_len) as usize];
-            cases.iter().map(|c| c.1).chain([default]).collect()
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// A local or private arena as compiled code finds it.

@@ -355,7 +355,7 @@ impl Emitter<'_, '_> {
 
 /// The read-modify-write an atomic function makes, and the operand it
 /// takes in place of its argument (`Inc` and `Dec` take none).
-pub(super) fn rmw(op: AtomicOp) -> Option<(AtomicRmwOp, Option<i64>)> {
+pub(in crate::exec::native) fn rmw(op: AtomicOp) -> Option<(AtomicRmwOp, Option<i64>)> {
     Some(match op {
         AtomicOp::Inc => (AtomicRmwOp::Add, Some(1)),
         AtomicOp::Dec => (AtomicRmwOp::Sub, Some(1)),
