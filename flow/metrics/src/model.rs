@@ -37,6 +37,16 @@ impl OpKind {
     }
 }
 
+/// The peak a class of work meets: integer ops F_i, every float type F_f.
+impl From<clflow_counts::OpClass> for OpKind {
+    fn from(class: clflow_counts::OpClass) -> OpKind {
+        match class {
+            clflow_counts::OpClass::Int => OpKind::Int,
+            _ => OpKind::Float,
+        }
+    }
+}
+
 /// What the count stage found for one kernel launch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelCounts {

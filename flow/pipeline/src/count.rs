@@ -6,9 +6,9 @@ use crate::Error;
 use crate::{Counts, Observer};
 use clflow_core::Launch;
 use clflow_counts::AccessSink;
-use clflow_counts::{CountReport, OpClass, OpSet, Summary};
+use clflow_counts::{CountReport, OpSet, Summary};
 use clflow_interp::{Engine, InterpError, Program, Progress, RunOptions, RunResult};
-use clflow_metrics::{Figure, KernelCounts, OpKind, Unit};
+use clflow_metrics::{Figure, KernelCounts, Unit};
 use clflow_spirv::Module;
 use clflow_traffic::{CacheSpec, TrafficAnalysis, TrafficReport, TrafficSummary};
 use std::borrow::Cow;
@@ -343,10 +343,7 @@ pub fn kernel_counts(name: &str, summary: &Summary) -> KernelCounts {
     let source = format!("clflow interpreter, op set {}", summary.op_set);
     KernelCounts {
         kernel: name.to_string(),
-        ops: match summary.mix.ceiling() {
-            OpClass::Int => OpKind::Int,
-            _ => OpKind::Float,
-        },
+        ops: summary.mix.ceiling().into(),
         op_set: Some(summary.op_set.clone()),
         work: Figure::measured(summary.work as f64, Unit::Ops, &source),
         traffic_accessed: Figure::measured(

@@ -19,14 +19,6 @@ pub use clflow_report::split::{
 };
 use clflow_split::{analyze, Kernel, Transfers};
 
-/// The metrics crate's kind of operations for a ceiling.
-fn ops_of(kind: CeilingKind) -> OpKind {
-    match kind {
-        OpClass::Int => OpKind::Int,
-        _ => OpKind::Float,
-    }
-}
-
 /// The profile figure that states a ceiling's peak.
 fn metric_of(kind: CeilingKind) -> Metric {
     match kind {
@@ -139,7 +131,7 @@ impl NamedDevice {
                 }
             })
         };
-        let compute = match ops_of(kind) {
+        let compute = match OpKind::from(kind) {
             OpKind::Int => pick(|c| c.int.as_ref()),
             OpKind::Float => pick(|c| c.float.as_ref()),
         }
@@ -185,7 +177,7 @@ fn table_ceilings(
         })
     };
     let compute = figure(metric_of(kind), Unit::OpsPerSecond);
-    let (int, float) = match ops_of(kind) {
+    let (int, float) = match OpKind::from(kind) {
         OpKind::Int => (compute, None),
         OpKind::Float => (None, compute),
     };
