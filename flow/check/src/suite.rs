@@ -197,13 +197,8 @@ impl Suite {
             .transpose()?
             .unwrap_or_else(|| "arith".to_string());
         let line_bytes = match raw.line_bytes {
-            Some(n) if !n.get_ref().is_power_of_two() => {
-                return Err(at(
-                    n.span(),
-                    format!("line_bytes: {} is not a power of two", n.get_ref()),
-                ))
-            }
-            Some(n) => *n.get_ref(),
+            Some(n) => clflow_core::numbers::line_size(*n.get_ref())
+                .map_err(|e| at(n.span(), format!("line_bytes: {e}")))?,
             None => 64,
         };
         let cache = raw

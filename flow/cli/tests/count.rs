@@ -126,7 +126,7 @@ fn bad_input_gets_one_line_and_exit_2() {
     let out = Clflow::new().run(&["count", "kernels/vadd/vadd.toml", "--line-bytes", "48"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("invalid value '48' for '--line-bytes <N>': give a power of two"));
+        .contains("invalid value '48' for '--line-bytes <N>': line size 48 is not a power of two"));
     // An output directory that cannot be written is refused before the count.
     let blocker = tempfile::NamedTempFile::new().unwrap();
     let out = Clflow::new().run(&[

@@ -1,6 +1,17 @@
 //! Numbers as every report writes them: counts with thousands separators,
 //! measured values to four significant digits.
 
+/// A cache line's size in bytes, as every door takes it (`--line-bytes`, a
+/// suite's `line_bytes`, a cache's `SIZE/LINE`, a run's options): a power
+/// of two, else the one line that says so.
+pub fn line_size(bytes: u64) -> Result<u64, String> {
+    if bytes.is_power_of_two() {
+        Ok(bytes)
+    } else {
+        Err(format!("line size {bytes} is not a power of two (e.g. 64)"))
+    }
+}
+
 /// `1234567` as `1,234,567`: counts of operations, bytes, lanes.
 pub fn group_digits(n: u64) -> String {
     let digits = n.to_string();

@@ -150,12 +150,7 @@ pub fn analyze(args: &AnalyzeOptions, session: &Session) -> crate::Result<Analys
     let observer = session.observer();
     let ops = &args.ops;
     crate::device::check_min_time(args.min_time)?;
-    if !args.line_bytes.is_power_of_two() {
-        return Err(Error::input(format!(
-            "line size {}: give a power of two",
-            args.line_bytes
-        )));
-    }
+    clflow_core::numbers::line_size(args.line_bytes).map_err(Error::input)?;
     let catalog = session.catalog();
     let chosen_cache = parse_cache_option(args.cache.as_deref(), || catalog)?;
     // Selections, manifests, kernels and the report's directory are all

@@ -65,9 +65,7 @@ impl FromStr for CacheSpec {
             Some(line) => parse_size(line)?,
             None => DEFAULT_LINE_BYTES,
         };
-        if !line_bytes.is_power_of_two() {
-            return Err(format!("line size {line_bytes} is not a power of two"));
-        }
+        let line_bytes = clflow_core::numbers::line_size(line_bytes)?;
         if bytes < line_bytes {
             return Err(format!(
                 "a {bytes}-byte cache holds no {line_bytes}-byte line"

@@ -46,10 +46,10 @@ pub fn selector(text: &str) -> Result<String, String> {
 
 /// `--line-bytes`: a cache line's size, a power of two.
 pub fn line_size(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(n) if n.is_power_of_two() => Ok(n),
-        _ => Err("give a power of two, e.g. 64".into()),
-    }
+    let bytes = text
+        .parse::<u64>()
+        .map_err(|_| format!("`{text}` is not a number of bytes (e.g. 64)"))?;
+    clflow_core::numbers::line_size(bytes)
 }
 
 /// The most worker threads a count may ask for: far beyond any machine's

@@ -30,9 +30,7 @@ pub(super) fn bind(
     line_bytes: u64,
     sub_group_size: u32,
 ) -> Result<Bound, String> {
-    if !line_bytes.is_power_of_two() {
-        return Err(format!("line size {line_bytes} is not a power of two"));
-    }
+    clflow_core::numbers::line_size(line_bytes)?;
     let geometry = geometry(launch, sub_group_size)?;
     if launch.args.len() != p.params.len() {
         return Err(format!(
