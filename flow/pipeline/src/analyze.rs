@@ -3,7 +3,7 @@
 //! on each device, predict and bound it, and write the report.
 
 use crate::bench::Needs;
-use crate::count::{interpret_traced_checked, kernel_counts, kernel_source};
+use crate::count::{interpret, kernel_counts, kernel_source, Watch};
 use crate::detect::{Detect, Fault};
 use crate::device::{missing_extensions, run_on_device, KernelOnDevice, TimingPlan};
 use crate::history;
@@ -629,16 +629,18 @@ fn count_all(
     let mut kernels: Vec<Counted> = Vec::new();
     for (manifest, (input, launch)) in manifests.iter().zip(prepared) {
         let caches = devices.iter().map(|d| &d.cache);
-        let result = interpret_traced_checked(
+        let watch = Watch::traffic(traffic_analysis(caches)).detect(args.detect);
+        let run_options = input.run_options(&options);
+        let launch_in = Cow::Borrowed(&launch);
+        let counted = interpret(
             manifest,
             &input.module,
-            Cow::Borrowed(&launch),
-            &input.run_options(&options),
-            traffic_analysis(caches),
-            args.detect,
+            launch_in,
+            &run_options,
+            watch,
             observer,
         );
-        let (result, traffic_report, faults) = result?;
+        let (result, traffic_report, faults) = counted?.traced()?;
         let cached: Vec<OrderedDevice> = devices
             .iter()
             .filter_map(|d| {

@@ -1021,16 +1021,15 @@ fn interpret_launch(
         .iter()
         .map(|arg| crate::outputs::output_type(&arg.value))
         .collect();
-    let (result, _, faults) = crate::count::interpret_checked(
+    let counted = crate::count::interpret(
         manifest,
         &input.module,
         std::borrow::Cow::Owned(materialised),
         &input.run_options(options),
-        None,
-        detect,
+        crate::count::Watch::default().detect(detect),
         session.observer(),
     )?;
-    Ok((result, faults, types))
+    Ok((counted.run, counted.faults, types))
 }
 
 /// A launch whose outputs differ from the device's, run again with the

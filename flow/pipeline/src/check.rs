@@ -3,7 +3,7 @@
 //! suite's cache, if it has one), timings on devices or from recorded
 //! results, and the history entries of both.
 
-use crate::count::interpret_at_cache;
+use crate::count::{interpret, Watch};
 use crate::device::time_for_check;
 use crate::{capture, history, input, Error, Result, Session};
 use clflow_check::{
@@ -150,14 +150,16 @@ fn measure(
     let options =
         input.run_options(&RunOptions { line_bytes: suite.line_bytes, ..RunOptions::default() });
     // The launch is lent, not given: the device timer still needs its inputs.
-    let (result, traffic) = interpret_at_cache(
+    let counted = interpret(
         &manifest.path,
         &input.module,
         Cow::Borrowed(&launch),
         &options,
-        suite.cache,
+        Watch::at_cache(suite.cache),
         session.observer(),
     )?;
+    let traffic = counted.at_cache(suite.cache);
+    let result = counted.run;
     let report = result.counts.report(ops);
     let counts = count_metrics(&report, traffic.as_ref());
 

@@ -44,128 +44,78 @@ pub fn parse_ops_in(text: &str, door: &str) -> crate::Result<OpSet> {
     Ok(set)
 }
 
-/// Interprets `launch` on the kernel it names. An owned launch gives its
-/// buffers to the interpreter (no copy of inputs of hundreds of megabytes);
-/// a borrowed one is copied, for callers that still need the inputs.
-pub fn interpret(
-    manifest: &Path,
-    module: &Module,
-    launch: Cow<'_, Launch>,
-    options: &RunOptions,
-    observer: &dyn Observer,
-) -> crate::Result<RunResult> {
-    interpret_with(
-        manifest,
-        module,
-        launch,
-        options,
-        None,
-        Detect::default(),
-        observer,
-    )
-    .map(|(result, _, _)| result)
+/// What a count watches besides counting: the access stream through a
+/// traffic analysis (cache simulations, coalescing), and the checkers
+/// `detect` asks for (`--detect`).
+#[derive(Default)]
+pub struct Watch {
+    pub traffic: Option<TrafficAnalysis>,
+    pub detect: Detect,
 }
 
-/// [`interpret`], with the kernel's global access stream through `analysis`
-/// (the cache simulation and the coalescing analysis), whose report names
-/// each access site's SPIR-V instruction.
-pub fn interpret_traced(
-    manifest: &Path,
-    module: &Module,
-    launch: Cow<'_, Launch>,
-    options: &RunOptions,
-    analysis: TrafficAnalysis,
-    observer: &dyn Observer,
-) -> crate::Result<(RunResult, TrafficReport)> {
-    interpret_traced_checked(
-        manifest,
-        module,
-        launch,
-        options,
-        analysis,
-        Detect::default(),
-        observer,
-    )
-    .map(|(result, report, _)| (result, report))
+impl Watch {
+    /// The access stream through `analysis`.
+    pub fn traffic(analysis: TrafficAnalysis) -> Watch {
+        Watch { traffic: Some(analysis), ..Watch::default() }
+    }
+
+    /// The traffic through `cache` at its line size, where one is given
+    /// ([`Interpreted::at_cache`] reads it).
+    pub fn at_cache(cache: Option<CacheSpec>) -> Watch {
+        let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
+        Watch { traffic: analysis, ..Watch::default() }
+    }
+
+    /// With the checkers `detect` asks for watching too.
+    pub fn detect(self, detect: Detect) -> Watch {
+        Watch { detect, ..self }
+    }
 }
 
-/// [`interpret_traced`], with the checkers `detect` asks for watching too:
-/// the faults they found.
-pub fn interpret_traced_checked(
-    manifest: &Path,
-    module: &Module,
-    launch: Cow<'_, Launch>,
-    options: &RunOptions,
-    analysis: TrafficAnalysis,
-    detect: Detect,
-    observer: &dyn Observer,
-) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
-    let (result, report, faults) = interpret_with(
-        manifest,
-        module,
-        launch,
-        options,
-        Some(analysis),
-        detect,
-        observer,
-    )?;
-    let report = report.ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
-    Ok((result, report, faults))
+/// What a count found: the run, the traffic where it was watched (each
+/// access site named by its SPIR-V instruction), and the faults: those
+/// that stopped work-items first, then the checkers'.
+pub struct Interpreted {
+    pub run: RunResult,
+    pub traffic: Option<TrafficReport>,
+    pub faults: Vec<Fault>,
 }
 
-/// [`interpret`], and where a cache is given, the traffic through it
-/// ([`interpret_traced`] at that cache's line size).
-pub fn interpret_at_cache(
-    manifest: &Path,
-    module: &Module,
-    launch: Cow<'_, Launch>,
-    options: &RunOptions,
-    cache: Option<CacheSpec>,
-    observer: &dyn Observer,
-) -> crate::Result<(RunResult, Option<TrafficSummary>)> {
-    interpret_checked(
-        manifest,
-        module,
-        launch,
-        options,
-        cache,
-        Detect::default(),
-        observer,
-    )
-    .map(|(result, traffic, _)| (result, traffic))
-}
+impl Interpreted {
+    /// The run, its traffic report and faults, of a count that watched its
+    /// traffic ([`Watch::traffic`]).
+    pub fn traced(self) -> crate::Result<(RunResult, TrafficReport, Vec<Fault>)> {
+        let report = self
+            .traffic
+            .ok_or_else(|| Error::analysis("the traced run reported no traffic"))?;
+        Ok((self.run, report, self.faults))
+    }
 
-/// [`interpret_at_cache`], with the checkers `detect` asks for watching the
-/// run: the faults they found (none where none is asked for).
-pub fn interpret_checked(
-    manifest: &Path,
-    module: &Module,
-    launch: Cow<'_, Launch>,
-    options: &RunOptions,
-    cache: Option<CacheSpec>,
-    detect: Detect,
-    observer: &dyn Observer,
-) -> crate::Result<(RunResult, Option<TrafficSummary>, Vec<Fault>)> {
-    let analysis = cache.map(|c| TrafficAnalysis::new(&[c.line_bytes]).probing(&[c]));
-    let (result, report, faults) = interpret_with(
-        manifest, module, launch, options, analysis, detect, observer,
-    )?;
-    let summary = cache.zip(report).map(|(c, report)| report.summary(c));
-    Ok((result, summary, faults))
+    /// The traffic through `cache`, of a count that watched it
+    /// ([`Watch::at_cache`]).
+    pub fn at_cache(&self, cache: Option<CacheSpec>) -> Option<TrafficSummary> {
+        cache
+            .zip(self.traffic.as_ref())
+            .map(|(c, report)| report.summary(c))
+    }
 }
 
 /// How often the count phase's progress is read.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-fn interpret_with(
+/// Interprets `launch` on the kernel it names, watching what `watch`
+/// asks for. An owned launch gives its buffers to the interpreter (no copy
+/// of inputs of hundreds of megabytes); a borrowed one is copied, for
+/// callers that still need the inputs.
+pub fn interpret(
     manifest: &Path,
     module: &Module,
     launch: Cow<'_, Launch>,
     options: &RunOptions,
-    mut analysis: Option<TrafficAnalysis>,
-    detect: Detect,
+    watch: Watch,
     observer: &dyn Observer,
-) -> crate::Result<(RunResult, Option<TrafficReport>, Vec<Fault>)> {
+) -> crate::Result<Interpreted> {
+    let Watch { traffic: mut analysis, detect } = watch;
     let range = launch.range.clone();
     // `aggregates` is compiled into the program, `uninit` followed by the
     // interpreter, the rest watch the access stream.
@@ -261,7 +211,7 @@ fn interpret_with(
         result.counts.work_items,
         result.counts.steps as f64 / elapsed.max(1e-9) / 1e6
     ));
-    Ok((result, report, faults))
+    Ok(Interpreted { run: result, traffic: report, faults })
 }
 
 /// How long a count runs before it is judged by its rate.

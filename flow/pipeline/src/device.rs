@@ -4,7 +4,7 @@
 //! until their kernel time spans at least `min_time` (so that slow power
 //! sensors see the kernel), sampling the device's power over them.
 
-use crate::count::interpret;
+use crate::count::{interpret, Watch};
 use crate::input::KernelInput;
 use crate::outputs::{compare_outputs, OutputCheck};
 use crate::{Counts, Observer, Phase};
@@ -511,14 +511,16 @@ pub fn reference_outputs(
     launch: &Launch,
     observer: &dyn Observer,
 ) -> crate::Result<Vec<OutputBuffer>> {
-    let result = interpret(
+    let options = RunOptions::default();
+    let counted = interpret(
         manifest,
         &input.module,
         Cow::Borrowed(launch),
-        &RunOptions::default(),
+        &options,
+        Watch::default(),
         observer,
     );
-    Ok(result?.buffers)
+    Ok(counted?.run.buffers)
 }
 
 /// `check`'s device timer: each selector's device, timed with the default

@@ -10,7 +10,7 @@
 //! misses in that order, and the device's traffic is simulated again in it
 //! (the coalescing stays the lockstep run's: neighbours' addresses).
 
-use crate::count::interpret_traced;
+use crate::count::{interpret, Watch};
 use crate::traffic::{device_traffic, traffic_analysis, DeviceCache};
 use crate::Observer;
 use clflow_core::Launch;
@@ -101,14 +101,15 @@ pub fn traffic_in_device_order(
                     format_size(lockstep.stretch_bytes()),
                     describe(order)
                 ));
-                let (ran, report) = interpret_traced(
+                let (ran, report, _) = interpret(
                     manifest,
                     module,
                     Cow::Borrowed(launch),
                     &RunOptions { order, simd: false, ..options.clone() },
-                    traffic_analysis(&caches).simulating_only(),
+                    Watch::traffic(traffic_analysis(&caches).simulating_only()),
                     observer,
-                )?;
+                )?
+                .traced()?;
                 // A kernel with work-group functions runs in lockstep.
                 let report = (ran.order == order).then(|| lockstep.with_curves_of(report));
                 runs.push((order, report));

@@ -3,7 +3,7 @@
 //! terminal.
 
 use clflow_interp::RunOptions;
-use clflow_pipeline::count::{interpret, kernel_counts};
+use clflow_pipeline::count::{interpret, kernel_counts, Watch};
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::{Recorder, Session};
 use std::borrow::Cow;
@@ -26,9 +26,11 @@ fn a_session_counts_vadd_and_the_observer_hears_each_step() {
         &input.module,
         Cow::Borrowed(&launch),
         &RunOptions::default(),
+        Watch::default(),
         &recorder,
     )
-    .unwrap();
+    .unwrap()
+    .run;
     let ops = "fp32".parse().unwrap();
     let summary = clflow_counts::Summary::of(&result.counts, &ops, &launch);
     // vadd: one float add per work-item over 4,096 items, three 16 KiB

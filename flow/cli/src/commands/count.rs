@@ -7,7 +7,7 @@ use clap::Args;
 use clflow_interp::counts::render_lines;
 use clflow_interp::{OpSet, RunOptions, Sample, SampleReport, SampleSize, Tier};
 use clflow_pipeline::capture;
-use clflow_pipeline::count::interpret_checked;
+use clflow_pipeline::count::{interpret, Watch};
 use clflow_pipeline::detect::{self, Detect, Fault};
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::traffic::{line_caches, parse_cache, render_text};
@@ -230,15 +230,18 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     }
     let kernel = launch.kernel.clone();
     let options = input.run_options(&run_options(&args, &ops));
-    let (result, traffic, faults) = interpret_checked(
+    let spec = cache.as_ref().map(|c| c.spec);
+    let watch = Watch::at_cache(spec).detect(args.detect.unwrap_or_default());
+    let counted = interpret(
         &args.manifest,
         &input.module,
         Cow::Owned(launch),
         &options,
-        cache.as_ref().map(|c| c.spec),
-        args.detect.unwrap_or_default(),
+        watch,
         &verbosity,
     )?;
+    let traffic = counted.at_cache(spec);
+    let (result, faults) = (counted.run, counted.faults);
     if let Some(dir) = &args.dump {
         dump(dir, &result.buffers, verbosity)?;
     }

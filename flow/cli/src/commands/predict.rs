@@ -10,7 +10,7 @@ use clflow_metrics::Unit;
 use clflow_ocl::OclDevice;
 use clflow_pipeline::bench::Needs;
 use clflow_pipeline::capture;
-use clflow_pipeline::count::interpret_traced;
+use clflow_pipeline::count::{interpret, Watch};
 use clflow_pipeline::device::{run_on_device, KernelOnDevice, TimingPlan};
 use clflow_pipeline::input::prepare_manifest;
 use clflow_pipeline::order::{device_order, traffic_in_device_order, OrderedDevice};
@@ -187,15 +187,16 @@ fn predict_one(
         simd: true,
         ..RunOptions::default()
     });
-    let counted = interpret_traced(
+    let watch = Watch::traffic(traffic_analysis(caches));
+    let counted = interpret(
         manifest,
         &input.module,
         Cow::Borrowed(&launch),
         &options,
-        traffic_analysis(caches),
+        watch,
         observer,
     );
-    let (counted, traffic_report) = counted?;
+    let (counted, traffic_report, _) = counted?.traced()?;
     let summary = clflow_counts::Summary::of(&counted.counts, ops, &launch);
     let facts = KernelFacts::new(&launch.kernel, &summary, &counted.counts);
     let all = session.device_infos();

@@ -10,7 +10,7 @@ use crate::output::{print_json, Verbosity};
 use clap::Args;
 use clflow_interp::{OpSet, RunOptions};
 use clflow_metrics::format_number;
-use clflow_pipeline::count::interpret;
+use clflow_pipeline::count::{interpret, Watch};
 use clflow_pipeline::input::{prepare_manifest, unique_name};
 use clflow_pipeline::split::{split, Counted, NamedDevice, TrafficKind};
 use clflow_pipeline::Session;
@@ -143,8 +143,10 @@ fn count_all(args: &SplitArgs, ops: &OpSet, session: &Session) -> crate::Result<
             &input.module,
             Cow::Borrowed(&launch),
             &options,
+            Watch::default(),
             verbosity,
-        )?;
+        )?
+        .run;
         let taken: Vec<&str> = counted.iter().map(|k| k.kernel.name.as_str()).collect();
         let name = unique_name(&launch.kernel, manifest, &taken);
         let summary = clflow_counts::Summary::of(&result.counts, ops, &launch);

@@ -36,9 +36,9 @@ pub(super) struct Machine<'x, 'a> {
 }
 
 /// The registers of the lanes running: what nearly every op reads and
-/// writes, kept apart from the `Machine` so that `execute` holds it in
-/// machine registers (the interpreter ran a third slower with these fields
-/// in the `Machine`, reloaded after every store to `regs`).
+/// writes, kept apart from the `Machine` so that `execute` holds these
+/// fields in machine registers; inside it, they would be reloaded after
+/// every store to `regs`.
 pub(super) struct Rows<'x> {
     /// Register x of lane l at `x * width + l` (`r!`).
     pub regs: &'x mut [u64],
