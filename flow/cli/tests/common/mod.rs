@@ -19,28 +19,23 @@ pub fn clflow(data_dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The binary run as a user runs it, and the one way every test runs it:
-/// from the repository root, with a data directory (measured profiles) and
-/// history store of its own, a temporary one unless the test names one, so
-/// that no test reads or writes the user's. The compile cache is shared.
+/// from the repository root, with the repository's datasheet profiles and a
+/// data directory (measured profiles) and history store of its own, a
+/// temporary one unless the test names one, so that no test reads or
+/// writes the user's. The compile cache is shared.
 pub struct Clflow {
     command: Command,
-    _data: Option<tempfile::TempDir>,
+    /// The temporary data directory, kept while the command may run.
+    temporary: Option<tempfile::TempDir>,
 }
 
 impl Clflow {
     pub fn new() -> Clflow {
         let data = tempfile::tempdir().unwrap();
-        let mut clflow = Clflow {
-            command: Command::new(env!("CARGO_BIN_EXE_clflow")),
-            _data: None,
-        };
-        clflow
-            .command
-            .current_dir(repo())
-            .env_remove("CLFLOW_DEVICES_DIR");
-        clflow = clflow.data(data.path());
-        clflow._data = Some(data);
-        clflow
+        let mut command = Command::new(env!("CARGO_BIN_EXE_clflow"));
+        command.current_dir(repo()).env_remove("CLFLOW_DEVICES_DIR");
+        let clflow = Clflow { command, temporary: None }.data(data.path());
+        Clflow { temporary: Some(data), ..clflow }
     }
 
     /// Measured profiles in `dir`, the history in `dir/history.db`.

@@ -113,11 +113,7 @@ fn run_composite(
     match op {
         Op::LoadAgg { dst, ptr, layout } => {
             let leaves = &m.program.layouts[layout as usize];
-            let span = leaves
-                .iter()
-                .map(|l| l.offset as u64 + l.size as u64)
-                .max()
-                .unwrap_or(0);
+            let span = span_of(leaves);
             m.mem.dispatch(at);
             lanes!(rows, l => {
                 let loc = m.mem
@@ -131,11 +127,7 @@ fn run_composite(
         }
         Op::StoreAgg { src, ptr, layout } => {
             let leaves = &m.program.layouts[layout as usize];
-            let span = leaves
-                .iter()
-                .map(|l| l.offset as u64 + l.size as u64)
-                .max()
-                .unwrap_or(0);
+            let span = span_of(leaves);
             m.mem.dispatch(at);
             lanes!(rows, l => {
                 let loc = m.mem
@@ -204,4 +196,13 @@ fn run_composite(
         _ => unreachable!("`execute` sends only this family here"),
     }
     Ok(())
+}
+
+/// The bytes an aggregate of `leaves` spans: to its last leaf's end.
+fn span_of(leaves: &[crate::types::Leaf]) -> u64 {
+    leaves
+        .iter()
+        .map(|l| l.offset as u64 + l.size as u64)
+        .max()
+        .unwrap_or(0)
 }
