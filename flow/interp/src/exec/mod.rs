@@ -614,17 +614,22 @@ impl Runner<'_> {
             pc += 1;
             let op = &code[at];
             if UNINIT && !std::mem::take(&mut carried) {
+                // Carries the undefined-value shadows through `op`, before
+                // it runs. The batch copies the machine's fields: taking
+                // the machine's address would keep them all in memory.
                 if let Some(shadow) = shadow.as_deref_mut() {
-                    let watched = Watched {
-                        launch: m.launch,
-                        group: m.group,
+                    let (group, local_id) = (m.group, m.local_id);
+                    let item = |l: usize| launch.geometry.global_id(group, local_id[l]);
+                    let batch = shadow::Batch {
+                        program,
                         regs: rows.regs,
                         active: rows.active,
                         frames: m.frames,
-                        local_id: m.local_id,
+                        local_id,
                         mem: m.mem,
+                        item: &item,
                     };
-                    follow_undefined(watched, shadow, op, at);
+                    shadow::apply(shadow, op, at, &batch);
                 }
             }
             match *op {
@@ -671,36 +676,6 @@ impl Runner<'_> {
         }
         Ok(())
     }
-}
-
-/// Carries the undefined-value shadows through `op`, before it runs. Takes
-/// the machine's fields, not the machine: taking its address would keep
-/// every field in memory for the whole of `execute`.
-fn follow_undefined(m: Watched<'_, '_>, shadow: &mut shadow::Shadow<'_>, op: &Op, at: usize) {
-    let geometry = &m.launch.geometry;
-    let item = |l: usize| geometry.global_id(m.group, m.local_id[l]);
-    let batch = shadow::Batch {
-        program: m.launch.program,
-        regs: m.regs,
-        active: m.active,
-        frames: m.frames,
-        local_id: m.local_id,
-        mem: m.mem,
-        item: &item,
-    };
-    shadow::apply(shadow, op, at, &batch);
-}
-
-/// What the undefined-value shadows read of a `Machine`.
-#[derive(Clone, Copy)]
-struct Watched<'x, 'a> {
-    launch: &'x Launched<'a>,
-    group: [u64; 3],
-    regs: &'x [u64],
-    active: &'x [u32],
-    frames: &'x [Vec<Frame>],
-    local_id: &'x [[u64; 3]],
-    mem: &'x Mem<'x, 'a>,
 }
 
 /// Zeroes an arena. Most kernels have no private or local variables, and
