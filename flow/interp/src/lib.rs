@@ -3,7 +3,7 @@
 //! type and class and global-memory traffic Q, exactly.
 //!
 //! Like a well-built WebAssembly engine it validates and translates a kernel
-//! once into a compact register bytecode (`translate`, `bytecode`), then
+//! once into a compact register bytecode (`translate`, into the ops of `clflow_bytecode`), then
 //! executes that (`exec`) over a store of buffers (`memory`): work-groups in
 //! parallel, and a work-group's work-items together as a batch, each
 //! instruction dispatched once for many work-items. Counting is per basic
@@ -26,15 +26,12 @@
 //! # Ok(()) }
 //! ```
 
-mod bytecode;
-mod carried;
-mod chains;
+mod analysis;
 pub mod counts;
 mod error;
 mod exec;
 mod memory;
 mod opencl_std;
-mod program;
 mod run;
 pub mod sample;
 pub mod trace;
@@ -281,7 +278,7 @@ impl RunResult {
 /// A kernel translated to bytecode, ready to run any number of launches.
 #[derive(Debug)]
 pub struct Program {
-    inner: program::Program,
+    inner: clflow_bytecode::Program,
 }
 
 impl Program {

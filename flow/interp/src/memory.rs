@@ -1,10 +1,9 @@
 //! The store: global and constant buffers shared by all work-groups, local
 //! memory per work-group, private memory per work-item.
 //!
-//! A pointer is a 64-bit value `space:2 | buffer:22 | offset:40`. Space 0 is
-//! the NULL pointer; every buffer starts at offset 0, so address arithmetic
-//! and alignment tests in kernels behave as on a device, and every access is
-//! checked against the bounds of the one buffer its pointer came from.
+//! A pointer is a 64-bit value in the encoding of
+//! [`clflow_bytecode::pointer`], checked against the bounds of the one
+//! buffer it came from.
 //!
 //! Global buffers are arrays of relaxed atomic words: work-groups run in
 //! parallel, and a kernel whose work-items race on a location gets one of
@@ -13,25 +12,8 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-pub const SPACE_GLOBAL: u64 = 1;
-pub const SPACE_LOCAL: u64 = 2;
-pub const SPACE_PRIVATE: u64 = 3;
-
-const OFFSET_BITS: u32 = 40;
-const BUFFER_BITS: u32 = 22;
-
-pub fn encode(space: u64, buffer: usize, offset: u64) -> u64 {
-    (space << 62) | ((buffer as u64) << OFFSET_BITS) | (offset & ((1 << OFFSET_BITS) - 1))
-}
-
-/// (space, buffer, offset). The offset is read as signed so that a pointer
-/// that stepped before its buffer reports a negative offset.
-pub fn decode(pointer: u64) -> (u64, usize, i64) {
-    let space = pointer >> 62;
-    let buffer = ((pointer >> OFFSET_BITS) & ((1 << BUFFER_BITS) - 1)) as usize;
-    let offset = ((pointer << (64 - OFFSET_BITS)) as i64) >> (64 - OFFSET_BITS);
-    (space, buffer, offset)
-}
+pub use clflow_bytecode::layout::ArenaLayout;
+pub use clflow_bytecode::pointer::{decode, encode, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 
 /// Cache lines touched, one bit each, set by any thread.
 pub struct LineSet {
@@ -357,34 +339,6 @@ pub struct GlobalMemory {
 #[derive(Debug, Clone, Default)]
 pub struct Arena {
     pub bytes: Vec<u8>,
-}
-
-/// Where each variable of an arena lives, and what to call it in errors.
-#[derive(Debug, Clone, Default)]
-pub struct ArenaLayout {
-    pub base: Vec<u64>,
-    pub size: Vec<u64>,
-    pub label: Vec<String>,
-}
-
-impl ArenaLayout {
-    pub fn push(&mut self, size: u64, align: u64, label: String) -> usize {
-        let end = self.total();
-        self.base.push(
-            end.checked_next_multiple_of(align.max(1))
-                .unwrap_or(u64::MAX),
-        );
-        self.size.push(size);
-        self.label.push(label);
-        self.base.len() - 1
-    }
-
-    pub fn total(&self) -> u64 {
-        self.base
-            .last()
-            .map(|b| b.saturating_add(self.size.last().copied().unwrap_or(0)))
-            .unwrap_or(0)
-    }
 }
 
 impl Arena {

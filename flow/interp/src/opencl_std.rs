@@ -10,8 +10,8 @@
 //! computation are rounded exactly once: `f64` straight to half, never
 //! through `f32`.
 
-use crate::bytecode::*;
 use crate::error::TrapKind;
+use clflow_bytecode::*;
 
 #[inline]
 pub fn mask(bits: u8) -> u64 {

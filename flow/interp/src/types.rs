@@ -4,6 +4,7 @@
 //! is `clflow_spirv::types`, shared with reflection.
 
 use crate::error::TranslateError;
+use clflow_bytecode::layout::Leaf;
 use clflow_core::AddressSpace;
 use clflow_spirv::types::{address_space, Scalar, Type, TypeError, Types};
 use rspirv::spirv::{StorageClass, Word};
@@ -53,13 +54,6 @@ impl From<TypeError> for TranslateError {
     fn from(error: TypeError) -> Self {
         TranslateError::malformed(error.to_string())
     }
-}
-
-/// One scalar piece of a value in memory: at `offset`, `size` bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Leaf {
-    pub offset: u32,
-    pub size: u8,
 }
 
 /// Values larger than this many slots are not kept in registers.

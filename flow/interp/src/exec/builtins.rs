@@ -2,8 +2,8 @@
 //! value at a time.
 
 use super::Geometry;
-use crate::bytecode::{Builtin, Geometric};
 use crate::opencl_std as math;
+use clflow_bytecode::{Builtin, Geometric};
 
 /// The value of a work-item builtin, for all three dimensions.
 pub(super) fn builtin(g: &Geometry, which: Builtin, group: [u64; 3], lid: [u64; 3]) -> [u64; 3] {

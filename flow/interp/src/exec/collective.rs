@@ -3,9 +3,9 @@
 //! local linear ids. Floats combine in that order (a device may pair
 //! them otherwise, and round differently).
 
-use crate::bytecode::{Collective, GroupOp};
 use crate::error::TrapKind;
 use crate::opencl_std as math;
+use clflow_bytecode::{Collective, GroupOp};
 
 /// Each work-item's result, from every work-item's `values` (and, for a
 /// broadcast, `indices`: the local id whose value it wants).

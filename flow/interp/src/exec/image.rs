@@ -13,10 +13,10 @@
 //! a [`TrapKind::Undefined`] in `Mem::undefined` for the caller to report.
 
 use super::mem::Mem;
-use crate::bytecode::{ImageForm, ImageQuery};
 use crate::error::TrapKind;
 use crate::memory::{self, Arena, SPACE_GLOBAL};
 use crate::trace::AccessKind;
+use clflow_bytecode::{ImageForm, ImageQuery};
 use clflow_core::{
     half, AddressMode, ChannelClass, ChannelType, FilterMode, ImageDesc, SamplerDesc,
 };

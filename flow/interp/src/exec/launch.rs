@@ -6,8 +6,8 @@ use super::{Outlet, Runner};
 use crate::counts::{SpaceBytes, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, GlobalMemory};
-use crate::program::Program;
 use crate::trace::{AccessSink, Arrivals, Delivery, QUEUED_PER_THREAD};
+use clflow_bytecode::program::Program;
 use std::collections::btree_map::{BTreeMap, Entry};
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -9,7 +9,7 @@ use super::mem::Mem;
 use super::queue::Queue;
 use super::{Frame, LaneFault, LaneState, Launched};
 use crate::memory::Arena;
-use crate::program::Program;
+use clflow_bytecode::program::Program;
 
 /// The batch as one stretch of `execute` runs it.
 pub(super) struct Machine<'x, 'a> {
@@ -62,7 +62,7 @@ pub(super) enum Next {
 /// `r!(m, l, x)`: register x of lane l.
 macro_rules! r {
     ($m:expr, $l:expr, $x:expr) => {
-        *$crate::exec::unsafe_reg($m.regs, $crate::bytecode::Reg::index($x) * $m.width + $l)
+        *$crate::exec::unsafe_reg($m.regs, ::clflow_bytecode::Reg::index($x) * $m.width + $l)
     };
 }
 
@@ -108,7 +108,7 @@ macro_rules! unary {
 /// else each lane traces its own as it runs.
 macro_rules! trace_row {
     ($m:expr, $rows:expr, $ptr:expr, $kind:expr) => {{
-        let row = $crate::bytecode::Reg::index($ptr) * $rows.width;
+        let row = ::clflow_bytecode::Reg::index($ptr) * $rows.width;
         $rows.dense
             && $m.mem.trace_row(
                 &$rows.regs[row..row + $rows.width],
@@ -125,7 +125,7 @@ macro_rules! trace_row {
 macro_rules! count_gathers {
     ($m:expr, $rows:expr, $at:expr, $ptr:expr, $bytes:expr, $n:expr) => {
         if let Some(count) = $m.gathers.get_mut($at) {
-            let row = $crate::bytecode::Reg::index($ptr) * $rows.width;
+            let row = ::clflow_bytecode::Reg::index($ptr) * $rows.width;
             let addresses = &$rows.regs[row..row + $rows.width];
             let bytes = match $m.adjacent_span.get($at) {
                 Some(&span) if span > 0 => u64::from(span),

@@ -2,7 +2,6 @@
 //! reads, writes, copies and atomics, and the traffic and trace they make.
 
 use super::Recorder;
-use crate::bytecode::AtomicOp;
 use crate::counts::{Space, SpaceBytes};
 use crate::error::TrapKind;
 use crate::memory::{
@@ -10,6 +9,7 @@ use crate::memory::{
 };
 use crate::opencl_std as math;
 use crate::trace::AccessKind;
+use clflow_bytecode::AtomicOp;
 
 /// A resolved, bounds-checked location.
 #[derive(Clone, Copy)]

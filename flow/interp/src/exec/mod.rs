@@ -59,12 +59,12 @@ mod shadow;
 pub use launch::{run_groups, Fault, Geometry, Launched, Partial, Selection};
 pub use shadow::GlobalShadow;
 
-use crate::bytecode::*;
 use crate::counts::{SpaceBytes, SIMD_WIDTHS};
 use crate::error::TrapKind;
 use crate::memory::Arena;
 use crate::trace::Traced;
 use crate::ItemOrder;
+use clflow_bytecode::*;
 use machine::{Machine, Next, Rows};
 use mem::Mem;
 use queue::Queue;

@@ -16,8 +16,8 @@
 
 use super::mem::{Loc, Mem};
 use super::Frame;
-use crate::bytecode::*;
 use crate::error::Use;
+use clflow_bytecode::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -96,7 +96,7 @@ pub(super) struct Shadow<'a> {
 
 impl<'a> Shadow<'a> {
     pub fn new(
-        program: &crate::program::Program,
+        program: &clflow_bytecode::program::Program,
         width: usize,
         (private_bytes, local_bytes): (u64, u64),
         global: &'a GlobalShadow,
@@ -302,7 +302,7 @@ impl<'a> Shadow<'a> {
 
 /// What `apply` reads of the running batch.
 pub(super) struct Batch<'a, 'm, 'r> {
-    pub program: &'a crate::program::Program,
+    pub program: &'a clflow_bytecode::program::Program,
     pub regs: &'a [u64],
     pub active: &'a [u32],
     pub frames: &'a [Vec<Frame>],
@@ -594,7 +594,7 @@ struct Transfer<'p> {
 #[derive(Clone, Copy)]
 enum Parts<'p> {
     Run(u64),
-    Leaves(&'p [crate::types::Leaf]),
+    Leaves(&'p [clflow_bytecode::layout::Leaf]),
 }
 
 impl Parts<'_> {
@@ -611,7 +611,7 @@ impl Parts<'_> {
 }
 
 impl<'p> Transfer<'p> {
-    fn of(op: &Op, program: &'p crate::program::Program) -> Option<Transfer<'p>> {
+    fn of(op: &Op, program: &'p clflow_bytecode::program::Program) -> Option<Transfer<'p>> {
         let leaves = |layout: u32| {
             let leaves = &program.layouts[layout as usize];
             (Parts::Leaves(leaves), leaves.len() as u32)

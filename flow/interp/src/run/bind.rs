@@ -3,8 +3,8 @@
 //! geometry; every mismatch one line naming the argument.
 
 use crate::memory::{self, ArenaLayout, SharedBuffer};
-use crate::program::{ParamSlot, Program};
 use crate::{exec, translate, DEFAULT_LOCAL_SIZE};
+use clflow_bytecode::program::{ParamSlot, Program};
 use clflow_core::{AddressSpace, ArgValue, ImageDesc, Launch};
 
 /// What a launch starts with.

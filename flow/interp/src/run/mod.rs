@@ -5,11 +5,11 @@ mod bind;
 mod tally;
 
 use crate::memory::GlobalMemory;
-use crate::program::{self, ParamSlot};
 use crate::{
     exec, sample, AccessSink, Engine, InterpError, ItemOrder, KeptFault, OutputBuffer, Program,
     RunOptions, RunResult, Tier, TraceBuffer, Trap, TIER_UP_AFTER,
 };
+use clflow_bytecode::program::{self, ParamSlot};
 use clflow_core::{ArgValue, Launch};
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -292,10 +292,10 @@ impl Program {
 
 /// Work-group functions and copies take the whole group at once.
 fn item_order(p: &program::Program, asked: ItemOrder) -> ItemOrder {
-    let whole_group = |op: &crate::bytecode::Op| {
+    let whole_group = |op: &clflow_bytecode::Op| {
         matches!(
             op,
-            crate::bytecode::Op::Collective { .. } | crate::bytecode::Op::GroupCopy { .. }
+            clflow_bytecode::Op::Collective { .. } | clflow_bytecode::Op::GroupCopy { .. }
         )
     };
     if p.code.iter().any(whole_group) {

@@ -1,9 +1,11 @@
 //! A run's counts from what its work-groups tallied: block hits times each
 //! block's static counts, traffic, lines, SIMD use, chains, branches.
 
+use crate::analysis::{carried, chains};
 use crate::counts::{self, Counts, LaneType, LineCounts, SpaceBytes, WorkKey};
 use crate::memory::GlobalMemory;
-use crate::{bytecode, carried, chains, exec, program, RunOptions};
+use crate::{exec, RunOptions};
+use clflow_bytecode::{self as bytecode, program};
 use std::collections::{BTreeMap, HashMap};
 
 impl crate::Program {

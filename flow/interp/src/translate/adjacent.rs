@@ -11,9 +11,9 @@
 //! member its group's span ([`Program::adjacent_span`]), which the SIMD
 //! analysis takes as the step a row of work-items counts up by.
 //!
-//! [`Program::adjacent_span`]: crate::program::Program::adjacent_span
+//! [`Program::adjacent_span`]: clflow_bytecode::program::Program::adjacent_span
 
-use crate::bytecode::{Pc, PtrTerm, Reg};
+use clflow_bytecode::{Pc, PtrTerm, Reg};
 use std::collections::HashMap;
 
 /// Where an access chain points, less its constant displacement: the

@@ -80,7 +80,7 @@ impl<'m> Translator<'m> {
             self.overrides.insert(rid, Val { slot, ty });
         } else {
             let dst = self.val(rid)?.slot;
-            self.emit(crate::bytecode::int_op(op, bits, n, dst, a, b));
+            self.emit(clflow_bytecode::int_op(op, bits, n, dst, a, b));
         }
         self.count(inst, lane_type(s, signed)?, n as u64);
         Ok(())

@@ -343,7 +343,7 @@ impl<'m> Translator<'m> {
                         // read the value after its only definition).
                         let last = self.code.len().checked_sub(1).filter(|l| *l >= body_start);
                         let retargeted = last.is_some_and(|l| {
-                            crate::bytecode::retarget(&mut self.code[l], v.slot, dst)
+                            clflow_bytecode::retarget(&mut self.code[l], v.slot, dst)
                         });
                         if !retargeted {
                             self.emit(Op::Mov { dst, src: v.slot, n });

@@ -165,10 +165,10 @@ pub(super) fn ext_of(op: X) -> Option<Ext> {
         X::s_upsample | X::u_upsample => Upsample,
         X::bitselect => Bitselect,
         X::select => SelectMsb,
-        X::cross => Geometric(crate::bytecode::Geometric::Cross),
-        X::length | X::fast_length => Geometric(crate::bytecode::Geometric::Length),
-        X::distance | X::fast_distance => Geometric(crate::bytecode::Geometric::Distance),
-        X::normalize | X::fast_normalize => Geometric(crate::bytecode::Geometric::Normalize),
+        X::cross => Geometric(clflow_bytecode::Geometric::Cross),
+        X::length | X::fast_length => Geometric(clflow_bytecode::Geometric::Length),
+        X::distance | X::fast_distance => Geometric(clflow_bytecode::Geometric::Distance),
+        X::normalize | X::fast_normalize => Geometric(clflow_bytecode::Geometric::Normalize),
         X::vloadn => VLoad,
         X::vstoren => VStore,
         X::vload_half => VLoadHalf { n_arg: false, aligned: false },
@@ -311,7 +311,7 @@ impl<'m> Translator<'m> {
                 let bits = self.int_bits(s)?;
                 let (a, b) = (self.operand(arg(0)?, n)?, self.operand(arg(1)?, n)?);
                 // A scalar 32-bit rotate() runs as the fused shifts do.
-                self.emit(crate::bytecode::int_op(f, bits, n, dst, a, b));
+                self.emit(clflow_bytecode::int_op(f, bits, n, dst, a, b));
             }
             Ext::ITer(f) => {
                 let bits = self.int_bits(s)?;

@@ -3,9 +3,9 @@
 //! every op stays inside the program.
 
 use super::*;
-use crate::bytecode::{Operands, Tables};
 use crate::memory;
-use crate::program::ParamSlot;
+use clflow_bytecode::program::ParamSlot;
+use clflow_bytecode::{Operands, Tables};
 use clflow_spirv::types::Type;
 
 impl<'m> Translator<'m> {
@@ -63,7 +63,11 @@ impl<'m> Translator<'m> {
         }
         let adjacent_span = std::mem::take(&mut self.adjacent).spans(self.code.len());
         Ok(Program {
-            rank: crate::program::schedule_ranks(&self.code, &self.cases, self.func_pc[&entry_fn]),
+            rank: clflow_bytecode::program::schedule_ranks(
+                &self.code,
+                &self.cases,
+                self.func_pc[&entry_fn],
+            ),
             adjacent_span,
             kernel: self.kernel,
             code: self.code,

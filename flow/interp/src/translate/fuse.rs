@@ -7,7 +7,7 @@
 //! two, which stay as they were: no pc moves, and each block's counts
 //! (made before) are those of the three ops.
 
-use crate::bytecode::{Op, Operands, Reg, Tables};
+use clflow_bytecode::{Op, Operands, Reg, Tables};
 
 /// Fuses what it can in `code`, in place.
 pub(super) fn fuse(code: &mut [Op], tables: Tables<'_>) {

@@ -6,7 +6,7 @@
 //! reach a barrier.
 
 use super::*;
-use crate::bytecode::{Collective, GroupOp};
+use clflow_bytecode::{Collective, GroupOp};
 use spirv::{GroupOperation, Scope};
 
 impl<'m> Translator<'m> {

@@ -4,7 +4,7 @@
 //! its block.
 
 use crate::counts::SourceLine;
-use crate::program::Loc;
+use clflow_bytecode::program::Loc;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Op as S, Word};
 use std::collections::HashMap;

@@ -32,13 +32,14 @@ pub(crate) use rules::base_operations;
 #[cfg(test)]
 mod tests;
 
-use crate::bytecode::*;
 use crate::counts::{LaneType, Role, Space, SpaceBytes, WorkKey};
 use crate::error::TranslateError;
 use crate::memory::ArenaLayout;
-pub use crate::program::Loc;
-use crate::program::{BlockCounts, Program, ProgramBuffer};
-use crate::types::{Leaf, RegisterTypes, SlotKind};
+use crate::types::{RegisterTypes, SlotKind};
+use clflow_bytecode::layout::Leaf;
+pub use clflow_bytecode::program::Loc;
+use clflow_bytecode::program::{BlockCounts, Program, ProgramBuffer};
+use clflow_bytecode::*;
 use clflow_core::{AddressSpace, ScalarType};
 use clflow_spirv::types::{Layout, Types};
 use lines::Lines;

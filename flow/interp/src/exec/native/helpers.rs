@@ -3,13 +3,13 @@
 //! tiers compute with the same code), and the faults it reports.
 
 use super::{Env, Slot};
-use crate::bytecode::Op;
 use crate::error::TrapKind;
 use crate::exec::builtins::builtin;
 use crate::exec::mem::Mem;
 use crate::memory::Arena;
 use crate::opencl_std as math;
 use crate::trace::{LineTouch, CHUNK_ACCESSES};
+use clflow_bytecode::Op;
 
 /// `eval(env, pc, lane, a, b, c)`: lane `lane` of the op at `pc` on its
 /// operands' values in that lane; a fault (an integer division by zero)

@@ -8,8 +8,8 @@
 //! register as live (more is kept, never less).
 
 use super::compiles;
-use crate::bytecode::{Op, Operands, Reg, Span};
-use crate::program::Program;
+use clflow_bytecode::program::Program;
+use clflow_bytecode::{Op, Operands, Reg, Span};
 
 /// The registers live on entry to each pc, as bits.
 pub(super) struct Live {
@@ -114,7 +114,7 @@ pub(crate) fn reads_writes(op: &Op, program: &Program) -> (Spans, Spans) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::Op;
+    use clflow_bytecode::Op;
 
     fn program(code: Vec<Op>, registers: usize) -> Program {
         Program { code, init_regs: vec![0; registers], ..Program::default() }

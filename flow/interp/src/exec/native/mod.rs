@@ -30,10 +30,10 @@ mod provenance;
 
 use super::recorder::Recorder;
 use super::{Fault, Launched, Partial};
-use crate::bytecode::{family, Op};
 use crate::error::TrapKind;
 use crate::memory::{ArenaLayout, BufferView};
 use crate::trace::{LineTouch, CHUNK_ACCESSES};
+use clflow_bytecode::{family, Op};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};

@@ -7,9 +7,9 @@
 //! that leaves the buffer goes the general way (`emit::Emitter::access`).
 
 use super::live::reads_writes;
-use crate::bytecode::{Op, Reg};
 use crate::memory::{self, SPACE_GLOBAL};
-use crate::program::Program;
+use clflow_bytecode::program::Program;
+use clflow_bytecode::{Op, Reg};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Base {
@@ -118,7 +118,7 @@ pub(super) fn global_buffers(program: &Program, regs: &[u64]) -> Vec<Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::Move;
+    use clflow_bytecode::Move;
 
     #[test]
     fn pointer_arithmetic_on_an_argument_keeps_its_buffer_and_a_loaded_pointer_does_not() {

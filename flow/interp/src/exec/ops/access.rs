@@ -199,7 +199,7 @@ fn run_composite(
 }
 
 /// The bytes an aggregate of `leaves` spans: to its last leaf's end.
-fn span_of(leaves: &[crate::types::Leaf]) -> u64 {
+fn span_of(leaves: &[clflow_bytecode::layout::Leaf]) -> u64 {
     leaves
         .iter()
         .map(|l| l.offset as u64 + l.size as u64)

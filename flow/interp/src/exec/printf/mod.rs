@@ -22,8 +22,8 @@ mod number;
 mod tests;
 
 use super::mem::Mem;
-use crate::bytecode::{PrintfArg, PrintfKind};
 use crate::opencl_std as math;
+use clflow_bytecode::{PrintfArg, PrintfKind};
 
 /// Reads a string in `__constant` memory at a pointer: at most `max`
 /// bytes, or up to its NUL.

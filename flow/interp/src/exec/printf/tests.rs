@@ -3,7 +3,7 @@
 //! or, for what C lacks (vectors), what OpenCL C 6.12.13 describes.
 
 use super::{print, Value};
-use crate::bytecode::PrintfKind;
+use clflow_bytecode::PrintfKind;
 
 /// An argument as a kernel passes it.
 enum A {

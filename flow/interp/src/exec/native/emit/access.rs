@@ -3,11 +3,11 @@
 //! marked, and the address of its data.
 
 use super::{ArenaView, Emitter};
-use crate::bytecode::Reg;
 use crate::exec::native::helpers;
 use crate::exec::native::{Env, Slot, TouchOut};
 use crate::memory::{BufferView, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::trace::LineTouch;
+use clflow_bytecode::Reg;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlags, Value};

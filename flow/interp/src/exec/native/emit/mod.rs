@@ -21,11 +21,11 @@ pub(in crate::exec::native) use ops::rmw;
 use super::helpers;
 use super::live::Live;
 use super::provenance;
-use crate::bytecode::{Op, Reg};
 use crate::exec::Launched;
 use crate::memory::BufferView;
 use crate::opencl_std as math;
-use crate::program::Program;
+use clflow_bytecode::program::Program;
+use clflow_bytecode::{Op, Reg};
 use cranelift_codegen::ir::types::{F32, I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Block, Function, InstBuilder, MemFlags, SigRef, Signature, Type, Value,

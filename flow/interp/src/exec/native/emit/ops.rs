@@ -3,8 +3,8 @@
 
 use super::access::Touch;
 use super::Emitter;
-use crate::bytecode::{family, AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use crate::opencl_std as math;
+use clflow_bytecode::{family, AtomicOp, Builtin, CmpOp, FloatTerOp, LogicOp, Op, Reg};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, MemFlags, Value};

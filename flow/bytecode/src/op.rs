@@ -3,7 +3,7 @@
 //! Every operand is a register slot index resolved at translation time; a
 //! value of `n` lanes occupies slots `r .. r+n`. Integers are held
 //! zero-extended to 64 bits and masked to their width, floats as their bit
-//! pattern, booleans as 0/1, pointers in the encoding of [`crate::memory`].
+//! pattern, booleans as 0/1, pointers in the encoding of [`crate::pointer`].
 //! Types, strides, offsets and branch targets are all decided before
 //! execution starts.
 
@@ -18,6 +18,7 @@ impl Reg {
     /// program that has such an op has.
     pub const UNUSED: Reg = Reg(0);
 
+    #[inline]
     pub const fn new(slot: u32) -> Reg {
         Reg(slot)
     }
@@ -876,99 +877,99 @@ pub enum Op {
 /// with one handler in the executor (`exec::ops`) and the compiled tier.
 /// The families are stated here once; the executor's dispatch, a match
 /// over them without a wildcard, proves they cover every op, each once.
+#[macro_export]
 macro_rules! family {
     (Block) => {
-        $crate::bytecode::Op::Block { .. }
+        $crate::Op::Block { .. }
     };
     (Scalar) => {
-        $crate::bytecode::Op::Mov { .. }
-            | $crate::bytecode::Op::Moves { .. }
-            | $crate::bytecode::Op::Splat { .. }
-            | $crate::bytecode::Op::Add32 { .. }
-            | $crate::bytecode::Op::Sub32 { .. }
-            | $crate::bytecode::Op::Mul32 { .. }
-            | $crate::bytecode::Op::Shl32 { .. }
-            | $crate::bytecode::Op::LShr32 { .. }
-            | $crate::bytecode::Op::And { .. }
-            | $crate::bytecode::Op::Or { .. }
-            | $crate::bytecode::Op::Xor { .. }
-            | $crate::bytecode::Op::Rotl32 { .. }
-            | $crate::bytecode::Op::FAdd32 { .. }
-            | $crate::bytecode::Op::FSub32 { .. }
-            | $crate::bytecode::Op::FMul32 { .. }
-            | $crate::bytecode::Op::SExt32 { .. }
-            | $crate::bytecode::Op::ZExt32 { .. }
-            | $crate::bytecode::Op::Trunc32 { .. }
-            | $crate::bytecode::Op::Offset { .. }
-            | $crate::bytecode::Op::Index { .. }
+        $crate::Op::Mov { .. }
+            | $crate::Op::Moves { .. }
+            | $crate::Op::Splat { .. }
+            | $crate::Op::Add32 { .. }
+            | $crate::Op::Sub32 { .. }
+            | $crate::Op::Mul32 { .. }
+            | $crate::Op::Shl32 { .. }
+            | $crate::Op::LShr32 { .. }
+            | $crate::Op::And { .. }
+            | $crate::Op::Or { .. }
+            | $crate::Op::Xor { .. }
+            | $crate::Op::Rotl32 { .. }
+            | $crate::Op::FAdd32 { .. }
+            | $crate::Op::FSub32 { .. }
+            | $crate::Op::FMul32 { .. }
+            | $crate::Op::SExt32 { .. }
+            | $crate::Op::ZExt32 { .. }
+            | $crate::Op::Trunc32 { .. }
+            | $crate::Op::Offset { .. }
+            | $crate::Op::Index { .. }
     };
     (Fused) => {
-        $crate::bytecode::Op::SubXorRotl32 { .. } | $crate::bytecode::Op::XorSubRotl32 { .. }
+        $crate::Op::SubXorRotl32 { .. } | $crate::Op::XorSubRotl32 { .. }
     };
     (Int) => {
-        $crate::bytecode::Op::Int { .. }
-            | $crate::bytecode::Op::IntUn { .. }
-            | $crate::bytecode::Op::IntTer { .. }
-            | $crate::bytecode::Op::Upsample { .. }
-            | $crate::bytecode::Op::Cmp { .. }
-            | $crate::bytecode::Op::Logic { .. }
-            | $crate::bytecode::Op::LNot { .. }
-            | $crate::bytecode::Op::Select { .. }
-            | $crate::bytecode::Op::SelectMsb { .. }
-            | $crate::bytecode::Op::AnyAll { .. }
+        $crate::Op::Int { .. }
+            | $crate::Op::IntUn { .. }
+            | $crate::Op::IntTer { .. }
+            | $crate::Op::Upsample { .. }
+            | $crate::Op::Cmp { .. }
+            | $crate::Op::Logic { .. }
+            | $crate::Op::LNot { .. }
+            | $crate::Op::Select { .. }
+            | $crate::Op::SelectMsb { .. }
+            | $crate::Op::AnyAll { .. }
     };
     (Float) => {
-        $crate::bytecode::Op::Float { .. }
-            | $crate::bytecode::Op::FloatUn { .. }
-            | $crate::bytecode::Op::FloatTer { .. }
-            | $crate::bytecode::Op::FCmp { .. }
-            | $crate::bytecode::Op::FTest { .. }
-            | $crate::bytecode::Op::Convert { .. }
+        $crate::Op::Float { .. }
+            | $crate::Op::FloatUn { .. }
+            | $crate::Op::FloatTer { .. }
+            | $crate::Op::FCmp { .. }
+            | $crate::Op::FTest { .. }
+            | $crate::Op::Convert { .. }
     };
     (Vector) => {
-        $crate::bytecode::Op::Bitcast { .. }
-            | $crate::bytecode::Op::ExtractDyn { .. }
-            | $crate::bytecode::Op::InsertDyn { .. }
-            | $crate::bytecode::Op::Geometric { .. }
-            | $crate::bytecode::Op::Ptr { .. }
-            | $crate::bytecode::Op::PtrDiff { .. }
-            | $crate::bytecode::Op::CastToSpace { .. }
+        $crate::Op::Bitcast { .. }
+            | $crate::Op::ExtractDyn { .. }
+            | $crate::Op::InsertDyn { .. }
+            | $crate::Op::Geometric { .. }
+            | $crate::Op::Ptr { .. }
+            | $crate::Op::PtrDiff { .. }
+            | $crate::Op::CastToSpace { .. }
     };
     (Access) => {
-        $crate::bytecode::Op::CountAccess { .. }
-            | $crate::bytecode::Op::Load { .. }
-            | $crate::bytecode::Op::Store { .. }
-            | $crate::bytecode::Op::LoadAgg { .. }
-            | $crate::bytecode::Op::StoreAgg { .. }
-            | $crate::bytecode::Op::Copy { .. }
-            | $crate::bytecode::Op::LoadHalf { .. }
-            | $crate::bytecode::Op::StoreHalf { .. }
-            | $crate::bytecode::Op::Atomic { .. }
+        $crate::Op::CountAccess { .. }
+            | $crate::Op::Load { .. }
+            | $crate::Op::Store { .. }
+            | $crate::Op::LoadAgg { .. }
+            | $crate::Op::StoreAgg { .. }
+            | $crate::Op::Copy { .. }
+            | $crate::Op::LoadHalf { .. }
+            | $crate::Op::StoreHalf { .. }
+            | $crate::Op::Atomic { .. }
     };
     (Group) => {
-        $crate::bytecode::Op::Collective { .. }
-            | $crate::bytecode::Op::GroupCopy { .. }
-            | $crate::bytecode::Op::CheckIndex { .. }
-            | $crate::bytecode::Op::WaitEvents { .. }
-            | $crate::bytecode::Op::Builtin { .. }
+        $crate::Op::Collective { .. }
+            | $crate::Op::GroupCopy { .. }
+            | $crate::Op::CheckIndex { .. }
+            | $crate::Op::WaitEvents { .. }
+            | $crate::Op::Builtin { .. }
     };
     (Io) => {
-        $crate::bytecode::Op::ImageRead { .. }
-            | $crate::bytecode::Op::ImageWrite { .. }
-            | $crate::bytecode::Op::ImageQuery { .. }
-            | $crate::bytecode::Op::Printf { .. }
+        $crate::Op::ImageRead { .. }
+            | $crate::Op::ImageWrite { .. }
+            | $crate::Op::ImageQuery { .. }
+            | $crate::Op::Printf { .. }
     };
     (Control) => {
-        $crate::bytecode::Op::Jump { .. }
-            | $crate::bytecode::Op::Branch { .. }
-            | $crate::bytecode::Op::Switch { .. }
-            | $crate::bytecode::Op::Call { .. }
-            | $crate::bytecode::Op::Ret { .. }
-            | $crate::bytecode::Op::Barrier { .. }
-            | $crate::bytecode::Op::Trap { .. }
+        $crate::Op::Jump { .. }
+            | $crate::Op::Branch { .. }
+            | $crate::Op::Switch { .. }
+            | $crate::Op::Call { .. }
+            | $crate::Op::Ret { .. }
+            | $crate::Op::Barrier { .. }
+            | $crate::Op::Trap { .. }
     };
 }
-pub(crate) use family;
 
 /// What an image read takes and gives, decided by its instruction's types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1074,7 +1075,7 @@ pub struct Tables<'a> {
     pub moves: &'a [Move],
     pub terms: &'a [PtrTerm],
     pub printf_args: &'a [PrintfArg],
-    pub layouts: &'a [Vec<crate::types::Leaf>],
+    pub layouts: &'a [Vec<crate::layout::Leaf>],
 }
 
 /// A run of `n` register slots from a first one.

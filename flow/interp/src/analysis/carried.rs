@@ -31,10 +31,10 @@
 //! locals there); a value loaded from other memory depends on the id where
 //! its address does, as a compiler's uniformity analysis takes it.
 
-use crate::bytecode::{Builtin, ConvKind, Op, Operands, Reg};
 use crate::exec::native::Spans;
 use crate::memory::{self, SPACE_PRIVATE};
-use crate::program::{successors, Program};
+use clflow_bytecode::program::{successors, Program};
+use clflow_bytecode::{Builtin, ConvKind, Op, Operands, Reg};
 
 /// For each pc, whether it is a scalar load or store whose address may
 /// carry a work-item's id across a barrier. A vector load or store (a
@@ -444,7 +444,7 @@ mod tests {
             id(Builtin::LocalId, 0),
             // `lid + lid`, kept in a private variable.
             Op::Int {
-                op: crate::bytecode::IntOp::Add,
+                op: clflow_bytecode::IntOp::Add,
                 bits: 64,
                 n: 1,
                 dst: r(4),
@@ -480,7 +480,7 @@ mod tests {
             // `c[group * 256 + (int)lid]`, computed after it.
             Op::Trunc32 { dst: r(7), src: r(0) },
             Op::Int {
-                op: crate::bytecode::IntOp::Add,
+                op: clflow_bytecode::IntOp::Add,
                 bits: 64,
                 n: 1,
                 dst: r(5),

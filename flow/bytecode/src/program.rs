@@ -1,10 +1,10 @@
 //! A kernel translated once: its bytecode and every table the machine needs.
 
-use crate::bytecode::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
-use crate::counts::{LaneType, Role, SourceLine, SpaceBytes, WorkKey};
-use crate::memory::ArenaLayout;
-use crate::types::Leaf;
+use crate::layout::ArenaLayout;
+use crate::layout::Leaf;
+use crate::{Move, Op, Pc, PrintfArg, PtrTerm, Reg};
 use clflow_core::AddressSpace;
+use clflow_counts::{LaneType, Role, SourceLine, SpaceBytes, WorkKey};
 
 /// Where an instruction stands in the source: `line` indexes the
 /// program's source lines from 1, 0 meaning no line.
@@ -135,8 +135,8 @@ impl Program {
     }
 
     /// The side tables its ops' operands are listed in.
-    pub fn tables(&self) -> crate::bytecode::Tables<'_> {
-        crate::bytecode::Tables {
+    pub fn tables(&self) -> crate::Tables<'_> {
+        crate::Tables {
             moves: &self.moves,
             terms: &self.terms,
             printf_args: &self.printf_args,
@@ -185,7 +185,7 @@ impl Program {
 /// The pcs control can go to from `pc` (a call: the callee, then the pc
 /// after the call), in reverse of the order they should run in: a reverse
 /// post-order puts the successor visited last first.
-pub(crate) fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>) {
+pub fn successors(code: &[Op], cases: &[(u64, Pc)], pc: usize, out: &mut Vec<usize>) {
     out.clear();
     match code[pc] {
         Op::Jump { target } => out.push(target as usize),
@@ -642,7 +642,7 @@ pub fn schedule_ranks(code: &[Op], cases: &[(u64, Pc)], entry: Pc) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::Reg;
+    use crate::Reg;
 
     fn mov() -> Op {
         Op::Mov { dst: Reg::new(0), src: Reg::new(1), n: 1 }

@@ -32,10 +32,12 @@
 //! carries no chain: between a work-item's iterations every other
 //! work-item of its group runs its own, so none waits on its last.
 
-use crate::bytecode::*;
 use crate::exec::native::{reads_writes, Spans};
 use crate::memory;
-use crate::program::{in_loops_between_barriers, natural_loops, successors, NaturalLoop, Program};
+use clflow_bytecode::program::{
+    in_loops_between_barriers, natural_loops, successors, NaturalLoop, Program,
+};
+use clflow_bytecode::*;
 use std::collections::HashSet;
 
 /// No dependence on the register followed.
@@ -552,8 +554,8 @@ pub fn latency(op: &Op) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::Op;
-    use crate::program::BlockCounts;
+    use clflow_bytecode::program::BlockCounts;
+    use clflow_bytecode::Op;
 
     fn r(slot: u32) -> Reg {
         Reg::new(slot)
