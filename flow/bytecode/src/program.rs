@@ -150,6 +150,16 @@ impl Program {
         self.rank.get(pc as usize).copied().unwrap_or(u32::MAX)
     }
 
+    /// The bytecode, one instruction a line (as its `Op` is declared) with
+    /// the SPIR-V it came from.
+    pub fn disassemble(&self) -> String {
+        self.code
+            .iter()
+            .enumerate()
+            .map(|(pc, op)| format!("{pc:5}  {op:?}  ; {}\n", self.site(pc)))
+            .collect()
+    }
+
     pub fn site(&self, pc: usize) -> &str {
         self.site_of
             .get(pc)

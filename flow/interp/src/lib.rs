@@ -314,12 +314,7 @@ impl Program {
 
     /// The bytecode, one instruction a line with the SPIR-V it came from.
     pub fn disassemble(&self) -> String {
-        let p = &self.inner;
-        p.code
-            .iter()
-            .enumerate()
-            .map(|(pc, op)| format!("{pc:5}  {op:?}  ; {}\n", p.site(pc)))
-            .collect()
+        self.inner.disassemble()
     }
 
     pub fn is_empty(&self) -> bool {

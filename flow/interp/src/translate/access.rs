@@ -55,7 +55,7 @@ impl<'m> Translator<'m> {
     pub(super) fn load(&mut self, inst: &Instruction) -> R<()> {
         let (rid, ty) = result(inst)?;
         let pid = id(inst, 0)?;
-        if let Some(which) = self.builtins.get(&pid).copied() {
+        if let Some(which) = self.regs.builtins.get(&pid).copied() {
             let (s, lanes) = self.types.lanes(ty)?;
             let bits = self.int_bits(s)?;
             let dst = self.val(rid)?.slot;
@@ -89,7 +89,7 @@ impl<'m> Translator<'m> {
             (self.types.layout(dpointee)?.size, None)
         } else {
             let size = id(inst, 2)?;
-            match self.const_ints.get(&size) {
+            match self.regs.const_ints.get(&size) {
                 Some(v) => (*v, None),
                 None => (0, Some(self.val(size)?.slot)),
             }
@@ -150,9 +150,9 @@ impl<'m> Translator<'m> {
         let base = self.val(id(inst, 0)?)?;
         let (space, mut cur) = self.types.pointee(base.ty)?;
         let checked =
-            self.check_indices && matches!(space, AddressSpace::Private | AddressSpace::Local);
+            self.out.check_indices && matches!(space, AddressSpace::Private | AddressSpace::Local);
         let mut disp: i64 = 0;
-        let terms_start = self.terms.len();
+        let terms_start = self.out.terms.len();
         let element_first = matches!(
             inst.class.opcode,
             S::PtrAccessChain | S::InBoundsPtrAccessChain
@@ -163,6 +163,7 @@ impl<'m> Translator<'m> {
             let (is, _) = self.types.lanes(index.ty)?;
             let bits = self.int_bits(is)?;
             let constant = self
+                .regs
                 .const_ints
                 .get(&index_id)
                 .map(|v| crate::opencl_std::sext(*v, bits));
@@ -183,19 +184,23 @@ impl<'m> Translator<'m> {
             };
             match constant {
                 Some(c) => disp = disp.wrapping_add(c.wrapping_mul(stride)),
-                None => self.terms.push(PtrTerm { reg: index.slot, bits, stride }),
+                None => self
+                    .out
+                    .terms
+                    .push(PtrTerm { reg: index.slot, bits, stride }),
             }
         }
         let dst = self.val(rid)?.slot;
-        self.adjacent
-            .chain(dst, base.slot, &self.terms[terms_start..], disp);
-        let terms_len = u16::try_from(self.terms.len() - terms_start)
+        self.func
+            .adjacent
+            .chain(dst, base.slot, &self.out.terms[terms_start..], disp);
+        let terms_len = u16::try_from(self.out.terms.len() - terms_start)
             .map_err(|_| TranslateError::malformed("an access chain with too many indices"))?;
-        let single = (terms_len == 1).then(|| self.terms[terms_start]);
+        let single = (terms_len == 1).then(|| self.out.terms[terms_start]);
         match single {
             // The common `base[i]`: one index, no table lookup.
             Some(t) if i32::try_from(t.stride).is_ok() && i32::try_from(disp).is_ok() => {
-                self.terms.truncate(terms_start);
+                self.out.terms.truncate(terms_start);
                 self.emit(Op::Index {
                     dst,
                     base: base.slot,
@@ -237,13 +242,14 @@ impl<'m> Translator<'m> {
         }
         let len = u32::try_from(len)
             .map_err(|_| TranslateError::malformed("an array of over 2^32 elements"))?;
-        let array = self.arrays.len() as u32;
+        let array = self.out.arrays.len() as u32;
         let (space, _) = self.types.pointee(self.val(id(inst, 0)?)?.ty)?;
         let variable = match self.name(id(inst, 0)?) {
             name if name.starts_with('%') => format!("a {} variable", space.qualifier()),
             name => format!("{} `{name}`", space.qualifier()),
         };
-        self.arrays
+        self.out
+            .arrays
             .push(format!("an array of {len} elements in {variable}"));
         self.emit(Op::CheckIndex { index, bits, len, array });
         Ok(())
@@ -278,8 +284,10 @@ impl<'m> Translator<'m> {
 
     /// The load or store about to be emitted, for its adjacent group.
     fn adjacent_access(&mut self, store: bool, ptr: Reg, bytes: u64) {
-        let pc = self.code.len() as Pc;
-        self.adjacent.access(self.block, store, ptr, bytes, pc);
+        let pc = self.out.code.len() as Pc;
+        self.func
+            .adjacent
+            .access(self.func.block, store, ptr, bytes, pc);
     }
 
     pub(super) fn load_value(
@@ -309,8 +317,8 @@ impl<'m> Translator<'m> {
             None => {
                 let leaves = self.types.leaves(ty)?;
                 let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
-                self.layouts.push(leaves);
-                self.emit(Op::LoadAgg { dst, ptr, layout: (self.layouts.len() - 1) as u32 });
+                self.out.layouts.push(leaves);
+                self.emit(Op::LoadAgg { dst, ptr, layout: (self.out.layouts.len() - 1) as u32 });
                 let _ = size;
                 self.traffic(
                     space,
@@ -351,8 +359,8 @@ impl<'m> Translator<'m> {
             None => {
                 let leaves = self.types.leaves(ty)?;
                 let bytes: u64 = leaves.iter().map(|l| l.size as u64).sum();
-                self.layouts.push(leaves);
-                self.emit(Op::StoreAgg { src, ptr, layout: (self.layouts.len() - 1) as u32 });
+                self.out.layouts.push(leaves);
+                self.emit(Op::StoreAgg { src, ptr, layout: (self.out.layouts.len() - 1) as u32 });
                 self.traffic(
                     space,
                     true,
@@ -427,7 +435,7 @@ impl<'m> Translator<'m> {
         let out = self.val(rid)?.slot;
         // The copy is the group's: all work-items reach it, one performs it
         // once the others have arrived.
-        self.uses_barrier = true;
+        self.out.uses_barrier = true;
         self.emit(Op::Barrier);
         self.emit(Op::GroupCopy {
             dst: dst.slot,
@@ -499,8 +507,8 @@ impl<'m> Translator<'m> {
         let (os, _) = self.types.lanes(off.ty)?;
         let bits = self.int_bits(os)?;
         let addr = self.alloc(1)?;
-        let start = self.terms.len() as u32;
-        self.terms.push(PtrTerm { reg: off.slot, bits, stride });
+        let start = self.out.terms.len() as u32;
+        self.out.terms.push(PtrTerm { reg: off.slot, bits, stride });
         self.emit(Op::Ptr { dst: addr, base, disp: 0, terms_start: start, terms_len: 1 });
         Ok(addr)
     }

@@ -75,9 +75,9 @@ impl<'m> Translator<'m> {
             // called (rotations by a constant): the value is known now.
             // It still counts as executed.
             let slot = self.alloc(1)?;
-            self.const_slots.insert(slot, v);
-            self.init.push((slot, v));
-            self.overrides.insert(rid, Val { slot, ty });
+            self.regs.const_slots.insert(slot, v);
+            self.regs.init.push((slot, v));
+            self.regs.overrides.insert(rid, Val { slot, ty });
         } else {
             let dst = self.val(rid)?.slot;
             self.emit(clflow_bytecode::int_op(op, bits, n, dst, a, b));
@@ -457,10 +457,13 @@ impl<'m> Translator<'m> {
     /// The value of a scalar integer op on constants, inside inlined bodies
     /// (elsewhere the compiler has folded what can be folded).
     pub(super) fn fold(&self, op: IntOp, bits: u8, n: u8, a: Reg, b: Reg) -> Option<u64> {
-        if self.inline_depth == 0 || n != 1 {
+        if self.calls.inline_depth == 0 || n != 1 {
             return None;
         }
-        let (x, y) = (self.const_slots.get(&a)?, self.const_slots.get(&b)?);
+        let (x, y) = (
+            self.regs.const_slots.get(&a)?,
+            self.regs.const_slots.get(&b)?,
+        );
         crate::opencl_std::int_bin(op, bits, *x, *y).ok()
     }
 
@@ -470,17 +473,17 @@ impl<'m> Translator<'m> {
     /// read nowhere else.
     pub(super) fn fuse_rotate(&mut self, body_start: usize) {
         let [.., Op::Shl32 { dst: t1, a: x, b: k }, Op::LShr32 { dst: t2, a: y, b: j }, Op::Or { dst, a, b }] =
-            self.code[body_start..]
+            self.out.code[body_start..]
         else {
             return;
         };
-        let amounts = (self.const_slots.get(&k), self.const_slots.get(&j));
+        let amounts = (self.regs.const_slots.get(&k), self.regs.const_slots.get(&j));
         let complementary =
             matches!(amounts, (Some(k), Some(j)) if (k + j) % 32 == 0 && *k < 32 && *j <= 32);
         if x == y && a == t1 && b == t2 && complementary {
-            let end = self.code.len();
-            self.code.truncate(end - 3);
-            self.site_of.truncate(end - 3);
+            let end = self.out.code.len();
+            self.out.code.truncate(end - 3);
+            self.sites.site_of.truncate(end - 3);
             self.emit(Op::Rotl32 { dst, a: x, b: k });
         }
     }

@@ -59,15 +59,20 @@ impl<'m> Translator<'m> {
     pub(super) fn composite_construct(&mut self, inst: &Instruction) -> R<()> {
         let (rid, _) = result(inst)?;
         let dst = self.val(rid)?.slot;
-        let start = self.moves.len();
+        let start = self.out.moves.len();
         let mut off = 0;
         for k in 0..inst.operands.len() {
             let part = self.val(id(inst, k)?)?;
             let n = self.types.slots(part.ty)?;
-            self.moves.push(Move { dst: dst + off, src: part.slot, n });
+            self.out
+                .moves
+                .push(Move { dst: dst + off, src: part.slot, n });
             off += n;
         }
-        self.emit(Op::Moves { start: start as u32, len: (self.moves.len() - start) as u32 });
+        self.emit(Op::Moves {
+            start: start as u32,
+            len: (self.out.moves.len() - start) as u32,
+        });
         Ok(())
     }
 
@@ -78,7 +83,7 @@ impl<'m> Translator<'m> {
         let (_, an) = self.types.lanes(a.ty)?;
         let (_, bn) = self.types.lanes(b.ty)?;
         let dst = self.val(rid)?.slot;
-        let start = self.moves.len();
+        let start = self.out.moves.len();
         for k in 2..inst.operands.len() {
             let lane = literal(inst, k)?;
             let src = if lane == 0xFFFF_FFFF {
@@ -92,10 +97,14 @@ impl<'m> Translator<'m> {
                     "shuffle lane {lane} out of range"
                 )));
             };
-            self.moves
+            self.out
+                .moves
                 .push(Move { dst: dst + (k - 2) as u32, src, n: 1 });
         }
-        self.emit(Op::Moves { start: start as u32, len: (self.moves.len() - start) as u32 });
+        self.emit(Op::Moves {
+            start: start as u32,
+            len: (self.out.moves.len() - start) as u32,
+        });
         Ok(())
     }
 

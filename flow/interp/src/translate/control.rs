@@ -6,11 +6,11 @@ use super::*;
 impl<'m> Translator<'m> {
     pub(super) fn emit_function(&mut self, fid: Word, func: &'m Function) -> R<()> {
         let fname = self.name(fid);
-        let start = self.code.len();
-        let cases_start = self.cases.len();
-        self.targets.clear();
-        self.stubs.clear();
-        self.phis.clear();
+        let start = self.out.code.len();
+        let cases_start = self.out.cases.len();
+        self.func.targets.clear();
+        self.func.stubs.clear();
+        self.func.phis.clear();
         for block in &func.blocks {
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
             for inst in block
@@ -25,7 +25,8 @@ impl<'m> Translator<'m> {
                 for k in (0..inst.operands.len()).step_by(2) {
                     pairs.push((id(inst, k)?, id(inst, k + 1)?));
                 }
-                self.phis
+                self.func
+                    .phis
                     .entry(label)
                     .or_default()
                     .push((v.slot, n, pairs, v.ty));
@@ -34,15 +35,15 @@ impl<'m> Translator<'m> {
         let mut label_pc = HashMap::new();
         for block in &func.blocks {
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
-            label_pc.insert(label, self.code.len() as Pc);
-            self.current_label = label;
-            self.blocks.push(BlockCounts::default());
-            self.block = self.blocks.len() - 1;
+            label_pc.insert(label, self.out.code.len() as Pc);
+            self.func.current_label = label;
+            self.tally.blocks.push(BlockCounts::default());
+            self.func.block = self.tally.blocks.len() - 1;
             // An OpLine holds to the end of its block.
-            self.lines.current = Loc::default();
+            self.sites.lines.current = Loc::default();
             self.site(format!("block %{label} in `{fname}`"));
-            let block_at = self.code.len();
-            self.emit(Op::Block { block: self.block as u32, steps: 0 });
+            let block_at = self.out.code.len();
+            self.emit(Op::Block { block: self.func.block as u32, steps: 0 });
             for phi in block
                 .instructions
                 .iter()
@@ -50,11 +51,11 @@ impl<'m> Translator<'m> {
             {
                 let (_, ty) = result(phi)?;
                 let lt = self.lane_type_of(ty, false);
-                self.role = roles::of_instruction(phi, &self.roles);
+                self.tally.role = roles::of_instruction(phi, &self.roles);
                 self.counted(rules::PHI, lt, 1);
             }
             for inst in &block.instructions {
-                self.lines.follow(inst);
+                self.sites.lines.follow(inst);
                 self.site(format!(
                     "{}{} in `{fname}`",
                     spirv_name(inst.class.opname),
@@ -70,21 +71,21 @@ impl<'m> Translator<'m> {
                     })
                 })?;
             }
-            let steps = (self.code.len() - block_at) as u32;
-            if let Op::Block { steps: s, .. } = &mut self.code[block_at] {
+            let steps = (self.out.code.len() - block_at) as u32;
+            if let Op::Block { steps: s, .. } = &mut self.out.code[block_at] {
                 *s = steps;
             }
         }
         // Phi edges: parallel copies, through temporaries where they overlap.
         let mut stub_pc = Vec::new();
-        for (pred, succ) in self.stubs.clone() {
-            self.lines.current = Loc::default();
+        for (pred, succ) in self.func.stubs.clone() {
+            self.sites.lines.current = Loc::default();
             self.site(format!(
                 "phi copies on the edge %{pred} -> %{succ} in `{fname}`"
             ));
-            stub_pc.push(self.code.len() as Pc);
+            stub_pc.push(self.out.code.len() as Pc);
             let mut copies = Vec::new();
-            for (dst, n, pairs, _) in self.phis.get(&succ).cloned().unwrap_or_default() {
+            for (dst, n, pairs, _) in self.func.phis.get(&succ).cloned().unwrap_or_default() {
                 let value = pairs
                     .iter()
                     .find(|(_, p)| *p == pred)
@@ -105,18 +106,18 @@ impl<'m> Translator<'m> {
                 let mut staged = Vec::new();
                 for c in &copies {
                     let tmp = self.alloc(c.n)?;
-                    self.moves.push(Move { dst: tmp, src: c.src, n: c.n });
+                    self.out.moves.push(Move { dst: tmp, src: c.src, n: c.n });
                     staged.push(Move { dst: c.dst, src: tmp, n: c.n });
                 }
-                let start = self.moves.len() - copies.len();
+                let start = self.out.moves.len() - copies.len();
                 self.emit(Op::Moves { start: start as u32, len: copies.len() as u32 });
                 copies = staged;
             }
-            let start = self.moves.len();
-            self.moves.extend(copies.iter().copied());
+            let start = self.out.moves.len();
+            self.out.moves.extend(copies.iter().copied());
             self.emit(Op::Moves { start: start as u32, len: copies.len() as u32 });
-            self.targets.push(Target::Label(succ));
-            self.emit(Op::Jump { target: (self.targets.len() - 1) as Pc });
+            self.func.targets.push(Target::Label(succ));
+            self.emit(Op::Jump { target: (self.func.targets.len() - 1) as Pc });
         }
         let resolve = |t: Pc, targets: &[Target]| -> R<Pc> {
             match targets.get(t as usize) {
@@ -127,8 +128,8 @@ impl<'m> Translator<'m> {
                 None => Err(TranslateError::malformed("bad branch target")),
             }
         };
-        let targets = std::mem::take(&mut self.targets);
-        for op in &mut self.code[start..] {
+        let targets = std::mem::take(&mut self.func.targets);
+        for op in &mut self.out.code[start..] {
             match op {
                 Op::Jump { target } => *target = resolve(*target, &targets)?,
                 Op::Branch { then, other, .. } => {
@@ -139,7 +140,7 @@ impl<'m> Translator<'m> {
                 _ => {}
             }
         }
-        for case in &mut self.cases[cases_start..] {
+        for case in &mut self.out.cases[cases_start..] {
             case.1 = resolve(case.1, &targets)?;
         }
         Ok(())
@@ -170,13 +171,13 @@ impl<'m> Translator<'m> {
         let (s, _) = self.types.lanes(sel.ty)?;
         let bits = self.int_bits(s)?;
         let default = self.target(id(inst, 1)?);
-        let cases_start = self.cases.len();
+        let cases_start = self.out.cases.len();
         for k in (2..inst.operands.len()).step_by(2) {
             let value = literal(inst, k)? & crate::opencl_std::mask(bits);
             let t = self.target(id(inst, k + 1)?);
-            self.cases.push((value, t));
+            self.out.cases.push((value, t));
         }
-        let cases_len = (self.cases.len() - cases_start) as u32;
+        let cases_len = (self.out.cases.len() - cases_start) as u32;
         self.emit(Op::Switch {
             sel: sel.slot,
             bits,
@@ -208,9 +209,9 @@ impl<'m> Translator<'m> {
     /// callee is marked `DontInline`, else `Program::other_calls`.
     fn calls_to(&mut self, func: &Function) -> &mut Vec<(Pc, Pc)> {
         if kept_call(func) {
-            &mut self.kept_calls
+            &mut self.calls.kept_calls
         } else {
-            &mut self.other_calls
+            &mut self.calls.other_calls
         }
     }
 
@@ -227,31 +228,31 @@ impl<'m> Translator<'m> {
                 func.blocks[0].instructions.last().map(|i| i.class.opcode),
                 Some(S::Return | S::ReturnValue)
             );
-        let at = self.code.len() as Pc;
+        let at = self.out.code.len() as Pc;
         if one_block {
             self.inline_call(inst, callee, func)?;
-            let end = self.code.len() as Pc;
+            let end = self.out.code.len() as Pc;
             self.calls_to(func).push((at, end));
             return Ok(());
         }
         self.calls_to(func).push((at, at + 1));
-        let start = self.moves.len();
+        let start = self.out.moves.len();
         for (k, p) in func.parameters.iter().enumerate() {
             let (pid, pty) = result(p)?;
             let dst = self.val(pid)?.slot;
             let src = self.val(id(inst, k + 1)?)?.slot;
             let n = self.types.slots(pty)?;
-            self.moves.push(Move { dst, src, n });
+            self.out.moves.push(Move { dst, src, n });
         }
         let (ret, ret_n) = match (inst.result_id, inst.result_type) {
             (Some(r), Some(t)) => (self.val(r)?.slot, self.types.slots(t)?),
             _ => (Reg::UNUSED, 0),
         };
-        self.call_fixups.push((self.code.len(), callee));
+        self.calls.call_fixups.push((self.out.code.len(), callee));
         self.emit(Op::Call {
             target: 0,
             moves_start: start as u32,
-            moves_len: (self.moves.len() - start) as u32,
+            moves_len: (self.out.moves.len() - start) as u32,
             ret,
             ret_n,
         });
@@ -261,7 +262,7 @@ impl<'m> Translator<'m> {
 
     /// OpControlBarrier.
     pub(super) fn barrier(&mut self, inst: &Instruction) -> R<()> {
-        self.uses_barrier = true;
+        self.out.uses_barrier = true;
         self.emit(Op::Barrier);
         self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
@@ -273,7 +274,7 @@ impl<'m> Translator<'m> {
     pub(super) fn wait_events(&mut self, inst: &Instruction) -> R<()> {
         let num = self.val(id(inst, 1)?)?.slot;
         let list = self.val(id(inst, 2)?)?.slot;
-        self.uses_barrier = true;
+        self.out.uses_barrier = true;
         self.emit(Op::Barrier);
         self.emit(Op::WaitEvents { num, list });
         Ok(())
@@ -289,39 +290,39 @@ impl<'m> Translator<'m> {
         func: &'m Function,
     ) -> R<()> {
         let callee_name = self.name(callee);
-        let call_site = self.current_site;
-        let call_loc = self.lines.current;
+        let call_site = self.sites.current_site;
+        let call_loc = self.sites.lines.current;
         // The callee reads its parameters through `val`: bind them to the
         // caller's values instead of copying.
-        let saved = self.overrides.clone();
+        let saved = self.regs.overrides.clone();
         for (k, p) in func.parameters.iter().enumerate() {
             let (pid, _) = result(p)?;
             let arg = self.val(id(inst, k + 1)?)?;
-            self.overrides.insert(pid, arg);
+            self.regs.overrides.insert(pid, arg);
         }
         // llvm-spirv emulates LLVM's funnel shifts with a function of five
         // operations; its body runs uncounted, as the rotate it implements.
         let funnel = rules::funnel(&callee_name);
-        let was_silent = self.silent;
+        let was_silent = self.tally.silent;
         match (funnel, inst.result_type) {
             (Some(rule), Some(ty)) => {
                 let (s, n) = self.types.lanes(ty)?;
                 self.counted(rule, lane_type(s, false)?, n as u64);
-                self.silent = true;
+                self.tally.silent = true;
             }
             _ => self.count(inst, self.result_lane_type(inst), 1),
         }
-        self.inline_depth += 1;
-        if self.inline_depth > 16 {
+        self.calls.inline_depth += 1;
+        if self.calls.inline_depth > 16 {
             return Err(TranslateError::unsupported(
                 "calls nested more than 16 deep",
                 "flatten the call chain",
             ));
         }
         let body = &func.blocks[0].instructions;
-        let body_start = self.code.len();
+        let body_start = self.out.code.len();
         for callee_inst in body {
-            self.lines.follow(callee_inst);
+            self.sites.lines.follow(callee_inst);
             self.site(format!(
                 "{}{} in `{callee_name}`",
                 spirv_name(callee_inst.class.opname),
@@ -330,7 +331,7 @@ impl<'m> Translator<'m> {
                     .map(|r| format!(" %{r}"))
                     .unwrap_or_default()
             ));
-            self.role = roles::of_instruction(callee_inst, &self.roles);
+            self.tally.role = roles::of_instruction(callee_inst, &self.roles);
             match callee_inst.class.opcode {
                 S::Return => self.count(callee_inst, self.result_lane_type(callee_inst), 1),
                 S::ReturnValue => {
@@ -341,9 +342,14 @@ impl<'m> Translator<'m> {
                         // The body's last op computed the value: let it write
                         // the call's result directly (nothing in the body can
                         // read the value after its only definition).
-                        let last = self.code.len().checked_sub(1).filter(|l| *l >= body_start);
+                        let last = self
+                            .out
+                            .code
+                            .len()
+                            .checked_sub(1)
+                            .filter(|l| *l >= body_start);
                         let retargeted = last.is_some_and(|l| {
-                            clflow_bytecode::retarget(&mut self.code[l], v.slot, dst)
+                            clflow_bytecode::retarget(&mut self.out.code[l], v.slot, dst)
                         });
                         if !retargeted {
                             self.emit(Op::Mov { dst, src: v.slot, n });
@@ -357,11 +363,11 @@ impl<'m> Translator<'m> {
         if funnel.is_some() {
             self.fuse_rotate(body_start);
         }
-        self.inline_depth -= 1;
-        self.silent = was_silent;
-        self.current_site = call_site;
-        self.lines.current = call_loc;
-        self.overrides = saved;
+        self.calls.inline_depth -= 1;
+        self.tally.silent = was_silent;
+        self.sites.current_site = call_site;
+        self.sites.lines.current = call_loc;
+        self.regs.overrides = saved;
         Ok(())
     }
 }

@@ -424,7 +424,7 @@ impl<'m> Translator<'m> {
                 "printf's format is not a pointer to __constant memory",
             ));
         }
-        let args_start = self.printf_args.len() as u32;
+        let args_start = self.out.printf_args.len() as u32;
         for k in 3..inst.operands.len() {
             let v = self.val(id(inst, k)?)?;
             let kind = match self.types.get(v.ty)? {
@@ -439,14 +439,15 @@ impl<'m> Translator<'m> {
                 _ => return Err(printf_argument(k - 2, "a struct or an array")),
             };
             let lanes = self.types.lanes(v.ty)?.1;
-            self.printf_args
+            self.out
+                .printf_args
                 .push(PrintfArg { reg: v.slot, lanes, kind });
         }
         self.emit(Op::Printf {
             dst,
             format: format.slot,
             args_start,
-            args_len: self.printf_args.len() as u32 - args_start,
+            args_len: self.out.printf_args.len() as u32 - args_start,
         });
         self.counted(rule, self.result_lane_type(inst), 1);
         Ok(())
@@ -487,8 +488,8 @@ impl<'m> Translator<'m> {
         };
         // Only the low bits of each mask lane select (OpenCL 6.12.12).
         let low_bits = self.alloc(1)?;
-        self.const_slots.insert(low_bits, (total - 1) as u64);
-        self.init.push((low_bits, (total - 1) as u64));
+        self.regs.const_slots.insert(low_bits, (total - 1) as u64);
+        self.regs.init.push((low_bits, (total - 1) as u64));
         let index = self.alloc(n as u32)?;
         for i in 0..n as u32 {
             self.emit(Op::Int {

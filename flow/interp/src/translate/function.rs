@@ -14,12 +14,12 @@ impl<'m> Translator<'m> {
             .functions
             .get(&entry_fn)
             .ok_or_else(|| TranslateError::malformed("the entry point names no function"))?;
-        self.nargs = entry.parameters.len();
-        for (rid, space, index) in std::mem::take(&mut self.pending_globals) {
+        self.storage.nargs = entry.parameters.len();
+        for (rid, space, index) in std::mem::take(&mut self.storage.pending_globals) {
             let slot = self.val(rid)?.slot;
-            let pointer = memory::encode(space, self.nargs + index, 0);
-            self.init.push((slot, pointer));
-            self.const_slots.insert(slot, pointer);
+            let pointer = memory::encode(space, self.storage.nargs + index, 0);
+            self.regs.init.push((slot, pointer));
+            self.regs.const_slots.insert(slot, pointer);
         }
         self.relocate();
         let order = self.reachable(entry_fn)?;
@@ -40,74 +40,74 @@ impl<'m> Translator<'m> {
         }
         let params = self.kernel_params(entry)?;
         for f in &order {
-            self.func_pc.insert(*f, self.code.len() as Pc);
+            self.calls.func_pc.insert(*f, self.out.code.len() as Pc);
             let func = self.functions[f];
             self.emit_function(*f, func)?;
         }
-        for (at, callee) in std::mem::take(&mut self.call_fixups) {
-            if let Op::Call { target, .. } = &mut self.code[at] {
-                *target = self.func_pc[&callee];
+        for (at, callee) in std::mem::take(&mut self.calls.call_fixups) {
+            if let Op::Call { target, .. } = &mut self.out.code[at] {
+                *target = self.calls.func_pc[&callee];
             }
         }
         self.check_code()?;
         let tables = Tables {
-            moves: &self.moves,
-            terms: &self.terms,
-            printf_args: &self.printf_args,
-            layouts: &self.layouts,
+            moves: &self.out.moves,
+            terms: &self.out.terms,
+            printf_args: &self.out.printf_args,
+            layouts: &self.out.layouts,
         };
-        fuse::fuse(&mut self.code, tables);
-        let mut init_regs = vec![0u64; self.next_reg as usize];
-        for (slot, v) in &self.init {
+        fuse::fuse(&mut self.out.code, tables);
+        let mut init_regs = vec![0u64; self.regs.next_reg as usize];
+        for (slot, v) in &self.regs.init {
             init_regs[slot.index()] = *v;
         }
-        let adjacent_span = std::mem::take(&mut self.adjacent).spans(self.code.len());
+        let adjacent_span = std::mem::take(&mut self.func.adjacent).spans(self.out.code.len());
         Ok(Program {
             rank: clflow_bytecode::program::schedule_ranks(
-                &self.code,
-                &self.cases,
-                self.func_pc[&entry_fn],
+                &self.out.code,
+                &self.out.cases,
+                self.calls.func_pc[&entry_fn],
             ),
             adjacent_span,
             kernel: self.kernel,
-            code: self.code,
-            site_of: self.site_of,
-            sites: self.sites,
-            source_lines: self.lines.table,
-            site_locs: self.site_locs,
-            entry: self.func_pc[&entry_fn],
+            code: self.out.code,
+            site_of: self.sites.site_of,
+            sites: self.sites.sites,
+            source_lines: self.sites.lines.table,
+            site_locs: self.sites.site_locs,
+            entry: self.calls.func_pc[&entry_fn],
             init_regs,
             params,
-            moves: self.moves,
-            terms: self.terms,
-            printf_args: self.printf_args,
-            cases: self.cases,
-            kept_calls: self.kept_calls,
-            other_calls: self.other_calls,
-            layouts: self.layouts,
-            arrays: self.arrays,
-            blocks: self.blocks,
-            hist_keys: self.hist_keys,
-            work_keys: self.work_keys,
-            private: self.private,
-            local_vars: self.local_vars,
-            global_vars: self.global_vars,
-            uses_barrier: self.uses_barrier,
+            moves: self.out.moves,
+            terms: self.out.terms,
+            printf_args: self.out.printf_args,
+            cases: self.out.cases,
+            kept_calls: self.calls.kept_calls,
+            other_calls: self.calls.other_calls,
+            layouts: self.out.layouts,
+            arrays: self.out.arrays,
+            blocks: self.tally.blocks,
+            hist_keys: self.tally.hist_keys,
+            work_keys: self.tally.work_keys,
+            private: self.storage.private,
+            local_vars: self.storage.local_vars,
+            global_vars: self.storage.global_vars,
+            uses_barrier: self.out.uses_barrier,
         })
     }
 
     /// Proves that no op touches a register, table entry or pc outside the
     /// program, so that a malformed module cannot make the machine fail.
     pub(super) fn check_code(&self) -> R<()> {
-        let nregs = self.next_reg as u64;
-        let npc = self.code.len() as u64;
+        let nregs = self.regs.next_reg as u64;
+        let npc = self.out.code.len() as u64;
         let tables = Tables {
-            moves: &self.moves,
-            terms: &self.terms,
-            printf_args: &self.printf_args,
-            layouts: &self.layouts,
+            moves: &self.out.moves,
+            terms: &self.out.terms,
+            printf_args: &self.out.printf_args,
+            layouts: &self.out.layouts,
         };
-        for (pc, op) in self.code.iter().enumerate() {
+        for (pc, op) in self.out.code.iter().enumerate() {
             let bad_reg =
                 Operands::touched(op, tables).any(|(r, n)| r.index() as u64 + n as u64 > nregs);
             let in_table =
@@ -117,22 +117,23 @@ impl<'m> Translator<'m> {
                 Op::Branch { then, other, .. } => then as u64 >= npc || other as u64 >= npc,
                 Op::Switch { cases_start, cases_len, default, .. } => {
                     default as u64 >= npc
-                        || !in_table(cases_start, cases_len, self.cases.len())
-                        || self.cases[cases_start as usize..(cases_start + cases_len) as usize]
+                        || !in_table(cases_start, cases_len, self.out.cases.len())
+                        || self.out.cases[cases_start as usize..(cases_start + cases_len) as usize]
                             .iter()
                             .any(|(_, t)| *t as u64 >= npc)
                 }
                 Op::Call { target, moves_start, moves_len, .. } => {
-                    target as u64 >= npc || !in_table(moves_start, moves_len, self.moves.len())
+                    target as u64 >= npc || !in_table(moves_start, moves_len, self.out.moves.len())
                 }
-                Op::Moves { start, len } => !in_table(start, len, self.moves.len()),
+                Op::Moves { start, len } => !in_table(start, len, self.out.moves.len()),
                 Op::Printf { args_start, args_len, .. } => {
-                    !in_table(args_start, args_len, self.printf_args.len())
+                    !in_table(args_start, args_len, self.out.printf_args.len())
                 }
                 Op::Ptr { terms_start, terms_len, .. } => {
-                    !in_table(terms_start, terms_len as u32, self.terms.len())
+                    !in_table(terms_start, terms_len as u32, self.out.terms.len())
                 }
                 Op::LoadAgg { dst: r, layout, .. } | Op::StoreAgg { src: r, layout, .. } => self
+                    .out
                     .layouts
                     .get(layout as usize)
                     .is_none_or(|l| r.index() as u64 + l.len() as u64 > nregs),
@@ -148,14 +149,15 @@ impl<'m> Translator<'m> {
                 return Err(TranslateError::malformed(format!(
                     "inconsistent types or operands ({})",
                     self.sites
-                        .get(self.site_of[pc] as usize)
+                        .sites
+                        .get(self.sites.site_of[pc] as usize)
                         .map(String::as_str)
                         .unwrap_or("?")
                 )));
             }
         }
         let last_is_exit = matches!(
-            self.code.last(),
+            self.out.code.last(),
             Some(
                 Op::Ret { .. } | Op::Jump { .. } | Op::Trap | Op::Switch { .. } | Op::Branch { .. }
             )
@@ -226,7 +228,7 @@ impl<'m> Translator<'m> {
         for p in &func.parameters {
             let (rid, ty) = result(p)?;
             let slot = self.alloc(self.types.slots(ty)?)?;
-            self.values.insert(rid, Val { slot, ty });
+            self.regs.values.insert(rid, Val { slot, ty });
         }
         for inst in func.blocks.iter().flat_map(|b| &b.instructions) {
             let (Some(rid), Some(ty)) = (inst.result_id, inst.result_type) else {
@@ -241,7 +243,7 @@ impl<'m> Translator<'m> {
                 }
                 let (size, align) =
                     self.bounded(pointee, "a private variable", MAX_PRIVATE_BYTES)?;
-                let var = self.private.push(
+                let var = self.storage.private.push(
                     size,
                     align,
                     format!("private variable `{}`", self.name(rid)),
@@ -251,7 +253,7 @@ impl<'m> Translator<'m> {
                 continue;
             }
             let slot = self.alloc(self.types.slots(ty)?)?;
-            self.values.insert(rid, Val { slot, ty });
+            self.regs.values.insert(rid, Val { slot, ty });
         }
         Ok(())
     }
@@ -277,13 +279,14 @@ impl<'m> Translator<'m> {
                 Type::Pointer { pointee, .. } if byval => {
                     let (size, align) =
                         self.bounded(pointee, "a by-value argument", MAX_PRIVATE_BYTES)?;
-                    let var = self.private.push(
+                    let var = self.storage.private.push(
                         size,
                         align,
                         format!("by-value argument `{}`", self.name(rid)),
                     );
                     self.check_private()?;
-                    self.init
+                    self.regs
+                        .init
                         .push((reg, memory::encode(memory::SPACE_PRIVATE, var, 0)));
                     ParamSlot::ByVal { slot, var, size }
                 }

@@ -51,7 +51,7 @@ impl<'m> Translator<'m> {
                     _ => raw,
                 };
                 if let SlotKind::Int(_) = s {
-                    self.const_ints.insert(rid, value);
+                    self.regs.const_ints.insert(rid, value);
                 }
                 self.constant(rid, ty, vec![value])?;
             }
@@ -106,7 +106,8 @@ impl<'m> Translator<'m> {
     }
 
     pub(super) fn init_value(&self, slot: Reg) -> u64 {
-        self.init
+        self.regs
+            .init
             .iter()
             .rev()
             .find(|(s, _)| *s == slot)
@@ -117,12 +118,12 @@ impl<'m> Translator<'m> {
     pub(super) fn constant(&mut self, rid: Word, ty: Word, values: Vec<u64>) -> R<()> {
         let slot = self.alloc(values.len() as u32)?;
         for (i, v) in values.into_iter().enumerate() {
-            self.const_slots.insert(slot + i as u32, v);
+            self.regs.const_slots.insert(slot + i as u32, v);
             if v != 0 {
-                self.init.push((slot + i as u32, v));
+                self.regs.init.push((slot + i as u32, v));
             }
         }
-        self.values.insert(rid, Val { slot, ty });
+        self.regs.values.insert(rid, Val { slot, ty });
         Ok(())
     }
 
@@ -189,15 +190,18 @@ impl<'m> Translator<'m> {
                         ))
                     }
                 };
-                self.builtins.insert(rid, which);
+                self.regs.builtins.insert(rid, which);
                 return Ok(());
             }
             StorageClass::Workgroup => {
                 let (size, align) =
                     self.bounded(pointee, "a program-scope __local variable", MAX_LOCAL_BYTES)?;
-                self.local_vars
-                    .push((size, align, format!("program-scope variable `{label}`")));
-                (memory::SPACE_LOCAL, self.local_vars.len() - 1)
+                self.storage.local_vars.push((
+                    size,
+                    align,
+                    format!("program-scope variable `{label}`"),
+                ));
+                (memory::SPACE_LOCAL, self.storage.local_vars.len() - 1)
             }
             StorageClass::UniformConstant | StorageClass::CrossWorkgroup => {
                 self.bounded(
@@ -214,12 +218,12 @@ impl<'m> Translator<'m> {
                 } else {
                     "__constant"
                 };
-                self.global_vars.push(ProgramBuffer {
+                self.storage.global_vars.push(ProgramBuffer {
                     bytes,
                     label: format!("program-scope variable `{label}`"),
                     space,
                 });
-                let index = self.global_vars.len() - 1;
+                let index = self.storage.global_vars.len() - 1;
                 if let Some(c) = initializer {
                     self.relocations_of(index, c, pointee)?;
                 }
@@ -235,7 +239,9 @@ impl<'m> Translator<'m> {
         // Program-scope buffers are numbered after the kernel's parameters,
         // which are known only once the entry point is; patched in `program`.
         self.constant(rid, ptr_ty, vec![0])?;
-        self.pending_globals.push((rid, pointer.0, pointer.1));
+        self.storage
+            .pending_globals
+            .push((rid, pointer.0, pointer.1));
         Ok(())
     }
 }

@@ -12,7 +12,7 @@ use spirv::{GroupOperation, Scope};
 impl<'m> Translator<'m> {
     pub(super) fn group_function(&mut self, inst: &Instruction) -> R<()> {
         let (rid, ty) = result(inst)?;
-        let scope = self.const_ints.get(&id(inst, 0)?).copied();
+        let scope = self.regs.const_ints.get(&id(inst, 0)?).copied();
         let sub = match scope {
             Some(s) if s == Scope::Subgroup as u64 => true,
             Some(s) if s == Scope::Workgroup as u64 => false,
@@ -85,7 +85,7 @@ impl<'m> Translator<'m> {
                 (op, src, src)
             }
         };
-        self.uses_barrier = true;
+        self.out.uses_barrier = true;
         self.emit(Op::Barrier);
         let dst = self.val(rid)?.slot;
         self.emit(Op::Collective { dst, src, index, op, bits, sub });

@@ -48,9 +48,11 @@ impl<'m> Translator<'m> {
         let dst = self.val(rid)?.slot;
         let image = self.val(id(inst, 0)?)?.slot;
         let sampler = self.val(id(inst, 1)?)?.slot;
-        let start = self.moves.len() as u32;
-        self.moves.push(Move { dst, src: image, n: 1 });
-        self.moves.push(Move { dst: dst + 1, src: sampler, n: 1 });
+        let start = self.out.moves.len() as u32;
+        self.out.moves.push(Move { dst, src: image, n: 1 });
+        self.out
+            .moves
+            .push(Move { dst: dst + 1, src: sampler, n: 1 });
         self.emit(Op::Moves { start, len: 2 });
         Ok(())
     }
@@ -90,6 +92,7 @@ impl<'m> Translator<'m> {
         if inst.operands.len() > 2 && !extend_only(inst, 2) {
             let lod_zero = match inst.operands.get(3) {
                 Some(Operand::IdRef(lod)) => self
+                    .regs
                     .const_slots
                     .get(&self.val(*lod)?.slot)
                     .is_some_and(|v| *v == 0),
@@ -163,7 +166,7 @@ impl<'m> Translator<'m> {
         };
         if inst.class.opcode == S::ImageQuerySizeLod {
             let lod = self.val(id(inst, 1)?)?.slot;
-            if self.const_slots.get(&lod) != Some(&0) {
+            if self.regs.const_slots.get(&lod) != Some(&0) {
                 return Err(TranslateError::unsupported(
                     "an image size at a level of detail other than 0 (mipmaps)",
                     "clflow runs images without mipmaps",

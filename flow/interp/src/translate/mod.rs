@@ -104,11 +104,13 @@ pub fn translate_checked(module: &Module, kernel: &str, check_indices: bool) -> 
         _ => return Err(TranslateError::malformed("OpEntryPoint without a function")),
     };
     let mut t = Translator::new(module, kernel)?;
-    t.check_indices = check_indices;
+    t.out.check_indices = check_indices;
     t.globals()?;
     t.program(entry_fn)
 }
 
+/// The translation of one kernel in progress. The module's facts come
+/// first; what is built is grouped by what it is for.
 struct Translator<'m> {
     module: &'m Module,
     kernel: String,
@@ -116,6 +118,22 @@ struct Translator<'m> {
     names: HashMap<Word, String>,
     decorations: HashMap<Word, Vec<(Decoration, Vec<Operand>)>>,
     opencl_std: HashSet<Word>,
+    functions: HashMap<Word, &'m Function>,
+    /// What every value of the reachable functions is for (see `roles`).
+    roles: HashMap<Word, Role>,
+    regs: Registers,
+    calls: Calls,
+    sites: Sites,
+    out: Emitted,
+    tally: Tally,
+    storage: Storage,
+    /// State of the function being emitted.
+    func: PerFunction,
+}
+
+/// Where each SPIR-V value lives, and the register file's initial state.
+#[derive(Default)]
+struct Registers {
     values: HashMap<Word, Val>,
     /// Values of scalar integer constants, for folding indices.
     const_ints: HashMap<Word, u64>,
@@ -124,13 +142,27 @@ struct Translator<'m> {
     /// Register slots allocated so far.
     next_reg: u32,
     zero_slot: Option<Reg>,
-    functions: HashMap<Word, &'m Function>,
+    /// Slots that hold constants, and their values.
+    const_slots: HashMap<Reg, u64>,
+    /// Inside an inlined call: the callee's parameters bound to the
+    /// caller's arguments, and results folded to constants.
+    overrides: HashMap<Word, Val>,
+}
+
+/// Functions placed in the code and the calls to them.
+#[derive(Default)]
+struct Calls {
     func_pc: HashMap<Word, Pc>,
     call_fixups: Vec<(usize, Word)>,
     /// See `Program::kept_calls` and `Program::other_calls`.
     kept_calls: Vec<(Pc, Pc)>,
     other_calls: Vec<(Pc, Pc)>,
-    code: Vec<Op>,
+    inline_depth: u32,
+}
+
+/// Which SPIR-V instruction, and which source line, each op came from.
+#[derive(Default)]
+struct Sites {
     site_of: Vec<u32>,
     sites: Vec<String>,
     current_site: u32,
@@ -138,6 +170,12 @@ struct Translator<'m> {
     lines: Lines,
     /// For each site, where it stands in the source.
     site_locs: Vec<Loc>,
+}
+
+/// The bytecode and the tables its ops index.
+#[derive(Default)]
+struct Emitted {
+    code: Vec<Op>,
     moves: Vec<Move>,
     terms: Vec<PtrTerm>,
     printf_args: Vec<PrintfArg>,
@@ -147,38 +185,57 @@ struct Translator<'m> {
     /// checked (`Op::CheckIndex`), and what each check names.
     check_indices: bool,
     arrays: Vec<String>,
+    uses_barrier: bool,
+}
+
+/// What each block counts when it runs.
+struct Tally {
     blocks: Vec<BlockCounts>,
     hist_keys: Vec<(&'static str, LaneType, Role)>,
     hist_index: HashMap<(&'static str, LaneType, Role), u32>,
     work_keys: Vec<(WorkKey, u32)>,
     work_index: HashMap<(WorkKey, u32), u32>,
-    private: ArenaLayout,
-    local_vars: Vec<(u64, u64, String)>,
-    global_vars: Vec<ProgramBuffer>,
-    /// Kernel parameter count: program-scope buffers follow the arguments.
-    nargs: usize,
-    uses_barrier: bool,
-    /// Program-scope variables: (id, space, index among its kind).
-    pending_globals: Vec<(Word, u64, usize)>,
-    /// Constant slots that point into program-scope buffers: (buffer,
-    /// offset), valued by `relocate`.
-    global_pointer_slots: HashMap<Reg, (usize, i64)>,
-    relocations: Vec<relocate::Relocation>,
-    inline_depth: u32,
-    /// What every value of the reachable functions is for (see `roles`).
-    roles: HashMap<Word, Role>,
     /// The role of the instruction being emitted: every count it makes
     /// carries it.
     role: Role,
     /// Counting is off while the body of a funnel-shift emulation is
     /// emitted: it is counted as the rotate it implements.
     silent: bool,
-    /// Inside an inlined call: the callee's parameters bound to the
-    /// caller's arguments, and results folded to constants.
-    overrides: HashMap<Word, Val>,
-    /// Slots that hold constants, and their values.
-    const_slots: HashMap<Reg, u64>,
-    // Per function being emitted:
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            blocks: Vec::new(),
+            hist_keys: Vec::new(),
+            hist_index: HashMap::new(),
+            work_keys: Vec::new(),
+            work_index: HashMap::new(),
+            role: Role::Work,
+            silent: false,
+        }
+    }
+}
+
+/// Private, local and program-scope memory, and the pointers into it.
+#[derive(Default)]
+struct Storage {
+    private: ArenaLayout,
+    local_vars: Vec<(u64, u64, String)>,
+    global_vars: Vec<ProgramBuffer>,
+    /// Kernel parameter count: program-scope buffers follow the arguments.
+    nargs: usize,
+    /// Program-scope variables: (id, space, index among its kind).
+    pending_globals: Vec<(Word, u64, usize)>,
+    /// Constant slots that point into program-scope buffers: (buffer,
+    /// offset), valued by `relocate`.
+    global_pointer_slots: HashMap<Reg, (usize, i64)>,
+    relocations: Vec<relocate::Relocation>,
+}
+
+/// The function being emitted: its branch targets, phis and blocks.
+#[derive(Default)]
+struct PerFunction {
     targets: Vec<Target>,
     phis: HashMap<Word, Vec<Phi>>,
     stubs: Vec<(Word, Word)>,
@@ -344,55 +401,15 @@ impl<'m> Translator<'m> {
             names,
             decorations,
             opencl_std,
-            values: HashMap::new(),
-            const_ints: HashMap::new(),
-            builtins: HashMap::new(),
-            init: Vec::new(),
-            next_reg: 0,
-            zero_slot: None,
             functions,
-            func_pc: HashMap::new(),
-            call_fixups: Vec::new(),
-            kept_calls: Vec::new(),
-            other_calls: Vec::new(),
-            code: Vec::new(),
-            site_of: Vec::new(),
-            sites: Vec::new(),
-            current_site: 0,
-            lines: Lines::new(module),
-            site_locs: Vec::new(),
-            moves: Vec::new(),
-            terms: Vec::new(),
-            printf_args: Vec::new(),
-            cases: Vec::new(),
-            layouts: Vec::new(),
-            check_indices: false,
-            arrays: Vec::new(),
-            blocks: Vec::new(),
-            hist_keys: Vec::new(),
-            hist_index: HashMap::new(),
-            work_keys: Vec::new(),
-            work_index: HashMap::new(),
-            private: ArenaLayout::default(),
-            local_vars: Vec::new(),
-            global_vars: Vec::new(),
-            nargs: 0,
-            uses_barrier: false,
-            pending_globals: Vec::new(),
-            global_pointer_slots: HashMap::new(),
-            relocations: Vec::new(),
-            inline_depth: 0,
             roles: HashMap::new(),
-            role: Role::Work,
-            silent: false,
-            overrides: HashMap::new(),
-            const_slots: HashMap::new(),
-            targets: Vec::new(),
-            phis: HashMap::new(),
-            stubs: Vec::new(),
-            current_label: 0,
-            block: 0,
-            adjacent: adjacent::Adjacent::default(),
+            regs: Registers::default(),
+            calls: Calls::default(),
+            sites: Sites { lines: Lines::new(module), ..Sites::default() },
+            out: Emitted::default(),
+            tally: Tally::default(),
+            storage: Storage::default(),
+            func: PerFunction::default(),
         })
     }
 
@@ -409,7 +426,7 @@ impl<'m> Translator<'m> {
     }
 
     fn check_private(&self) -> R<()> {
-        let total = self.private.total();
+        let total = self.storage.private.total();
         if total > MAX_PRIVATE_BYTES {
             return Err(TranslateError::unsupported(
                 format!("{total} bytes of private memory per work-item (clflow's limit is {MAX_PRIVATE_BYTES})"),
@@ -435,8 +452,9 @@ impl<'m> Translator<'m> {
     }
 
     fn alloc(&mut self, n: u32) -> R<Reg> {
-        let r = self.next_reg;
-        self.next_reg = self
+        let r = self.regs.next_reg;
+        self.regs.next_reg = self
+            .regs
             .next_reg
             .checked_add(n)
             .filter(|r| *r < (1 << 26))
@@ -447,40 +465,41 @@ impl<'m> Translator<'m> {
     }
 
     fn val(&self, id: Word) -> R<Val> {
-        self.overrides
+        self.regs
+            .overrides
             .get(&id)
-            .or_else(|| self.values.get(&id))
+            .or_else(|| self.regs.values.get(&id))
             .copied()
             .ok_or_else(|| TranslateError::malformed(format!("%{id} is used but never defined")))
     }
 
     fn zero(&mut self) -> R<Reg> {
-        if let Some(z) = self.zero_slot {
+        if let Some(z) = self.regs.zero_slot {
             return Ok(z);
         }
         let z = self.alloc(1)?;
-        self.zero_slot = Some(z);
+        self.regs.zero_slot = Some(z);
         Ok(z)
     }
 
     // ---- emission helpers ------------------------------------------------------
 
     fn emit(&mut self, op: Op) {
-        self.code.push(op);
-        self.site_of.push(self.current_site);
+        self.out.code.push(op);
+        self.sites.site_of.push(self.sites.current_site);
     }
 
     /// Starts a site (what errors and faults name) at the current line.
     fn site(&mut self, name: String) {
-        self.sites.push(name);
-        self.site_locs.push(self.lines.current);
-        self.current_site = (self.sites.len() - 1) as u32;
+        self.sites.sites.push(name);
+        self.sites.site_locs.push(self.sites.lines.current);
+        self.sites.current_site = (self.sites.sites.len() - 1) as u32;
     }
 
     /// Adds bytes this block moves each time it runs, to its line too.
     fn block_traffic(&mut self, space: Space, store: bool, bytes: u64) {
-        let line = self.lines.current.line;
-        let block = &mut self.blocks[self.block];
+        let line = self.sites.lines.current.line;
+        let block = &mut self.tally.blocks[self.func.block];
         block.traffic.add(space, store, bytes);
         match block.line_traffic.iter_mut().find(|(l, _)| *l == line) {
             Some((_, t)) => t.add(space, store, bytes),
@@ -493,16 +512,16 @@ impl<'m> Translator<'m> {
     }
 
     fn hist(&mut self, name: &'static str, ty: LaneType, lanes: u64) {
-        if self.silent {
+        if self.tally.silent {
             return;
         }
-        let key = (name, ty, self.role);
-        let next = self.hist_keys.len() as u32;
-        let k = *self.hist_index.entry(key).or_insert(next);
+        let key = (name, ty, self.tally.role);
+        let next = self.tally.hist_keys.len() as u32;
+        let k = *self.tally.hist_index.entry(key).or_insert(next);
         if k == next {
-            self.hist_keys.push(key);
+            self.tally.hist_keys.push(key);
         }
-        let block = &mut self.blocks[self.block];
+        let block = &mut self.tally.blocks[self.func.block];
         match block.hist.iter_mut().find(|(e, _)| *e == k) {
             Some((_, n)) => *n += lanes,
             None => block.hist.push((k, lanes)),
@@ -510,19 +529,19 @@ impl<'m> Translator<'m> {
     }
 
     fn work(&mut self, op: &'static str, ty: LaneType, amount: u64, arith: bool) {
-        if amount == 0 || self.silent {
+        if amount == 0 || self.tally.silent {
             return;
         }
         let key = (
-            WorkKey { op, ty, arith, role: self.role },
-            self.lines.current.line,
+            WorkKey { op, ty, arith, role: self.tally.role },
+            self.sites.lines.current.line,
         );
-        let next = self.work_keys.len() as u32;
-        let k = *self.work_index.entry(key).or_insert(next);
+        let next = self.tally.work_keys.len() as u32;
+        let k = *self.tally.work_index.entry(key).or_insert(next);
         if k == next {
-            self.work_keys.push(key);
+            self.tally.work_keys.push(key);
         }
-        let block = &mut self.blocks[self.block];
+        let block = &mut self.tally.blocks[self.func.block];
         match block.work.iter_mut().find(|(e, _)| *e == k) {
             Some((_, n)) => *n += amount,
             None => block.work.push((k, amount)),
@@ -569,14 +588,14 @@ impl<'m> Translator<'m> {
     }
 
     fn target(&mut self, label: Word) -> Pc {
-        let t = if self.phis.contains_key(&label) {
-            self.stubs.push((self.current_label, label));
-            Target::Stub(self.stubs.len() - 1)
+        let t = if self.func.phis.contains_key(&label) {
+            self.func.stubs.push((self.func.current_label, label));
+            Target::Stub(self.func.stubs.len() - 1)
         } else {
             Target::Label(label)
         };
-        self.targets.push(t);
-        (self.targets.len() - 1) as Pc
+        self.func.targets.push(t);
+        (self.func.targets.len() - 1) as Pc
     }
 
     /// An operand with `n` lanes: a scalar operand of a vector op is splat.
@@ -640,7 +659,7 @@ impl<'m> Translator<'m> {
 
     /// Translates one instruction by handing it to the handler of its family.
     fn instruction(&mut self, inst: &Instruction) -> R<()> {
-        self.role = roles::of_instruction(inst, &self.roles);
+        self.tally.role = roles::of_instruction(inst, &self.roles);
         let opcode = inst.class.opcode;
         if let Some((op, signed)) = arith::int_op(opcode) {
             return self.int_binary(inst, op, signed);

@@ -24,11 +24,12 @@ impl<'m> Translator<'m> {
     /// The buffer and offset a module-scope pointer constant names, if it
     /// names one.
     fn global_pointer(&self, rid: Word) -> Option<(usize, i64)> {
-        let slot = self.values.get(&rid)?.slot;
-        if let Some(known) = self.global_pointer_slots.get(&slot) {
+        let slot = self.regs.values.get(&rid)?.slot;
+        if let Some(known) = self.storage.global_pointer_slots.get(&slot) {
             return Some(*known);
         }
-        self.pending_globals
+        self.storage
+            .pending_globals
             .iter()
             .find(|(var, space, _)| *var == rid && *space == memory::SPACE_GLOBAL)
             .map(|(_, _, index)| (*index, 0))
@@ -64,7 +65,7 @@ impl<'m> Translator<'m> {
                 let element_first = matches!(op, S::PtrAccessChain | S::InBoundsPtrAccessChain);
                 for k in 2..inst.operands.len() {
                     let index = id(inst, k)?;
-                    let value = *self.const_ints.get(&index).ok_or_else(unsupported)?;
+                    let value = *self.regs.const_ints.get(&index).ok_or_else(unsupported)?;
                     let (is, _) = self.types.lanes(self.val(index)?.ty)?;
                     let value = crate::opencl_std::sext(value, self.int_bits(is)?);
                     let element = k == 2 && element_first;
@@ -80,7 +81,9 @@ impl<'m> Translator<'m> {
         }
         self.constant(rid, ty, vec![0])?;
         let slot = self.val(rid)?.slot;
-        self.global_pointer_slots.insert(slot, (var, offset));
+        self.storage
+            .global_pointer_slots
+            .insert(slot, (var, offset));
         Ok(())
     }
 
@@ -88,8 +91,10 @@ impl<'m> Translator<'m> {
     /// the pointers among them.
     pub(super) fn carry_pointers(&mut self, sources: &[Reg], slot: Reg) {
         for (i, source) in sources.iter().enumerate() {
-            if let Some(known) = self.global_pointer_slots.get(source).copied() {
-                self.global_pointer_slots.insert(slot + i as u32, known);
+            if let Some(known) = self.storage.global_pointer_slots.get(source).copied() {
+                self.storage
+                    .global_pointer_slots
+                    .insert(slot + i as u32, known);
             }
         }
     }
@@ -98,8 +103,10 @@ impl<'m> Translator<'m> {
     pub(super) fn relocations_of(&mut self, var: usize, cid: Word, ty: Word) -> R<()> {
         let v = self.val(cid)?;
         for (i, leaf) in self.types.leaves(ty)?.iter().enumerate() {
-            if let Some((target, offset)) = self.global_pointer_slots.get(&(v.slot + i as u32)) {
-                self.relocations.push(Relocation {
+            if let Some((target, offset)) =
+                self.storage.global_pointer_slots.get(&(v.slot + i as u32))
+            {
+                self.storage.relocations.push(Relocation {
                     var,
                     at: leaf.offset as usize,
                     target: *target,
@@ -116,14 +123,14 @@ impl<'m> Translator<'m> {
         let pointer = |nargs: usize, target: usize, offset: i64| {
             memory::encode(memory::SPACE_GLOBAL, nargs + target, offset as u64)
         };
-        for (slot, (target, offset)) in &self.global_pointer_slots {
-            let value = pointer(self.nargs, *target, *offset);
-            self.init.push((*slot, value));
-            self.const_slots.insert(*slot, value);
+        for (slot, (target, offset)) in &self.storage.global_pointer_slots {
+            let value = pointer(self.storage.nargs, *target, *offset);
+            self.regs.init.push((*slot, value));
+            self.regs.const_slots.insert(*slot, value);
         }
-        for r in std::mem::take(&mut self.relocations) {
-            let value = pointer(self.nargs, r.target, r.offset).to_le_bytes();
-            let bytes = &mut self.global_vars[r.var].bytes;
+        for r in std::mem::take(&mut self.storage.relocations) {
+            let value = pointer(self.storage.nargs, r.target, r.offset).to_le_bytes();
+            let bytes = &mut self.storage.global_vars[r.var].bytes;
             if let Some(place) = bytes.get_mut(r.at..r.at + 8) {
                 place.copy_from_slice(&value);
             }
