@@ -32,8 +32,9 @@ pub(super) type Uses = (Vec<[u64; 3]>, u64);
 /// How definedness passes through an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
-    /// Plainly (`Shadow::flow`), to one slot from one-slot operands.
-    Scalar,
+    /// Plainly, to one slot from at most three one-slot operands (the
+    /// first `n` of `reads`): the commonest, its registers at hand.
+    Scalar { dst: Reg, reads: [Reg; 3], n: u8 },
     /// Plainly, at any width: builtins (which read nothing) and ops that
     /// write nothing among them.
     Lanes,
@@ -69,7 +70,14 @@ impl Flow {
         match operands.writes[..] {
             _ if special => Flow::Special,
             [] => Flow::Nothing,
-            [(_, 1)] if one_slot(&operands.reads) => Flow::Scalar,
+            [(dst, 1)] if one_slot(&operands.reads) && operands.reads.len() <= 3 => {
+                let mut reads = [Reg::UNUSED; 3];
+                for (slot, &(r, _)) in reads.iter_mut().zip(&operands.reads) {
+                    *slot = r;
+                }
+                let n = operands.reads.len() as u8;
+                Flow::Scalar { dst, reads, n }
+            }
             _ => Flow::Lanes,
         }
     }
@@ -319,17 +327,15 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
     let width = sh.width;
     match sh.flows[at] {
         // The commonest: one slot from one-slot operands, lanes inside.
-        Flow::Scalar => {
-            let rows = |r: Reg| r.index() * width;
-            let ops = &sh.operands[at];
-            let d = rows(ops.writes[0].0);
-            for &lane in b.active {
-                let l = lane as usize;
-                let u = ops
-                    .reads
-                    .iter()
-                    .fold(0, |u, &(r, _)| u | sh.regs[rows(r) + l]);
-                sh.regs[d + l] = u;
+        Flow::Scalar { dst, reads, n } => {
+            let row = |r: Reg| r.index() * width;
+            let (d, [x, y, z]) = (row(dst), reads.map(row));
+            let (regs, active) = (&mut sh.regs[..], b.active);
+            match n {
+                0 => join(regs, d, [], active),
+                1 => join(regs, d, [x], active),
+                2 => join(regs, d, [x, y], active),
+                _ => join(regs, d, [x, y, z], active),
             }
         }
         Flow::Lanes => {
@@ -344,6 +350,16 @@ pub(super) fn apply(sh: &mut Shadow, op: &Op, at: usize, b: &Batch<'_, '_, '_>) 
                 special(sh, op, &lane);
             }
         }
+    }
+}
+
+/// Each active lane's row `d` becomes the join of its rows `srcs` (the
+/// count a constant, so that the loop is unrolled).
+#[inline(always)]
+fn join<const N: usize>(regs: &mut [u8], d: usize, srcs: [usize; N], active: &[u32]) {
+    for &lane in active {
+        let l = lane as usize;
+        regs[d + l] = srcs.iter().fold(0, |u, &s| u | regs[s + l]);
     }
 }
 
