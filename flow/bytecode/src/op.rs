@@ -820,7 +820,11 @@ pub enum Op {
         src: Reg,
         n: u32,
     },
-    Barrier,
+    /// Every work-item of the group waits here for the others; their
+    /// accesses to the memory `fences` names are ordered across it.
+    Barrier {
+        fences: Fences,
+    },
     /// `--detect aggregates`: the index at `index` (`bits` wide, signed)
     /// must lie in 0..`len`, an array inside a private or local variable
     /// (`Program::arrays` names it by `array`).
@@ -969,6 +973,31 @@ macro_rules! family {
             | $crate::Op::Barrier { .. }
             | $crate::Op::Trap { .. }
     };
+}
+
+/// The memory a barrier orders, from its fence flags
+/// (`CLK_LOCAL_MEM_FENCE`, `CLK_GLOBAL_MEM_FENCE`): a barrier that fences
+/// local memory alone leaves the work-items' global accesses on either side
+/// of it unordered, and the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fences {
+    pub local: bool,
+    /// Global memory, images included.
+    pub global: bool,
+}
+
+impl Fences {
+    /// Both spaces: where the flags are not known, and a group's wait for
+    /// its async copies.
+    pub const ALL: Fences = Fences { local: true, global: true };
+    /// Neither: a wait that orders no memory.
+    pub const NONE: Fences = Fences { local: false, global: false };
+
+    /// The memory a SPIR-V barrier's semantics name: `WorkgroupMemory`
+    /// local, `CrossWorkgroupMemory` or `ImageMemory` global.
+    pub fn of_semantics(bits: u64) -> Fences {
+        Fences { local: bits & 0x100 != 0, global: bits & 0xa00 != 0 }
+    }
 }
 
 /// What an image read takes and gives, decided by its instruction's types.
@@ -1208,7 +1237,9 @@ impl Operands {
     fn of_effects(op: &Op, t: Tables<'_>) -> Operands {
         let n = u32::from;
         match *op {
-            Op::Block { .. } | Op::Jump { .. } | Op::Barrier | Op::Trap => Operands::default(),
+            Op::Block { .. } | Op::Jump { .. } | Op::Barrier { .. } | Op::Trap => {
+                Operands::default()
+            }
             Op::Call { moves_start, moves_len, .. } => Operands::moves(t, moves_start, moves_len),
             Op::Ret { src, n } => rw(&[(src, n)], &[]),
             Op::Collective { dst, src, index, .. } => rw(&[one(src), one(index)], &[one(dst)]),

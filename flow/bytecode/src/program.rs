@@ -118,6 +118,10 @@ pub struct Program {
     /// store belongs to (the vector the device's SLP vectoriser makes of
     /// them, `translate::adjacent`), or 0.
     pub adjacent_span: Vec<u32>,
+    /// The sites (indices of `sites`) of loads that are a partial write's
+    /// refill: the compiler loads a vector to store it back with some lanes
+    /// replaced, a read that is not the kernel's.
+    pub refills: Vec<u32>,
 }
 
 impl Program {
@@ -307,7 +311,7 @@ impl<'a> Conditional<'a> {
     /// Whether some way from a start of `pc`'s stretch to its end passes
     /// `pc` by.
     pub fn at(&self, pc: usize) -> bool {
-        let barrier = |q: usize| matches!(self.code[q], Op::Barrier);
+        let barrier = |q: usize| matches!(self.code[q], Op::Barrier { .. });
         // The stretch's starts that reach `pc`: back to the kernel's entry
         // or to just after a barrier.
         let mut starts = Vec::new();
@@ -364,11 +368,14 @@ impl<'a> Conditional<'a> {
 pub fn barrier_loop_headers(code: &[Op], cases: &[(u64, Pc)], entry: usize) -> Vec<bool> {
     let mut headers = vec![false; code.len()];
     for lp in natural_loops(code, cases, entry) {
-        let barrier = lp.body.iter().any(|&pc| matches!(code[pc], Op::Barrier));
-        let starts_at_barrier = matches!(code[lp.header], Op::Barrier)
+        let barrier = lp
+            .body
+            .iter()
+            .any(|&pc| matches!(code[pc], Op::Barrier { .. }));
+        let starts_at_barrier = matches!(code[lp.header], Op::Barrier { .. })
             || matches!(
                 (&code[lp.header], code.get(lp.header + 1)),
-                (Op::Block { .. }, Some(Op::Barrier))
+                (Op::Block { .. }, Some(Op::Barrier { .. }))
             );
         headers[lp.header] = barrier && !starts_at_barrier;
     }
@@ -606,7 +613,7 @@ impl Tarjan {
         self.stack.push(pc);
         self.on_stack[pc] = true;
         let mut out = Vec::new();
-        if !(self.cut_at_barriers && matches!(code[pc], Op::Barrier)) {
+        if !(self.cut_at_barriers && matches!(code[pc], Op::Barrier { .. })) {
             successors(code, cases, pc, &mut out);
         }
         self.walk.push((pc, out, 0));
@@ -670,7 +677,7 @@ mod tests {
             // 4, 5: after it, then a barrier.
             block(2),
             mov(),
-            Op::Barrier,
+            Op::Barrier { fences: crate::Fences::ALL },
             // 7, 8: the stretch after the barrier, which always runs.
             mov(),
             Op::Ret { src: Reg::new(0), n: 0 },
@@ -744,7 +751,7 @@ mod tests {
         // The same loop with a barrier in its body: a loop, but none
         // between barriers.
         let mut barrier = code;
-        barrier[2] = Op::Barrier;
+        barrier[2] = Op::Barrier { fences: crate::Fences::ALL };
         assert_eq!(in_loops(&barrier, &[]), [false, true, true, true, false]);
         assert_eq!(in_loops_between_barriers(&barrier, &[]), [false; 5]);
     }
@@ -777,9 +784,18 @@ mod tests {
             let headers = barrier_loop_headers(code, &[], 0);
             (0..code.len()).filter(|&pc| headers[pc]).collect()
         };
-        assert_eq!(marked(&code(mov(), Op::Barrier, 2)), [2]);
-        assert_eq!(marked(&code(mov(), Op::Barrier, 8)), [2]);
-        assert_eq!(marked(&code(Op::Barrier, mov(), 2)), Vec::<usize>::new());
+        assert_eq!(
+            marked(&code(mov(), Op::Barrier { fences: crate::Fences::ALL }, 2)),
+            [2]
+        );
+        assert_eq!(
+            marked(&code(mov(), Op::Barrier { fences: crate::Fences::ALL }, 8)),
+            [2]
+        );
+        assert_eq!(
+            marked(&code(Op::Barrier { fences: crate::Fences::ALL }, mov(), 2)),
+            Vec::<usize>::new()
+        );
         assert_eq!(marked(&code(mov(), mov(), 8)), Vec::<usize>::new());
     }
 

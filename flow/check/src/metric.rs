@@ -368,6 +368,7 @@ mod tests {
     fn loads(site: u32, first: u32, stride: u64, count: u64) -> Vec<GlobalAccess> {
         (0..count)
             .map(|i| GlobalAccess {
+                fenced: 0,
                 offset: stride * i,
                 buffer: 0,
                 bytes: 4,

@@ -1,4 +1,4 @@
-//! `clflow count --detect aggregates`: an index outside an array inside a
+//! `clflow count`'s `aggregates` checker, on by default: an index outside an array inside a
 //! private or local variable, which stays inside the variable and so
 //! passes the bounds check every run makes. A kernel of our own with a
 //! faulty variant of each and a safe one.
@@ -43,11 +43,12 @@ fn count(dir: &Path, bad: u32, args: &[&str]) -> (Option<i32>, String) {
 }
 
 #[test]
-fn an_index_past_a_struct_members_array_is_caught_only_when_asked() {
+fn an_index_past_a_struct_members_array_is_caught_unless_told_not_to() {
     let dir = tempfile::tempdir().unwrap();
     // Without the checker the read lands in `r.b`, inside `r`: no fault.
-    assert_eq!(count(dir.path(), 1, &[]).0, Some(0));
-    let (status, stderr) = count(dir.path(), 1, &["--detect", "aggregates"]);
+    assert_eq!(count(dir.path(), 1, &["--detect", "none"]).0, Some(0));
+    // It is on by default.
+    let (status, stderr) = count(dir.path(), 1, &[]);
     assert_eq!(status, Some(1), "{stderr}");
     // Work-items with in[i] & 3 == 3 read a[4]: 3, 7, ..., 64 of them.
     assert!(stderr.contains("agg.cl:10:"), "{stderr}");
@@ -69,7 +70,7 @@ fn an_index_past_a_struct_members_array_is_caught_only_when_asked() {
 fn an_index_past_a_row_is_caught_where_the_variables_bound_sees_only_the_last() {
     let dir = tempfile::tempdir().unwrap();
     // The bounds check sees the last row's overflow alone: 4 work-items.
-    let (status, stderr) = count(dir.path(), 2, &[]);
+    let (status, stderr) = count(dir.path(), 2, &["--detect", "none"]);
     assert_eq!(status, Some(1), "{stderr}");
     assert!(
         stderr.contains("out-of-bounds access to __local"),

@@ -51,6 +51,12 @@ pub struct GlobalAccess {
     /// Barriers the work-group had passed, modulo 2^16: accesses of one
     /// work-group with the same phase had no barrier between them.
     pub phase: u16,
+    /// Barriers the work-group had passed that fence this access's memory
+    /// (`CLK_GLOBAL_MEM_FENCE` for a global buffer, `CLK_LOCAL_MEM_FENCE`
+    /// for a local one), modulo 2^16: accesses of one work-group with the
+    /// same `fenced` are unordered, whatever barriers of the other space lie
+    /// between them.
+    pub fenced: u16,
     pub kind: AccessKind,
     /// Made by an atomic function (`atomic_add`, `atomic_load`, ...).
     pub atomic: bool,
@@ -82,6 +88,7 @@ impl Default for GlobalAccess {
             item: 0,
             buffer: 0,
             phase: 0,
+            fenced: 0,
             kind: AccessKind::Load,
             atomic: false,
             lanes: 1,
@@ -330,6 +337,20 @@ pub trait AccessSink {
     fn takes_runs(&self) -> bool {
         false
     }
+
+    /// Whether the sink is told what each plain store wrote
+    /// ([`AccessSink::stored`]): a race checker's need (two work-items
+    /// storing the same value do not race), which costs the run a copy of
+    /// each store's bytes, so the rest say no. Only a sink that takes no
+    /// runs is told.
+    fn compares_stores(&self) -> bool {
+        false
+    }
+
+    /// Where the sink compares stores, called before each `work_group` call
+    /// with one [`stored_fingerprint`] per access of that call: of the bytes
+    /// a plain store wrote, 0 for any other access.
+    fn stored(&mut self, _fingerprints: &[u64]) {}
 
     /// Called for every work-group in increasing order of its linear index
     /// (work-groups without global accesses included). A large work-group's
@@ -678,6 +699,7 @@ mod pool_tests {
             kind: AccessKind::Load,
             atomic: false,
             phase: 0,
+            fenced: 0,
             lanes: 1,
             contiguous: false,
             runs: 1,
@@ -691,4 +713,13 @@ mod pool_tests {
         assert!(again.is_empty());
         assert_eq!(again.as_ptr(), at, "the same allocation, reused");
     }
+}
+
+/// A store's bytes as [`AccessSink::stored`] tells them: a 64-bit FNV-1a
+/// hash, never 0 (0 is "not a plain store, or its bytes not known").
+pub fn stored_fingerprint(bytes: &[u8]) -> u64 {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    hash.max(1)
 }

@@ -333,6 +333,16 @@ impl Program {
         self.inner.location(pc as usize)
     }
 
+    /// The bytecode instructions of the kernel's refill loads: a vector the
+    /// compiler loads to store it back with some lanes replaced (a partial
+    /// write), a read that is not the kernel's.
+    pub fn refills(&self) -> Vec<u32> {
+        let p = &self.inner;
+        (0..p.code.len() as u32)
+            .filter(|pc| p.refills.contains(&p.site_of[*pc as usize]))
+            .collect()
+    }
+
     /// The source line of bytecode instruction `pc`, where the module says.
     pub fn source_line(&self, pc: u32) -> Option<&counts::SourceLine> {
         let line = self.inner.loc(pc as usize).line.checked_sub(1)?;

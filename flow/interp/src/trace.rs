@@ -76,8 +76,10 @@ pub(crate) struct Arrival {
 /// A work-group's accesses as a run hands them over.
 pub(crate) enum Body {
     /// Every access, in the order made; the group stands for `.1` groups
-    /// (1 but where it is a sample, see [`AccessSink::take_sample`]).
-    Accesses(Vec<GlobalAccess>, u64),
+    /// (1 but where it is a sample, see [`AccessSink::take_sample`]); what
+    /// each plain store wrote, where the sink compares stores
+    /// ([`AccessSink::stored`]; empty otherwise).
+    Accesses(Vec<GlobalAccess>, u64, Vec<u64>),
     /// A compiled group's line touches, and the bytes its accesses moved.
     Lines(Vec<LineTouch>, u64),
 }
@@ -269,8 +271,15 @@ impl Delivery {
 
 fn hand(sink: &mut dyn AccessSink, group: u64, body: Body) {
     match body {
-        Body::Accesses(accesses, 1) => sink.take_work_group(group, accesses),
-        Body::Accesses(accesses, stands_for) => sink.take_sample(group, accesses, stands_for),
+        Body::Accesses(accesses, stands_for, stored) => {
+            if !stored.is_empty() {
+                sink.stored(&stored);
+            }
+            match stands_for {
+                1 => sink.take_work_group(group, accesses),
+                _ => sink.take_sample(group, accesses, stands_for),
+            }
+        }
         Body::Lines(touches, accessed_bytes) => sink.take_lines(group, touches, accessed_bytes),
     }
 }

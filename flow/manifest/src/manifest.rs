@@ -66,6 +66,16 @@ impl Manifest {
     /// extension, or, for other extensions, by content: a TOML manifest's
     /// first statement is a `key = value` or a `[table]`).
     pub fn load(path: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
+        Self::load_building_with(path, "")
+    }
+
+    /// [`Manifest::load`] of a launch to be built with `extra_options`
+    /// after the manifest's own (a command's `--build-options`): they too
+    /// decide whether the last work-group may be smaller (`-cl-std=CL2.0`).
+    pub fn load_building_with(
+        path: impl AsRef<Path>,
+        extra_options: &str,
+    ) -> Result<Manifest, ManifestError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| {
             ManifestError::input(path, format!("cannot read the manifest: {e}"))
@@ -77,10 +87,10 @@ impl Manifest {
             _ => looks_like_sim(&text),
         };
         let (info, args) = if is_sim {
-            let (info, args) = sim_format::parse(path, &text)?;
+            let (info, args) = sim_format::parse(path, &text, extra_options)?;
             (info, args.into_iter().map(ParsedArg::Sim).collect())
         } else {
-            toml_format::parse(path, &text)?
+            toml_format::parse(path, &text, extra_options)?
         };
         Ok(Manifest { info, args })
     }

@@ -141,9 +141,12 @@ impl<'t> Reader<'t> {
     }
 }
 
+/// Parses a `.sim` file, for a launch built with `extra_options` after its
+/// own.
 pub(crate) fn parse(
     path: &Path,
     text: &str,
+    extra_options: &str,
 ) -> Result<(ManifestInfo, Vec<PendingSimArg>), ManifestError> {
     let tokens = tokenize(path, text)?;
     let mut reader = Reader {
@@ -158,8 +161,18 @@ pub(crate) fn parse(
     let (local, local_line) = reader.sizes("local size")?;
     // oclgrind-kernel always launches 3 dimensions.
     let range = NdRange { dims: 3, global, local: Some(local), offset: [0; 3] };
-    // oclgrind-kernel builds OpenCL 1.2 programs: whole work-groups only.
-    check_range(&range, WorkGroups::Uniform).map_err(|(dim, message)| {
+    // Options before the first argument are the program's build options.
+    let mut options = Vec::new();
+    while let Some(word) = reader
+        .tokens
+        .next_if(|t| !t.header && t.text.starts_with('-'))
+    {
+        options.push(word.text.as_str());
+    }
+    let build_options = options.join(" ");
+    // OpenCL 1.2, the default, wants whole work-groups.
+    let groups = WorkGroups::of(&format!("{build_options} {extra_options}"));
+    check_range(&range, groups).map_err(|(dim, message)| {
         ManifestError::input(path, message).at_line(if dim.is_some() {
             local_line
         } else {
@@ -200,7 +213,7 @@ pub(crate) fn parse(
         description: None,
         source,
         kernel,
-        build_options: String::new(),
+        build_options,
         range,
     };
     Ok((info, args))
@@ -888,6 +901,16 @@ sim
             ),
             "{error}"
         );
+        // A smaller last work-group is OpenCL 2.0's: the header's build
+        // options may ask for it.
+        let sim = fixture
+            .load(
+                "run.sim",
+                "sim.cl\nsim\n4 1 1\n3 1 1\n-cl-std=CL2.0 -DN=1\n",
+            )
+            .unwrap();
+        assert_eq!(sim.info().build_options, "-cl-std=CL2.0 -DN=1");
+        assert_eq!(sim.info().range.local, Some([3, 1, 1]));
         let error = fixture.load_error("run.sim", "sim.cl\nsim\n4 1\n");
         assert_eq!(
             error,

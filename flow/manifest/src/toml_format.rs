@@ -100,9 +100,12 @@ impl Context<'_> {
     }
 }
 
+/// Parses a TOML manifest, for a launch built with `extra_options` after
+/// its own.
 pub(crate) fn parse(
     path: &Path,
     text: &str,
+    extra_options: &str,
 ) -> Result<(ManifestInfo, Vec<ParsedArg>), ManifestError> {
     let mut cx = Context { path, lines: LineIndex::new(text), arg: None };
     let root = DeTable::parse(text).map_err(|e| {
@@ -134,7 +137,8 @@ pub(crate) fn parse(
     let name = optional_string("name")?;
     let description = optional_string("description")?;
     let build_options = optional_string("build_options")?.unwrap_or_default();
-    let range = parse_range(&cx, table, WorkGroups::of(&build_options))?;
+    let groups = WorkGroups::of(&format!("{build_options} {extra_options}"));
+    let range = parse_range(&cx, table, groups)?;
 
     let mut args = Vec::new();
     if let Some(list) = table.get("arg") {

@@ -121,7 +121,7 @@ pub fn interpret(
     // interpreter, the rest watch the access stream.
     let program = Program::translate_checked(module, &launch.kernel, detect.aggregates)
         .map_err(|e| interp_failure(manifest, e))?;
-    let mut checker = Checkers::new(detect, &launch);
+    let mut checker = Checkers::new(detect, &launch, &program);
     observer.detail(format!(
         "translated `{}` into {} bytecode instructions",
         launch.kernel,

@@ -86,7 +86,7 @@ pub fn prepare(
     let observer = session.observer();
     let manifest = if is_manifest(path) {
         observer.detail(format!("manifest: {}", path.display()));
-        Some(Manifest::load(path).map_err(Error::from)?)
+        Some(Manifest::load_building_with(path, extra_options).map_err(Error::from)?)
     } else {
         None
     };

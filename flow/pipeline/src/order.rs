@@ -166,6 +166,7 @@ mod tests {
         }]);
         let walk: Vec<GlobalAccess> = (0..lines)
             .map(|k| GlobalAccess {
+                fenced: 0,
                 offset: 64 * k,
                 buffer: 0,
                 bytes: 4,

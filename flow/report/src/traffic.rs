@@ -269,6 +269,7 @@ mod tests {
         }]);
         let accesses: Vec<GlobalAccess> = (0..2 * lines * 16)
             .map(|i| GlobalAccess {
+                fenced: 0,
                 offset: 4 * (i % (lines * 16)),
                 buffer: 0,
                 bytes: 4,

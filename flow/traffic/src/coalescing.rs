@@ -617,6 +617,7 @@ mod tests {
 
     fn access(item: u32, offset: u64, bytes: u32, dispatch: u32) -> GlobalAccess {
         GlobalAccess {
+            fenced: 0,
             offset,
             buffer: 0,
             bytes,

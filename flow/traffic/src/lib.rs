@@ -1061,6 +1061,7 @@ mod tests {
     /// `w / 64` (64 work-items reading words in order).
     fn word_load(w: u64) -> GlobalAccess {
         GlobalAccess {
+            fenced: 0,
             offset: 4 * w,
             buffer: 0,
             bytes: 4,
@@ -1146,6 +1147,7 @@ mod tests {
         // Two work-items each walk 100 steps of 32 KiB through buffer 0
         // and store one word of buffer 1.
         let access = |site: u32, buffer: u16, offset: u64, item: u32, dispatch: u32| GlobalAccess {
+            fenced: 0,
             offset,
             buffer,
             bytes: 4,
@@ -1336,6 +1338,7 @@ mod tests {
         // Two work-items each read 64 lines, a float a line, each line's
         // first float for work-item 0 and its second for work-item 1.
         let load = |item: u64, k: u64, dispatch: u32| GlobalAccess {
+            fenced: 0,
             offset: 64 * k + 4 * item,
             buffer: 0,
             bytes: 4,
@@ -1384,6 +1387,7 @@ mod tests {
         // and bumps one counter atomically: every site kind, every field.
         let access =
             |i: u64, offset: u64, site: u32, kind: clflow_counts::AccessKind| GlobalAccess {
+                fenced: 0,
                 offset,
                 buffer: 0,
                 bytes: 4,
@@ -1457,6 +1461,7 @@ mod tests {
     fn cache_gathers_count_the_scattered_loads_the_last_level_serves() {
         // Each site reads a buffer of its own.
         let access = |site: u32, item: u64, line: u64, dispatch: u32| GlobalAccess {
+            fenced: 0,
             offset: 64 * line,
             buffer: site as u16,
             bytes: 4,

@@ -1013,6 +1013,7 @@ mod tests {
             };
             for _ in 0..1 + rng.next_u32() % 20 {
                 accesses.push(GlobalAccess {
+                    fenced: 0,
                     offset,
                     buffer,
                     bytes,

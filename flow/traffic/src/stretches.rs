@@ -116,6 +116,7 @@ mod tests {
     /// on (`contiguous`) or all there.
     fn run(item: u32, lanes: u8, offset: u64, contiguous: bool) -> GlobalAccess {
         GlobalAccess {
+            fenced: 0,
             offset,
             bytes: 4,
             site: 0,

@@ -34,6 +34,7 @@ impl Group {
         for item in items {
             let (buffer, offset) = at(item);
             self.accesses.push(GlobalAccess {
+                fenced: 0,
                 offset: offset % (BUFFER_BYTES - 128),
                 bytes,
                 site,
@@ -97,6 +98,7 @@ fn group(rng: &mut Pcg64Mcg, steps: u64, barriers: bool) -> Vec<GlobalAccess> {
             for i in batch.clone() {
                 for (kind, buffer) in [(AccessKind::Load, 0), (AccessKind::Store, 2)] {
                     g.accesses.push(GlobalAccess {
+                        fenced: 0,
                         offset: 64 * k + 4 * u64::from(i),
                         bytes: 4,
                         site: 5,

@@ -127,15 +127,17 @@ pub struct CountArgs {
     #[arg(long, value_name = "SIZE[/LINE]|PROFILE")]
     cache: Option<String>,
     /// Watch the run for faults beyond the ones always caught (bounds, null, alignment,
-    /// division by zero, barrier divergence, the step limit), comma-separated: `access` (a
-    /// write to a read-only buffer, a read of a write-only one), `races` (two work-items'
-    /// accesses to the same bytes, one a write, not both atomic, with no barrier between
-    /// them or in different work-groups; costs 24 bytes of shadow per byte touched),
-    /// `uninit` (a value never written, from private or local memory or a `noinit` buffer,
-    /// that decides a branch, makes an address, divides or is stored to global memory),
-    /// `aggregates` (an index
-    /// outside an array inside a private or local variable: a struct member's array, a row of
-    /// a 2-D array), or `all`. Faults found exit 1.
+    /// division by zero, barrier divergence, the step limit), comma-separated, added to
+    /// `aggregates`, which is on by default: `access` (a write to a read-only buffer, a read
+    /// of a write-only one), `races` (two work-items' accesses to the same bytes, one a
+    /// write, not both atomic, nothing to order them: no barrier that fences that memory
+    /// between them, or in different work-groups; stores of the same value do not race;
+    /// costs 28 bytes of shadow per byte touched), `uninit` (a value never written, from
+    /// private or local memory or a `noinit` buffer, that decides a branch, makes an
+    /// address, divides or is stored to global memory), `aggregates` (an index outside an
+    /// array inside a private or local variable: a struct member's array, a row of a 2-D
+    /// array), `all`, or `none` (not even `aggregates`). All but `aggregates` make the run
+    /// interpreted and traced: several times slower. Faults found exit 1.
     #[arg(long, value_name = "LIST")]
     detect: Option<Detect>,
     /// List at most N faults, each once per instruction and kind with how many work-items or
@@ -231,7 +233,7 @@ pub fn run(args: CountArgs, verbosity: Verbosity) -> crate::Result<()> {
     let kernel = launch.kernel.clone();
     let options = input.run_options(&run_options(&args, &ops));
     let spec = cache.as_ref().map(|c| c.spec);
-    let watch = Watch::at_cache(spec).detect(args.detect.unwrap_or_default());
+    let watch = Watch::at_cache(spec).detect(args.detect.unwrap_or(Detect::BY_DEFAULT));
     let counted = interpret(
         &args.manifest,
         &input.module,
@@ -394,7 +396,7 @@ fn count_capture(
         ));
     }
     let options = run_options(args, ops);
-    let detect = args.detect.unwrap_or_default();
+    let detect = args.detect.unwrap_or(Detect::BY_DEFAULT);
     let counted = capture::count_capture(&args.manifest, ops, &options, detect, session)?;
     // A sampled launch's outputs are partial: not compared. A launch with
     // undefined behaviour (gone through, or found on a second run) may

@@ -188,7 +188,7 @@ impl State {
         access: &mut bool,
     ) {
         match *op {
-            Op::Barrier => {
+            Op::Barrier { .. } => {
                 self.regs.cross_barrier();
                 self.held.cross_barrier();
                 self.ids_carried |= self.ids_read;
@@ -421,7 +421,7 @@ mod tests {
             id(Builtin::GlobalId, 0),
             index(1, 0),
             load(2, r(1)),
-            Op::Barrier,
+            Op::Barrier { fences: clflow_bytecode::Fences::ALL },
             store(2, r(1)),
             // The id read again after the barrier: the same value.
             id(Builtin::GlobalId, 3),
@@ -457,7 +457,7 @@ mod tests {
             load(1, VARIABLE),
             index(2, 1),
             load(3, r(2)),
-            Op::Barrier,
+            Op::Barrier { fences: clflow_bytecode::Fences::ALL },
             Op::Branch { cond: r(3), then: 4, other: 10 },
             Op::Ret { src: r(0), n: 0 },
         ];
@@ -475,7 +475,7 @@ mod tests {
             // `&s[lid]`, computed before the barrier and used on both sides.
             index(2, 0),
             store(3, r(2)),
-            Op::Barrier,
+            Op::Barrier { fences: clflow_bytecode::Fences::ALL },
             load(4, r(2)),
             // `c[group * 256 + (int)lid]`, computed after it.
             Op::Trunc32 { dst: r(7), src: r(0) },

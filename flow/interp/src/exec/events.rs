@@ -3,7 +3,8 @@
 //! wait_group_events marks the events it is given as waited for. OpenCL
 //! requires every work-item of the group to pass a copy the same arguments
 //! and to wait for the same events; a copy whose event is never waited for
-//! may not have arrived when its data is used. All three are faults.
+//! may not have arrived when its data is used; an event no copy returned is
+//! waited for in vain. All four are faults.
 
 /// Events are numbered from here: no pointer and no zero event has such a
 /// value.
@@ -34,11 +35,19 @@ impl Events {
         FIRST_EVENT + self.copies.len() as u64 - 1
     }
 
-    /// Marks `event` waited for (a zero or unknown event waits for nothing).
-    pub fn wait(&mut self, event: u64) {
-        if let Some(i) = self.index(event) {
+    /// Marks `event` waited for; false if no copy of the group returned
+    /// it (a zero event, or one never assigned).
+    pub fn wait(&mut self, event: u64) -> bool {
+        let copy = self.index(event);
+        if let Some(i) = copy {
             self.copies[i].1 = true;
         }
+        copy.is_some()
+    }
+
+    /// A copy that faulted: nothing of it is to be waited for.
+    pub fn forget(&mut self, event: u64) {
+        self.wait(event);
     }
 
     /// The pc of the first copy whose event was never waited for.
@@ -68,10 +77,11 @@ mod tests {
         let b = events.copy(20, 0);
         assert_ne!(a, b);
         assert_eq!(events.copy(30, a), a);
-        events.wait(a);
-        events.wait(0);
+        assert!(events.wait(a));
+        assert!(!events.wait(0), "no copy returned a zero event");
+        assert!(!events.wait(b + 1));
         assert_eq!(events.unwaited(), Some(20));
-        events.wait(b);
+        assert!(events.wait(b));
         assert_eq!(events.unwaited(), None);
         events.clear();
         assert_eq!(events.copy(40, 0), a, "numbered afresh for each group");

@@ -361,6 +361,7 @@ pub fn run_groups(
     let locals = sink.as_ref().is_some_and(|s| s.wants_local());
     let pool = sink.as_ref().and_then(|s| s.pool());
     let runs = sink.as_ref().is_some_and(|s| s.takes_runs());
+    let compares = !runs && sink.as_ref().is_some_and(|s| s.compares_stores());
     let work = |arrivals: Option<Arrivals>| -> Result<Partial, (u64, Fault)> {
         let _stop = StopOnPanic(&first_fault);
         let tracing = arrivals.is_some();
@@ -370,6 +371,7 @@ pub fn run_groups(
             first_fault: &first_fault,
             pool: pool.clone(),
             runs,
+            compares,
             batch: Vec::new(),
             batch_touches: 0,
         });

@@ -12,7 +12,7 @@ use crate::trace::AccessKind;
 use clflow_bytecode::AtomicOp;
 
 /// A resolved, bounds-checked location.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Loc {
     Global(usize, u64),
     Local(usize),
@@ -41,6 +41,7 @@ impl Mem<'_, '_> {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, pc: usize) {
         if let Some(t) = &mut self.trace {
+            t.settle();
             t.dispatch(pc);
         }
     }
@@ -49,6 +50,7 @@ impl Mem<'_, '_> {
     #[inline(always)]
     pub(super) fn dispatch_atomic(&mut self, pc: usize) {
         if let Some(t) = &mut self.trace {
+            t.settle();
             t.dispatch(pc);
             t.atomic = true;
         }
@@ -66,13 +68,17 @@ impl Mem<'_, '_> {
         item: [u64; 3],
     ) -> Result<Loc, TrapKind> {
         let loc = self.resolve(pointer, bytes, align)?;
-        match (&mut self.trace, loc) {
-            (Some(t), Loc::Global(buffer, offset)) => t.record(buffer, offset, bytes, kind, item),
-            (Some(t), Loc::Local(_)) => {
-                let (_, buffer, offset) = memory::decode(pointer);
-                t.record_local(buffer, offset as u64, bytes, kind, item);
+        if let Some(t) = &mut self.trace {
+            t.settle();
+            match loc {
+                Loc::Global(buffer, offset) => t.record(buffer, offset, bytes, kind, item),
+                Loc::Local(_) => {
+                    let (_, buffer, offset) = memory::decode(pointer);
+                    t.record_local(buffer, offset as u64, bytes, kind, item);
+                }
+                Loc::Private(_) => return Ok(loc),
             }
-            _ => {}
+            t.hold(loc, bytes, kind);
         }
         Ok(loc)
     }
@@ -87,9 +93,39 @@ impl Mem<'_, '_> {
         kind: AccessKind,
         item: [u64; 3],
     ) {
-        if let Some(t) = &mut self.trace {
-            let id = t.linear(item);
-            t.record_pointer(pointer, bytes, kind, id);
+        self.trace_store(pointer, bytes, kind, item, None);
+    }
+
+    /// [`Mem::trace_pointer`] of a word store of `word`, which the fast word
+    /// path writes itself.
+    #[inline(always)]
+    pub(super) fn trace_word_store(&mut self, pointer: u64, word: u64, item: [u64; 3]) {
+        self.trace_store(pointer, 4, AccessKind::Store, item, Some(word));
+    }
+
+    #[inline(always)]
+    fn trace_store(
+        &mut self,
+        pointer: u64,
+        bytes: u64,
+        kind: AccessKind,
+        item: [u64; 3],
+        word: Option<u64>,
+    ) {
+        let Some(t) = &self.trace else { return };
+        let held = match t.outlet.compares && kind == AccessKind::Store {
+            true => self.resolve(pointer, bytes, 1).ok(),
+            false => None,
+        };
+        let Some(t) = &mut self.trace else { return };
+        t.settle();
+        let id = t.linear(item);
+        t.record_pointer(pointer, bytes, kind, id);
+        if let Some(loc) = held {
+            t.hold(loc, bytes, kind);
+            if let Some(word) = word {
+                t.pending.capture_word(word);
+            }
         }
     }
 
@@ -234,7 +270,11 @@ impl Mem<'_, '_> {
         match loc {
             Loc::Global(b, off) => self.global.buffers[b].write(off + at, size, value),
             Loc::Local(base) => self.local.write(base + at as usize, size, value),
-            Loc::Private(base) => private.write(base + at as usize, size, value),
+            Loc::Private(base) => return private.write(base + at as usize, size, value),
+        }
+        // A traced store's bytes, where stores are compared.
+        if let Some(t) = self.trace.as_mut() {
+            t.pending.capture(loc, at, size, value);
         }
     }
 

@@ -231,9 +231,13 @@ impl<'a> Runner<'a> {
                 dispatch: 0,
                 local: launch.geometry.local,
                 phase: 0,
+                fenced_global: 0,
+                fenced_local: 0,
                 atomic: false,
                 local_base: locals.then_some(launch.global.buffers.len() as u32),
                 runs: outlet.runs,
+                pending: Default::default(),
+                stored: Vec::new(),
                 row: None,
                 stands_for: 1,
                 lines: Vec::new(),
@@ -282,7 +286,7 @@ impl<'a> Runner<'a> {
         self.group_size = size;
         if let Some(recorder) = &mut self.trace {
             recorder.local = size;
-            recorder.phase = 0;
+            recorder.start_group();
         }
         let count = size.iter().product::<u64>() as usize;
         let width = self.batch.width;
@@ -293,6 +297,9 @@ impl<'a> Runner<'a> {
                 item: g.global_id(group, self.batch.local_id[lane]),
                 kind,
             })?;
+            if let Some(recorder) = &mut self.trace {
+                recorder.settle();
+            }
             if let Some(shadow) = &mut self.shadow {
                 for ((pc, how), (items, count)) in std::mem::take(&mut shadow.found) {
                     let kind = TrapKind::Uninit(how);
@@ -515,8 +522,10 @@ impl<'a> Runner<'a> {
                 *state = LaneState::Runnable;
             }
         }
-        if let Some(recorder) = &mut self.trace {
-            recorder.phase = recorder.phase.wrapping_add(1);
+        if let (Some(recorder), Op::Barrier { fences }) =
+            (&mut self.trace, self.launch.program.code[barrier])
+        {
+            recorder.pass(fences);
         }
         let state = std::mem::take(&mut b.state);
         let runnable = (0..b.len as u32).filter(|&l| state[l as usize] == LaneState::Runnable);

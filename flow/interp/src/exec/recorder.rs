@@ -1,12 +1,14 @@
 //! Where a traced run's work-groups record their accesses, and hand them
 //! over to the sink (see `crate::trace`).
 
+use super::mem::Loc;
 use crate::memory::{self, SPACE_GLOBAL, SPACE_LOCAL};
 use crate::trace::{
     AccessKind, Arrival, Arrivals, Body, Delivery, GlobalAccess, LineTouch, BATCH_GROUPS,
     BATCH_TOUCHES, CHUNK_ACCESSES,
 };
-use clflow_counts::access::AccessPool;
+use clflow_bytecode::Fences;
+use clflow_counts::access::{stored_fingerprint, AccessPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -20,6 +22,9 @@ pub(super) struct Outlet<'a> {
     pub(super) pool: Option<Arc<AccessPool>>,
     /// Whether the sink takes runs ([`clflow_counts::AccessSink::takes_runs`]).
     pub(super) runs: bool,
+    /// Whether each plain store is compared with what it overwrote
+    /// ([`clflow_counts::AccessSink::compares_stores`]).
+    pub(super) compares: bool,
     /// Compiled work-groups held back, to be handed over together, and
     /// their line touches.
     pub(super) batch: Vec<Arrival>,
@@ -37,6 +42,75 @@ impl Outlet<'_> {
     }
 }
 
+/// A plain store traced, as it is made: its record, and the bytes written
+/// so far. It stays in place between stores (no copy of its bytes per
+/// access).
+pub(super) struct Pending {
+    /// The store's record; `None` while no store is pending.
+    record: Option<usize>,
+    loc: Loc,
+    bytes: u32,
+    written: [u8; PENDING_BYTES],
+    /// Which of `written` are known.
+    known: u128,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            record: None,
+            loc: Loc::Private(0),
+            bytes: 0,
+            written: [0; PENDING_BYTES],
+            known: 0,
+        }
+    }
+}
+
+/// Stores of at most this many bytes (a `long16`) are compared; what
+/// larger ones wrote is not told.
+pub(super) const PENDING_BYTES: usize = 128;
+
+impl Pending {
+    /// Starts taking down the store of `bytes` at `loc` whose record is
+    /// `record`.
+    pub(super) fn start(&mut self, record: usize, loc: Loc, bytes: u32) {
+        *self = Pending { record: Some(record), loc, bytes, known: 0, ..*self };
+    }
+
+    /// A write of `size` bytes of `value` at `at` bytes into `loc`: taken
+    /// down if it is part of the pending store.
+    #[inline(always)]
+    pub(super) fn capture(&mut self, loc: Loc, at: u64, size: u32, value: u64) {
+        let (at, end) = (at as usize, at as usize + size as usize);
+        if self.record.is_none() || loc != self.loc || end > self.bytes as usize {
+            return;
+        }
+        self.written[at..end].copy_from_slice(&value.to_le_bytes()[..size as usize]);
+        self.known |= ((1u128 << size) - 1) << at;
+    }
+
+    /// [`Pending::capture`] of the first 4 bytes, wherever they are.
+    #[inline(always)]
+    pub(super) fn capture_word(&mut self, value: u64) {
+        self.capture(self.loc, 0, 4, value);
+    }
+
+    /// The fingerprint of what the store wrote, 0 where not all is known.
+    fn fingerprint(&self) -> u64 {
+        let n = self.bytes as usize;
+        let all = if n == PENDING_BYTES {
+            u128::MAX
+        } else {
+            (1u128 << n) - 1
+        };
+        match self.known & all == all {
+            true => stored_fingerprint(&self.written[..n]),
+            false => 0,
+        }
+    }
+}
+
 /// Collects a work-group's global accesses as they are made.
 pub(super) struct Recorder<'a> {
     pub(super) accesses: Vec<GlobalAccess>,
@@ -49,6 +123,10 @@ pub(super) struct Recorder<'a> {
     pub(super) local: [u64; 3],
     /// Barriers the work-group has passed (see `GlobalAccess::phase`).
     pub(super) phase: u16,
+    /// Of those, the ones that fence global memory, and local memory (see
+    /// `GlobalAccess::fenced`).
+    pub(super) fenced_global: u16,
+    pub(super) fenced_local: u16,
     /// Whether the instruction being dispatched is an atomic function.
     pub(super) atomic: bool,
     /// Where `__local` accesses are traced too: the stream's index of the
@@ -57,6 +135,13 @@ pub(super) struct Recorder<'a> {
     /// Whether the sink takes runs of accesses as one record
     /// ([`GlobalAccess::absorb`]).
     pub(super) runs: bool,
+    /// The plain store traced last, where stores are compared: it is made
+    /// after it is traced, and told silent or not when the next access is
+    /// traced, or the batch stops (`Mem::settle`).
+    pub(super) pending: Pending,
+    /// Where stores are compared, one [`stored_fingerprint`] per record of
+    /// `accesses` (0 but for a plain store whose bytes are known).
+    pub(super) stored: Vec<u64>,
     /// Where the dispatch was traced a row at once: its first record, and
     /// its first work-item (see [`Recorder::stopped`]).
     pub(super) row: Option<(usize, u32)>,
@@ -104,7 +189,8 @@ impl Recorder<'_> {
                 None => Vec::with_capacity(capacity),
             };
             let accesses = std::mem::replace(&mut self.accesses, fresh);
-            Body::Accesses(accesses, self.stands_for)
+            let stored = std::mem::take(&mut self.stored);
+            Body::Accesses(accesses, self.stands_for, stored)
         };
         let arrival = Arrival { group: self.group, body, complete };
         let out = &mut self.outlet;
@@ -126,6 +212,58 @@ impl Recorder<'_> {
             // The sink side is gone only when this run is over anyway.
             let _ = out.arrivals.send(vec![arrival]);
         }
+    }
+
+    /// Tells what the store traced last wrote, now that it has been made:
+    /// before the next access is traced (every write to global or local
+    /// memory is traced before it is made) and before the work-group's
+    /// accesses are handed over.
+    #[inline(always)]
+    pub(super) fn settle(&mut self) {
+        let Some(record) = self.pending.record.take() else {
+            return;
+        };
+        if let Some(stored) = self.stored.get_mut(record) {
+            *stored = self.pending.fingerprint();
+        }
+    }
+
+    /// Where stores are compared, starts taking down what the plain store
+    /// just traced writes.
+    #[inline(always)]
+    pub(super) fn hold(&mut self, loc: Loc, bytes: u64, kind: AccessKind) {
+        if !self.outlet.compares || kind != AccessKind::Store || self.atomic {
+            return;
+        }
+        // The record the store just made (a local one is traced only where
+        // local accesses are).
+        let made = self
+            .accesses
+            .last()
+            .is_some_and(|a| a.kind == kind && a.bytes as u64 == bytes);
+        if matches!(loc, Loc::Private(_)) || !made || bytes as usize > PENDING_BYTES {
+            return;
+        }
+        self.pending
+            .start(self.accesses.len() - 1, loc, bytes as u32);
+    }
+
+    /// The work-group passes a barrier that fences `fences`.
+    pub(super) fn pass(&mut self, fences: Fences) {
+        self.phase = self.phase.wrapping_add(1);
+        if fences.global {
+            self.fenced_global = self.fenced_global.wrapping_add(1);
+        }
+        if fences.local {
+            self.fenced_local = self.fenced_local.wrapping_add(1);
+        }
+    }
+
+    /// A new work-group starts: no barrier passed yet.
+    pub(super) fn start_group(&mut self) {
+        self.phase = 0;
+        self.fenced_global = 0;
+        self.fenced_local = 0;
     }
 
     /// A work-item's linear id in its work-group.
@@ -170,6 +308,10 @@ impl Recorder<'_> {
             kind,
             atomic: self.atomic,
             phase: self.phase,
+            fenced: match self.local_base {
+                Some(first) if buffer as u32 >= first => self.fenced_local,
+                _ => self.fenced_global,
+            },
             lanes: 1,
             contiguous: false,
             runs: 1,
@@ -190,6 +332,9 @@ impl Recorder<'_> {
             self.join_last();
         }
         self.accesses.push(access);
+        if self.outlet.compares {
+            self.stored.push(0);
+        }
     }
 
     /// Takes the last run, where it has ended, into the record before it

@@ -65,6 +65,9 @@ impl<'m> Translator<'m> {
         let ptr = self.val(pid)?;
         let (space, _) = self.types.pointee(ptr.ty)?;
         let dst = self.val(rid)?.slot;
+        if self.refill_loads.contains(&rid) {
+            self.out.refills.push(self.sites.current_site);
+        }
         self.load_value(dst, ptr.slot, ty, space, aligned(inst, 1))?;
         Ok(())
     }
@@ -153,6 +156,7 @@ impl<'m> Translator<'m> {
             self.out.check_indices && matches!(space, AddressSpace::Private | AddressSpace::Local);
         let mut disp: i64 = 0;
         let terms_start = self.out.terms.len();
+        let mut trailing = false;
         let element_first = matches!(
             inst.class.opcode,
             S::PtrAccessChain | S::InBoundsPtrAccessChain
@@ -168,11 +172,19 @@ impl<'m> Translator<'m> {
                 .get(&index_id)
                 .map(|v| crate::opencl_std::sext(*v, bits));
             let element = k == 1 && element_first;
-            if checked && !element {
+            // A struct's last member that is an array of one element is C's
+            // idiom for an array of any length: indexing past it is meant.
+            let flexible = std::mem::take(&mut trailing)
+                && matches!(*self.types.get(cur)?, Type::Array { length: Some(1), .. });
+            if checked && !element && !flexible {
                 self.check_index(inst, cur, index.slot, bits, constant)?;
             }
             let stride = match self.chain_step(cur, element, constant)? {
                 ChainStep::Member { disp: member, next } => {
+                    trailing = matches!(
+                        self.types.get(cur)?,
+                        Type::Struct { members, .. } if constant == Some(members.len() as i64 - 1)
+                    );
                     disp += member;
                     cur = next;
                     continue;
@@ -434,9 +446,10 @@ impl<'m> Translator<'m> {
         let event = self.val(id(inst, 5)?)?.slot;
         let out = self.val(rid)?.slot;
         // The copy is the group's: all work-items reach it, one performs it
-        // once the others have arrived.
+        // once the others have arrived. That wait orders no memory: what
+        // the work-items access before the copy, unfenced, races with it.
         self.out.uses_barrier = true;
-        self.emit(Op::Barrier);
+        self.emit(Op::Barrier { fences: Fences::NONE });
         self.emit(Op::GroupCopy {
             dst: dst.slot,
             src: src.slot,

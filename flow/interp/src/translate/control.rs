@@ -260,10 +260,14 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
-    /// OpControlBarrier.
+    /// OpControlBarrier (execution scope, memory scope, semantics): the
+    /// memory it orders is the semantics' (both spaces where they are not
+    /// a constant).
     pub(super) fn barrier(&mut self, inst: &Instruction) -> R<()> {
+        let semantics = self.regs.const_ints.get(&id(inst, 2)?).copied();
+        let fences = semantics.map_or(Fences::ALL, Fences::of_semantics);
         self.out.uses_barrier = true;
-        self.emit(Op::Barrier);
+        self.emit(Op::Barrier { fences });
         self.count(inst, self.result_lane_type(inst), 1);
         Ok(())
     }
@@ -275,7 +279,7 @@ impl<'m> Translator<'m> {
         let num = self.val(id(inst, 1)?)?.slot;
         let list = self.val(id(inst, 2)?)?.slot;
         self.out.uses_barrier = true;
-        self.emit(Op::Barrier);
+        self.emit(Op::Barrier { fences: Fences::ALL });
         self.emit(Op::WaitEvents { num, list });
         Ok(())
     }

@@ -31,6 +31,7 @@ impl<'m> Translator<'m> {
                 &mut self.roles,
                 &mut params,
             );
+            refills::refills(self.functions[f], &self.types, &mut self.refill_loads);
         }
         for f in &order {
             let func = self.functions[f];
@@ -93,6 +94,7 @@ impl<'m> Translator<'m> {
             local_vars: self.storage.local_vars,
             global_vars: self.storage.global_vars,
             uses_barrier: self.out.uses_barrier,
+            refills: self.out.refills,
         })
     }
 

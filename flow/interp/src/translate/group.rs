@@ -86,7 +86,7 @@ impl<'m> Translator<'m> {
             }
         };
         self.out.uses_barrier = true;
-        self.emit(Op::Barrier);
+        self.emit(Op::Barrier { fences: Fences::ALL });
         let dst = self.val(rid)?.slot;
         self.emit(Op::Collective { dst, src, index, op, bits, sub });
         self.count(inst, self.result_lane_type(inst), 1);

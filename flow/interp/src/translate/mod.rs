@@ -25,6 +25,7 @@ mod globals;
 mod group;
 mod image;
 mod lines;
+mod refills;
 mod relocate;
 mod roles;
 mod rules;
@@ -121,6 +122,8 @@ struct Translator<'m> {
     functions: HashMap<Word, &'m Function>,
     /// What every value of the reachable functions is for (see `roles`).
     roles: HashMap<Word, Role>,
+    /// The vector loads that are a partial write's refill (see `refills`).
+    refill_loads: HashSet<Word>,
     regs: Registers,
     calls: Calls,
     sites: Sites,
@@ -186,6 +189,8 @@ struct Emitted {
     check_indices: bool,
     arrays: Vec<String>,
     uses_barrier: bool,
+    /// See `Program::refills`.
+    refills: Vec<u32>,
 }
 
 /// What each block counts when it runs.
@@ -403,6 +408,7 @@ impl<'m> Translator<'m> {
             opencl_std,
             functions,
             roles: HashMap::new(),
+            refill_loads: HashSet::new(),
             regs: Registers::default(),
             calls: Calls::default(),
             sites: Sites { lines: Lines::new(module), ..Sites::default() },

@@ -1,6 +1,7 @@
 //! `access`: a write to a buffer the launch declares read-only (a manifest's
 //! `access = "ro"`, a capture's `CL_MEM_READ_ONLY`), a read of a write-only
-//! one. OpenCL leaves both undefined; devices differ.
+//! one. OpenCL leaves both undefined; devices differ. A compiler's refill
+//! of a vector it writes some lanes of is not the kernel's read.
 
 use super::{Found, Origin};
 use clflow_core::{Access, ArgValue, Launch};
@@ -18,13 +19,17 @@ pub struct AccessChecker {
     found: BTreeMap<(u32, u32, bool), Origin>,
     /// Accesses seen.
     seen: u64,
+    /// The bytecode instructions of the program's refill loads
+    /// (`Program::refills`).
+    refills: Vec<u32>,
 }
 
 impl AccessChecker {
     /// A checker for `launch`'s buffers (kernel arguments come first in the
     /// access stream, by index; an argument given as another's buffer has
-    /// that one's index and access).
-    pub fn new(launch: &Launch) -> Self {
+    /// that one's index and access), run by a program whose refill loads
+    /// are the bytecode instructions `refills`.
+    pub fn new(launch: &Launch, refills: Vec<u32>) -> Self {
         let modes = launch
             .args
             .iter()
@@ -35,7 +40,7 @@ impl AccessChecker {
                 _ => None,
             })
             .collect();
-        AccessChecker { modes, ..AccessChecker::default() }
+        AccessChecker { modes, refills, ..AccessChecker::default() }
     }
 
     /// What was found, in site order.
@@ -71,7 +76,7 @@ impl AccessSink for AccessChecker {
             self.seen += 1;
             let faulty = match self.modes.get(a.buffer as usize).copied().flatten() {
                 Some(Access::ReadOnly) => a.kind.writes(),
-                Some(Access::WriteOnly) => a.kind.reads(),
+                Some(Access::WriteOnly) => a.kind.reads() && !self.refills.contains(&a.site),
                 _ => false,
             };
             if faulty {

@@ -23,7 +23,7 @@ use crate::Error;
 use clflow_core::numbers::group_digits;
 use clflow_core::{Launch, NdRange};
 use clflow_counts::{AccessKind, AccessSink, GlobalAccess, TraceBuffer};
-use clflow_interp::{KeptFault, TrapKind};
+use clflow_interp::{KeptFault, Program, TrapKind};
 use serde::Serialize;
 use std::str::FromStr;
 
@@ -39,15 +39,30 @@ pub struct Detect {
     pub aggregates: bool,
 }
 
+impl Detect {
+    pub const NONE: Detect = Detect {
+        access: false,
+        races: false,
+        uninit: false,
+        aggregates: false,
+    };
+    /// What a count checks unless told otherwise: the checkers that cost it
+    /// next to nothing (`ci/bench-detect`). The others watch every access,
+    /// which the compiled tier does not run.
+    pub const BY_DEFAULT: Detect = Detect { aggregates: true, ..Detect::NONE };
+}
+
 impl FromStr for Detect {
     type Err = String;
 
-    /// `access`, `races`, or `all` (every checker clflow has),
-    /// comma-separated.
+    /// `access`, `races`, `uninit`, `aggregates`, `all` (every checker
+    /// clflow has) or `none`, comma-separated, added to the checkers on by
+    /// default (`none` turns those off too).
     fn from_str(text: &str) -> Result<Self, String> {
-        let mut detect = Detect::default();
+        let mut detect = Detect::BY_DEFAULT;
         for name in text.split(',').map(str::trim) {
             match name {
+                "none" => detect = Detect::NONE,
                 "access" => detect.access = true,
                 "races" => detect.races = true,
                 "uninit" => detect.uninit = true,
@@ -61,7 +76,7 @@ impl FromStr for Detect {
                          buffer, a read of a write-only one), `races` (two work-items' accesses to \
                          the same bytes with nothing to order them), `uninit` (a value never \
                          written, used), `aggregates` (an index outside an array inside a private \
-                         or local variable), or `all`"
+                         or local variable), `all` or `none`"
                     ))
                 }
             }
@@ -111,7 +126,9 @@ pub struct OtherAccess {
     pub did: &'static str,
     /// Its work-item, instruction and location, where the checker knows
     /// which access it was (it may know only that several work-items, or
-    /// another work-group, made one).
+    /// another work-group, made one). Where it knows only that other
+    /// work-items did what this one did too, the instruction and location
+    /// are this one's, and `work_item` is `None`.
     pub work_item: Option<[u64; 3]>,
     pub instruction: Option<String>,
     pub location: Option<String>,
@@ -196,6 +213,13 @@ impl Fault {
                         let at = other.location.as_deref().unwrap_or(instruction.as_str());
                         format!("work-item {} {} at {at}", item_text(item), other.did)
                     }
+                    (None, Some(instruction)) => {
+                        let at = other.location.as_deref().unwrap_or(instruction.as_str());
+                        format!(
+                            "other work-items of the work-group {}, as it did at {at}",
+                            other.did
+                        )
+                    }
                     _ if self.what.contains("across") => {
                         format!("a work-item of another work-group {}", other.did)
                     }
@@ -261,6 +285,9 @@ impl Origin {
 #[derive(Debug, Clone, Copy)]
 struct Counterpart {
     access: Option<Raced>,
+    /// Where no access is named: the site at which the racing work-item
+    /// itself made the access other work-items made too.
+    like: Option<u32>,
     did: &'static str,
 }
 
@@ -314,11 +341,13 @@ pub struct Checkers {
 }
 
 impl Checkers {
-    /// The checkers `detect` asks for on `launch`; `None` for none, so that
-    /// the run stays untraced.
-    pub fn new(detect: Detect, launch: &Launch) -> Option<Checkers> {
+    /// The checkers `detect` asks for on `launch`, run by `program`;
+    /// `None` for none, so that the run stays untraced.
+    pub fn new(detect: Detect, launch: &Launch, program: &Program) -> Option<Checkers> {
         (detect.access || detect.races).then(|| Checkers {
-            access: detect.access.then(|| AccessChecker::new(launch)),
+            access: detect
+                .access
+                .then(|| AccessChecker::new(launch, program.refills())),
             races: detect.races.then(RaceChecker::default),
         })
     }
@@ -358,14 +387,12 @@ impl Checkers {
                     offset: f.first.offset,
                     bytes: f.first.bytes,
                     other: f.other.map(|c| {
-                        let named = c.access.map(|r| (name_site(r.site), r));
+                        let site = c.access.map(|r| r.site).or(c.like).map(&name_site);
                         OtherAccess {
                             did: c.did,
-                            work_item: named
-                                .as_ref()
-                                .map(|(_, r)| places.global_id(r.group, r.item)),
-                            instruction: named.as_ref().map(|((i, _), _)| i.clone()),
-                            location: named.and_then(|((_, l), _)| l),
+                            work_item: c.access.map(|r| places.global_id(r.group, r.item)),
+                            instruction: site.as_ref().map(|(i, _)| i.clone()),
+                            location: site.and_then(|(_, l)| l),
                         }
                     }),
                 }
@@ -386,6 +413,16 @@ impl AccessSink for Checkers {
 
     fn wants_local(&self) -> bool {
         self.races.is_some()
+    }
+
+    fn compares_stores(&self) -> bool {
+        self.races.is_some()
+    }
+
+    fn stored(&mut self, fingerprints: &[u64]) {
+        if let Some(c) = &mut self.races {
+            c.stored(fingerprints);
+        }
     }
 
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
@@ -424,6 +461,14 @@ impl AccessSink for Tee<'_> {
 
     fn wants_local(&self) -> bool {
         self.looker.wants_local()
+    }
+
+    fn compares_stores(&self) -> bool {
+        self.looker.compares_stores()
+    }
+
+    fn stored(&mut self, fingerprints: &[u64]) {
+        self.looker.stored(fingerprints);
     }
 
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {

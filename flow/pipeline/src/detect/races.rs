@@ -1,8 +1,11 @@
 //! `races`: two accesses to the same bytes by different work-items, at least
 //! one of them a write and not both atomic, with nothing to order them.
-//! Within a work-group that means no barrier between them (in `__local` or
-//! `__global` memory); across work-groups, in `__global` memory, it means
-//! any time at all: work-groups cannot wait for each other within a launch.
+//! Within a work-group that means no barrier between them that fences their
+//! memory (`__local` and `__global` memory each have phases of their own,
+//! `GlobalAccess::fenced`); across work-groups, in `__global` memory, it
+//! means any time at all: work-groups cannot wait for each other within a
+//! launch. Two plain stores of the same value leave the same bytes whichever
+//! comes last: no race (`AccessSink::stored`).
 //!
 //! Shadow memory: every byte a work-group touches has a cell that remembers
 //! its last write and its latest reads: who, where, and when. "When" is a
@@ -11,7 +14,7 @@
 //! at once whether an earlier access was made in this phase (the stamp now),
 //! in an earlier phase of this work-group (at least the group's first), or
 //! by another work-group (before it). Cells come in pages made as they are
-//! first touched: 24 bytes per byte touched, in buffers the kernel writes
+//! first touched: 28 bytes per byte touched, in buffers the kernel writes
 //! (the module marks the parameters a kernel only reads).
 //!
 //! A side names one access and summarises the rest of its phase (several
@@ -37,8 +40,11 @@ const GROUPS_PLAIN: u32 = 1 << 29;
 const GROUPS_ATOMIC: u32 = 1 << 28;
 /// The access the side names (its work-item's, at its site) was atomic.
 const NAMED_ATOMIC: u32 = 1 << 27;
+/// The side's work-group made a plain access in an earlier phase: ordered
+/// for its own work-items, a conflict for another group's atomics.
+const PLAIN_BEFORE: u32 = 1 << 26;
 /// The work-item's linear id in its work-group.
-const ITEM: u32 = NAMED_ATOMIC - 1;
+const ITEM: u32 = PLAIN_BEFORE - 1;
 
 /// The last write, or the latest reads, of a byte.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,6 +59,9 @@ struct Side {
 struct Cell {
     write: Side,
     read: Side,
+    /// What the last write stored: its fingerprint's low half
+    /// (`AccessSink::stored`), 0 where not known.
+    value: u32,
 }
 
 /// One buffer's cells.
@@ -97,22 +106,18 @@ enum Conflict {
 /// One race: (site, the other's site, buffer, how, across work-groups).
 type Key = (u32, Option<u32>, u32, Conflict, bool);
 
-/// The race checker.
+/// The stamps of one memory's phases: global and local memory are fenced
+/// by different barriers, so each has phases of its own.
 #[derive(Debug, Default)]
-pub struct RaceChecker {
-    shadows: Vec<Shadow>,
-    labels: Vec<String>,
+struct Stamps {
     /// The work-group of each stamp (at `stamp - 1`).
     groups: Vec<u64>,
     /// The phase being stamped, and the first stamp of its work-group.
     phase: Option<(u64, u16)>,
     group_first: u32,
-    found: BTreeMap<Key, (Origin, Counterpart)>,
-    /// Accesses seen.
-    seen: u64,
 }
 
-impl RaceChecker {
+impl Stamps {
     /// The stamp of `group`'s `phase`, a new one where it starts.
     fn stamp(&mut self, group: u64, phase: u16) -> u32 {
         if self.phase != Some((group, phase)) {
@@ -124,8 +129,27 @@ impl RaceChecker {
         }
         self.groups.len() as u32
     }
+}
 
-    fn check(&mut self, group: u64, a: &GlobalAccess) {
+/// The race checker.
+#[derive(Debug, Default)]
+pub struct RaceChecker {
+    shadows: Vec<Shadow>,
+    labels: Vec<String>,
+    /// Global memory's stamps, and local memory's.
+    stamps: [Stamps; 2],
+    found: BTreeMap<Key, (Origin, Counterpart)>,
+    /// Accesses seen.
+    seen: u64,
+    /// What the next work-group call's stores stored (`AccessSink::stored`).
+    stored: Vec<u64>,
+}
+
+impl RaceChecker {
+    /// Checks access `a`, whose stored bytes' fingerprint is `stored` (0:
+    /// not a plain store, or not known).
+    fn check(&mut self, group: u64, a: &GlobalAccess, stored: u64) {
+        let value = stored as u32;
         let Some(shadow) = self.shadows.get_mut(a.buffer as usize) else {
             return;
         };
@@ -135,10 +159,11 @@ impl RaceChecker {
             }
             shadow.unwatched = false;
         }
-        let stamp = self.stamp(group, a.phase);
-        let first = self.group_first;
-        let shadow = &mut self.shadows[a.buffer as usize];
         let local = shadow.local;
+        let stamps = &mut self.stamps[usize::from(local)];
+        let stamp = stamps.stamp(group, a.fenced);
+        let first = stamps.group_first;
+        let shadow = &mut self.shadows[a.buffer as usize];
         // What another work-group left in local memory is not this one's.
         let seen = |s: Side| {
             if local && s.stamp < first {
@@ -147,7 +172,14 @@ impl RaceChecker {
                 s
             }
         };
-        let at = Now { stamp, first, item: a.item, atomic: a.atomic, site: a.site };
+        let at = Now {
+            stamp,
+            first,
+            item: a.item,
+            atomic: a.atomic,
+            value,
+            site: a.site,
+        };
         let mut clash = None;
         let mut byte = a.offset;
         let end = a.offset + u64::from(a.bytes);
@@ -159,24 +191,34 @@ impl RaceChecker {
                 visit(cell, &at, a.kind, &seen, &mut clash);
             }
         }
-        if let Some((how, other)) = clash {
-            self.note(group, a, how, other);
+        if let Some((how, other, across)) = clash {
+            self.note(group, a, how, other, local, across);
         }
     }
 
-    fn note(&mut self, group: u64, a: &GlobalAccess, how: Conflict, other: Side) {
-        let stamp = self.groups.len() as u32;
-        let first = self.group_first;
+    fn note(
+        &mut self,
+        group: u64,
+        a: &GlobalAccess,
+        how: Conflict,
+        other: Side,
+        local: bool,
+        across: bool,
+    ) {
+        let stamps = &self.stamps[usize::from(local)];
+        let stamp = stamps.groups.len() as u32;
+        let first = stamps.group_first;
         // The side holds the access it conflicts with when that is another
         // work-item's in this phase, or another work-group's; otherwise all
         // it knows is that several work-items (`MANY`) or another group
         // (`GROUPS_*`) were there.
-        let within = other.stamp == stamp && other.who & ITEM != a.item;
-        let before = other.stamp < first;
-        let across = before || (!within && other.who & MANY == 0);
+        let within = !across && other.stamp == stamp && other.who & ITEM != a.item;
+        let before = across && other.stamp < first;
+        // Several work-items of this phase, the one named this one itself.
+        let like = (!across && !within && other.stamp == stamp).then_some(other.site);
         let access = (within || before).then(|| Raced {
             site: other.site,
-            group: self.groups[other.stamp as usize - 1],
+            group: stamps.groups[other.stamp as usize - 1],
             item: other.who & ITEM,
         });
         // What the named access did, or where none is named, the others.
@@ -200,7 +242,10 @@ impl RaceChecker {
         self.found
             .entry(key)
             .and_modify(|(f, _)| f.count += 1)
-            .or_insert((Origin::of(self.seen, group, a), Counterpart { access, did }));
+            .or_insert((
+                Origin::of(self.seen, group, a),
+                Counterpart { access, like, did },
+            ));
     }
 
     /// What was found, in site order.
@@ -231,26 +276,29 @@ fn visit(
     at: &Now,
     kind: AccessKind,
     seen: &impl Fn(Side) -> Side,
-    clash: &mut Option<(Conflict, Side)>,
+    clash: &mut Option<(Conflict, Side, bool)>,
 ) {
     let (write, read) = (seen(cell.write), seen(cell.read));
     if clash.is_none() {
-        *clash = if at.races(write) {
-            let how = if kind.writes() {
-                Conflict::WriteAfterWrite
-            } else {
-                Conflict::ReadAfterWrite
-            };
-            Some((how, write))
-        } else if kind.writes() && at.races(read) {
-            Some((Conflict::WriteAfterRead, read))
-        } else {
-            None
+        // Two plain stores of the same value leave the same bytes, whichever
+        // comes last.
+        let same = kind.writes() && at.value != 0 && at.value == cell.value;
+        let how = match kind.writes() {
+            true => Conflict::WriteAfterWrite,
+            false => Conflict::ReadAfterWrite,
+        };
+        *clash = match at.races(write) {
+            Some(across) if !(same && write.who & ATOMIC == 0) => Some((how, write, across)),
+            _ if kind.writes() => at
+                .races(read)
+                .map(|across| (Conflict::WriteAfterRead, read, across)),
+            _ => None,
         };
     }
     // A read-modify-write is a write that conflicts with reads.
     if kind.writes() {
         cell.write = at.mark(write);
+        cell.value = at.value;
     } else {
         cell.read = at.mark(read);
     }
@@ -262,25 +310,33 @@ struct Now {
     first: u32,
     item: u32,
     atomic: bool,
+    /// What a plain store stores (see `Cell::value`).
+    value: u32,
     site: u32,
 }
 
 impl Now {
     /// Whether an earlier side conflicts with this access (the caller has
-    /// made sure one of them writes).
+    /// made sure one of them writes), and if so whether across work-groups:
+    /// within this phase first, the more telling.
     #[inline]
-    fn races(&self, side: Side) -> bool {
+    fn races(&self, side: Side) -> Option<bool> {
         if side.stamp == 0 {
-            return false;
+            return None;
         }
-        if side.who & GROUPS_PLAIN != 0 || (side.who & GROUPS_ATOMIC != 0 && !self.atomic) {
-            return true;
+        let both_atomic = self.atomic && side.who & ATOMIC != 0;
+        let this_phase =
+            side.stamp == self.stamp && (side.who & MANY != 0 || side.who & ITEM != self.item);
+        if this_phase && !both_atomic {
+            return Some(false);
         }
-        if self.atomic && side.who & ATOMIC != 0 {
-            return false;
+        let other_group = side.stamp < self.first;
+        if other_group && !(both_atomic && side.who & PLAIN_BEFORE == 0) {
+            return Some(true);
         }
-        side.stamp < self.first
-            || (side.stamp == self.stamp && (side.who & MANY != 0 || side.who & ITEM != self.item))
+        let forgotten =
+            side.who & GROUPS_PLAIN != 0 || (side.who & GROUPS_ATOMIC != 0 && !self.atomic);
+        forgotten.then_some(true)
     }
 
     /// The side after this access joins it: the phase's set of accesses
@@ -302,8 +358,15 @@ impl Now {
         let forgotten = match before.stamp {
             0 => 0,
             s if s >= self.first => 0,
-            _ if before.who & ATOMIC != 0 => GROUPS_ATOMIC,
+            _ if before.who & ATOMIC != 0 && before.who & PLAIN_BEFORE == 0 => GROUPS_ATOMIC,
             _ => GROUPS_PLAIN,
+        };
+        // This group's plain accesses of earlier phases, kept for the others.
+        let plain_before = match before.stamp {
+            0 => 0,
+            s if s < self.first => 0,
+            s if s != self.stamp && before.who & ATOMIC == 0 => PLAIN_BEFORE,
+            _ => before.who & PLAIN_BEFORE,
         };
         let groups = before.who & (GROUPS_PLAIN | GROUPS_ATOMIC) | forgotten;
         // The phase's first other work-item stays the one a report names.
@@ -314,7 +377,11 @@ impl Now {
         } else {
             (self.item, self.site)
         };
-        Side { stamp: self.stamp, who: named | many | atomic | groups, site }
+        Side {
+            stamp: self.stamp,
+            who: named | many | atomic | groups | plain_before,
+            site,
+        }
     }
 }
 
@@ -335,12 +402,24 @@ impl AccessSink for RaceChecker {
         true
     }
 
+    fn compares_stores(&self) -> bool {
+        true
+    }
+
+    fn stored(&mut self, fingerprints: &[u64]) {
+        self.stored.clear();
+        self.stored.extend_from_slice(fingerprints);
+    }
+
     fn work_group(&mut self, group: u64, accesses: &[GlobalAccess]) {
-        for a in accesses {
+        let stored = std::mem::take(&mut self.stored);
+        for (k, a) in accesses.iter().enumerate() {
             self.seen += 1;
             debug_assert!(a.kind != AccessKind::Atomic || a.atomic);
-            self.check(group, a);
+            self.check(group, a, stored.get(k).copied().unwrap_or(0));
         }
+        self.stored = stored;
+        self.stored.clear();
     }
 }
 
@@ -364,6 +443,7 @@ mod tests {
             atomic: kind == AccessKind::Atomic,
             kind,
             phase,
+            fenced: phase,
             lanes: 1,
             contiguous: false,
             runs: 1,
@@ -439,6 +519,86 @@ mod tests {
             races("__global", &groups),
             [(2, Conflict::WriteAfterRead, true)]
         );
+    }
+
+    #[test]
+    fn a_barrier_that_fences_the_other_memory_orders_nothing_here() {
+        // Work-item 0 writes global bytes and local ones; a barrier that
+        // fences local memory alone (phase 1, global fence count still 0);
+        // work-item 1 reads both.
+        let mut checker = RaceChecker::default();
+        checker.buffers(&[buffer("__global"), buffer("__local")]);
+        let at = |item, buffer, kind, phase, fenced| GlobalAccess {
+            buffer,
+            phase,
+            fenced,
+            ..access(item, 0, kind, 0)
+        };
+        let accesses = [
+            at(0, 0, Store, 0, 0),
+            at(0, 1, Store, 0, 0),
+            at(1, 1, Load, 1, 1),
+            at(1, 0, Load, 1, 0),
+        ];
+        checker.work_group(0, &accesses);
+        let found: Vec<_> = checker
+            .found
+            .keys()
+            .map(|&(site, _, b, how, _)| (site, b, how))
+            .collect();
+        assert_eq!(found, [(1, 0, Conflict::ReadAfterWrite)]);
+    }
+
+    #[test]
+    fn a_plain_write_before_a_barrier_races_with_other_groups_atomics() {
+        // Work-item 0 resets the counter, the group passes a barrier, and
+        // every work-item of both groups increments it atomically: each of
+        // the second group's atomics races with the first group's reset.
+        let first = vec![
+            access(0, 0, Store, 0),
+            access(0, 0, Atomic, 1),
+            access(1, 0, Atomic, 1),
+        ];
+        let second = vec![access(4, 0, Atomic, 0), access(5, 0, Atomic, 0)];
+        assert_eq!(
+            races("__global", &[first.clone(), second]),
+            [
+                (4, Conflict::WriteAfterWrite, true),
+                (5, Conflict::WriteAfterWrite, true)
+            ]
+        );
+        // Without the reset, atomics alone.
+        let atomics = first[1..].to_vec();
+        assert_eq!(races("__global", &[atomics.clone(), atomics]), []);
+    }
+
+    #[test]
+    fn stores_of_one_value_do_not_race_stores_of_two_do() {
+        // Work-items 0 and 1 of one group and 4 of the next store to one
+        // word what the fingerprints say (0: not known).
+        let stores = |fingerprints: [u64; 3]| {
+            let mut checker = RaceChecker::default();
+            checker.buffers(&[buffer("__global")]);
+            checker.stored(&fingerprints[..2]);
+            checker.work_group(0, &[access(0, 0, Store, 0), access(1, 0, Store, 0)]);
+            checker.stored(&fingerprints[2..]);
+            checker.work_group(1, &[access(4, 0, Store, 0)]);
+            checker
+                .found
+                .keys()
+                .map(|&(site, _, _, how, across)| (site, how, across))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(stores([7, 7, 7]), []);
+        assert_eq!(stores([7, 8, 8]), [(1, Conflict::WriteAfterWrite, false)]);
+        assert_eq!(stores([7, 7, 8]), [(4, Conflict::WriteAfterWrite, true)]);
+        assert_eq!(stores([7, 7, 0]), [(4, Conflict::WriteAfterWrite, true)]);
+        // A read of what another work-item stored races whatever the value.
+        let mut checker = RaceChecker::default();
+        checker.buffers(&[buffer("__global")]);
+        checker.stored(&[7, 0]);
+        checker.work_group(0, &[access(0, 0, Store, 0), access(1, 0, Load, 0)]);
+        assert_eq!(checker.found.len(), 1);
     }
 
     #[test]

@@ -127,7 +127,7 @@ mod tests {
         // 4: branch on r3 back to 1 or on to 5: return.
         let code = vec![
             Op::Add32 { dst: r(1), a: r(0), b: r(0) },
-            Op::Barrier,
+            Op::Barrier { fences: clflow_bytecode::Fences::ALL },
             Op::Add32 { dst: r(2), a: r(1), b: r(1) },
             Op::Store { src: r(2), ptr: r(0), size: 4, n: 1, align: 4 },
             Op::Branch { cond: r(3), then: 1, other: 5 },

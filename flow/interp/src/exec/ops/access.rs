@@ -45,7 +45,7 @@ pub(in crate::exec) fn run(
             lanes!(rows, l => {
                 let (p, v) = (r!(rows, l, ptr), r!(rows, l, src));
                 if !traced {
-                    m.mem.trace_pointer(p, 4, AccessKind::Store, m.local_id[l]);
+                    m.mem.trace_word_store(p, v, m.local_id[l]);
                 }
                 match m.mem.global_word(p) {
                     Some((buffer, offset)) => buffer.write_word(offset, v as u32),
@@ -90,11 +90,23 @@ pub(in crate::exec) fn run(
                 _ => AccessKind::Atomic,
             };
             let size = bits as u64 / 8;
+            // A compare-exchange that fails writes nothing: it is traced
+            // once its outcome is known, a failure as the atomic read it is.
+            let exchange = op == AtomicOp::CompareExchange;
             lanes!(rows, l => {
-                let loc = m.mem
-                    .access(r!(rows, l, ptr), size, size, kind, m.local_id[l])
-                    .map_err(|kind| (at, l, kind))?;
-                r!(rows, l, dst) = m.mem.atomic(&mut m.private[l], loc, op, bits, r!(rows, l, a), r!(rows, l, b));
+                let p = r!(rows, l, ptr);
+                let loc = if exchange {
+                    m.mem.resolve(p, size, size)
+                } else {
+                    m.mem.access(p, size, size, kind, m.local_id[l])
+                }
+                .map_err(|kind| (at, l, kind))?;
+                let old = m.mem.atomic(&mut m.private[l], loc, op, bits, r!(rows, l, a), r!(rows, l, b));
+                if exchange {
+                    let kind = if old == r!(rows, l, b) { AccessKind::Atomic } else { AccessKind::Load };
+                    m.mem.trace_pointer(p, size, kind, m.local_id[l]);
+                }
+                r!(rows, l, dst) = old;
             })
         }
         _ => return run_composite(m, rows, at, op),

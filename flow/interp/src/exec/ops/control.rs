@@ -78,7 +78,7 @@ pub(in crate::exec) fn run(
             });
             Next::Stop
         }
-        Op::Barrier => {
+        Op::Barrier { .. } => {
             lanes!(rows, l => {
                 m.state[l] = LaneState::AtBarrier;
                 m.lane_pc[l] = pc as u32;

@@ -99,8 +99,11 @@ pub(in crate::exec) fn run(
                         m.mem.count(d, elem as u64, true);
                         m.mem.trace_pointer(s, elem as u64, AccessKind::Load, m.local_id[l]);
                         m.mem.trace_pointer(d, elem as u64, AccessKind::Store, m.local_id[l]);
-                        m.mem.copy(&mut m.private[l], d, s, elem as u64)
-                            .map_err(|kind| (at, l, kind))?;
+                        if let Err(kind) = m.mem.copy(&mut m.private[l], d, s, elem as u64) {
+                            // Not made: the fault is the copy's, not a wait's.
+                            m.events.forget(copied);
+                            return Err((at, l, kind));
+                        }
                     }
                 }
                 r!(rows, l, out) = copied;
@@ -143,7 +146,17 @@ pub(in crate::exec) fn run(
                 }
             }
             for event in want {
-                m.events.wait(event);
+                if !m.events.wait(event) {
+                    return Err((
+                        at,
+                        first,
+                        TrapKind::Collective(format!(
+                            "wait_group_events: waits for an event no async copy of this \
+                             work-group returned ({event:#x}); wait for the events \
+                             async_work_group_copy returns"
+                        )),
+                    ));
+                }
             }
         }
         Op::Builtin { which: Builtin::GlobalId, dst, lanes, bits } => {

@@ -454,7 +454,7 @@ impl Emitter<'_, '_> {
                     self.b.ins().jump(t, &[]);
                     return Ok(());
                 }
-                Op::Barrier => {
+                Op::Barrier { .. } => {
                     let at = (ctx, pc as u32);
                     let stop = match self.barriers.iter().find(|b| b.0 == at) {
                         Some(b) => b.1,
