@@ -170,3 +170,82 @@ fn a_sim_file_asking_for_opencl_2_may_have_a_smaller_last_work_group() {
     let (status, stderr) = count(dir.path(), &plain, &["--build-options", "-cl-std=CL2.0"]);
     assert_eq!(status, Some(0), "{stderr}");
 }
+
+/// Private arrays overflowed by their own kernel: through a `char` pointer
+/// to an `int` array (`bad == 1`, line 8) and past an array of padded
+/// structs (`bad == 2`, line 11).
+const PRIVATE: &str = "\
+typedef struct { char c; int n; } padded;
+__kernel void private_arrays(__global int *out, const uint bad)
+{
+    size_t i = get_global_id(0);
+    int a[4];
+    for (int k = 0; k < 4; k++) a[k] = k;
+    char *bytes = (char *)a;
+    out[i] = bytes[i % 16 + (bad == 1 ? 4 : 0)];
+    padded p[2];
+    p[0].n = 1; p[1].n = 2; p[0].c = 3; p[1].c = 4;
+    out[i] += p[(i % 2) + (bad == 2 ? 1 : 0)].n;
+}
+";
+
+#[test]
+fn a_private_array_overflowed_through_a_cast_or_a_padded_struct_is_out_of_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = "[[arg]]\nname = \"out\"\ntype = \"int\"\ncount = 256\n";
+    let run = |bad: u32| {
+        let manifest = variant(dir.path(), "private_arrays", PRIVATE, args, bad);
+        count(dir.path(), Path::new(&manifest), &["--detect", "none"])
+    };
+    let (status, stderr) = run(0);
+    assert_eq!(status, Some(0), "{stderr}");
+    let (status, stderr) = run(1);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("private_arrays.cl:8:")
+            && stderr.contains("1 bytes at offset 16, buffer is 16 bytes"),
+        "{stderr}"
+    );
+    let (status, stderr) = run(2);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("private_arrays.cl:11:")
+            && stderr.contains("4 bytes at offset 20, buffer is 16 bytes"),
+        "{stderr}"
+    );
+}
+
+/// `fract` writes the whole part of its argument through its pointer: one
+/// `float` of a `float2` the kernel reads whole; `bad` leaves the other
+/// lane unwritten (line 6) and stores it (line 8).
+const FRACT: &str = "\
+__kernel void whole(__global const float *in, __global float *out, const uint bad)
+{
+    size_t i = get_global_id(0);
+    float2 whole;
+    if (!bad)
+        whole.y = 1.0f;
+    float f = fract(in[i], (float *)&whole);
+    out[i] = f + whole.x + whole.y;
+}
+";
+
+#[test]
+fn a_lane_fract_leaves_unwritten_is_an_uninitialised_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = "[[arg]]\nname = \"in\"\ntype = \"float\"\ncount = 256\nrange = [0, 100]\n\
+                [[arg]]\nname = \"out\"\ntype = \"float\"\ncount = 256\n";
+    let run = |bad: u32| {
+        let manifest = variant(dir.path(), "whole", FRACT, args, bad);
+        count(dir.path(), Path::new(&manifest), &["--detect", "uninit"])
+    };
+    let (status, stderr) = run(0);
+    assert_eq!(status, Some(0), "{stderr}");
+    let (status, stderr) = run(1);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("whole.cl:8:")
+            && stderr.contains("an uninitialised value is stored to global memory"),
+        "{stderr}"
+    );
+}
