@@ -335,7 +335,7 @@ impl Program {
 
     /// The bytecode instructions of the kernel's refill loads: a vector the
     /// compiler loads to store it back with some lanes replaced (a partial
-    /// write), a read that is not the kernel's.
+    /// write), a read that is not the kernel's; ascending.
     pub fn refills(&self) -> Vec<u32> {
         let p = &self.inner;
         (0..p.code.len() as u32)

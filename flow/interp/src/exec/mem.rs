@@ -93,18 +93,20 @@ impl Mem<'_, '_> {
         kind: AccessKind,
         item: [u64; 3],
     ) {
-        self.trace_store(pointer, bytes, kind, item, None);
+        self.trace_unresolved(pointer, bytes, kind, item, None);
     }
 
     /// [`Mem::trace_pointer`] of a word store of `word`, which the fast word
     /// path writes itself.
     #[inline(always)]
     pub(super) fn trace_word_store(&mut self, pointer: u64, word: u64, item: [u64; 3]) {
-        self.trace_store(pointer, 4, AccessKind::Store, item, Some(word));
+        self.trace_unresolved(pointer, 4, AccessKind::Store, item, Some(word));
     }
 
+    /// Traces an unresolved access; where stores are compared, takes down
+    /// what a store writes (`word`, where the fast word path writes it).
     #[inline(always)]
-    fn trace_store(
+    fn trace_unresolved(
         &mut self,
         pointer: u64,
         bytes: u64,

@@ -22,7 +22,7 @@ pub(super) struct Outlet<'a> {
     pub(super) pool: Option<Arc<AccessPool>>,
     /// Whether the sink takes runs ([`clflow_counts::AccessSink::takes_runs`]).
     pub(super) runs: bool,
-    /// Whether each plain store is compared with what it overwrote
+    /// Whether what each plain store writes is taken down
     /// ([`clflow_counts::AccessSink::compares_stores`]).
     pub(super) compares: bool,
     /// Compiled work-groups held back, to be handed over together, and
@@ -136,8 +136,9 @@ pub(super) struct Recorder<'a> {
     /// ([`GlobalAccess::absorb`]).
     pub(super) runs: bool,
     /// The plain store traced last, where stores are compared: it is made
-    /// after it is traced, and told silent or not when the next access is
-    /// traced, or the batch stops (`Mem::settle`).
+    /// after it is traced, its bytes taken down as it writes them, and its
+    /// fingerprint put in `stored` when the next access is traced or the
+    /// batch stops ([`Recorder::settle`]).
     pub(super) pending: Pending,
     /// Where stores are compared, one [`stored_fingerprint`] per record of
     /// `accesses` (0 but for a plain store whose bytes are known).

@@ -20,7 +20,7 @@ pub struct AccessChecker {
     /// Accesses seen.
     seen: u64,
     /// The bytecode instructions of the program's refill loads
-    /// (`Program::refills`).
+    /// (`Program::refills`), ascending.
     refills: Vec<u32>,
 }
 
@@ -28,7 +28,7 @@ impl AccessChecker {
     /// A checker for `launch`'s buffers (kernel arguments come first in the
     /// access stream, by index; an argument given as another's buffer has
     /// that one's index and access), run by a program whose refill loads
-    /// are the bytecode instructions `refills`.
+    /// are the bytecode instructions `refills` (ascending).
     pub fn new(launch: &Launch, refills: Vec<u32>) -> Self {
         let modes = launch
             .args
@@ -76,7 +76,9 @@ impl AccessSink for AccessChecker {
             self.seen += 1;
             let faulty = match self.modes.get(a.buffer as usize).copied().flatten() {
                 Some(Access::ReadOnly) => a.kind.writes(),
-                Some(Access::WriteOnly) => a.kind.reads() && !self.refills.contains(&a.site),
+                Some(Access::WriteOnly) => {
+                    a.kind.reads() && self.refills.binary_search(&a.site).is_err()
+                }
                 _ => false,
             };
             if faulty {
